@@ -1,0 +1,197 @@
+//! One error type for every reader, writer and check in the crate.
+//!
+//! Each rule has its own [`ErrorClass`]; the ids are the registry in `spec/errors.json`
+//! (a test keeps the enum and the table equal). An error always says what is wrong,
+//! where (field and byte offset when there is one) and why.
+
+use std::fmt;
+
+macro_rules! error_classes {
+    ($($variant:ident => $id:literal,)*) => {
+        /// The rule an input broke. Ids match `spec/errors.json`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum ErrorClass { $($variant,)* }
+
+        impl ErrorClass {
+            /// Every class, in registry order.
+            pub const ALL: &'static [ErrorClass] = &[$(ErrorClass::$variant,)*];
+
+            /// The registry id, e.g. `gguf.magic`.
+            pub fn id(self) -> &'static str {
+                match self { $(ErrorClass::$variant => $id,)* }
+            }
+
+            /// Looks a class up by its registry id.
+            pub fn from_id(id: &str) -> Option<ErrorClass> {
+                match id { $($id => Some(ErrorClass::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+error_classes! {
+    IoRead => "io.read",
+    IoWrite => "io.write",
+    GgufTruncated => "gguf.truncated",
+    GgufMagic => "gguf.magic",
+    GgufVersion => "gguf.version",
+    GgufBigEndian => "gguf.big_endian",
+    GgufCountOverflow => "gguf.count_overflow",
+    GgufStringLength => "gguf.string_length",
+    GgufStringUtf8 => "gguf.string_utf8",
+    GgufKeyEmpty => "gguf.key_empty",
+    GgufKeyDuplicate => "gguf.key_duplicate",
+    GgufValueType => "gguf.value_type",
+    GgufBoolValue => "gguf.bool_value",
+    GgufNestedArray => "gguf.nested_array",
+    GgufArrayLength => "gguf.array_length",
+    GgufAlignmentType => "gguf.alignment_type",
+    GgufAlignmentValue => "gguf.alignment_value",
+    GgufArchitectureMissing => "gguf.architecture_missing",
+    GgufMetadataType => "gguf.metadata_type",
+    GgufMetadataMissing => "gguf.metadata_missing",
+    GgufTensorNameLength => "gguf.tensor_name_length",
+    GgufTensorNameDuplicate => "gguf.tensor_name_duplicate",
+    GgufTensorNDims => "gguf.tensor_n_dims",
+    GgufTensorDim => "gguf.tensor_dim",
+    GgufTensorElementOverflow => "gguf.tensor_element_overflow",
+    GgufTensorType => "gguf.tensor_type",
+    GgufTensorBlockMultiple => "gguf.tensor_block_multiple",
+    GgufTensorSizeOverflow => "gguf.tensor_size_overflow",
+    GgufTensorOffsetAlignment => "gguf.tensor_offset_alignment",
+    GgufTensorOffsetSequence => "gguf.tensor_offset_sequence",
+    GgufTensorOutOfBounds => "gguf.tensor_out_of_bounds",
+    GgufTensorOverlap => "gguf.tensor_overlap",
+    GgufTensorMissing => "gguf.tensor_missing",
+    GgufTensorShape => "gguf.tensor_shape",
+    GgufId42Ambiguous => "gguf.id42_ambiguous",
+    NinferTruncated => "ninfer.truncated",
+    NinferMagic => "ninfer.magic",
+    NinferMagicV1 => "ninfer.magic_v1",
+    NinferMagicV3 => "ninfer.magic_v3",
+    NinferMagicPart => "ninfer.magic_part",
+    NinferArithOverflow => "ninfer.arith_overflow",
+    NinferJsonSyntax => "ninfer.json_syntax",
+    NinferDirMembers => "ninfer.dir_members",
+    NinferDirType => "ninfer.dir_type",
+    NinferDirIdentity => "ninfer.dir_identity",
+    NinferDirName => "ninfer.dir_name",
+    NinferDirDuplicateName => "ninfer.dir_duplicate_name",
+    NinferDirKind => "ninfer.dir_kind",
+    NinferDirFormat => "ninfer.dir_format",
+    NinferDirLayout => "ninfer.dir_layout",
+    NinferDirShape => "ninfer.dir_shape",
+    NinferDirEncoding => "ninfer.dir_encoding",
+    NinferDirResourceEmpty => "ninfer.dir_resource_empty",
+    NinferDirBytes => "ninfer.dir_bytes",
+    NinferRangeOrder => "ninfer.range_order",
+    NinferRangeAlignment => "ninfer.range_alignment",
+    NinferRangeBounds => "ninfer.range_bounds",
+    NinferObjectMissing => "ninfer.object_missing",
+    NinferObjectKind => "ninfer.object_kind",
+    CodecLength => "codec.length",
+    CodecScaleNonfinite => "codec.scale_nonfinite",
+    CodecUnsupported => "codec.unsupported",
+    PermShape => "perm.shape",
+    CliUsage => "cli.usage",
+}
+
+impl fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// A specific, located failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    /// The rule that was broken.
+    pub class: ErrorClass,
+    /// Absolute byte offset in the input where the offending field starts, when known.
+    pub offset: Option<u64>,
+    /// The field or object, e.g. `tensor_infos[3].dims[1]` or `text/final_norm`.
+    pub field: String,
+    /// What is wrong and why, in words a user can act on.
+    pub detail: String,
+}
+
+impl Error {
+    pub fn new(class: ErrorClass, field: impl Into<String>, detail: impl Into<String>) -> Self {
+        Error { class, offset: None, field: field.into(), detail: detail.into() }
+    }
+
+    pub fn at(class: ErrorClass, offset: u64, field: impl Into<String>, detail: impl Into<String>) -> Self {
+        Error { class, offset: Some(offset), field: field.into(), detail: detail.into() }
+    }
+
+    /// An I/O failure on `path`.
+    pub fn io(class: ErrorClass, path: &std::path::Path, err: std::io::Error) -> Self {
+        Error::new(class, path.display().to_string(), err.to_string())
+    }
+
+    /// Replaces the field, keeping class and offset (used to add context from a caller).
+    pub fn with_field(mut self, field: impl Into<String>) -> Self {
+        self.field = field.into();
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] ", self.class)?;
+        if !self.field.is_empty() {
+            write!(f, "{}", self.field)?;
+            if let Some(off) = self.offset {
+                write!(f, " at byte {off}")?;
+            }
+            write!(f, ": ")?;
+        } else if let Some(off) = self.offset {
+            write!(f, "at byte {off}: ")?;
+        }
+        f.write_str(&self.detail)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Checked arithmetic that turns overflow into a located error of `class`.
+pub fn checked_mul(a: u64, b: u64, class: ErrorClass, what: &str) -> Result<u64> {
+    a.checked_mul(b)
+        .ok_or_else(|| Error::new(class, what, format!("{a} * {b} overflows u64")))
+}
+
+pub fn checked_add(a: u64, b: u64, class: ErrorClass, what: &str) -> Result<u64> {
+    a.checked_add(b)
+        .ok_or_else(|| Error::new(class, what, format!("{a} + {b} overflows u64")))
+}
+
+/// `align_up(x, a)` for a power-of-two or any non-zero `a`, checked.
+pub fn align_up(x: u64, a: u64, class: ErrorClass, what: &str) -> Result<u64> {
+    debug_assert!(a > 0);
+    Ok(checked_add(x, a - 1, class, what)? / a * a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_class_is_in_the_spec_registry_and_back() {
+        let spec = crate::spec::get();
+        let ids: Vec<&str> = spec.errors.classes.iter().map(|c| c.id.as_str()).collect();
+        let ours: Vec<&str> = ErrorClass::ALL.iter().map(|c| c.id()).collect();
+        assert_eq!(ids, ours, "src/error.rs and spec/errors.json must list the same classes in the same order");
+        for c in ErrorClass::ALL {
+            assert_eq!(ErrorClass::from_id(c.id()), Some(*c));
+        }
+    }
+
+    #[test]
+    fn display_names_class_field_and_offset() {
+        let e = Error::at(ErrorClass::GgufMagic, 0, "header.magic", "expected 47 47 55 46");
+        assert_eq!(e.to_string(), "[gguf.magic] header.magic at byte 0: expected 47 47 55 46");
+    }
+}

@@ -1,0 +1,150 @@
+//! Typed views of the `spec/*.json` tables — the single source of truth.
+//!
+//! The tables are compiled in with `include_str!` and parsed once with
+//! `deny_unknown_fields`, so a typo in a table is a test failure, not a silent default.
+//! Code reads formats, geometry constants, type ids and error classes from here.
+
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+mod tables;
+pub use tables::*;
+
+/// All tables, parsed.
+#[derive(Debug)]
+pub struct Spec {
+    pub container: Container,
+    pub formats: Formats,
+    pub geometry: GeometryTable,
+    pub ggml: GgmlTypes,
+    pub gguf: GgufTable,
+    pub codecs: CodecTable,
+    pub permutations: serde_json::Value,
+    pub hadamard: HadamardTable,
+    pub errors: ErrorTable,
+}
+
+/// The raw JSON text of each table, by file name (for the `spec` command and tests).
+pub const SOURCES: &[(&str, &str)] = &[
+    ("container.json", include_str!("../../spec/container.json")),
+    ("formats.json", include_str!("../../spec/formats.json")),
+    ("geometry.json", include_str!("../../spec/geometry.json")),
+    ("ggml_types.json", include_str!("../../spec/ggml_types.json")),
+    ("gguf.json", include_str!("../../spec/gguf.json")),
+    ("codecs.json", include_str!("../../spec/codecs.json")),
+    ("permutations.json", include_str!("../../spec/permutations.json")),
+    ("hadamard.json", include_str!("../../spec/hadamard.json")),
+    ("errors.json", include_str!("../../spec/errors.json")),
+];
+
+fn source(name: &str) -> &'static str {
+    SOURCES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s).expect("spec table is compiled in")
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(name: &str) -> T {
+    match serde_json::from_str(source(name)) {
+        Ok(v) => v,
+        // The tables are compiled in; a malformed one is a build defect caught by `cargo test`.
+        Err(e) => panic!("spec/{name} does not match its schema: {e}"),
+    }
+}
+
+impl Spec {
+    /// Parses every table (use [`get`] for the shared instance).
+    pub fn load() -> Spec {
+        Spec {
+            container: parse("container.json"),
+            formats: parse("formats.json"),
+            geometry: parse("geometry.json"),
+            ggml: parse("ggml_types.json"),
+            gguf: parse("gguf.json"),
+            codecs: parse("codecs.json"),
+            permutations: parse("permutations.json"),
+            hadamard: parse("hadamard.json"),
+            errors: parse("errors.json"),
+        }
+    }
+
+    /// A numeric format of the ninfer registry by name.
+    pub fn format(&self, name: &str) -> Option<&NumericFormat> {
+        self.formats.formats.iter().find(|f| f.name == name)
+    }
+
+    /// A tensor layout by name.
+    pub fn layout(&self, name: &str) -> Option<&Layout> {
+        self.formats.layouts.iter().find(|l| l.name == name)
+    }
+
+    /// A mainline/Prism ggml type by id (the primary meaning of the id; see `ggml.variants` for forks).
+    pub fn ggml_type(&self, id: u32) -> Option<&GgmlType> {
+        self.ggml.types.iter().find(|t| t.id == id)
+    }
+
+    /// A ggml type or fork variant by name.
+    pub fn ggml_type_named(&self, name: &str) -> Option<&GgmlType> {
+        self.ggml.types.iter().chain(self.ggml.variants.iter()).find(|t| t.name == name)
+    }
+
+    /// The ninfer ternary format whose GGUF type has this name (PQ2_0 -> PQ2_0_G128).
+    pub fn ternary_format_for_ggml(&self, ggml_name: &str) -> Option<&NumericFormat> {
+        self.formats
+            .formats
+            .iter()
+            .find(|f| f.ternary.as_ref().is_some_and(|t| t.ggml_type == ggml_name))
+    }
+}
+
+/// The shared, lazily parsed spec.
+pub fn get() -> &'static Spec {
+    static SPEC: OnceLock<Spec> = OnceLock::new();
+    SPEC.get_or_init(Spec::load)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_table_parses_with_its_schema() {
+        let s = Spec::load();
+        assert_eq!(s.container.prefix_bytes, 16);
+        assert!(s.formats.formats.len() >= 11);
+        assert!(!s.ggml.types.is_empty());
+    }
+
+    #[test]
+    fn ternary_formats_match_the_ggml_type_table() {
+        let s = get();
+        for f in &s.formats.formats {
+            let Some(t) = &f.ternary else { continue };
+            let g = s.ggml_type_named(&t.ggml_type).expect("ternary format names a ggml type");
+            let group = f.group_size.unwrap();
+            assert_eq!(g.block_elems as u64, group, "{}: group size", f.name);
+            let per_group = f.base_bytes_per_group.unwrap()
+                + f.high_bytes_per_group.unwrap()
+                + f.scale_bytes_per_group.unwrap();
+            assert_eq!(g.block_bytes as u64, per_group, "{}: block bytes = base + high + scale", f.name);
+            // The plane slices tile the block exactly once.
+            let mut covered = vec![0u8; g.block_bytes as usize];
+            for (lo, hi) in t.block_plane_slices.planes().into_iter().flatten() {
+                for b in &mut covered[lo as usize..hi as usize] {
+                    *b += 1;
+                }
+            }
+            assert!(covered.iter().all(|&c| c == 1), "{}: plane slices tile the block", f.name);
+        }
+    }
+
+    #[test]
+    fn ggml_ids_are_unique_and_removed_ids_absent() {
+        let s = get();
+        let mut ids: Vec<u32> = s.ggml.types.iter().map(|t| t.id).collect();
+        ids.sort();
+        let n = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), n);
+        for r in &s.ggml.removed_ids {
+            assert!(s.ggml_type(*r).is_none());
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! Schemas of the spec tables. Members starting with `_` are provenance notes.
+
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Container {
+    #[serde(rename = "_source")]
+    pub source: String,
+    pub magic_hex: String,
+    pub prefix_bytes: u64,
+    pub json_length_offset: u64,
+    pub payload_alignment: u64,
+    pub plane_alignment: u64,
+    pub k_alignment: u64,
+    pub refused_magics: Vec<RefusedMagic>,
+    pub directory: DirectoryRules,
+    pub writer: WriterRules,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefusedMagic {
+    pub magic_hex: String,
+    pub name: String,
+    pub error_class: String,
+    pub why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectoryRules {
+    pub encoding: String,
+    pub root_members: Vec<String>,
+    pub identity_members: Vec<String>,
+    pub tensor_members: Vec<String>,
+    pub resource_members: Vec<String>,
+    pub kinds: Vec<String>,
+    pub resource_encodings: Vec<String>,
+    pub resource_alignment: u64,
+    pub value_rules: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriterRules {
+    pub ternary_weights_id: String,
+    pub template_weights_id: String,
+    pub padding_byte: u8,
+    pub objects_in_offset_order: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Formats {
+    #[serde(rename = "_source")]
+    pub source: String,
+    #[serde(rename = "_note")]
+    pub note: String,
+    pub formats: Vec<NumericFormat>,
+    pub layouts: Vec<Layout>,
+    pub encoded_size_examples: Vec<EncodedSizeExample>,
+}
+
+/// The layout family a format belongs to.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FormatKind {
+    Direct,
+    Grouped,
+    Blockscale,
+    RowScaled,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct NumericFormat {
+    pub name: String,
+    pub kind: FormatKind,
+    #[serde(default)]
+    pub word_bytes: Option<u64>,
+    #[serde(default)]
+    pub group_size: Option<u64>,
+    #[serde(default)]
+    pub base_bytes_per_group: Option<u64>,
+    #[serde(default)]
+    pub high_bytes_per_group: Option<u64>,
+    #[serde(default)]
+    pub scale_bytes_per_group: Option<u64>,
+    #[serde(default)]
+    pub block_elems: Option<u64>,
+    #[serde(default)]
+    pub row_multiple: Option<u64>,
+    #[serde(default)]
+    pub k_multiple: Option<u64>,
+    #[serde(default)]
+    pub divisor_bytes: Option<u64>,
+    #[serde(default)]
+    pub code_bytes: Option<u64>,
+    #[serde(default)]
+    pub scale_bytes_per_row: Option<u64>,
+    #[serde(default)]
+    pub ternary: Option<TernaryInfo>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct TernaryInfo {
+    /// Name of the GGUF type in `ggml_types.json` whose blocks this format's planes hold.
+    pub ggml_type: String,
+    pub engine_type_code: u32,
+    pub codec: String,
+    pub block_plane_slices: PlaneSlices,
+}
+
+/// Byte ranges `[lo, hi)` of one ggml block that go to each plane (plane order, not byte order).
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PlaneSlices {
+    pub base: (u64, u64),
+    pub high: Option<(u64, u64)>,
+    pub scale: (u64, u64),
+}
+
+impl PlaneSlices {
+    /// base, high, scale — `None` for an absent plane.
+    pub fn planes(&self) -> [Option<(u64, u64)>; 3] {
+        [Some(self.base), self.high, Some(self.scale)]
+    }
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Layout {
+    pub name: String,
+    pub family: String,
+    pub accepts_kinds: Vec<FormatKind>,
+    pub alignment: u64,
+    #[serde(default)]
+    pub max_rank: Option<usize>,
+    pub encoded_size: String,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct EncodedSizeExample {
+    pub layout: String,
+    pub format: String,
+    pub shape: Vec<u64>,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeometryTable {
+    #[serde(rename = "_source")]
+    pub source: String,
+    pub fields: Vec<String>,
+    pub rules: Vec<String>,
+    pub examples: Vec<GeometryExample>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct GeometryExample {
+    pub format: String,
+    pub shape: [u64; 2],
+    #[serde(default)]
+    pub payload_bytes: Option<u64>,
+    #[serde(default)]
+    pub high_offset: Option<u64>,
+    #[serde(default)]
+    pub scale_offset: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GgmlTypes {
+    #[serde(rename = "_source")]
+    pub source: String,
+    #[serde(rename = "_note")]
+    pub note: String,
+    pub types: Vec<GgmlType>,
+    pub removed_ids: Vec<u32>,
+    pub variants: Vec<GgmlType>,
+    pub unconfirmed: Vec<serde_json::Value>,
+    pub id42_disambiguation: serde_json::Value,
+    pub prism_ftypes: serde_json::Value,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct GgmlType {
+    pub id: u32,
+    pub name: String,
+    pub block_elems: u32,
+    pub block_bytes: u32,
+    /// The decoder in `src/codec` (`None`: sizes known, values not decoded).
+    pub codec: Option<String>,
+    #[serde(default)]
+    pub origin: Option<String>,
+    #[serde(default)]
+    pub aka: Vec<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+    #[serde(default)]
+    pub retag_to: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GgufTable {
+    #[serde(rename = "_source")]
+    pub source: String,
+    pub magic_hex: String,
+    pub header_bytes: u64,
+    pub versions_readable: Vec<u32>,
+    pub versions_rejected: Vec<u32>,
+    pub big_endian_version_marker: u32,
+    pub value_types: Vec<GgufValueTypeInfo>,
+    pub default_alignment: u32,
+    pub alignment_key: String,
+    pub architecture_key: String,
+    pub max_dims: u32,
+    pub strict: GgufStrictRules,
+    pub limits: GgufLimits,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GgufValueTypeInfo {
+    pub id: u32,
+    pub name: String,
+    pub size: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GgufStrictRules {
+    pub max_tensor_name_bytes: u64,
+    pub offsets_equal_running_padded_sum: bool,
+    pub no_duplicate_keys: bool,
+    pub alignment_must_be_u32_power_of_two: bool,
+    pub architecture_required: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GgufLimits {
+    pub max_string_bytes: u64,
+    #[serde(rename = "_why")]
+    pub why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodecTable {
+    #[serde(rename = "_source")]
+    pub source: String,
+    pub codecs: Vec<serde_json::Value>,
+    pub quantizer: serde_json::Value,
+    pub vectors: Vec<CodecVector>,
+    pub byte_facts: serde_json::Value,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodecVector {
+    pub name: String,
+    pub codec: String,
+    #[serde(default)]
+    pub trits: Option<String>,
+    pub d_f16: String,
+    pub hex: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HadamardTable {
+    #[serde(rename = "_source")]
+    pub source: String,
+    pub transform: String,
+    pub definition: String,
+    pub forward: String,
+    pub inverse: String,
+    pub ssm_out_permutation: serde_json::Value,
+    pub metadata: Vec<HadamardKey>,
+    pub artifact_objects: serde_json::Value,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HadamardKey {
+    pub key: String,
+    #[serde(rename = "type")]
+    pub value_type: String,
+    #[serde(default)]
+    pub elem_type: Option<String>,
+    #[serde(default)]
+    pub expected: Option<serde_json::Value>,
+    #[serde(default)]
+    pub one_of: Option<Vec<String>>,
+    #[serde(default)]
+    pub rule: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorTable {
+    #[serde(rename = "_doc")]
+    pub doc: String,
+    pub classes: Vec<ErrorClassInfo>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorClassInfo {
+    pub id: String,
+    pub phase: String,
+    pub summary: String,
+}
