@@ -118,11 +118,26 @@ pub struct Error {
 
 impl Error {
     pub fn new(class: ErrorClass, field: impl Into<String>, detail: impl Into<String>) -> Self {
-        Error { class, offset: None, field: field.into(), detail: detail.into() }
+        Error {
+            class,
+            offset: None,
+            field: field.into(),
+            detail: detail.into(),
+        }
     }
 
-    pub fn at(class: ErrorClass, offset: u64, field: impl Into<String>, detail: impl Into<String>) -> Self {
-        Error { class, offset: Some(offset), field: field.into(), detail: detail.into() }
+    pub fn at(
+        class: ErrorClass,
+        offset: u64,
+        field: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Error {
+            class,
+            offset: Some(offset),
+            field: field.into(),
+            detail: detail.into(),
+        }
     }
 
     /// An I/O failure on `path`.
@@ -183,7 +198,10 @@ mod tests {
         let spec = crate::spec::get();
         let ids: Vec<&str> = spec.errors.classes.iter().map(|c| c.id.as_str()).collect();
         let ours: Vec<&str> = ErrorClass::ALL.iter().map(|c| c.id()).collect();
-        assert_eq!(ids, ours, "src/error.rs and spec/errors.json must list the same classes in the same order");
+        assert_eq!(
+            ids, ours,
+            "src/error.rs and spec/errors.json must list the same classes in the same order"
+        );
         for c in ErrorClass::ALL {
             assert_eq!(ErrorClass::from_id(c.id()), Some(*c));
         }
@@ -191,7 +209,15 @@ mod tests {
 
     #[test]
     fn display_names_class_field_and_offset() {
-        let e = Error::at(ErrorClass::GgufMagic, 0, "header.magic", "expected 47 47 55 46");
-        assert_eq!(e.to_string(), "[gguf.magic] header.magic at byte 0: expected 47 47 55 46");
+        let e = Error::at(
+            ErrorClass::GgufMagic,
+            0,
+            "header.magic",
+            "expected 47 47 55 46",
+        );
+        assert_eq!(
+            e.to_string(),
+            "[gguf.magic] header.magic at byte 0: expected 47 47 55 46"
+        );
     }
 }

@@ -8,13 +8,17 @@ use std::path::{Path, PathBuf};
 /// Maps `path` read-only. An empty file maps to an empty slice (memmap2 refuses length 0).
 pub fn map_file(path: &Path) -> Result<Mapped> {
     let file = File::open(path).map_err(|e| Error::io(ErrorClass::IoRead, path, e))?;
-    let len = file.metadata().map_err(|e| Error::io(ErrorClass::IoRead, path, e))?.len();
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io(ErrorClass::IoRead, path, e))?
+        .len();
     if len == 0 {
         return Ok(Mapped(None));
     }
     // SAFETY: the map is read-only; a concurrent truncation by another process is outside
     // what any mmap reader can defend against and is documented in the README.
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(ErrorClass::IoRead, path, e))?;
+    let map =
+        unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(ErrorClass::IoRead, path, e))?;
     Ok(Mapped(Some(map)))
 }
 
@@ -42,9 +46,13 @@ where
         let file = File::create(&tmp).map_err(|e| Error::io(ErrorClass::IoWrite, &tmp, e))?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
         fill(&mut w)?;
-        w.flush().map_err(|e| Error::io(ErrorClass::IoWrite, &tmp, e))?;
-        let file = w.into_inner().map_err(|e| Error::io(ErrorClass::IoWrite, &tmp, e.into_error()))?;
-        file.sync_all().map_err(|e| Error::io(ErrorClass::IoWrite, &tmp, e))?;
+        w.flush()
+            .map_err(|e| Error::io(ErrorClass::IoWrite, &tmp, e))?;
+        let file = w
+            .into_inner()
+            .map_err(|e| Error::io(ErrorClass::IoWrite, &tmp, e.into_error()))?;
+        file.sync_all()
+            .map_err(|e| Error::io(ErrorClass::IoWrite, &tmp, e))?;
         drop(file);
         check(&tmp)?;
         std::fs::rename(&tmp, path).map_err(|e| Error::io(ErrorClass::IoWrite, path, e))
@@ -59,13 +67,19 @@ where
 pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic(
         path,
-        |w| w.write_all(bytes).map_err(|e| Error::io(ErrorClass::IoWrite, path, e)),
+        |w| {
+            w.write_all(bytes)
+                .map_err(|e| Error::io(ErrorClass::IoWrite, path, e))
+        },
         |_| Ok(()),
     )
 }
 
 fn temp_path_for(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
 }
 
@@ -83,10 +97,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("out.bin");
         std::fs::write(&p, b"old").unwrap();
-        let r = write_atomic(&p, |w| {
-            w.write_all(b"new").unwrap();
-            Err(Error::new(ErrorClass::IoWrite, "x", "boom"))
-        }, |_| Ok(()));
+        let r = write_atomic(
+            &p,
+            |w| {
+                w.write_all(b"new").unwrap();
+                Err(Error::new(ErrorClass::IoWrite, "x", "boom"))
+            },
+            |_| Ok(()),
+        );
         assert!(r.is_err());
         assert_eq!(std::fs::read(&p).unwrap(), b"old");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
@@ -96,9 +114,11 @@ mod tests {
     fn failed_check_leaves_target_untouched() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("out.bin");
-        let r = write_atomic(&p, |w| w.write_all(b"new").map_err(write_err("w")), |_| {
-            Err(Error::new(ErrorClass::IoWrite, "x", "does not re-open"))
-        });
+        let r = write_atomic(
+            &p,
+            |w| w.write_all(b"new").map_err(write_err("w")),
+            |_| Err(Error::new(ErrorClass::IoWrite, "x", "does not re-open")),
+        );
         assert!(r.is_err());
         assert!(!p.exists());
         write_bytes_atomic(&p, b"ok").unwrap();

@@ -29,16 +29,26 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("container.json", include_str!("../../spec/container.json")),
     ("formats.json", include_str!("../../spec/formats.json")),
     ("geometry.json", include_str!("../../spec/geometry.json")),
-    ("ggml_types.json", include_str!("../../spec/ggml_types.json")),
+    (
+        "ggml_types.json",
+        include_str!("../../spec/ggml_types.json"),
+    ),
     ("gguf.json", include_str!("../../spec/gguf.json")),
     ("codecs.json", include_str!("../../spec/codecs.json")),
-    ("permutations.json", include_str!("../../spec/permutations.json")),
+    (
+        "permutations.json",
+        include_str!("../../spec/permutations.json"),
+    ),
     ("hadamard.json", include_str!("../../spec/hadamard.json")),
     ("errors.json", include_str!("../../spec/errors.json")),
 ];
 
 fn source(name: &str) -> &'static str {
-    SOURCES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s).expect("spec table is compiled in")
+    SOURCES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s)
+        .expect("spec table is compiled in")
 }
 
 fn parse<T: for<'de> Deserialize<'de>>(name: &str) -> T {
@@ -82,7 +92,11 @@ impl Spec {
 
     /// A ggml type or fork variant by name.
     pub fn ggml_type_named(&self, name: &str) -> Option<&GgmlType> {
-        self.ggml.types.iter().chain(self.ggml.variants.iter()).find(|t| t.name == name)
+        self.ggml
+            .types
+            .iter()
+            .chain(self.ggml.variants.iter())
+            .find(|t| t.name == name)
     }
 
     /// The ninfer ternary format whose GGUF type has this name (PQ2_0 -> PQ2_0_G128).
@@ -117,13 +131,19 @@ mod tests {
         let s = get();
         for f in &s.formats.formats {
             let Some(t) = &f.ternary else { continue };
-            let g = s.ggml_type_named(&t.ggml_type).expect("ternary format names a ggml type");
+            let g = s
+                .ggml_type_named(&t.ggml_type)
+                .expect("ternary format names a ggml type");
             let group = f.group_size.unwrap();
             assert_eq!(g.block_elems as u64, group, "{}: group size", f.name);
             let per_group = f.base_bytes_per_group.unwrap()
                 + f.high_bytes_per_group.unwrap()
                 + f.scale_bytes_per_group.unwrap();
-            assert_eq!(g.block_bytes as u64, per_group, "{}: block bytes = base + high + scale", f.name);
+            assert_eq!(
+                g.block_bytes as u64, per_group,
+                "{}: block bytes = base + high + scale",
+                f.name
+            );
             // The plane slices tile the block exactly once.
             let mut covered = vec![0u8; g.block_bytes as usize];
             for (lo, hi) in t.block_plane_slices.planes().into_iter().flatten() {
@@ -131,7 +151,11 @@ mod tests {
                     *b += 1;
                 }
             }
-            assert!(covered.iter().all(|&c| c == 1), "{}: plane slices tile the block", f.name);
+            assert!(
+                covered.iter().all(|&c| c == 1),
+                "{}: plane slices tile the block",
+                f.name
+            );
         }
     }
 

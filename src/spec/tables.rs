@@ -158,6 +158,7 @@ pub struct GeometryTable {
     pub fields: Vec<String>,
     pub rules: Vec<String>,
     pub examples: Vec<GeometryExample>,
+    pub disagreements: Vec<String>,
 }
 
 #[derive(Debug, Deserialize, Clone)]
@@ -171,6 +172,8 @@ pub struct GeometryExample {
     pub high_offset: Option<u64>,
     #[serde(default)]
     pub scale_offset: Option<u64>,
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
