@@ -160,6 +160,17 @@ mod tests {
     }
 
     #[test]
+    fn error_classes_named_by_tables_exist() {
+        for r in &get().container.refused_magics {
+            assert!(
+                crate::ErrorClass::from_id(&r.error_class).is_some(),
+                "{}",
+                r.error_class
+            );
+        }
+    }
+
+    #[test]
     fn ggml_ids_are_unique_and_removed_ids_absent() {
         let s = get();
         let mut ids: Vec<u32> = s.ggml.types.iter().map(|t| t.id).collect();

@@ -1,0 +1,249 @@
+//! Zero-copy `.ninfer` v2 reader over a byte slice (usually a memory map).
+
+use super::directory::{parse_directory, validate, Directory, Object, ObjectBody};
+use crate::error::{align_up, checked_add, Error, ErrorClass, Result};
+use crate::geometry::{row_split_geometry, Plane, RowSplitGeometry};
+use crate::planes::{disassemble_rows, BlockLayout};
+use crate::spec::{self, FormatKind, NumericFormat};
+
+/// An opened, validated artifact.
+pub struct Artifact<'a> {
+    pub bytes: &'a [u8],
+    pub json_bytes: u64,
+    /// Absolute file offset of the payload (`align_up(16 + json_bytes, 4096)`).
+    pub payload_offset: u64,
+    pub directory: Directory,
+}
+
+/// A typed view of one object's bytes.
+#[derive(Debug)]
+pub enum ObjectView<'a> {
+    /// `contiguous-le-v1`: C-order little-endian words.
+    Contiguous {
+        format: &'static NumericFormat,
+        shape: Vec<u64>,
+        bytes: &'a [u8],
+    },
+    /// `row-split-k128-v1`: three planes with per-row spans.
+    RowSplit(RowSplitView<'a>),
+    /// A layout whose geometry is checked but whose values this suite does not decode.
+    Opaque {
+        format: &'static NumericFormat,
+        layout: String,
+        bytes: &'a [u8],
+    },
+    Resource {
+        bytes: &'a [u8],
+    },
+}
+
+/// A row-split object: planes, per-row spans and ggml-block reconstruction.
+#[derive(Debug)]
+pub struct RowSplitView<'a> {
+    pub name: String,
+    pub format: &'static NumericFormat,
+    pub geom: RowSplitGeometry,
+    pub bytes: &'a [u8],
+}
+
+impl<'a> RowSplitView<'a> {
+    pub fn plane(&self, p: Plane) -> &'a [u8] {
+        let o = self.geom.plane_offset(p) as usize;
+        &self.bytes[o..o + self.geom.plane_bytes(p) as usize]
+    }
+
+    /// Row `r`'s bytes in plane `p`.
+    pub fn row(&self, p: Plane, r: u64) -> &'a [u8] {
+        let s = self.geom.row_span(p, r);
+        &self.bytes[s.start as usize..s.end as usize]
+    }
+
+    /// The block layout, for ternary formats.
+    pub fn block_layout(&self) -> Result<BlockLayout> {
+        BlockLayout::for_format(self.format)
+    }
+
+    /// The ggml block stream of rows `rows` (for decoding or comparison with a GGUF tensor).
+    pub fn ggml_rows(&self, rows: std::ops::Range<u64>) -> Result<Vec<u8>> {
+        disassemble_rows(&self.block_layout()?, &self.geom, self.bytes, rows)
+    }
+}
+
+fn magic_of(hex: &str) -> Vec<u8> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap_or(0))
+        .collect()
+}
+
+impl<'a> Artifact<'a> {
+    /// Parses the prefix and directory and validates everything against the payload.
+    pub fn parse(bytes: &'a [u8]) -> Result<Artifact<'a>> {
+        let c = &spec::get().container;
+        if bytes.len() < 8 {
+            return Err(Error::at(
+                ErrorClass::NinferTruncated,
+                0,
+                "magic",
+                format!(
+                    "file is {} bytes; a .ninfer file starts with an 8-byte magic",
+                    bytes.len()
+                ),
+            ));
+        }
+        let magic = &bytes[..8];
+        if magic != magic_of(&c.magic_hex).as_slice() {
+            for r in &c.refused_magics {
+                if magic == magic_of(&r.magic_hex).as_slice() {
+                    let class =
+                        ErrorClass::from_id(&r.error_class).unwrap_or(ErrorClass::NinferMagic);
+                    return Err(Error::at(
+                        class,
+                        0,
+                        "magic",
+                        format!("{}: {}", r.name, r.why),
+                    ));
+                }
+            }
+            return Err(Error::at(
+                ErrorClass::NinferMagic,
+                0,
+                "magic",
+                format!("{magic:02x?} is not NINFER\\0\\2"),
+            ));
+        }
+        if (bytes.len() as u64) < c.prefix_bytes {
+            return Err(Error::at(
+                ErrorClass::NinferTruncated,
+                8,
+                "json_bytes",
+                "file ends inside the 16-byte prefix",
+            ));
+        }
+        let json_bytes = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
+        let ovf = ErrorClass::NinferArithOverflow;
+        let json_end =
+            checked_add(c.prefix_bytes, json_bytes, ovf, "json_bytes").map_err(|e| Error {
+                offset: Some(8),
+                ..e
+            })?;
+        if json_end > bytes.len() as u64 {
+            return Err(Error::at(ErrorClass::NinferTruncated, 8, "json_bytes", format!("directory of {json_bytes} bytes ends at {json_end}, past the end of the file ({} bytes)", bytes.len())));
+        }
+        let payload_offset = align_up(json_end, c.payload_alignment, ovf, "payload_offset")
+            .map_err(|e| Error {
+                offset: Some(8),
+                ..e
+            })?;
+        if payload_offset > bytes.len() as u64 {
+            return Err(Error::at(
+                ErrorClass::NinferTruncated,
+                json_end,
+                "payload_offset",
+                format!(
+                    "file must reach the payload offset {payload_offset}; it has {} bytes",
+                    bytes.len()
+                ),
+            ));
+        }
+        let text = std::str::from_utf8(&bytes[16..json_end as usize]).map_err(|e| {
+            Error::at(
+                ErrorClass::NinferJsonSyntax,
+                16 + e.valid_up_to() as u64,
+                "directory",
+                "directory is not valid UTF-8",
+            )
+        })?;
+        let directory = parse_directory(text)?;
+        validate(&directory, bytes.len() as u64 - payload_offset)?;
+        Ok(Artifact {
+            bytes,
+            json_bytes,
+            payload_offset,
+            directory,
+        })
+    }
+
+    pub fn payload_bytes(&self) -> u64 {
+        self.bytes.len() as u64 - self.payload_offset
+    }
+
+    /// An object by name, or `ninfer.object_missing`.
+    pub fn object(&self, name: &str) -> Result<&Object> {
+        self.directory.find(name).ok_or_else(|| {
+            Error::new(
+                ErrorClass::NinferObjectMissing,
+                name,
+                "no object of this name in the artifact",
+            )
+        })
+    }
+
+    /// The raw bytes of an object.
+    pub fn object_bytes(&self, o: &Object) -> &'a [u8] {
+        let start = (self.payload_offset + o.offset) as usize;
+        &self.bytes[start..start + o.bytes as usize]
+    }
+
+    /// A typed view of the object `name`.
+    pub fn view(&self, name: &str) -> Result<ObjectView<'a>> {
+        let o = self.object(name)?;
+        let bytes = self.object_bytes(o);
+        Ok(match &o.body {
+            ObjectBody::Resource { .. } => ObjectView::Resource { bytes },
+            ObjectBody::Tensor {
+                shape,
+                format,
+                layout,
+            } => {
+                let f = spec::get().format(format).expect("validated at open");
+                match f.kind {
+                    FormatKind::Direct => ObjectView::Contiguous {
+                        format: f,
+                        shape: shape.clone(),
+                        bytes,
+                    },
+                    FormatKind::Grouped => ObjectView::RowSplit(RowSplitView {
+                        name: o.name.clone(),
+                        format: f,
+                        geom: row_split_geometry(f, shape[0], shape[1])?,
+                        bytes,
+                    }),
+                    _ => ObjectView::Opaque {
+                        format: f,
+                        layout: layout.clone(),
+                        bytes,
+                    },
+                }
+            }
+        })
+    }
+
+    /// The row-split view of `name`, or `ninfer.object_kind`.
+    pub fn row_split(&self, name: &str) -> Result<RowSplitView<'a>> {
+        match self.view(name)? {
+            ObjectView::RowSplit(v) => Ok(v),
+            _ => Err(Error::new(
+                ErrorClass::NinferObjectKind,
+                name,
+                "expected a row-split-k128-v1 tensor",
+            )),
+        }
+    }
+
+    /// A contiguous tensor's (format, shape, bytes), or `ninfer.object_kind`.
+    pub fn contiguous(&self, name: &str) -> Result<(&'static NumericFormat, Vec<u64>, &'a [u8])> {
+        match self.view(name)? {
+            ObjectView::Contiguous {
+                format,
+                shape,
+                bytes,
+            } => Ok((format, shape, bytes)),
+            _ => Err(Error::new(
+                ErrorClass::NinferObjectKind,
+                name,
+                "expected a contiguous-le-v1 tensor",
+            )),
+        }
+    }
+}
