@@ -7,7 +7,9 @@
 use serde::Deserialize;
 use std::sync::OnceLock;
 
+mod model;
 mod tables;
+pub use model::*;
 pub use tables::*;
 
 /// All tables, parsed.

@@ -1,0 +1,343 @@
+//! Typed views of `spec/models/*.json` (model profiles) and `spec/mapping.json` (the rules).
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// A model profile: the dimensions every generator, the packer and the verifier use.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ModelProfile {
+    #[serde(rename = "_doc")]
+    pub doc: String,
+    pub name: String,
+    pub arch: String,
+    pub full_attention_interval: u64,
+    pub conv_kernel: u64,
+    pub k_heads: u64,
+    pub v_heads: u64,
+    pub v_tile: u64,
+    pub q_heads: u64,
+    pub kv_heads: u64,
+    pub rms_eps: f32,
+    pub rope_freq_base: f32,
+    pub rope_sections: Vec<i32>,
+    pub n_layers: u64,
+    pub hidden: u64,
+    pub ffn: u64,
+    pub vocab: u64,
+    pub head_dim: u64,
+    pub head_k_dim: u64,
+    pub head_v_dim: u64,
+    pub hadamard_block: u64,
+    pub context_length: u64,
+    pub rope_dims: u64,
+    pub template: TemplateProfile,
+    pub derived: BTreeMap<String, u64>,
+    pub sign_widths: Vec<u64>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct TemplateProfile {
+    pub model_id: String,
+    pub frontend_resources: u64,
+    pub vision_objects: u64,
+    pub mtp_objects: u64,
+    pub draft_head_rows: u64,
+    pub vision_width: u64,
+}
+
+/// Which layers a rule or tensor applies to.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LayerSet {
+    Global,
+    All,
+    Gdn,
+    Attention,
+}
+
+impl ModelProfile {
+    /// Full attention iff (l + 1) % interval == 0.
+    pub fn is_attention_layer(&self, l: u64) -> bool {
+        (l + 1) % self.full_attention_interval == 0
+    }
+
+    pub fn layers_in(&self, set: LayerSet) -> Vec<u64> {
+        (0..self.n_layers)
+            .filter(|&l| match set {
+                LayerSet::Global => false,
+                LayerSet::All => true,
+                LayerSet::Gdn => !self.is_attention_layer(l),
+                LayerSet::Attention => self.is_attention_layer(l),
+            })
+            .collect()
+    }
+
+    /// Resolves a dimension name (top-level number or `derived` entry) or a literal.
+    pub fn dim(&self, d: &Dim) -> Option<u64> {
+        match d {
+            Dim::Num(n) => Some(*n),
+            Dim::Name(s) => self.derived.get(s).copied().or_else(|| match s.as_str() {
+                "hidden" => Some(self.hidden),
+                "ffn" => Some(self.ffn),
+                "vocab" => Some(self.vocab),
+                "head_dim" => Some(self.head_dim),
+                "head_k_dim" => Some(self.head_k_dim),
+                "head_v_dim" => Some(self.head_v_dim),
+                "conv_kernel" => Some(self.conv_kernel),
+                "v_heads" => Some(self.v_heads),
+                "k_heads" => Some(self.k_heads),
+                "q_heads" => Some(self.q_heads),
+                "kv_heads" => Some(self.kv_heads),
+                "sign_total" => Some(self.sign_widths.iter().sum()),
+                "sign_width_count" => Some(self.sign_widths.len() as u64),
+                _ => None,
+            }),
+        }
+    }
+
+    pub fn dims(&self, ds: &[Dim]) -> Vec<u64> {
+        ds.iter()
+            .map(|d| {
+                self.dim(d)
+                    .unwrap_or_else(|| panic!("profile {} lacks dimension {d:?}", self.name))
+            })
+            .collect()
+    }
+
+    /// The head tiling of the value-head axis (3 x 16 for Bonsai).
+    pub fn v_tiling(&self) -> crate::perm::HeadTiling {
+        crate::perm::HeadTiling {
+            tile: self.v_tile as usize,
+            group: self.k_heads as usize,
+        }
+    }
+}
+
+/// A dimension: a name from the profile or a literal number.
+#[derive(Debug, Deserialize, Clone, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum Dim {
+    Num(u64),
+    Name(String),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mapping {
+    #[serde(rename = "_source")]
+    pub source: String,
+    #[serde(rename = "_doc")]
+    pub doc: String,
+    pub ternary_types: BTreeMap<String, String>,
+    pub weights_id: WeightsIds,
+    pub template_order: Vec<String>,
+    pub template_order_note: String,
+    pub borrowed_prefixes: Vec<String>,
+    pub layer_object_order: Vec<String>,
+    pub rules: Vec<Rule>,
+    pub sign_objects: Vec<SignObject>,
+    pub gguf_tensors: Vec<GgufTensorSpec>,
+    pub hadamard_inverse: Vec<String>,
+    pub counts_27b: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WeightsIds {
+    pub template: String,
+    pub output: String,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub target: String,
+    pub layers: LayerSet,
+    pub shape: Vec<Dim>,
+    pub template_format: String,
+    pub produce: Produce,
+    pub rule: String,
+    pub evidence: String,
+    pub risk: String,
+}
+
+/// How a target object is produced from the GGUF.
+#[derive(Debug, Deserialize, Clone, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Produce {
+    /// Rows of ternary tensors, concatenated in order; bytes move verbatim.
+    TernaryRows { parts: Vec<RowPart> },
+    /// BF16 of (gguf - 1) when `minus_one`, else BF16 of the raw values.
+    Norm { src: String, minus_one: bool },
+    /// FP32 head vector, tiled→grouped; `fn` = "log_neg" (log(-a)) or "identity".
+    HeadVector {
+        src: String,
+        #[serde(rename = "fn")]
+        func: String,
+    },
+    /// BF16 rows on the head axis, tiled→grouped (bytes move verbatim).
+    HeadRows { src: String },
+    /// ssm_conv1d: read (C, kernel), permute V channels by head, transpose to (kernel, C), BF16.
+    Conv1d { src: String },
+}
+
+#[derive(Debug, Deserialize, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RowPart {
+    pub src: String,
+    /// `[start, end)` of source rows; absent = all rows.
+    #[serde(default)]
+    pub rows: Option<[Dim; 2]>,
+    /// verbatim | perm_heads | attn_q_query | attn_q_gate
+    pub order: String,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct SignObject {
+    pub target: String,
+    pub format: String,
+    pub shape: Vec<Dim>,
+    pub from: String,
+    pub convert: String,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct GgufTensorSpec {
+    pub name: String,
+    pub layers: LayerSet,
+    pub ne: Vec<Dim>,
+    /// "ternary" or a ggml type name (F32, BF16).
+    #[serde(rename = "type")]
+    pub ty: String,
+    #[serde(default)]
+    pub init: Option<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// Profiles compiled in, by name.
+pub const PROFILES: &[(&str, &str)] = &[
+    (
+        "bonsai-2-27b",
+        include_str!("../../spec/models/bonsai-2-27b.json"),
+    ),
+    (
+        "bonsai-nano",
+        include_str!("../../spec/models/bonsai-nano.json"),
+    ),
+];
+
+/// A profile by name.
+pub fn profile(name: &str) -> Option<ModelProfile> {
+    PROFILES.iter().find(|(n, _)| *n == name).map(|(n, s)| {
+        serde_json::from_str(s)
+            .unwrap_or_else(|e| panic!("spec/models/{n}.json does not match its schema: {e}"))
+    })
+}
+
+/// The mapping rules.
+pub fn mapping() -> &'static Mapping {
+    static M: std::sync::OnceLock<Mapping> = std::sync::OnceLock::new();
+    M.get_or_init(|| {
+        serde_json::from_str(include_str!("../../spec/mapping.json"))
+            .unwrap_or_else(|e| panic!("spec/mapping.json does not match its schema: {e}"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiles_parse_and_derived_dims_are_consistent() {
+        for (name, _) in PROFILES {
+            let p = profile(name).unwrap();
+            let d = |k: &str| p.derived[k];
+            assert_eq!(d("qk_rows"), 2 * p.k_heads * p.head_k_dim);
+            assert_eq!(d("v_rows"), p.v_heads * p.head_v_dim);
+            assert_eq!(d("qkv_rows"), d("qk_rows") + d("v_rows"));
+            assert_eq!(d("q_rows"), p.q_heads * p.head_dim);
+            assert_eq!(d("attn_q_rows"), 2 * d("q_rows"));
+            assert_eq!(d("kv_rows"), p.kv_heads * p.head_dim);
+            assert_eq!(d("attn_pair_rows"), d("q_rows") + d("kv_rows"));
+            assert_eq!(d("gate_up_rows"), 2 * p.ffn);
+            assert_eq!(d("value_z_rows"), 2 * d("v_rows"));
+            assert_eq!(p.v_heads, p.v_tile * p.k_heads);
+            assert_eq!(p.sign_widths, vec![p.hidden, d("v_rows"), p.ffn]);
+            for w in &p.sign_widths {
+                assert_eq!(w % 128, 0, "{name}: width {w}");
+                assert_eq!(
+                    w % p.hadamard_block,
+                    0,
+                    "{name}: width {w} vs Hadamard block"
+                );
+            }
+            let mut ws = p.sign_widths.clone();
+            ws.dedup();
+            assert_eq!(
+                ws.len(),
+                p.sign_widths.len(),
+                "{name}: widths must be distinct (one sign vector per width)"
+            );
+            // GDN layers on both sides of every attention layer.
+            for l in p.layers_in(LayerSet::Attention) {
+                assert!(l > 0 && !p.is_attention_layer(l - 1), "{name}: layer {l}");
+            }
+        }
+    }
+
+    #[test]
+    fn bonsai_27b_has_the_documented_dimensions_and_counts() {
+        let p = profile("bonsai-2-27b").unwrap();
+        assert_eq!(
+            (p.n_layers, p.hidden, p.ffn, p.vocab),
+            (64, 5120, 17408, 248320)
+        );
+        assert_eq!(p.layers_in(LayerSet::Attention).len(), 16);
+        assert_eq!(p.layers_in(LayerSet::Gdn).len(), 48);
+        assert_eq!(p.sign_widths.iter().sum::<u64>(), 28672);
+        let m = mapping();
+        let per = |set: LayerSet| {
+            m.gguf_tensors
+                .iter()
+                .filter(|t| t.layers == set || t.layers == LayerSet::All && set != LayerSet::Global)
+                .count() as u64
+        };
+        let tensors =
+            48 * per(LayerSet::Gdn) + 16 * per(LayerSet::Attention) + per(LayerSet::Global);
+        assert_eq!(tensors, m.counts_27b["gguf_tensors"]);
+        assert_eq!((per(LayerSet::Gdn), per(LayerSet::Attention)), (14, 11));
+    }
+
+    #[test]
+    fn mapping_parses_and_every_rule_names_known_dims_and_sources() {
+        let m = mapping();
+        let p = profile("bonsai-nano").unwrap();
+        for r in &m.rules {
+            p.dims(&r.shape);
+            assert!(
+                crate::spec::get().format(&r.template_format).is_some(),
+                "{}",
+                r.target
+            );
+            let srcs: Vec<String> = match &r.produce {
+                Produce::TernaryRows { parts } => parts.iter().map(|p| p.src.clone()).collect(),
+                Produce::Norm { src, .. }
+                | Produce::HeadVector { src, .. }
+                | Produce::HeadRows { src }
+                | Produce::Conv1d { src } => vec![src.clone()],
+            };
+            for s in srcs {
+                assert!(
+                    m.gguf_tensors.iter().any(|t| t.name == s),
+                    "{}: unknown source {s}",
+                    r.target
+                );
+            }
+        }
+    }
+}
