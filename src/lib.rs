@@ -11,10 +11,12 @@ pub mod fsio;
 pub mod geometry;
 pub mod gguf;
 pub mod hadamard;
+pub mod mapping;
 pub mod ninfer;
 pub mod npy;
 pub mod perm;
 pub mod planes;
 pub mod spec;
+pub mod synth;
 
 pub use error::{Error, ErrorClass, Result};

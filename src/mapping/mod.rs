@@ -1,0 +1,281 @@
+//! Expands `spec/mapping.json` for a model profile: the concrete list of template objects,
+//! which of them are produced from the GGUF (and by which rule), and which are borrowed.
+
+use crate::spec::{mapping, Dim, LayerSet, ModelProfile, Produce, Rule};
+
+/// One object of the (template) object list.
+#[derive(Clone, Debug)]
+pub struct TargetObject {
+    pub name: String,
+    /// `None` for global objects.
+    pub layer: Option<u64>,
+    pub shape: Vec<u64>,
+    /// The format the groupwise-int template stores it in.
+    pub template_format: String,
+    /// The rule producing it, or `None` if borrowed from the template.
+    pub rule: Option<Rule>,
+}
+
+/// Replaces `{l}` in a rule's names.
+pub fn at_layer(s: &str, l: Option<u64>) -> String {
+    match l {
+        Some(l) => s.replace("{l}", &l.to_string()),
+        None => s.to_string(),
+    }
+}
+
+/// The rule for `target`, with the layer substituted into every source name.
+pub fn resolve_rule(rule: &Rule, l: Option<u64>) -> Rule {
+    let mut r = rule.clone();
+    r.target = at_layer(&r.target, l);
+    r.produce = match r.produce {
+        Produce::TernaryRows { parts } => Produce::TernaryRows {
+            parts: parts
+                .into_iter()
+                .map(|mut p| {
+                    p.src = at_layer(&p.src, l);
+                    p
+                })
+                .collect(),
+        },
+        Produce::Norm { src, minus_one } => Produce::Norm {
+            src: at_layer(&src, l),
+            minus_one,
+        },
+        Produce::HeadVector { src, func } => Produce::HeadVector {
+            src: at_layer(&src, l),
+            func,
+        },
+        Produce::HeadRows { src } => Produce::HeadRows {
+            src: at_layer(&src, l),
+        },
+        Produce::Conv1d { src } => Produce::Conv1d {
+            src: at_layer(&src, l),
+        },
+    };
+    r
+}
+
+fn applies(p: &ModelProfile, set: LayerSet, l: u64) -> bool {
+    match set {
+        LayerSet::Global => false,
+        LayerSet::All => true,
+        LayerSet::Gdn => !p.is_attention_layer(l),
+        LayerSet::Attention => p.is_attention_layer(l),
+    }
+}
+
+/// The text objects produced by rules, in template order: globals that precede the layers
+/// (token_embedding), every layer, then the remaining globals.
+pub fn produced_objects(p: &ModelProfile) -> Vec<TargetObject> {
+    let m = mapping();
+    let mk = |r: &Rule, l: Option<u64>| TargetObject {
+        name: at_layer(&r.target, l),
+        layer: l,
+        shape: p.dims(&r.shape),
+        template_format: r.template_format.clone(),
+        rule: Some(resolve_rule(r, l)),
+    };
+    let globals: Vec<&Rule> = m
+        .rules
+        .iter()
+        .filter(|r| r.layers == LayerSet::Global)
+        .collect();
+    let mut out: Vec<TargetObject> = globals.iter().take(1).map(|r| mk(r, None)).collect();
+    for l in 0..p.n_layers {
+        for r in m
+            .rules
+            .iter()
+            .filter(|r| r.layers != LayerSet::Global && applies(p, r.layers, l))
+        {
+            out.push(mk(r, Some(l)));
+        }
+    }
+    out.extend(globals.iter().skip(1).map(|r| mk(r, None)));
+    out
+}
+
+/// Borrowed objects of the synthetic template, by section.
+pub fn borrowed_objects(p: &ModelProfile) -> (Vec<TargetObject>, Vec<TargetObject>) {
+    let t = &p.template;
+    let obj = |name: String, shape: Vec<u64>, fmt: &str| TargetObject {
+        name,
+        layer: None,
+        shape,
+        template_format: fmt.into(),
+        rule: None,
+    };
+    let frontend_names = [
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "chat_template.jinja",
+        "generation_config.json",
+        "preprocessor_config.json",
+        "special_tokens_map.json",
+    ];
+    let mut head = Vec::new();
+    for i in 0..t.frontend_resources as usize {
+        let n = frontend_names
+            .get(i)
+            .map_or(format!("resource_{i}"), |s| s.to_string());
+        head.push(obj(format!("frontend/{n}"), vec![], "raw-bytes-v1"));
+    }
+    let mut tail = Vec::new();
+    let w = t.vision_width;
+    for i in 0..t.vision_objects {
+        let (kind, shape, fmt) = match i % 3 {
+            0 => ("norm", vec![w], "BF16"),
+            1 => ("attention/qkv", vec![3 * w, w], "Q5G64_F16S"),
+            _ => ("mlp/fc", vec![w, w], "Q4G64_F16S"),
+        };
+        tail.push(obj(format!("vision/blocks/{}/{kind}", i / 3), shape, fmt));
+    }
+    let mtp = [
+        ("input_norm", vec![Dim::Name("hidden".into())], "BF16"),
+        ("embedding_norm", vec![Dim::Name("hidden".into())], "BF16"),
+        (
+            "projection",
+            vec![Dim::Name("hidden".into()), Dim::Num(2 * p.hidden)],
+            "Q5G64_F16S",
+        ),
+        (
+            "attention/query_key",
+            vec![
+                Dim::Name("attn_pair_rows".into()),
+                Dim::Name("hidden".into()),
+            ],
+            "Q5G64_F16S",
+        ),
+        (
+            "attention/gate_value",
+            vec![
+                Dim::Name("attn_pair_rows".into()),
+                Dim::Name("hidden".into()),
+            ],
+            "Q5G64_F16S",
+        ),
+        (
+            "attention/query_norm",
+            vec![Dim::Name("head_dim".into())],
+            "BF16",
+        ),
+        (
+            "attention/key_norm",
+            vec![Dim::Name("head_dim".into())],
+            "BF16",
+        ),
+        (
+            "attention/output",
+            vec![Dim::Name("hidden".into()), Dim::Name("q_rows".into())],
+            "Q5G64_F16S",
+        ),
+        (
+            "post_attention_norm",
+            vec![Dim::Name("hidden".into())],
+            "BF16",
+        ),
+        (
+            "mlp/gate_up",
+            vec![Dim::Name("gate_up_rows".into()), Dim::Name("hidden".into())],
+            "Q4G64_F16S",
+        ),
+        (
+            "mlp/down",
+            vec![Dim::Name("hidden".into()), Dim::Name("ffn".into())],
+            "Q4G64_F16S",
+        ),
+        ("final_norm", vec![Dim::Name("hidden".into())], "BF16"),
+    ];
+    for (name, shape, fmt) in mtp.iter().cycle().take(t.mtp_objects as usize) {
+        tail.push(obj(format!("mtp/{name}"), p.dims(shape), fmt));
+    }
+    tail.push(obj(
+        "text/draft_head".into(),
+        vec![t.draft_head_rows, p.hidden],
+        "Q4G64_F16S",
+    ));
+    tail.push(obj(
+        "text/draft_head_token_ids".into(),
+        vec![t.draft_head_rows],
+        "I32",
+    ));
+    (head, tail)
+}
+
+/// The whole synthetic template object list, in order.
+pub fn template_objects(p: &ModelProfile) -> Vec<TargetObject> {
+    let (head, tail) = borrowed_objects(p);
+    head.into_iter()
+        .chain(produced_objects(p))
+        .chain(tail)
+        .collect()
+}
+
+/// True if the mapping says to borrow this template object verbatim.
+pub fn is_borrowed(name: &str) -> bool {
+    mapping()
+        .borrowed_prefixes
+        .iter()
+        .any(|p| name.starts_with(p.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::profile;
+
+    #[test]
+    fn full_scale_template_has_the_documented_counts() {
+        let p = profile("bonsai-2-27b").unwrap();
+        let all = template_objects(&p);
+        let m = mapping();
+        assert_eq!(all.len() as u64, m.counts_27b["template_objects"]);
+        let borrowed = all.iter().filter(|o| o.rule.is_none()).count() as u64;
+        assert_eq!(borrowed, m.counts_27b["borrowed"]);
+        assert!(
+            all.iter().all(|o| o.rule.is_none() == is_borrowed(&o.name)),
+            "borrow prefixes and rules agree"
+        );
+        let ternary = all
+            .iter()
+            .filter(|o| {
+                matches!(
+                    o.rule.as_ref().map(|r| &r.produce),
+                    Some(Produce::TernaryRows { .. })
+                )
+            })
+            .count() as u64;
+        assert_eq!(ternary, m.counts_27b["ternary_objects"]);
+        assert_eq!(
+            all.iter().filter(|o| o.name.starts_with("text/")).count(),
+            773
+        );
+        // Names are unique.
+        let mut names: Vec<&str> = all.iter().map(|o| o.name.as_str()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+    }
+
+    #[test]
+    fn layer_three_is_attention_and_gets_its_objects() {
+        let p = profile("bonsai-nano").unwrap();
+        let objs = produced_objects(&p);
+        let l3: Vec<&str> = objs
+            .iter()
+            .filter(|o| o.layer == Some(3))
+            .map(|o| o.name.as_str())
+            .collect();
+        assert!(l3.contains(&"text/layers/3/attention/query_key"));
+        assert!(!l3.iter().any(|n| n.contains("/gdn/")));
+        let vz = objs
+            .iter()
+            .find(|o| o.name == "text/layers/0/gdn/value_z")
+            .unwrap();
+        assert_eq!(vz.shape, vec![768, 256]);
+        let Some(Produce::TernaryRows { parts }) = vz.rule.as_ref().map(|r| &r.produce) else {
+            panic!()
+        };
+        assert_eq!(parts[0].src, "blk.0.attn_qkv.weight");
+    }
+}

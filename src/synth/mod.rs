@@ -1,0 +1,4 @@
+//! Generators of Bonsai-shaped stand-ins: the synthetic GGUF model and the groupwise-int template.
+
+pub mod rng;
+pub mod template;
