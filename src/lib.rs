@@ -5,6 +5,7 @@
 //! `geometry` / `planes` / `perm` / `hadamard` (the math of the conversion), `npy` (output),
 //! `cli` (the commands behind the binary).
 
+pub mod cli;
 pub mod codec;
 pub mod error;
 pub mod fsio;

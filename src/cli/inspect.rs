@@ -1,0 +1,85 @@
+//! `inspect FILE`: detects GGUF or .ninfer by magic and prints what is inside.
+
+use crate::geometry::Plane;
+use crate::ninfer::{Artifact, ObjectView};
+use serde_json::json;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn run(path: &Path, as_json: bool, mode: &str) -> anyhow::Result<ExitCode> {
+    let map = crate::fsio::map_file(path)?;
+    if map.starts_with(b"GGUF") {
+        return super::inspect_gguf::run(path, &map, as_json, mode);
+    }
+    if map.starts_with(b"NINFER") || map.starts_with(b"NINPRT") {
+        return ninfer(path, &map, as_json);
+    }
+    anyhow::bail!(
+        "{}: neither a GGUF (47 47 55 46) nor a .ninfer file (4e 49 4e 46 45 52 ..) by its magic",
+        path.display()
+    )
+}
+
+fn ninfer(path: &Path, bytes: &[u8], as_json: bool) -> anyhow::Result<ExitCode> {
+    let a = Artifact::parse(bytes)?;
+    let mut objects = Vec::new();
+    for o in &a.directory.objects {
+        let mut j = json!({"name": o.name, "kind": o.kind(), "offset": o.offset, "file_offset": a.payload_offset + o.offset, "bytes": o.bytes});
+        if let Some((f, l)) = o.format_layout() {
+            j["format"] = json!(f);
+            j["layout"] = json!(l);
+            j["shape"] = json!(o.shape());
+        }
+        if let ObjectView::RowSplit(v) = a.view(&o.name)? {
+            j["geometry"] = serde_json::to_value(v.geom)?;
+        }
+        objects.push(j);
+    }
+    let summary = json!({
+        "file": path.display().to_string(), "container": "ninfer v2", "bytes": bytes.len(),
+        "json_bytes": a.json_bytes, "payload_offset": a.payload_offset, "payload_bytes": a.payload_bytes(),
+        "identity": {"model_id": a.directory.identity.model_id, "weights_id": a.directory.identity.weights_id},
+        "objects": objects,
+    });
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{}: .ninfer v2, {} bytes", path.display(), bytes.len());
+    println!(
+        "  identity: model_id={} weights_id={}",
+        a.directory.identity.model_id, a.directory.identity.weights_id
+    );
+    println!(
+        "  directory: {} bytes; payload at {} ({} bytes); {} objects",
+        a.json_bytes,
+        a.payload_offset,
+        a.payload_bytes(),
+        a.directory.objects.len()
+    );
+    for o in &a.directory.objects {
+        match o.format_layout() {
+            Some((f, l)) => println!(
+                "  {:<48} {:<20} {:<24} {:<16} off={:<12} bytes={}",
+                o.name,
+                f,
+                l,
+                format!("{:?}", o.shape()),
+                o.offset,
+                o.bytes
+            ),
+            None => println!(
+                "  {:<48} {:<20} {:<24} {:<16} off={:<12} bytes={}",
+                o.name, "resource", "raw-bytes-v1", "", o.offset, o.bytes
+            ),
+        }
+        if let ObjectView::RowSplit(v) = a.view(&o.name)? {
+            let g = v.geom;
+            println!(
+                "      planes: base @{} ({} B, {} B/row) high @{} ({} B) scale @{} ({} B); k_pad={} groups/row={}",
+                g.base_offset, g.base_bytes, g.row_bytes(Plane::Base), g.high_offset, g.high_bytes, g.scale_offset, g.scale_bytes, g.k_pad, g.groups_per_row
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
