@@ -116,7 +116,7 @@ pub fn run_case(bytes: &[u8], mode: Mode, decode: Option<&Decode>) -> Result<()>
         None => Ok(()),
         Some(Decode::ArrayAs { key, elem }) => {
             let a = g.get_array(key)?;
-            match elem {
+            let r = match elem {
                 ValueType::U8 => a.as_u8s().map(drop),
                 ValueType::I8 => a.as_i8s().map(drop),
                 ValueType::U16 => a.as_u16s().map(drop),
@@ -129,7 +129,8 @@ pub fn run_case(bytes: &[u8], mode: Mode, decode: Option<&Decode>) -> Result<()>
                 ValueType::I64 => a.as_i64s().map(drop),
                 ValueType::F64 => a.as_f64s().map(drop),
                 ValueType::String | ValueType::Array => a.as_strs().map(drop),
-            }
+            };
+            r.map_err(|e| e.with_field(*key))
         }
         Some(Decode::ScalarAs { key, ty }) => match ty {
             ValueType::U8 => g.get_as::<u8>(key).map(drop),
