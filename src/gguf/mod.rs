@@ -22,6 +22,22 @@
 //! alignments that are not a non-zero power of two (`gguf.md` says "a multiple of 8", mainline
 //! says "power of two"; the mainline rule is what every loader enforces, so it is used in both
 //! modes — 1, 2 and 4 are accepted, 24 is not).
+//!
+//! Further decisions where the sources leave room:
+//! * `n_dims` 0 is refused in both modes (FORMATS.md says 1..=4; mainline only refuses > 4).
+//! * `general.alignment` = 2^31 is a power of two and accepted, as mainline does; a file with
+//!   tensors then fails cleanly because the data section starts past EOF
+//!   (`gguf.tensor_out_of_bounds`).
+//! * Overflow classes: element count > i64::MAX or a byte stride wrapping u64 →
+//!   `gguf.tensor_element_overflow`; total bytes > i64::MAX, a running padded sum or an end
+//!   offset wrapping → `gguf.tensor_size_overflow`.
+//! * Bounds need `data_offset + offset + nbytes <= file length`; the last tensor's padding may be
+//!   missing (mainline's loader does not read it either).
+//! * Id 42 ([`Id42Policy::Auto`]): a candidate fits when `nbytes <= span <= align_up(nbytes)`,
+//!   span = next greater offset (or the data end) minus this offset. Decided tensors must agree
+//!   (one layout per file, else `gguf.id42_ambiguous`); tensors too small to tell follow them, or
+//!   mainline g64 with a warning. A last tensor shorter than both candidates is left to the
+//!   bounds check (it is a truncation, not an ambiguity).
 
 mod hostile;
 mod reader;

@@ -1076,9 +1076,9 @@ fn reduce(a: u64, b: u64) -> (u64, u64) {
     while y != 0 {
         (x, y) = (y, x % y);
     }
-    if x == 0 {
-        (a, b)
-    } else {
-        (a / x, b / x)
+    // x == 0 only when both are 0.
+    match (a.checked_div(x), b.checked_div(x)) {
+        (Some(n), Some(d)) => (n, d),
+        _ => (a, b),
     }
 }
