@@ -408,3 +408,47 @@ fn tensor_size_rules() {
         ErrorClass::GgufTensorElementOverflow
     );
 }
+
+mod roundtrip_prop {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn random_files_round_trip(
+            ints in proptest::collection::vec(any::<i64>(), 0..6),
+            strs in proptest::collection::vec("[a-z\u{e9}]{0,12}", 0..4),
+            shapes in proptest::collection::vec(proptest::collection::vec(1u64..6, 1..=4), 0..5),
+            align_pow in 0u32..8,
+        ) {
+            let mut w = GgufWriter::new();
+            w.kv("general.architecture", "p");
+            w.alignment(1 << align_pow).unwrap();
+            for (i, x) in ints.iter().enumerate() {
+                w.kv(&format!("p.i{i}"), *x);
+            }
+            w.kv("p.strs", MetaValue::array_str(&strs));
+            let mut data = Vec::new();
+            for (i, dims) in shapes.iter().enumerate() {
+                w.tensor(&format!("t{i}"), dims, 0).unwrap();
+                data.push(payload(dims.iter().product::<u64>() as usize * 4, i as u8));
+            }
+            let refs: Vec<&[u8]> = data.iter().map(|d| d.as_slice()).collect();
+            let b = w.to_bytes(&refs).unwrap();
+            let g = gguf::parse(&b, Mode::Strict).unwrap();
+            prop_assert_eq!(g.alignment, 1u64 << align_pow);
+            for (i, x) in ints.iter().enumerate() {
+                prop_assert_eq!(g.get_as::<i64>(&format!("p.i{i}")).unwrap(), *x);
+            }
+            let got: Vec<&str> = g.get_strs("p.strs").unwrap();
+            prop_assert_eq!(got, strs.iter().map(|s| s.as_str()).collect::<Vec<_>>());
+            prop_assert_eq!(g.tensors.len(), shapes.len());
+            for (t, (dims, d)) in g.tensors.iter().zip(shapes.iter().zip(&data)) {
+                prop_assert_eq!(t.dims(), dims.as_slice());
+                prop_assert_eq!(g.tensor_data(t), d.as_slice());
+            }
+        }
+    }
+}

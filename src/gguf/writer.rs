@@ -210,7 +210,15 @@ impl GgufWriter {
 
     /// The whole file in memory (tests, small files). `data[i]` must be tensor i's bytes.
     pub fn to_bytes(&self, data: &[&[u8]]) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
+        // Explicit (hostile) offsets can describe exabyte files; refuse rather than zero-fill.
+        let len = self.file_len()?;
+        if len > 1 << 32 {
+            return Err(werr(
+                "file",
+                format!("{len} bytes is too large to build in memory; use stream()"),
+            ));
+        }
+        let mut out = Vec::with_capacity(len as usize);
         self.write_to(&mut out, |i| Ok(data.get(i).copied().unwrap_or(&[])))?;
         Ok(out)
     }
