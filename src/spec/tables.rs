@@ -227,6 +227,7 @@ pub struct GgufTable {
     pub max_dims: u32,
     pub strict: GgufStrictRules,
     pub limits: GgufLimits,
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
