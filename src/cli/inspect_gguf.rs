@@ -1,8 +1,111 @@
-//! GGUF half of `inspect` (filled in with the GGUF reader).
+//! GGUF half of `inspect`: header, metadata, tensors with types and sizes, ternary plane
+//! geometry a packer would use, and fork warnings (id 42, Prism ids).
 
+use crate::geometry::row_split_geometry;
+use crate::gguf::{self, ArrayView, Gguf, Value};
+use crate::spec;
+use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn run(_path: &Path, _bytes: &[u8], _as_json: bool, _mode: &str) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("GGUF inspection is not built yet")
+fn mode_of(s: &str) -> anyhow::Result<gguf::Mode> {
+    match s {
+        "strict" => Ok(gguf::Mode::Strict),
+        "spec" => Ok(gguf::Mode::Spec),
+        other => anyhow::bail!("--mode must be 'strict' or 'spec', not '{other}'"),
+    }
+}
+
+/// A short text rendering of a metadata value (arrays summarised).
+pub fn value_text(v: &Value<'_>) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Array(a) => array_text(a),
+        Value::U8(x) => x.to_string(),
+        Value::I8(x) => x.to_string(),
+        Value::U16(x) => x.to_string(),
+        Value::I16(x) => x.to_string(),
+        Value::U32(x) => x.to_string(),
+        Value::I32(x) => x.to_string(),
+        Value::U64(x) => x.to_string(),
+        Value::I64(x) => x.to_string(),
+        Value::F32(x) => x.to_string(),
+        Value::F64(x) => x.to_string(),
+        Value::Bool(x) => x.to_string(),
+    }
+}
+
+fn array_text(a: &ArrayView<'_>) -> String {
+    let head: Vec<String> = match a.as_strs() {
+        Ok(s) => s.iter().take(4).map(|x| format!("{x:?}")).collect(),
+        Err(_) => match a.as_f64s() {
+            Ok(v) => v.iter().take(8).map(|x| x.to_string()).collect(),
+            Err(_) => a.as_i64s().map(|v| v.iter().take(8).map(|x| x.to_string()).collect()).unwrap_or_default(),
+        },
+    };
+    let more = if a.count as usize > head.len() { ", …" } else { "" };
+    format!("[{}; {}] [{}{more}]", a.elem.name(), a.count, head.join(", "))
+}
+
+pub fn run(path: &Path, bytes: &[u8], as_json: bool, mode: &str) -> anyhow::Result<ExitCode> {
+    let g = gguf::parse(bytes, mode_of(mode)?)?;
+    let notes = fork_notes(&g);
+    if as_json {
+        let kvs: Vec<_> = g.kvs.iter().map(|kv| json!({"key": kv.key, "type": kv.value.value_type().name(), "value": value_text(&kv.value), "offset": kv.offset})).collect();
+        let tensors: Vec<_> = g
+            .tensors
+            .iter()
+            .map(|t| {
+                let mut j = json!({"name": t.name, "ne": t.dims(), "type_id": t.type_id, "type": t.ggml.name, "offset": t.offset, "file_offset": t.abs_offset, "bytes": t.nbytes});
+                if let Some(f) = spec::get().ternary_format_for_ggml(&t.ggml.name) {
+                    if let Ok(geo) = row_split_geometry(f, t.n_elements / t.ne[0], t.ne[0]) {
+                        j["ninfer_format"] = json!(f.name);
+                        j["row_split_geometry"] = serde_json::to_value(geo).unwrap_or_default();
+                    }
+                }
+                j
+            })
+            .collect();
+        let out = json!({"file": path.display().to_string(), "container": "gguf", "version": g.version, "mode": mode,
+            "alignment": g.alignment, "tensor_info_offset": g.tensor_info_offset, "data_offset": g.data_offset,
+            "warnings": g.warnings, "fork_notes": notes, "metadata": kvs, "tensors": tensors});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{}: GGUF v{} ({} mode), {} bytes", path.display(), g.version, mode, bytes.len());
+    println!("  alignment {}; tensor infos at {}; data section at {} (end of tensor infos, aligned)", g.alignment, g.tensor_info_offset, g.data_offset);
+    for w in g.warnings.iter().chain(notes.iter()) {
+        println!("  warning: {w}");
+    }
+    println!("  metadata ({} keys):", g.kvs.len());
+    for kv in &g.kvs {
+        println!("    {:<44} {:<7} {}", kv.key, kv.value.value_type().name(), value_text(&kv.value));
+    }
+    println!("  tensors ({}):", g.tensors.len());
+    for t in &g.tensors {
+        println!("    {:<40} {:<8} id={:<4} ne={:<18} off={:<12} bytes={}", t.name, t.ggml.name, t.type_id, format!("{:?}", t.dims()), t.offset, t.nbytes);
+        if let Some(f) = spec::get().ternary_format_for_ggml(&t.ggml.name) {
+            let (n, k) = (t.n_elements / t.ne[0], t.ne[0]);
+            if let Ok(geo) = row_split_geometry(f, n, k) {
+                println!("      -> {} [{n}, {k}]: base {} B, high @{} {} B, scale @{} {} B, payload {} B", f.name, geo.base_bytes, geo.high_offset, geo.high_bytes, geo.scale_offset, geo.scale_bytes, geo.payload_bytes);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Fork-id notes: legacy Prism id 42 and which ternary types a file uses.
+pub fn fork_notes(g: &Gguf<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    let legacy = g.tensors.iter().filter(|t| t.type_id == 42 && t.ggml.block_elems == 128).count();
+    if legacy > 0 {
+        out.push(format!("{legacy} tensors use id 42 with 34 B/128 blocks: the legacy Prism layout (byte-identical to PQ2_0); retag to 142 with `ninfer-ternary transcode --retag-42`"));
+    }
+    let mut types: Vec<&str> = g.tensors.iter().filter(|t| matches!(t.type_id, 142 | 143)).map(|t| t.ggml.name.as_str()).collect();
+    types.sort();
+    types.dedup();
+    if types.len() > 1 {
+        out.push(format!("mixed ternary types in one file: {}", types.join(", ")));
+    }
+    out
 }

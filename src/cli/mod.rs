@@ -5,10 +5,12 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod decode;
 mod inspect;
 mod inspect_gguf;
 mod spec_cmd;
 mod synth_cmd;
+mod transcode;
 
 #[derive(Parser)]
 #[command(
@@ -33,6 +35,47 @@ enum Command {
         #[arg(long, default_value = "strict")]
         mode: String,
     },
+    /// Decode a GGUF tensor or a .ninfer object to an f32 .npy in logical row order.
+    Decode {
+        file: PathBuf,
+        /// Tensor or object name.
+        name: String,
+        /// Row range A:B (either side may be empty).
+        #[arg(long)]
+        rows: Option<String>,
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long)]
+        force: bool,
+    },
+    /// Lossless GGUF fixes: PTQ1_0 <-> PQ2_0 (--to) or legacy id 42 -> 142 (--retag-42).
+    Transcode {
+        input: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Target ternary type: pq2_0 or ptq1_0.
+        #[arg(long)]
+        to: Option<String>,
+        /// Retag legacy Prism id 42 (34 B/128 blocks) to 142, header only.
+        #[arg(long = "retag-42")]
+        retag_42: bool,
+        #[arg(long)]
+        force: bool,
+    },
+    /// Write a synthetic Bonsai-shaped qwen35 GGUF for a model profile.
+    Synth {
+        #[arg(long, default_value = "bonsai-nano")]
+        profile: String,
+        /// pq2_0 or ptq1_0.
+        #[arg(long, default_value = "pq2_0")]
+        format: String,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long)]
+        force: bool,
+    },
     /// Print the spec tables (spec/*.json) as Markdown.
     Spec {
         /// One table (e.g. geometry, formats); all when absent.
@@ -55,6 +98,9 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect { file, json, mode } => inspect::run(&file, json, &mode),
+        Command::Decode { file, name, rows, output, force } => decode::run(&file, &name, rows.as_deref(), &output, force),
+        Command::Transcode { input, output, to, retag_42, force } => transcode::run(&input, &output, to.as_deref(), retag_42, force),
+        Command::Synth { profile, format, seed, output, force } => synth_cmd::model(&profile, &format, seed, &output, force),
         Command::Spec { table } => spec_cmd::run(table.as_deref()),
         Command::SynthTemplate {
             profile,
@@ -85,4 +131,19 @@ pub(crate) fn profile(name: &str) -> anyhow::Result<crate::spec::ModelProfile> {
         let names: Vec<&str> = crate::spec::PROFILES.iter().map(|(n, _)| *n).collect();
         anyhow::anyhow!("unknown profile '{name}' (known: {})", names.join(", "))
     })
+}
+
+/// A byte progress bar on a terminal; hidden when stderr is not a TTY.
+pub(crate) fn progress_bar(total: u64, what: &str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{prefix} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_prefix(what.to_string());
+    bar
 }

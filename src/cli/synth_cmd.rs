@@ -20,3 +20,21 @@ pub fn template(profile: &str, output: &Path, force: bool) -> anyhow::Result<Exi
     );
     Ok(ExitCode::SUCCESS)
 }
+
+pub fn model(profile: &str, format: &str, seed: u64, output: &Path, force: bool) -> anyhow::Result<ExitCode> {
+    use crate::synth::model::{writer_for, write_model_file, TernaryType};
+    super::check_output(output, force)?;
+    let p = super::profile(profile)?;
+    let ty = TernaryType::parse(format).ok_or_else(|| anyhow::anyhow!("--format {format}: expected pq2_0 or ptq1_0"))?;
+    let total = writer_for(&p, ty, seed)?.0.file_len()?;
+    let bar = super::progress_bar(total, "synth");
+    let t0 = std::time::Instant::now();
+    write_model_file(&p, ty, seed, output, |n| bar.inc(n))?;
+    bar.finish_and_clear();
+    let secs = t0.elapsed().as_secs_f64();
+    println!(
+        "wrote {} ({} {}, seed {seed}, {} bytes) in {:.2}s ({:.0} MB/s)",
+        output.display(), p.name, ty.name(), total, secs, total as f64 / secs / 1e6
+    );
+    Ok(ExitCode::SUCCESS)
+}

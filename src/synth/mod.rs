@@ -1,4 +1,5 @@
 //! Generators of Bonsai-shaped stand-ins: the synthetic GGUF model and the groupwise-int template.
 
+pub mod model;
 pub mod rng;
 pub mod template;
