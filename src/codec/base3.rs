@@ -18,7 +18,13 @@ pub const fn digit(b: u8, n: usize) -> u8 {
 
 /// The 5 digits of a `qs` byte, most significant trit first.
 pub const fn digits5(b: u8) -> [u8; 5] {
-    [digit(b, 0), digit(b, 1), digit(b, 2), digit(b, 3), digit(b, 4)]
+    [
+        digit(b, 0),
+        digit(b, 1),
+        digit(b, 2),
+        digit(b, 3),
+        digit(b, 4),
+    ]
 }
 
 /// The 4 digits of a `qh` byte, most significant trit first.
@@ -154,7 +160,11 @@ pub(crate) fn decode_staged_ref(
 /// Fast decode of one stage: `N` digits of `W` bytes, element `n*W + m` from byte `m`.
 /// Written as fixed-size loops so the compiler vectorises the u8 multiply and shift.
 #[inline(always)]
-pub(crate) fn decode_stage<const W: usize, const N: usize>(bytes: &[u8; W], d: f32, out: &mut [f32]) {
+pub(crate) fn decode_stage<const W: usize, const N: usize>(
+    bytes: &[u8; W],
+    d: f32,
+    out: &mut [f32],
+) {
     let out = &mut out[..W * N];
     for n in 0..N {
         let p = POW3[n];
@@ -196,11 +206,22 @@ mod tests {
     #[test]
     fn every_5_trit_and_4_trit_word_round_trips() {
         for v in 0..243u32 {
-            let t = [(v / 81) as u8, (v / 27 % 3) as u8, (v / 9 % 3) as u8, (v / 3 % 3) as u8, (v % 3) as u8];
+            let t = [
+                (v / 81) as u8,
+                (v / 27 % 3) as u8,
+                (v / 9 % 3) as u8,
+                (v / 3 % 3) as u8,
+                (v % 3) as u8,
+            ];
             assert_eq!(digits5(encode5(t)), t, "v = {v}");
         }
         for v in 0..81u32 {
-            let t = [(v / 27) as u8, (v / 9 % 3) as u8, (v / 3 % 3) as u8, (v % 3) as u8];
+            let t = [
+                (v / 27) as u8,
+                (v / 9 % 3) as u8,
+                (v / 3 % 3) as u8,
+                (v % 3) as u8,
+            ];
             assert_eq!(digits4(encode4(t)), t, "v = {v}");
         }
     }

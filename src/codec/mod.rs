@@ -148,7 +148,9 @@ impl Codec {
             Codec::Tq1_0 => Some(tq1::SCALE_OFFSET),
             Codec::Tq2_0 => Some(tq2::SCALE_OFFSET),
             // Scale first.
-            Codec::Q8_0 | Codec::Pq2_0 | Codec::Q2_0G64 | Codec::Q1_0 | Codec::Q2_0sPlanar => Some(0),
+            Codec::Q8_0 | Codec::Pq2_0 | Codec::Q2_0G64 | Codec::Q1_0 | Codec::Q2_0sPlanar => {
+                Some(0)
+            }
         }
     }
 
@@ -200,7 +202,11 @@ impl Codec {
             ));
         }
         (elems / be).checked_mul(self.block_bytes()).ok_or_else(|| {
-            Error::new(ErrorClass::CodecLength, self.name(), format!("{elems} elements overflow usize bytes"))
+            Error::new(
+                ErrorClass::CodecLength,
+                self.name(),
+                format!("{elems} elements overflow usize bytes"),
+            )
         })
     }
 
@@ -286,7 +292,10 @@ impl Codec {
                 ErrorClass::CodecScaleNonfinite,
                 base + (i * bb + off) as u64,
                 format!("block[{i}].{what}"),
-                format!("{} {shown}: ggml's row validation rejects inf/NaN here", self.name()),
+                format!(
+                    "{} {shown}: ggml's row validation rejects inf/NaN here",
+                    self.name()
+                ),
             )
         };
         match self {
@@ -295,7 +304,12 @@ impl Codec {
                 for (i, c) in bytes.chunks_exact(4).enumerate() {
                     let v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
                     if !v.is_finite() {
-                        return Err(nonfinite(i, 0, "value", format!("value {v} (0x{:08x})", v.to_bits())));
+                        return Err(nonfinite(
+                            i,
+                            0,
+                            "value",
+                            format!("value {v} (0x{:08x})", v.to_bits()),
+                        ));
                     }
                 }
                 Ok(())
@@ -306,7 +320,12 @@ impl Codec {
                 for (i, c) in bytes.chunks_exact(2).enumerate() {
                     let h = u16::from_le_bytes([c[0], c[1]]);
                     if h & exp_mask == exp_mask {
-                        return Err(nonfinite(i, 0, "value", format!("value 0x{h:04x} is inf/NaN")));
+                        return Err(nonfinite(
+                            i,
+                            0,
+                            "value",
+                            format!("value 0x{h:04x} is inf/NaN"),
+                        ));
                     }
                 }
                 Ok(())
@@ -317,7 +336,12 @@ impl Codec {
                     let h = read_u16(bytes, i * bb + so);
                     if h & 0x7c00 == 0x7c00 {
                         let kind = if h & 0x03ff == 0 { "inf" } else { "NaN" };
-                        return Err(nonfinite(i, so, "d", format!("f16 scale 0x{h:04x} is {kind}")));
+                        return Err(nonfinite(
+                            i,
+                            so,
+                            "d",
+                            format!("f16 scale 0x{h:04x} is {kind}"),
+                        ));
                     }
                 }
                 Ok(())
@@ -329,7 +353,11 @@ impl Codec {
     /// `codec.unsupported` for the plain float/int types and Q8_0.
     pub fn stats(self, bytes: &[u8]) -> Result<CodeStats> {
         let blocks = self.blocks_in(bytes.len())?;
-        let mut s = CodeStats { blocks: blocks as u64, values: (blocks * self.block_elems()) as u64, ..Default::default() };
+        let mut s = CodeStats {
+            blocks: blocks as u64,
+            values: (blocks * self.block_elems()) as u64,
+            ..Default::default()
+        };
         match self {
             Codec::Pq2_0 | Codec::Q2_0G64 | Codec::Tq2_0 | Codec::Q2_0sPlanar => {
                 let (lo, hi) = match self {
@@ -348,7 +376,11 @@ impl Codec {
                 }
             }
             Codec::Ptq1_0 | Codec::Tq1_0 => {
-                let (nqs, nqh) = if self == Codec::Ptq1_0 { (24, 2) } else { (48, 4) };
+                let (nqs, nqh) = if self == Codec::Ptq1_0 {
+                    (24, 2)
+                } else {
+                    (48, 4)
+                };
                 let f = &base3::FACTS;
                 for blk in bytes.chunks_exact(self.block_bytes()) {
                     for &b in &blk[..nqs] {
@@ -388,7 +420,11 @@ impl Codec {
             return Err(Error::new(
                 ErrorClass::CodecLength,
                 self.name(),
-                format!("output holds {} bytes but {} elements encode to {want}", out.len(), x.len()),
+                format!(
+                    "output holds {} bytes but {} elements encode to {want}",
+                    out.len(),
+                    x.len()
+                ),
             ));
         }
         let bb = self.block_bytes();
@@ -396,19 +432,28 @@ impl Codec {
         let blocks = out.chunks_exact_mut(bb).zip(x.chunks_exact(be));
         match self {
             Codec::F32 => blocks.for_each(|(o, v)| o.copy_from_slice(&v[0].to_le_bytes())),
-            Codec::F16 => blocks.for_each(|(o, v)| o.copy_from_slice(&f32_to_f16(v[0]).to_le_bytes())),
-            Codec::Bf16 => blocks.for_each(|(o, v)| o.copy_from_slice(&direct::f32_to_bf16(v[0]).to_le_bytes())),
-            Codec::Q8_0 => blocks.for_each(|(o, v)| q8_0::quantize_block(v.try_into().unwrap(), o.try_into().unwrap())),
+            Codec::F16 => {
+                blocks.for_each(|(o, v)| o.copy_from_slice(&f32_to_f16(v[0]).to_le_bytes()))
+            }
+            Codec::Bf16 => blocks
+                .for_each(|(o, v)| o.copy_from_slice(&direct::f32_to_bf16(v[0]).to_le_bytes())),
+            Codec::Q8_0 => blocks.for_each(|(o, v)| {
+                q8_0::quantize_block(v.try_into().unwrap(), o.try_into().unwrap())
+            }),
             Codec::Pq2_0 => blocks.for_each(|(o, v)| {
                 o.copy_from_slice(&pq2::quantize_block::<128, 34>(v.try_into().unwrap()))
             }),
             Codec::Q2_0G64 => blocks.for_each(|(o, v)| {
                 o.copy_from_slice(&pq2::quantize_block::<64, 18>(v.try_into().unwrap()))
             }),
-            Codec::Ptq1_0 => blocks.for_each(|(o, v)| o.copy_from_slice(&ptq1::quantize_block(v.try_into().unwrap()))),
-            Codec::Tq1_0 => blocks.for_each(|(o, v)| o.copy_from_slice(&tq1::quantize_block(v.try_into().unwrap()))),
-            Codec::Tq2_0 => blocks.for_each(|(o, v)| o.copy_from_slice(&tq2::quantize_block(v.try_into().unwrap()))),
-            Codec::Q1_0 => blocks.for_each(|(o, v)| o.copy_from_slice(&q1_0::quantize_block(v.try_into().unwrap()))),
+            Codec::Ptq1_0 => blocks
+                .for_each(|(o, v)| o.copy_from_slice(&ptq1::quantize_block(v.try_into().unwrap()))),
+            Codec::Tq1_0 => blocks
+                .for_each(|(o, v)| o.copy_from_slice(&tq1::quantize_block(v.try_into().unwrap()))),
+            Codec::Tq2_0 => blocks
+                .for_each(|(o, v)| o.copy_from_slice(&tq2::quantize_block(v.try_into().unwrap()))),
+            Codec::Q1_0 => blocks
+                .for_each(|(o, v)| o.copy_from_slice(&q1_0::quantize_block(v.try_into().unwrap()))),
             Codec::I32 | Codec::Q2_0sPlanar => {
                 return Err(Error::new(
                     ErrorClass::CodecUnsupported,

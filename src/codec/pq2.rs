@@ -188,7 +188,10 @@ mod tests {
     #[test]
     fn code_count_table() {
         // 0xe4 holds one of each code; 0x55 four code-1s; 0xff four code-3s.
-        assert_eq!((0..4).map(|c| count_code(0xe4, c)).collect::<Vec<_>>(), [1, 1, 1, 1]);
+        assert_eq!(
+            (0..4).map(|c| count_code(0xe4, c)).collect::<Vec<_>>(),
+            [1, 1, 1, 1]
+        );
         assert_eq!(count_code(0x55, 1), 4);
         assert_eq!(count_code(0xff, 3), 4);
     }

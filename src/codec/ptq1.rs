@@ -60,7 +60,9 @@ pub fn quantize_block(x: &[f32; BLOCK_ELEMS]) -> Block {
 /// True iff every qs and qh byte of the block is one the encoder produces.
 pub fn is_canonical_block(block: &Block) -> bool {
     block[..QS_BYTES].iter().all(|&b| is_canonical_qs(b))
-        && block[QS_BYTES..SCALE_OFFSET].iter().all(|&b| is_canonical_qh(b))
+        && block[QS_BYTES..SCALE_OFFSET]
+            .iter()
+            .all(|&b| is_canonical_qh(b))
 }
 
 /// Scalar reference decode of one block.
@@ -70,7 +72,10 @@ pub fn decode_block_ref(block: &Block, out: &mut [f32; BLOCK_ELEMS]) {
 }
 
 pub(crate) fn decode_rows_ref(bytes: &[u8], out: &mut [f32]) {
-    for (blk, o) in bytes.chunks_exact(BLOCK_BYTES).zip(out.chunks_exact_mut(BLOCK_ELEMS)) {
+    for (blk, o) in bytes
+        .chunks_exact(BLOCK_BYTES)
+        .zip(out.chunks_exact_mut(BLOCK_ELEMS))
+    {
         // chunks_exact guarantees both lengths.
         decode_block_ref(blk.try_into().unwrap(), o.try_into().unwrap());
     }
@@ -78,7 +83,10 @@ pub(crate) fn decode_rows_ref(bytes: &[u8], out: &mut [f32]) {
 
 /// Fast decode: each stage is a fixed-width loop the compiler vectorises.
 pub(crate) fn decode_rows(bytes: &[u8], out: &mut [f32]) {
-    for (blk, o) in bytes.chunks_exact(BLOCK_BYTES).zip(out.chunks_exact_mut(BLOCK_ELEMS)) {
+    for (blk, o) in bytes
+        .chunks_exact(BLOCK_BYTES)
+        .zip(out.chunks_exact_mut(BLOCK_ELEMS))
+    {
         let blk: &Block = blk.try_into().unwrap();
         let d = f16_to_f32(scale_bits(blk));
         let (s1, rest) = o.split_at_mut(5 * W1);

@@ -40,19 +40,29 @@ pub fn quantize_block(x: &[f32; BLOCK_ELEMS]) -> Block {
 pub fn decode_block_ref(block: &Block, out: &mut [f32; BLOCK_ELEMS]) {
     let d = f16_to_f32(read_u16(block, 0));
     for (j, o) in out.iter_mut().enumerate() {
-        *o = if (block[2 + j / 8] >> (j % 8)) & 1 == 1 { d } else { -d };
+        *o = if (block[2 + j / 8] >> (j % 8)) & 1 == 1 {
+            d
+        } else {
+            -d
+        };
     }
 }
 
 pub(crate) fn decode_rows_ref(bytes: &[u8], out: &mut [f32]) {
-    for (blk, o) in bytes.chunks_exact(BLOCK_BYTES).zip(out.chunks_exact_mut(BLOCK_ELEMS)) {
+    for (blk, o) in bytes
+        .chunks_exact(BLOCK_BYTES)
+        .zip(out.chunks_exact_mut(BLOCK_ELEMS))
+    {
         decode_block_ref(blk.try_into().unwrap(), o.try_into().unwrap());
     }
 }
 
 /// Not a hot path in this suite: the same loop per byte, 8 outputs at a time.
 pub(crate) fn decode_rows(bytes: &[u8], out: &mut [f32]) {
-    for (blk, o) in bytes.chunks_exact(BLOCK_BYTES).zip(out.chunks_exact_mut(BLOCK_ELEMS)) {
+    for (blk, o) in bytes
+        .chunks_exact(BLOCK_BYTES)
+        .zip(out.chunks_exact_mut(BLOCK_ELEMS))
+    {
         let d = f16_to_f32(read_u16(blk, 0));
         let nd = -d;
         for (c, &b) in o.chunks_exact_mut(8).zip(&blk[2..]) {

@@ -40,14 +40,20 @@ pub fn decode_block_ref(block: &Block, out: &mut [f32; BLOCK_ELEMS]) {
 }
 
 pub(crate) fn decode_rows_ref(bytes: &[u8], out: &mut [f32]) {
-    for (blk, o) in bytes.chunks_exact(BLOCK_BYTES).zip(out.chunks_exact_mut(BLOCK_ELEMS)) {
+    for (blk, o) in bytes
+        .chunks_exact(BLOCK_BYTES)
+        .zip(out.chunks_exact_mut(BLOCK_ELEMS))
+    {
         decode_block_ref(blk.try_into().unwrap(), o.try_into().unwrap());
     }
 }
 
 /// Plane by plane: 8 contiguous outputs per bit pair.
 pub(crate) fn decode_rows(bytes: &[u8], out: &mut [f32]) {
-    for (blk, o) in bytes.chunks_exact(BLOCK_BYTES).zip(out.chunks_exact_mut(BLOCK_ELEMS)) {
+    for (blk, o) in bytes
+        .chunks_exact(BLOCK_BYTES)
+        .zip(out.chunks_exact_mut(BLOCK_ELEMS))
+    {
         let d = f16_to_f32(read_u16(blk, 0));
         for p in 0..4 {
             for m in 0..8 {

@@ -10,7 +10,10 @@ fn bits(v: &[f32]) -> Vec<u32> {
 
 fn unhex(s: &str) -> Vec<u8> {
     assert!(s.len() % 2 == 0, "odd hex {s}");
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 /// The codecs with a block scale and codes (everything but the plain types).
@@ -30,7 +33,11 @@ fn names_round_trip() {
     for c in Codec::ALL {
         assert_eq!(Codec::from_name(c.name()), Some(c));
     }
-    assert_eq!(Codec::from_name("PQ2_0"), None, "names are the lower-case spec names");
+    assert_eq!(
+        Codec::from_name("PQ2_0"),
+        None,
+        "names are the lower-case spec names"
+    );
 }
 
 #[test]
@@ -39,15 +46,32 @@ fn sizes_match_every_ggml_types_entry_including_variants() {
     let mut seen = std::collections::HashSet::new();
     for t in s.ggml.types.iter().chain(&s.ggml.variants) {
         let Some(name) = &t.codec else { continue };
-        let c = Codec::from_name(name).unwrap_or_else(|| panic!("{}: codec {name:?} unknown to src/codec", t.name));
+        let c = Codec::from_name(name)
+            .unwrap_or_else(|| panic!("{}: codec {name:?} unknown to src/codec", t.name));
         assert_eq!(Codec::for_ggml_type(t), Some(c));
         assert_eq!(for_ggml_type(t), Some(c));
-        assert_eq!(c.block_elems(), t.block_elems as usize, "{} (id {}) block_elems", t.name, t.id);
-        assert_eq!(c.block_bytes(), t.block_bytes as usize, "{} (id {}) block_bytes", t.name, t.id);
+        assert_eq!(
+            c.block_elems(),
+            t.block_elems as usize,
+            "{} (id {}) block_elems",
+            t.name,
+            t.id
+        );
+        assert_eq!(
+            c.block_bytes(),
+            t.block_bytes as usize,
+            "{} (id {}) block_bytes",
+            t.name,
+            t.id
+        );
         seen.insert(c);
     }
     for c in Codec::ALL {
-        assert!(seen.contains(&c), "{} is named by no ggml_types.json entry", c.name());
+        assert!(
+            seen.contains(&c),
+            "{} is named by no ggml_types.json entry",
+            c.name()
+        );
     }
     // The forks the brief calls out.
     let legacy = s.ggml.variants.iter().find(|v| v.id == 42).unwrap();
@@ -56,7 +80,10 @@ fn sizes_match_every_ggml_types_entry_including_variants() {
         let v = s.ggml.variants.iter().find(|v| v.id == id).unwrap();
         assert_eq!(Codec::for_ggml_type(v), Some(Codec::Q2_0sPlanar));
     }
-    assert_eq!(Codec::for_ggml_type(s.ggml_type(42).unwrap()), Some(Codec::Q2_0G64));
+    assert_eq!(
+        Codec::for_ggml_type(s.ggml_type(42).unwrap()),
+        Some(Codec::Q2_0G64)
+    );
 }
 
 #[test]
@@ -72,13 +99,26 @@ fn unsupported_types_are_a_clean_error() {
 fn codecs_json_layouts_agree() {
     for entry in &crate::spec::get().codecs.codecs {
         let name = entry["codec"].as_str().unwrap();
-        let c = Codec::from_name(name).unwrap_or_else(|| panic!("codecs.json names unknown codec {name}"));
-        assert_eq!(entry["block_elems"].as_u64().unwrap() as usize, c.block_elems(), "{name}");
-        assert_eq!(entry["block_bytes"].as_u64().unwrap() as usize, c.block_bytes(), "{name}");
+        let c = Codec::from_name(name)
+            .unwrap_or_else(|| panic!("codecs.json names unknown codec {name}"));
+        assert_eq!(
+            entry["block_elems"].as_u64().unwrap() as usize,
+            c.block_elems(),
+            "{name}"
+        );
+        assert_eq!(
+            entry["block_bytes"].as_u64().unwrap() as usize,
+            c.block_bytes(),
+            "{name}"
+        );
         let scale = entry["scale"].as_array().unwrap();
         let lo = scale[0].as_u64().unwrap() as usize;
         assert_eq!(Some(lo), c.scale_offset(), "{name} scale offset");
-        assert_eq!(scale[1].as_u64().unwrap() as usize, lo + 2, "{name} scale is one f16");
+        assert_eq!(
+            scale[1].as_u64().unwrap() as usize,
+            lo + 2,
+            "{name} scale is one f16"
+        );
     }
     assert_eq!(ptq1::QS_BYTES + ptq1::QH_BYTES, ptq1::SCALE_OFFSET);
     assert_eq!(tq1::QS_BYTES + tq1::QH_BYTES, tq1::SCALE_OFFSET);
@@ -89,7 +129,9 @@ fn vector_trits(desc: Option<&str>) -> [u8; 128] {
     match desc {
         None | Some("all 0") => [1; 128],
         Some("t[e] = (e % 3) - 1") => std::array::from_fn(|e| (e % 3) as u8),
-        Some(other) => panic!("spec/codecs.json vector trits {other:?}: teach this test the description"),
+        Some(other) => {
+            panic!("spec/codecs.json vector trits {other:?}: teach this test the description")
+        }
     }
 }
 
@@ -105,20 +147,33 @@ fn every_spec_vector_is_reproduced() {
         let encoded: Vec<u8> = match codec {
             Codec::Ptq1_0 => ptq1::encode_block(&t, d_bits).to_vec(),
             Codec::Pq2_0 => pq2::encode_block::<128, 34>(&t, d_bits).to_vec(),
-            other => panic!("vector {} for {other:?}: no encoder wired into this test", v.name),
+            other => panic!(
+                "vector {} for {other:?}: no encoder wired into this test",
+                v.name
+            ),
         };
         assert_eq!(encoded, want, "vector {}: encode", v.name);
         // Decode back to (t − 1)·d.
         let d = f16_to_f32(d_bits);
         let x: Vec<f32> = t.iter().map(|&t| (t as f32 - 1.0) * d).collect();
-        assert_eq!(codec.decode_to_vec(&want).unwrap(), x, "vector {}: decode", v.name);
+        assert_eq!(
+            codec.decode_to_vec(&want).unwrap(),
+            x,
+            "vector {}: decode",
+            v.name
+        );
         assert_eq!(codec.decode_to_vec(&want).unwrap(), {
             let mut r = vec![0f32; 128];
             codec.decode_reference(&want, &mut r).unwrap();
             r
         });
         // The reference quantizer produces the same bytes from those values.
-        assert_eq!(codec.quantize_to_vec(&x).unwrap(), want, "vector {}: quantize", v.name);
+        assert_eq!(
+            codec.quantize_to_vec(&x).unwrap(),
+            want,
+            "vector {}: quantize",
+            v.name
+        );
     }
 }
 
@@ -142,7 +197,10 @@ fn byte_facts_from_the_spec() {
     // ceiling skips a value (first gaps: 1, since v=1 → ceil(1.053) = 2; and 20, since
     // v=18 → 19 and v=19 → ceil(20.02) = 21).
     let nonq: Vec<u8> = (0..=255u8).filter(|&b| !ptq1::is_canonical_qs(b)).collect();
-    assert_eq!(nonq, [1, 20, 40, 60, 79, 99, 119, 138, 158, 178, 197, 217, 237]);
+    assert_eq!(
+        nonq,
+        [1, 20, 40, 60, 79, 99, 119, 138, 158, 178, 197, 217, 237]
+    );
 }
 
 fn fast_equals_reference(c: Codec, bytes: &[u8]) -> std::result::Result<(), TestCaseError> {
@@ -260,7 +318,13 @@ fn fast_decode_equals_reference_for_every_byte_in_every_position() {
 /// Every f16 scale pattern (inf and every NaN included) on a block using every code.
 #[test]
 fn fast_decode_equals_reference_for_every_scale_pattern() {
-    for c in [Codec::Pq2_0, Codec::Ptq1_0, Codec::Tq1_0, Codec::Tq2_0, Codec::Q2_0G64] {
+    for c in [
+        Codec::Pq2_0,
+        Codec::Ptq1_0,
+        Codec::Tq1_0,
+        Codec::Tq2_0,
+        Codec::Q2_0G64,
+    ] {
         let bb = c.block_bytes();
         let so = c.scale_offset().unwrap();
         let mut blk: Vec<u8> = (0..bb).map(|i| (i * 73 + 5) as u8).collect();
@@ -291,19 +355,30 @@ fn bad_lengths_are_errors_not_panics() {
             let e = c.decode(&vec![0u8; bb + 1], &mut out).unwrap_err();
             assert_eq!(e.class, ErrorClass::CodecLength);
             assert!(e.detail.contains(&format!("{}", bb + 1)), "{e}");
-            assert_eq!(c.validate(&vec![0u8; bb - 1]).unwrap_err().class, ErrorClass::CodecLength);
+            assert_eq!(
+                c.validate(&vec![0u8; bb - 1]).unwrap_err().class,
+                ErrorClass::CodecLength
+            );
             assert!(c.stats(&vec![0u8; bb + 1]).is_err());
         }
         if be > 1 {
-            assert_eq!(c.quantize_to_vec(&vec![0f32; be + 1]).unwrap_err().class, ErrorClass::CodecLength);
+            assert_eq!(
+                c.quantize_to_vec(&vec![0f32; be + 1]).unwrap_err().class,
+                ErrorClass::CodecLength
+            );
         }
         // Empty input is zero blocks.
         c.decode(&[], &mut []).unwrap();
         c.validate(&[]).unwrap();
     }
-    let e = Codec::Pq2_0.quantize(&[0f32; 128], &mut [0u8; 33]).unwrap_err();
+    let e = Codec::Pq2_0
+        .quantize(&[0f32; 128], &mut [0u8; 33])
+        .unwrap_err();
     assert_eq!(e.class, ErrorClass::CodecLength);
-    assert_eq!(Codec::I32.quantize_to_vec(&[1.0]).unwrap_err().class, ErrorClass::CodecUnsupported);
+    assert_eq!(
+        Codec::I32.quantize_to_vec(&[1.0]).unwrap_err().class,
+        ErrorClass::CodecUnsupported
+    );
 }
 
 #[test]
@@ -313,17 +388,28 @@ fn validate_reports_the_scale_offset_of_the_block() {
         let so = c.scale_offset().unwrap();
         let mut bytes = vec![0u8; 3 * bb];
         c.validate(&bytes).unwrap();
-        for (d, kind) in [(0x7c00u16, "inf"), (0xfc00, "inf"), (0x7e00, "NaN"), (0xfc01, "NaN")] {
+        for (d, kind) in [
+            (0x7c00u16, "inf"),
+            (0xfc00, "inf"),
+            (0x7e00, "NaN"),
+            (0xfc01, "NaN"),
+        ] {
             bytes[2 * bb + so..2 * bb + so + 2].copy_from_slice(&d.to_le_bytes());
             let e = c.validate(&bytes).unwrap_err();
             assert_eq!(e.class, ErrorClass::CodecScaleNonfinite);
             assert_eq!(e.offset, Some((2 * bb + so) as u64), "{c:?}");
             assert_eq!(e.field, "block[2].d");
             assert!(e.detail.contains(kind), "{e}");
-            assert_eq!(c.validate_at(&bytes, 1000).unwrap_err().offset, Some((1000 + 2 * bb + so) as u64));
+            assert_eq!(
+                c.validate_at(&bytes, 1000).unwrap_err().offset,
+                Some((1000 + 2 * bb + so) as u64)
+            );
             // Decoding is not validation: it follows the formula.
             let v = c.decode_to_vec(&bytes).unwrap();
-            assert!(v[2 * c.block_elems()..].iter().any(|x| !x.is_finite()), "{c:?}");
+            assert!(
+                v[2 * c.block_elems()..].iter().any(|x| !x.is_finite()),
+                "{c:?}"
+            );
         }
         // The largest finite f16 passes.
         bytes[2 * bb + so..2 * bb + so + 2].copy_from_slice(&0x7bffu16.to_le_bytes());
@@ -331,10 +417,15 @@ fn validate_reports_the_scale_offset_of_the_block() {
     }
     // Plain types: the values themselves.
     let e = Codec::F16.validate(&[0, 0, 0x00, 0x7c]).unwrap_err();
-    assert_eq!((e.class, e.offset), (ErrorClass::CodecScaleNonfinite, Some(2)));
+    assert_eq!(
+        (e.class, e.offset),
+        (ErrorClass::CodecScaleNonfinite, Some(2))
+    );
     let e = Codec::Bf16.validate(&[0, 0, 0xc0, 0x7f]).unwrap_err();
     assert_eq!(e.offset, Some(2));
-    let e = Codec::F32.validate(&[0, 0, 0, 0, 0, 0, 0xc0, 0x7f]).unwrap_err();
+    let e = Codec::F32
+        .validate(&[0, 0, 0, 0, 0, 0, 0xc0, 0x7f])
+        .unwrap_err();
     assert_eq!(e.offset, Some(4));
     Codec::I32.validate(&[0xff; 8]).unwrap();
 }
@@ -362,7 +453,15 @@ fn stats_hand_counted() {
     let s = Codec::Pq2_0.stats(&b).unwrap();
     assert_eq!(
         s,
-        CodeStats { blocks: 2, values: 256, zeros: 252, code3: 4, noncanonical_bytes: 0, nonfinite_scales: 1, negative_scales: 1 }
+        CodeStats {
+            blocks: 2,
+            values: 256,
+            zeros: 252,
+            code3: 4,
+            noncanonical_bytes: 0,
+            nonfinite_scales: 1,
+            negative_scales: 1
+        }
     );
     // PTQ1_0: qs all 0x80 (5 zero trits each) except qs[0] = 20 (digits 0,0,2,0,0: no zeros,
     // non-canonical); qh[0] = 0x7f (4 zeros), qh[1] = 0x80 (digits 1,1,1,1 but the qh encoder
@@ -375,13 +474,24 @@ fn stats_hand_counted() {
     let s = Codec::Ptq1_0.stats(&p).unwrap();
     assert_eq!(
         s,
-        CodeStats { blocks: 1, values: 128, zeros: 123, code3: 0, noncanonical_bytes: 2, nonfinite_scales: 1, negative_scales: 0 }
+        CodeStats {
+            blocks: 1,
+            values: 128,
+            zeros: 123,
+            code3: 0,
+            noncanonical_bytes: 2,
+            nonfinite_scales: 1,
+            negative_scales: 0
+        }
     );
     // Q2_0S planar: code 2 (0xaa) is zero.
     let mut q = vec![0xaau8; 10];
     q[..2].copy_from_slice(&0x3c00u16.to_le_bytes());
     assert_eq!(Codec::Q2_0sPlanar.stats(&q).unwrap().zeros, 32);
-    assert_eq!(Codec::F32.stats(&[0; 4]).unwrap_err().class, ErrorClass::CodecUnsupported);
+    assert_eq!(
+        Codec::F32.stats(&[0; 4]).unwrap_err().class,
+        ErrorClass::CodecUnsupported
+    );
     let mut acc = CodeStats::default();
     acc.add(&s);
     acc.add(&s);
@@ -390,13 +500,21 @@ fn stats_hand_counted() {
 
 #[test]
 fn direct_types_decode_little_endian() {
-    assert_eq!(Codec::F32.decode_to_vec(&1.5f32.to_le_bytes()).unwrap(), [1.5]);
+    assert_eq!(
+        Codec::F32.decode_to_vec(&1.5f32.to_le_bytes()).unwrap(),
+        [1.5]
+    );
     // f16 0xc000 = −2.0; bf16 0x3fc0 = 1.5; i32 −7.
     assert_eq!(Codec::F16.decode_to_vec(&[0x00, 0xc0]).unwrap(), [-2.0]);
     assert_eq!(Codec::Bf16.decode_to_vec(&[0xc0, 0x3f]).unwrap(), [1.5]);
-    assert_eq!(Codec::I32.decode_to_vec(&(-7i32).to_le_bytes()).unwrap(), [-7.0]);
+    assert_eq!(
+        Codec::I32.decode_to_vec(&(-7i32).to_le_bytes()).unwrap(),
+        [-7.0]
+    );
     // F16 fast path (half's slice conversion) over more than one internal chunk.
-    let raw: Vec<u8> = (0..2000u32).flat_map(|i| ((i.wrapping_mul(2654435761u32) >> 16) as u16).to_le_bytes()).collect();
+    let raw: Vec<u8> = (0..2000u32)
+        .flat_map(|i| ((i.wrapping_mul(2654435761u32) >> 16) as u16).to_le_bytes())
+        .collect();
     fast_equals_reference(Codec::F16, &raw).unwrap();
     assert_eq!(Codec::F16.quantize_to_vec(&[-2.0]).unwrap(), [0x00, 0xc0]);
     assert_eq!(Codec::Bf16.quantize_to_vec(&[1.5]).unwrap(), [0xc0, 0x3f]);

@@ -57,14 +57,20 @@ pub fn decode_block_ref(block: &Block, out: &mut [f32; BLOCK_ELEMS]) {
 }
 
 pub(crate) fn decode_rows_ref(bytes: &[u8], out: &mut [f32]) {
-    for (blk, o) in bytes.chunks_exact(BLOCK_BYTES).zip(out.chunks_exact_mut(BLOCK_ELEMS)) {
+    for (blk, o) in bytes
+        .chunks_exact(BLOCK_BYTES)
+        .zip(out.chunks_exact_mut(BLOCK_ELEMS))
+    {
         decode_block_ref(blk.try_into().unwrap(), o.try_into().unwrap());
     }
 }
 
 /// Fast decode: per half, per bit pair, 32 contiguous outputs from 32 contiguous bytes.
 pub(crate) fn decode_rows(bytes: &[u8], out: &mut [f32]) {
-    for (blk, o) in bytes.chunks_exact(BLOCK_BYTES).zip(out.chunks_exact_mut(BLOCK_ELEMS)) {
+    for (blk, o) in bytes
+        .chunks_exact(BLOCK_BYTES)
+        .zip(out.chunks_exact_mut(BLOCK_ELEMS))
+    {
         let blk: &Block = blk.try_into().unwrap();
         let d = f16_to_f32(scale_bits(blk));
         for h in 0..2 {

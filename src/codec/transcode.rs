@@ -12,7 +12,9 @@ pub fn ptq1_to_pq2_block(block: &ptq1::Block) -> [u8; pq2::PQ2_0_BYTES] {
 }
 
 /// One PQ2_0 block as PTQ1_0, or the index of the first element holding code 3.
-pub fn pq2_to_ptq1_block(block: &[u8; pq2::PQ2_0_BYTES]) -> std::result::Result<ptq1::Block, usize> {
+pub fn pq2_to_ptq1_block(
+    block: &[u8; pq2::PQ2_0_BYTES],
+) -> std::result::Result<ptq1::Block, usize> {
     let codes: [u8; 128] = pq2::codes(block);
     if let Some(j) = codes.iter().position(|&c| c == 3) {
         return Err(j);
@@ -24,7 +26,10 @@ pub fn pq2_to_ptq1_block(block: &[u8; pq2::PQ2_0_BYTES]) -> std::result::Result<
 pub fn ptq1_to_pq2_into(bytes: &[u8], out: &mut [u8]) -> Result<()> {
     let n = Codec::Ptq1_0.blocks_in(bytes.len())?;
     check_out(Codec::Pq2_0, n, out.len())?;
-    for (src, dst) in bytes.chunks_exact(ptq1::BLOCK_BYTES).zip(out.chunks_exact_mut(pq2::PQ2_0_BYTES)) {
+    for (src, dst) in bytes
+        .chunks_exact(ptq1::BLOCK_BYTES)
+        .zip(out.chunks_exact_mut(pq2::PQ2_0_BYTES))
+    {
         dst.copy_from_slice(&ptq1_to_pq2_block(src.try_into().unwrap()));
     }
     Ok(())
@@ -35,7 +40,11 @@ pub fn ptq1_to_pq2_into(bytes: &[u8], out: &mut [u8]) -> Result<()> {
 pub fn pq2_to_ptq1_into(bytes: &[u8], out: &mut [u8]) -> Result<()> {
     let n = Codec::Pq2_0.blocks_in(bytes.len())?;
     check_out(Codec::Ptq1_0, n, out.len())?;
-    for (i, (src, dst)) in bytes.chunks_exact(pq2::PQ2_0_BYTES).zip(out.chunks_exact_mut(ptq1::BLOCK_BYTES)).enumerate() {
+    for (i, (src, dst)) in bytes
+        .chunks_exact(pq2::PQ2_0_BYTES)
+        .zip(out.chunks_exact_mut(ptq1::BLOCK_BYTES))
+        .enumerate()
+    {
         match pq2_to_ptq1_block(src.try_into().unwrap()) {
             Ok(b) => dst.copy_from_slice(&b),
             Err(j) => {
@@ -131,9 +140,20 @@ mod tests {
 
     #[test]
     fn lengths_are_errors() {
-        assert_eq!(ptq1_to_pq2(&[0u8; 29]).unwrap_err().class, ErrorClass::CodecLength);
-        assert_eq!(pq2_to_ptq1(&[0u8; 33]).unwrap_err().class, ErrorClass::CodecLength);
-        assert_eq!(ptq1_to_pq2_into(&[0u8; 28], &mut [0u8; 33]).unwrap_err().class, ErrorClass::CodecLength);
+        assert_eq!(
+            ptq1_to_pq2(&[0u8; 29]).unwrap_err().class,
+            ErrorClass::CodecLength
+        );
+        assert_eq!(
+            pq2_to_ptq1(&[0u8; 33]).unwrap_err().class,
+            ErrorClass::CodecLength
+        );
+        assert_eq!(
+            ptq1_to_pq2_into(&[0u8; 28], &mut [0u8; 33])
+                .unwrap_err()
+                .class,
+            ErrorClass::CodecLength
+        );
         assert!(ptq1_to_pq2(&[]).unwrap().is_empty());
     }
 }
