@@ -1,8 +1,9 @@
 //! Decode throughput of the block codecs, plus a memory-bandwidth yardstick.
 //!
 //! Run: `cargo bench --bench codec` (settings are short on purpose; see benches/RESULTS.md).
-//! Two slab sizes per codec: "l2" (~1 Mi weights, output 4 MiB — fits in L3 on the test
-//! machine) and "dram" (4096 × 5120 = 21 Mi weights, output 80 MiB — far bigger than cache).
+//! Three slab sizes per codec: "l2" (128 Ki weights, output 512 KiB — fits a 1 MiB L2),
+//! "l3" (1 Mi weights, output 4 MiB — fits the 32 MiB L3) and "dram" (4096 × 5120 = 20 Mi
+//! weights, output 80 MiB — far bigger than cache).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ninfer_ternary::codec::Codec;
@@ -33,7 +34,7 @@ fn slab(c: Codec, elems: usize) -> Vec<u8> {
     b
 }
 
-const SIZES: [(&str, usize); 2] = [("l2", 1 << 20), ("dram", 4096 * 5120)];
+const SIZES: [(&str, usize); 3] = [("l2", 1 << 17), ("l3", 1 << 20), ("dram", 4096 * 5120)];
 
 fn decode(cr: &mut Criterion) {
     let mut g = cr.benchmark_group("decode");
