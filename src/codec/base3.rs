@@ -35,8 +35,9 @@ pub const fn digits4(b: u8) -> [u8; 4] {
 /// `ceil(v * 256 / 243)`, the fixed-point rescale of ggml's encoder (`v` <= 242).
 #[inline(always)]
 const fn rescale(v: u32) -> u8 {
-    // u32 so that out-of-range trits cannot overflow; for valid trits this is ggml's u16 math.
-    ((v * 256 + 242) / 243) as u8
+    // ggml writes `(v * 256 + 242) / 243`, i.e. a ceiling division. u32 so that out-of-range
+    // trits cannot overflow; for valid trits this is ggml's u16 math.
+    (v * 256).div_ceil(243) as u8
 }
 
 /// Encodes 5 trits (each 0..=2, MSB first) as one `qs` byte. Larger trits are a caller

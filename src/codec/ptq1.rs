@@ -131,13 +131,13 @@ mod tests {
         blk[0] = 20;
         let mut out = [0f32; BLOCK_ELEMS];
         decode_block_ref(&blk, &mut out);
-        for e in 0..BLOCK_ELEMS {
+        for (e, &v) in out.iter().enumerate() {
             let want = match e {
                 0 | 16 | 48 | 64 => -1.0,
                 32 => 1.0,
                 _ => 0.0,
             };
-            assert_eq!(out[e], want, "element {e}");
+            assert_eq!(v, want, "element {e}");
         }
         assert!(!is_canonical_qs(20));
         assert!(is_canonical_qs(19));

@@ -286,7 +286,7 @@ proptest! {
     fn requantizing_decoded_output_is_stable(x in proptest::collection::vec(-1000f32..1000.0, 256)) {
         prop_assume!(x.iter().any(|v| v.abs() > 1e-2));
         for c in [Codec::Ptq1_0, Codec::Pq2_0, Codec::Q2_0G64, Codec::Tq1_0, Codec::Tq2_0] {
-            let n = c.block_elems().max(128).min(256) / c.block_elems() * c.block_elems();
+            let n = c.block_elems().clamp(128, 256) / c.block_elems() * c.block_elems();
             let x = &x[..n];
             prop_assume!(x.chunks(c.block_elems()).all(|b| b.iter().any(|v| v.abs() > 1e-2)));
             let q = c.quantize_to_vec(x).unwrap();
