@@ -437,9 +437,8 @@ impl Codec {
             }
             Codec::Bf16 => blocks
                 .for_each(|(o, v)| o.copy_from_slice(&direct::f32_to_bf16(v[0]).to_le_bytes())),
-            Codec::Q8_0 => blocks.for_each(|(o, v)| {
-                q8_0::quantize_block(v.try_into().unwrap(), o.try_into().unwrap())
-            }),
+            Codec::Q8_0 => blocks
+                .for_each(|(o, v)| o.copy_from_slice(&q8_0::quantize_block(v.try_into().unwrap()))),
             Codec::Pq2_0 => blocks.for_each(|(o, v)| {
                 o.copy_from_slice(&pq2::quantize_block::<128, 34>(v.try_into().unwrap()))
             }),

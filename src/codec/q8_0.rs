@@ -19,12 +19,12 @@ pub fn encode_block(qs: &[i8; BLOCK_ELEMS], d_bits: u16) -> Block {
 
 /// ggml's `quantize_row_q8_0_ref`: `d = amax / 127`, `id = 1/d` (0 if d is 0),
 /// stored f16(d), `q = roundf(x·id)` (half away from zero; |q| <= 127 for finite input).
-pub fn quantize_block(x: &[f32; BLOCK_ELEMS], out: &mut Block) {
+pub fn quantize_block(x: &[f32; BLOCK_ELEMS]) -> Block {
     let amax = ggml_amax(x);
     let d = amax / 127.0;
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
     let qs: [i8; BLOCK_ELEMS] = std::array::from_fn(|j| (x[j] * id).round() as i8);
-    *out = encode_block(&qs, f32_to_f16(d));
+    encode_block(&qs, f32_to_f16(d))
 }
 
 pub fn decode_block_ref(block: &Block, out: &mut [f32; BLOCK_ELEMS]) {
@@ -59,8 +59,7 @@ mod tests {
         x[0] = 127.0;
         x[1] = -2.5;
         x[2] = 0.4;
-        let mut b = [0u8; 34];
-        quantize_block(&x, &mut b);
+        let b = quantize_block(&x);
         assert_eq!(&b[..5], &[0x00, 0x3c, 127, (-3i8) as u8, 0]);
         let mut y = [0f32; 32];
         decode_block_ref(&b, &mut y);
