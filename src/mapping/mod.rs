@@ -272,7 +272,7 @@ mod tests {
             .iter()
             .find(|o| o.name == "text/layers/0/gdn/value_z")
             .unwrap();
-        assert_eq!(vz.shape, vec![768, 256]);
+        assert_eq!(vz.shape, vec![768, 128]);
         let Some(Produce::TernaryRows { parts }) = vz.rule.as_ref().map(|r| &r.produce) else {
             panic!()
         };
