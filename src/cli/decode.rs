@@ -10,8 +10,16 @@ use std::process::ExitCode;
 /// Parses `A:B` (either side may be empty).
 pub fn parse_rows(s: &str, n: u64) -> anyhow::Result<std::ops::Range<u64>> {
     let (a, b) = s.split_once(':').context("--rows takes A:B")?;
-    let a: u64 = if a.is_empty() { 0 } else { a.parse().context("--rows start")? };
-    let b: u64 = if b.is_empty() { n } else { b.parse().context("--rows end")? };
+    let a: u64 = if a.is_empty() {
+        0
+    } else {
+        a.parse().context("--rows start")?
+    };
+    let b: u64 = if b.is_empty() {
+        n
+    } else {
+        b.parse().context("--rows end")?
+    };
     if a > b || b > n {
         bail!("--rows {a}:{b} is outside 0:{n}");
     }
@@ -19,7 +27,11 @@ pub fn parse_rows(s: &str, n: u64) -> anyhow::Result<std::ops::Range<u64>> {
 }
 
 /// (shape, values) of rows `rows` of a GGUF tensor.
-pub fn decode_gguf(bytes: &[u8], name: &str, rows: Option<&str>) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
+pub fn decode_gguf(
+    bytes: &[u8],
+    name: &str,
+    rows: Option<&str>,
+) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
     let g = crate::gguf::parse(bytes, crate::gguf::Mode::Spec)?;
     let t = g.require_tensor(name)?;
     let codec = Codec::for_ggml_type_checked(t.ggml)?;
@@ -39,14 +51,31 @@ pub fn decode_gguf(bytes: &[u8], name: &str, rows: Option<&str>) -> anyhow::Resu
 }
 
 /// (shape, values) of rows of a .ninfer object.
-pub fn decode_ninfer(bytes: &[u8], name: &str, rows: Option<&str>) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
+pub fn decode_ninfer(
+    bytes: &[u8],
+    name: &str,
+    rows: Option<&str>,
+) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
     let a = Artifact::parse(bytes)?;
     match a.view(name)? {
-        ObjectView::Contiguous { format, shape, bytes } => {
+        ObjectView::Contiguous {
+            format,
+            shape,
+            bytes,
+        } => {
             let vals: Vec<f32> = match format.name.as_str() {
-                "BF16" => bytes.chunks_exact(2).map(|c| direct::bf16_to_f32(u16::from_le_bytes([c[0], c[1]]))).collect(),
-                "FP32" => bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
-                "I32" => bytes.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32).collect(),
+                "BF16" => bytes
+                    .chunks_exact(2)
+                    .map(|c| direct::bf16_to_f32(u16::from_le_bytes([c[0], c[1]])))
+                    .collect(),
+                "FP32" => bytes
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect(),
+                "I32" => bytes
+                    .chunks_exact(4)
+                    .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32)
+                    .collect(),
                 other => bail!("{name}: contiguous format {other} is not decoded"),
             };
             let shape = if shape.is_empty() { vec![1] } else { shape };
@@ -58,26 +87,46 @@ pub fn decode_ninfer(bytes: &[u8], name: &str, rows: Option<&str>) -> anyhow::Re
                     let r = parse_rows(r, n)?;
                     let mut s = shape.clone();
                     s[0] = r.end - r.start;
-                    Ok((s, vals[(r.start * per) as usize..(r.end * per) as usize].to_vec()))
+                    Ok((
+                        s,
+                        vals[(r.start * per) as usize..(r.end * per) as usize].to_vec(),
+                    ))
                 }
             }
         }
         ObjectView::RowSplit(v) => {
-            let t = v.format.ternary.as_ref().with_context(|| format!("{name}: {} has no ggml block mapping; its values are not decoded", v.format.name))?;
+            let t = v.format.ternary.as_ref().with_context(|| {
+                format!(
+                    "{name}: {} has no ggml block mapping; its values are not decoded",
+                    v.format.name
+                )
+            })?;
             let codec = Codec::from_name(&t.codec).context("spec names an unknown codec")?;
             let range = match rows {
                 Some(r) => parse_rows(r, v.geom.n)?,
                 None => 0..v.geom.n,
             };
             let blocks = v.ggml_rows(range.clone())?;
-            Ok((vec![range.end - range.start, v.geom.k], codec.decode_to_vec(&blocks)?))
+            Ok((
+                vec![range.end - range.start, v.geom.k],
+                codec.decode_to_vec(&blocks)?,
+            ))
         }
-        ObjectView::Opaque { format, layout, .. } => bail!("{name}: {} in {layout} is not decoded by this suite", format.name),
+        ObjectView::Opaque { format, layout, .. } => bail!(
+            "{name}: {} in {layout} is not decoded by this suite",
+            format.name
+        ),
         ObjectView::Resource { .. } => bail!("{name} is a raw-bytes resource, not a tensor"),
     }
 }
 
-pub fn run(file: &Path, name: &str, rows: Option<&str>, output: &Path, force: bool) -> anyhow::Result<ExitCode> {
+pub fn run(
+    file: &Path,
+    name: &str,
+    rows: Option<&str>,
+    output: &Path,
+    force: bool,
+) -> anyhow::Result<ExitCode> {
     super::check_output(output, force)?;
     let map = crate::fsio::map_file(file)?;
     let (shape, vals) = if map.starts_with(b"GGUF") {
@@ -88,6 +137,11 @@ pub fn run(file: &Path, name: &str, rows: Option<&str>, output: &Path, force: bo
     let mut buf = Vec::with_capacity(vals.len() * 4 + 128);
     crate::npy::write_f32(&mut buf, &shape, &vals)?;
     crate::fsio::write_bytes_atomic(output, &buf)?;
-    println!("wrote {} ({:?} f32, {} values)", output.display(), shape, vals.len());
+    println!(
+        "wrote {} ({:?} f32, {} values)",
+        output.display(),
+        shape,
+        vals.len()
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -36,15 +36,40 @@ pub fn value_text(v: &Value<'_>) -> String {
 }
 
 fn array_text(a: &ArrayView<'_>) -> String {
-    let head: Vec<String> = match a.as_strs() {
-        Ok(s) => s.iter().take(4).map(|x| format!("{x:?}")).collect(),
-        Err(_) => match a.as_f64s() {
-            Ok(v) => v.iter().take(8).map(|x| x.to_string()).collect(),
-            Err(_) => a.as_i64s().map(|v| v.iter().take(8).map(|x| x.to_string()).collect()).unwrap_or_default(),
-        },
+    fn first<T: ToString>(v: crate::Result<Vec<T>>) -> Vec<String> {
+        v.map(|v| v.iter().take(8).map(|x| x.to_string()).collect())
+            .unwrap_or_default()
+    }
+    use crate::gguf::ValueType as T;
+    let head: Vec<String> = match a.elem {
+        T::String => a
+            .as_strs()
+            .map(|s| s.iter().take(4).map(|x| format!("{x:?}")).collect())
+            .unwrap_or_default(),
+        T::U8 => first(a.as_u8s()),
+        T::I8 => first(a.as_i8s()),
+        T::U16 => first(a.as_u16s()),
+        T::I16 => first(a.as_i16s()),
+        T::U32 => first(a.as_u32s()),
+        T::I32 => first(a.as_i32s()),
+        T::F32 => first(a.as_f32s()),
+        T::Bool => first(a.as_bools()),
+        T::U64 => first(a.as_u64s()),
+        T::I64 => first(a.as_i64s()),
+        T::F64 => first(a.as_f64s()),
+        T::Array => Vec::new(),
     };
-    let more = if a.count as usize > head.len() { ", …" } else { "" };
-    format!("[{}; {}] [{}{more}]", a.elem.name(), a.count, head.join(", "))
+    let more = if a.count as usize > head.len() {
+        ", …"
+    } else {
+        ""
+    };
+    format!(
+        "[{}; {}] [{}{more}]",
+        a.elem.name(),
+        a.count,
+        head.join(", ")
+    )
 }
 
 pub fn run(path: &Path, bytes: &[u8], as_json: bool, mode: &str) -> anyhow::Result<ExitCode> {
@@ -72,18 +97,40 @@ pub fn run(path: &Path, bytes: &[u8], as_json: bool, mode: &str) -> anyhow::Resu
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{}: GGUF v{} ({} mode), {} bytes", path.display(), g.version, mode, bytes.len());
-    println!("  alignment {}; tensor infos at {}; data section at {} (end of tensor infos, aligned)", g.alignment, g.tensor_info_offset, g.data_offset);
+    println!(
+        "{}: GGUF v{} ({} mode), {} bytes",
+        path.display(),
+        g.version,
+        mode,
+        bytes.len()
+    );
+    println!(
+        "  alignment {}; tensor infos at {}; data section at {} (end of tensor infos, aligned)",
+        g.alignment, g.tensor_info_offset, g.data_offset
+    );
     for w in g.warnings.iter().chain(notes.iter()) {
         println!("  warning: {w}");
     }
     println!("  metadata ({} keys):", g.kvs.len());
     for kv in &g.kvs {
-        println!("    {:<44} {:<7} {}", kv.key, kv.value.value_type().name(), value_text(&kv.value));
+        println!(
+            "    {:<44} {:<7} {}",
+            kv.key,
+            kv.value.value_type().name(),
+            value_text(&kv.value)
+        );
     }
     println!("  tensors ({}):", g.tensors.len());
     for t in &g.tensors {
-        println!("    {:<40} {:<8} id={:<4} ne={:<18} off={:<12} bytes={}", t.name, t.ggml.name, t.type_id, format!("{:?}", t.dims()), t.offset, t.nbytes);
+        println!(
+            "    {:<40} {:<8} id={:<4} ne={:<18} off={:<12} bytes={}",
+            t.name,
+            t.ggml.name,
+            t.type_id,
+            format!("{:?}", t.dims()),
+            t.offset,
+            t.nbytes
+        );
         if let Some(f) = spec::get().ternary_format_for_ggml(&t.ggml.name) {
             let (n, k) = (t.n_elements / t.ne[0], t.ne[0]);
             if let Ok(geo) = row_split_geometry(f, n, k) {
@@ -97,15 +144,27 @@ pub fn run(path: &Path, bytes: &[u8], as_json: bool, mode: &str) -> anyhow::Resu
 /// Fork-id notes: legacy Prism id 42 and which ternary types a file uses.
 pub fn fork_notes(g: &Gguf<'_>) -> Vec<String> {
     let mut out = Vec::new();
-    let legacy = g.tensors.iter().filter(|t| t.type_id == 42 && t.ggml.block_elems == 128).count();
+    let legacy = g
+        .tensors
+        .iter()
+        .filter(|t| t.type_id == 42 && t.ggml.block_elems == 128)
+        .count();
     if legacy > 0 {
         out.push(format!("{legacy} tensors use id 42 with 34 B/128 blocks: the legacy Prism layout (byte-identical to PQ2_0); retag to 142 with `ninfer-ternary transcode --retag-42`"));
     }
-    let mut types: Vec<&str> = g.tensors.iter().filter(|t| matches!(t.type_id, 142 | 143)).map(|t| t.ggml.name.as_str()).collect();
+    let mut types: Vec<&str> = g
+        .tensors
+        .iter()
+        .filter(|t| matches!(t.type_id, 142 | 143))
+        .map(|t| t.ggml.name.as_str())
+        .collect();
     types.sort();
     types.dedup();
     if types.len() > 1 {
-        out.push(format!("mixed ternary types in one file: {}", types.join(", ")));
+        out.push(format!(
+            "mixed ternary types in one file: {}",
+            types.join(", ")
+        ));
     }
     out
 }

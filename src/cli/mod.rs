@@ -76,6 +76,15 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Write the GGUF that scripts/oracle_gguf_py.py decodes with gguf-py (TQ1_0, TQ2_0, Q8_0, F16, BF16, F32).
+    OracleGguf {
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long)]
+        force: bool,
+    },
     /// Print the spec tables (spec/*.json) as Markdown.
     Spec {
         /// One table (e.g. geometry, formats); all when absent.
@@ -98,9 +107,32 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect { file, json, mode } => inspect::run(&file, json, &mode),
-        Command::Decode { file, name, rows, output, force } => decode::run(&file, &name, rows.as_deref(), &output, force),
-        Command::Transcode { input, output, to, retag_42, force } => transcode::run(&input, &output, to.as_deref(), retag_42, force),
-        Command::Synth { profile, format, seed, output, force } => synth_cmd::model(&profile, &format, seed, &output, force),
+        Command::Decode {
+            file,
+            name,
+            rows,
+            output,
+            force,
+        } => decode::run(&file, &name, rows.as_deref(), &output, force),
+        Command::Transcode {
+            input,
+            output,
+            to,
+            retag_42,
+            force,
+        } => transcode::run(&input, &output, to.as_deref(), retag_42, force),
+        Command::Synth {
+            profile,
+            format,
+            seed,
+            output,
+            force,
+        } => synth_cmd::model(&profile, &format, seed, &output, force),
+        Command::OracleGguf {
+            seed,
+            output,
+            force,
+        } => synth_cmd::oracle(seed, &output, force),
         Command::Spec { table } => spec_cmd::run(table.as_deref()),
         Command::SynthTemplate {
             profile,
@@ -141,8 +173,10 @@ pub(crate) fn progress_bar(total: u64, what: &str) -> indicatif::ProgressBar {
     }
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{prefix} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template(
+            "{prefix} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar.set_prefix(what.to_string());
     bar

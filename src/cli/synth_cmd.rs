@@ -21,11 +21,18 @@ pub fn template(profile: &str, output: &Path, force: bool) -> anyhow::Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn model(profile: &str, format: &str, seed: u64, output: &Path, force: bool) -> anyhow::Result<ExitCode> {
-    use crate::synth::model::{writer_for, write_model_file, TernaryType};
+pub fn model(
+    profile: &str,
+    format: &str,
+    seed: u64,
+    output: &Path,
+    force: bool,
+) -> anyhow::Result<ExitCode> {
+    use crate::synth::model::{write_model_file, writer_for, TernaryType};
     super::check_output(output, force)?;
     let p = super::profile(profile)?;
-    let ty = TernaryType::parse(format).ok_or_else(|| anyhow::anyhow!("--format {format}: expected pq2_0 or ptq1_0"))?;
+    let ty = TernaryType::parse(format)
+        .ok_or_else(|| anyhow::anyhow!("--format {format}: expected pq2_0 or ptq1_0"))?;
     let total = writer_for(&p, ty, seed)?.0.file_len()?;
     let bar = super::progress_bar(total, "synth");
     let t0 = std::time::Instant::now();
@@ -34,7 +41,20 @@ pub fn model(profile: &str, format: &str, seed: u64, output: &Path, force: bool)
     let secs = t0.elapsed().as_secs_f64();
     println!(
         "wrote {} ({} {}, seed {seed}, {} bytes) in {:.2}s ({:.0} MB/s)",
-        output.display(), p.name, ty.name(), total, secs, total as f64 / secs / 1e6
+        output.display(),
+        p.name,
+        ty.name(),
+        total,
+        secs,
+        total as f64 / secs / 1e6
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn oracle(seed: u64, output: &Path, force: bool) -> anyhow::Result<ExitCode> {
+    super::check_output(output, force)?;
+    let bytes = crate::synth::oracle::oracle_gguf(seed)?;
+    crate::fsio::write_bytes_atomic(output, &bytes)?;
+    println!("wrote {} ({} bytes)", output.display(), bytes.len());
     Ok(ExitCode::SUCCESS)
 }

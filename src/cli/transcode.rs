@@ -56,7 +56,13 @@ pub fn retag_42(src: &[u8]) -> anyhow::Result<(Vec<u8>, usize)> {
     Ok((out, n))
 }
 
-pub fn run(input: &Path, output: &Path, to: Option<&str>, retag: bool, force: bool) -> anyhow::Result<ExitCode> {
+pub fn run(
+    input: &Path,
+    output: &Path,
+    to: Option<&str>,
+    retag: bool,
+    force: bool,
+) -> anyhow::Result<ExitCode> {
     super::check_output(output, force)?;
     if input.canonicalize().ok() == output.canonicalize().ok() && output.exists() {
         bail!("refusing to overwrite the input; write to another file");
@@ -70,13 +76,26 @@ pub fn run(input: &Path, output: &Path, to: Option<&str>, retag: bool, force: bo
             (b, n, "retagged 42 -> 142")
         }
         (Some(t), false) => {
-            let ty = crate::synth::model::TernaryType::parse(t).with_context(|| format!("--to {t}: expected pq2_0 or ptq1_0"))?;
+            let ty = crate::synth::model::TernaryType::parse(t)
+                .with_context(|| format!("--to {t}: expected pq2_0 or ptq1_0"))?;
             let (b, n) = transcode_bytes(&map, ty.type_id())?;
-            (b, n, if ty.type_id() == 142 { "transcoded to PQ2_0" } else { "transcoded to PTQ1_0" })
+            (
+                b,
+                n,
+                if ty.type_id() == 142 {
+                    "transcoded to PQ2_0"
+                } else {
+                    "transcoded to PTQ1_0"
+                },
+            )
         }
     };
     gguf::parse(&bytes, Mode::Spec).context("transcoded file does not re-open")?;
     crate::fsio::write_bytes_atomic(output, &bytes)?;
-    println!("{what}: {n} tensors; wrote {} ({} bytes)", output.display(), bytes.len());
+    println!(
+        "{what}: {n} tensors; wrote {} ({} bytes)",
+        output.display(),
+        bytes.len()
+    );
     Ok(ExitCode::SUCCESS)
 }

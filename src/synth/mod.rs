@@ -1,5 +1,6 @@
 //! Generators of Bonsai-shaped stand-ins: the synthetic GGUF model and the groupwise-int template.
 
 pub mod model;
+pub mod oracle;
 pub mod rng;
 pub mod template;

@@ -73,7 +73,12 @@ pub fn tensor_list(p: &ModelProfile) -> Vec<SynthTensor> {
         kind: t.ty.clone(),
         init: t.init.clone().unwrap_or_default(),
     };
-    let mut out: Vec<SynthTensor> = m.gguf_tensors.iter().filter(|t| t.layers == LayerSet::Global).map(|t| mk(t, None)).collect();
+    let mut out: Vec<SynthTensor> = m
+        .gguf_tensors
+        .iter()
+        .filter(|t| t.layers == LayerSet::Global)
+        .map(|t| mk(t, None))
+        .collect();
     for l in 0..p.n_layers {
         for t in &m.gguf_tensors {
             let yes = match t.layers {
@@ -109,7 +114,13 @@ pub fn block_trits(rng: &mut Rng, b: u64) -> [u8; 128] {
             pos.swap(i, j);
         }
         for (i, &e) in pos.iter().enumerate() {
-            t[e] = if i < zeros { 1 } else if rng.next_u64() & 1 == 0 { 0 } else { 2 };
+            t[e] = if i < zeros {
+                1
+            } else if rng.next_u64() & 1 == 0 {
+                0
+            } else {
+                2
+            };
         }
     }
     t
@@ -123,7 +134,9 @@ pub fn block_scale(rng: &mut Rng) -> u16 {
 /// Encodes one block of trits with scale bits in the given type.
 pub fn encode_block(ty: TernaryType, trits: &[u8; 128], d: u16, out: &mut Vec<u8>) {
     match ty {
-        TernaryType::Pq2_0 => out.extend_from_slice(&pq2::encode_block::<128, { pq2::PQ2_0_BYTES }>(trits, d)),
+        TernaryType::Pq2_0 => {
+            out.extend_from_slice(&pq2::encode_block::<128, { pq2::PQ2_0_BYTES }>(trits, d))
+        }
         TernaryType::Ptq1_0 => out.extend_from_slice(&ptq1::encode_block(trits, d)),
     }
 }
@@ -179,7 +192,10 @@ fn float_values(t: &SynthTensor, seed: u64) -> Vec<f32> {
 fn dense_bytes(t: &SynthTensor, seed: u64) -> Vec<u8> {
     let v = float_values(t, seed);
     match t.kind.as_str() {
-        "BF16" => v.iter().flat_map(|x| direct::f32_to_bf16(*x).to_le_bytes()).collect(),
+        "BF16" => v
+            .iter()
+            .flat_map(|x| direct::f32_to_bf16(*x).to_le_bytes())
+            .collect(),
         _ => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
     }
 }
@@ -187,18 +203,33 @@ fn dense_bytes(t: &SynthTensor, seed: u64) -> Vec<u8> {
 fn type_id_for(t: &SynthTensor, ty: TernaryType) -> u32 {
     match t.kind.as_str() {
         "ternary" => ty.type_id(),
-        name => spec::get().ggml_type_named(name).map(|g| g.id).expect("mapping names known ggml types"),
+        name => spec::get()
+            .ggml_type_named(name)
+            .map(|g| g.id)
+            .expect("mapping names known ggml types"),
     }
 }
 
 /// The metadata of the synthetic model, in write order.
-fn metadata(p: &ModelProfile, ty: TernaryType, seed: u64, tensors: &[SynthTensor]) -> Vec<(String, MetaValue)> {
+fn metadata(
+    p: &ModelProfile,
+    ty: TernaryType,
+    seed: u64,
+    tensors: &[SynthTensor],
+) -> Vec<(String, MetaValue)> {
     let a = &p.arch;
     let d = |k: &str| p.derived[k];
     let u = |x: u64| MetaValue::U32(x as u32);
     let mut kv: Vec<(String, MetaValue)> = vec![
         ("general.architecture".into(), MetaValue::str(a)),
-        ("general.name".into(), MetaValue::str(&format!("synthetic {} ({}, seed {seed})", p.name, ty.name()))),
+        (
+            "general.name".into(),
+            MetaValue::str(&format!(
+                "synthetic {} ({}, seed {seed})",
+                p.name,
+                ty.name()
+            )),
+        ),
         ("general.quantization_version".into(), MetaValue::U32(2)),
         (format!("{a}.block_count"), u(p.n_layers)),
         (format!("{a}.context_length"), u(p.context_length)),
@@ -208,16 +239,31 @@ fn metadata(p: &ModelProfile, ty: TernaryType, seed: u64, tensors: &[SynthTensor
         (format!("{a}.attention.head_count_kv"), u(p.kv_heads)),
         (format!("{a}.attention.key_length"), u(p.head_dim)),
         (format!("{a}.attention.value_length"), u(p.head_dim)),
-        (format!("{a}.attention.layer_norm_rms_epsilon"), MetaValue::F32(p.rms_eps)),
+        (
+            format!("{a}.attention.layer_norm_rms_epsilon"),
+            MetaValue::F32(p.rms_eps),
+        ),
         (format!("{a}.rope.dimension_count"), u(p.rope_dims)),
-        (format!("{a}.rope.dimension_sections"), MetaValue::Array(ValueType::I32, p.rope_sections.iter().map(|&x| MetaValue::I32(x)).collect())),
-        (format!("{a}.rope.freq_base"), MetaValue::F32(p.rope_freq_base)),
+        (
+            format!("{a}.rope.dimension_sections"),
+            MetaValue::Array(
+                ValueType::I32,
+                p.rope_sections.iter().map(|&x| MetaValue::I32(x)).collect(),
+            ),
+        ),
+        (
+            format!("{a}.rope.freq_base"),
+            MetaValue::F32(p.rope_freq_base),
+        ),
         (format!("{a}.ssm.conv_kernel"), u(p.conv_kernel)),
         (format!("{a}.ssm.inner_size"), u(d("v_rows"))),
         (format!("{a}.ssm.state_size"), u(p.head_k_dim)),
         (format!("{a}.ssm.time_step_rank"), u(p.v_heads)),
         (format!("{a}.ssm.group_count"), u(p.k_heads)),
-        (format!("{a}.full_attention_interval"), u(p.full_attention_interval)),
+        (
+            format!("{a}.full_attention_interval"),
+            u(p.full_attention_interval),
+        ),
     ];
     let inverse: Vec<String> = mapping().hadamard_inverse.clone();
     let folded: Vec<MetaValue> = tensors
@@ -227,25 +273,55 @@ fn metadata(p: &ModelProfile, ty: TernaryType, seed: u64, tensors: &[SynthTensor
         .collect();
     let mut rng = Rng::for_name(seed, "prism.hadamard.sign_values");
     let total: u64 = p.sign_widths.iter().sum();
-    let signs: Vec<MetaValue> = (0..total).map(|_| MetaValue::I32(if rng.next_u64() & 1 == 0 { 1 } else { -1 })).collect();
+    let signs: Vec<MetaValue> = (0..total)
+        .map(|_| MetaValue::I32(if rng.next_u64() & 1 == 0 { 1 } else { -1 }))
+        .collect();
     let h = "prism.hadamard";
     kv.extend([
         (format!("{h}.version"), MetaValue::U32(1)),
         (format!("{h}.block_size"), u(p.hadamard_block)),
-        (format!("{h}.transform"), MetaValue::str("normalized-sylvester-walsh-hadamard")),
+        (
+            format!("{h}.transform"),
+            MetaValue::str("normalized-sylvester-walsh-hadamard"),
+        ),
         (format!("{h}.axis"), MetaValue::str("input-last-dimension")),
         (format!("{h}.sign_mode"), MetaValue::str("explicit")),
-        (format!("{h}.weight_names"), MetaValue::Array(ValueType::String, folded)),
-        (format!("{h}.sign_widths"), MetaValue::Array(ValueType::I32, p.sign_widths.iter().map(|&w| MetaValue::I32(w as i32)).collect())),
-        (format!("{h}.sign_values"), MetaValue::Array(ValueType::I32, signs)),
-        (format!("{h}.inverse_weight_names"), MetaValue::Array(ValueType::String, inverse.iter().map(|s| MetaValue::str(s)).collect())),
+        (
+            format!("{h}.weight_names"),
+            MetaValue::Array(ValueType::String, folded),
+        ),
+        (
+            format!("{h}.sign_widths"),
+            MetaValue::Array(
+                ValueType::I32,
+                p.sign_widths
+                    .iter()
+                    .map(|&w| MetaValue::I32(w as i32))
+                    .collect(),
+            ),
+        ),
+        (
+            format!("{h}.sign_values"),
+            MetaValue::Array(ValueType::I32, signs),
+        ),
+        (
+            format!("{h}.inverse_weight_names"),
+            MetaValue::Array(
+                ValueType::String,
+                inverse.iter().map(|s| MetaValue::str(s)).collect(),
+            ),
+        ),
         (format!("{h}.gdn_v_grouped"), MetaValue::Bool(true)),
     ]);
     kv
 }
 
 /// The writer (header laid out) for a synthetic model.
-pub fn writer_for(p: &ModelProfile, ty: TernaryType, seed: u64) -> Result<(GgufWriter, Vec<SynthTensor>)> {
+pub fn writer_for(
+    p: &ModelProfile,
+    ty: TernaryType,
+    seed: u64,
+) -> Result<(GgufWriter, Vec<SynthTensor>)> {
     let tensors = tensor_list(p);
     let mut w = GgufWriter::new();
     for (k, v) in metadata(p, ty, seed, &tensors) {
@@ -253,7 +329,11 @@ pub fn writer_for(p: &ModelProfile, ty: TernaryType, seed: u64) -> Result<(GgufW
     }
     for t in &tensors {
         if t.kind == "ternary" && t.ne[0] % 128 != 0 {
-            return Err(Error::new(ErrorClass::GgufTensorBlockMultiple, t.name.clone(), format!("ne[0] = {} is not a multiple of 128", t.ne[0])));
+            return Err(Error::new(
+                ErrorClass::GgufTensorBlockMultiple,
+                t.name.clone(),
+                format!("ne[0] = {} is not a multiple of 128", t.ne[0]),
+            ));
         }
         w.tensor(&t.name, &t.ne, type_id_for(t, ty))?;
     }
@@ -261,13 +341,26 @@ pub fn writer_for(p: &ModelProfile, ty: TernaryType, seed: u64) -> Result<(GgufW
 }
 
 /// Streams the whole model into `out`.
-pub fn write_model<W: Write>(p: &ModelProfile, ty: TernaryType, seed: u64, out: W, mut progress: impl FnMut(u64)) -> Result<W> {
+pub fn write_model<W: Write>(
+    p: &ModelProfile,
+    ty: TernaryType,
+    seed: u64,
+    out: W,
+    mut progress: impl FnMut(u64),
+) -> Result<W> {
     let (w, tensors) = writer_for(p, ty, seed)?;
     let mut s = w.stream(out)?;
     for t in &tensors {
         if t.kind == "ternary" {
             let blocks = t.ne.iter().product::<u64>() / 128;
-            let src = TernaryStream { ty, rng: Rng::for_name(seed, &t.name), next_block: 0, blocks, buf: Vec::new(), pos: 0 };
+            let src = TernaryStream {
+                ty,
+                rng: Rng::for_name(seed, &t.name),
+                next_block: 0,
+                blocks,
+                buf: Vec::new(),
+                pos: 0,
+            };
             s.write_tensor_from(src)?;
             progress(blocks * ty.block_bytes() as u64);
         } else {
@@ -280,7 +373,13 @@ pub fn write_model<W: Write>(p: &ModelProfile, ty: TernaryType, seed: u64, out: 
 }
 
 /// Writes the model atomically to `path` (after it re-opens as a strict GGUF).
-pub fn write_model_file(p: &ModelProfile, ty: TernaryType, seed: u64, path: &Path, progress: impl FnMut(u64)) -> Result<()> {
+pub fn write_model_file(
+    p: &ModelProfile,
+    ty: TernaryType,
+    seed: u64,
+    path: &Path,
+    progress: impl FnMut(u64),
+) -> Result<()> {
     crate::fsio::write_atomic(
         path,
         |w| write_model(p, ty, seed, w, progress).map(|_| ()),
@@ -318,9 +417,18 @@ mod tests {
             let cb = codec::Codec::for_ggml_type(tb.ggml).unwrap();
             let va = ca.decode_to_vec(ga.tensor_data(ta)).unwrap();
             let vb = cb.decode_to_vec(gb.tensor_data(tb)).unwrap();
-            assert!(va.iter().zip(&vb).all(|(x, y)| x.to_bits() == y.to_bits()), "{}", ta.name);
+            assert!(
+                va.iter().zip(&vb).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "{}",
+                ta.name
+            );
         }
-        assert_eq!(ga.get_array_as::<i32>("prism.hadamard.sign_values").unwrap().len() as u64, p.sign_widths.iter().sum::<u64>());
+        assert_eq!(
+            ga.get_array_as::<i32>("prism.hadamard.sign_values")
+                .unwrap()
+                .len() as u64,
+            p.sign_widths.iter().sum::<u64>()
+        );
     }
 
     #[test]
@@ -348,7 +456,9 @@ mod tests {
         }
         assert_eq!(zeros, 42_000);
         assert!((first as f64 / n_first as f64 - 0.328125).abs() < 1e-9);
-        let mut s: Vec<f32> = (0..2001).map(|_| codec::f16_to_f32(block_scale(&mut rng))).collect();
+        let mut s: Vec<f32> = (0..2001)
+            .map(|_| codec::f16_to_f32(block_scale(&mut rng)))
+            .collect();
         s.sort_by(f32::total_cmp);
         assert!((s[1000] - 0.0168).abs() < 0.001 && s[0] > 0.0);
     }
