@@ -94,6 +94,11 @@ error_classes! {
     CodecScaleNonfinite => "codec.scale_nonfinite",
     CodecUnsupported => "codec.unsupported",
     PermShape => "perm.shape",
+    PackTemplate => "pack.template",
+    PackMixedTernary => "pack.mixed_ternary",
+    PackHadamard => "pack.hadamard",
+    PackProfile => "pack.profile",
+    PackRoundtrip => "pack.roundtrip",
     CliUsage => "cli.usage",
 }
 

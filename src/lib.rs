@@ -15,6 +15,7 @@ pub mod hadamard;
 pub mod mapping;
 pub mod ninfer;
 pub mod npy;
+pub mod pack;
 pub mod perm;
 pub mod planes;
 pub mod spec;

@@ -168,6 +168,33 @@ pub fn disassemble_rows(
     Ok(out)
 }
 
+/// Appends row `r`'s ggml blocks (reassembled from its three plane spans) to `out`.
+/// `planes` must be the whole object (`payload_bytes`); `r < n` (callers check).
+pub fn append_row_blocks(
+    layout: &BlockLayout,
+    geom: &RowSplitGeometry,
+    planes: &[u8],
+    r: u64,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let bpr = ggml_blocks_per_row(layout, geom)? as usize;
+    let start = out.len();
+    out.resize(start + bpr * layout.block_bytes, 0);
+    let dst = &mut out[start..];
+    for plane in Plane::ALL {
+        let Some((lo, hi)) = layout.slice(plane) else {
+            continue;
+        };
+        let span = geom.row_span(plane, r);
+        let src = &planes[span.start as usize..span.end as usize];
+        let w = hi - lo;
+        for (g, block) in dst.chunks_exact_mut(layout.block_bytes).enumerate() {
+            block[lo..hi].copy_from_slice(&src[g * w..(g + 1) * w]);
+        }
+    }
+    Ok(())
+}
+
 /// Plane bytes → the whole ggml block stream (inverse of [`assemble`]).
 pub fn disassemble(
     layout: &BlockLayout,

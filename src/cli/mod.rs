@@ -8,6 +8,7 @@ use std::process::ExitCode;
 mod decode;
 mod inspect;
 mod inspect_gguf;
+mod pack_cmd;
 mod spec_cmd;
 mod synth_cmd;
 mod transcode;
@@ -85,6 +86,47 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Pack a ternary GGUF into a folded-ternary .ninfer, mapped onto a groupwise-int template.
+    Pack {
+        /// The source GGUF (PQ2_0 or PTQ1_0).
+        #[arg(long)]
+        gguf: PathBuf,
+        /// The groupwise-int v2 template.
+        #[arg(long)]
+        template: Option<PathBuf>,
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Produce only these layers (comma-separated); other layer objects are left out.
+        #[arg(long)]
+        layers: Option<String>,
+        /// Pre-flight only: geometry, byte round trip, decode equality, scale plausibility.
+        #[arg(long)]
+        check: bool,
+        #[arg(long)]
+        force: bool,
+    },
+    /// Losslessness proof: rebuild every ternary GGUF tensor from the artifact and compare.
+    Unpack {
+        artifact: PathBuf,
+        /// The source GGUF the artifact was packed from.
+        #[arg(long)]
+        gguf: PathBuf,
+        /// Also write the rebuilt ternary tensors (with the source metadata) as a GGUF.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        #[arg(long)]
+        force: bool,
+    },
+    /// The main job on built-in data: synthesize nano models (PQ2_0, PTQ1_0) and a template,
+    /// pack both, prove the round trip. No downloads.
+    Demo {
+        #[arg(long, default_value = "out/demo")]
+        dir: PathBuf,
+        #[arg(long, default_value = "bonsai-nano")]
+        profile: String,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
     /// Print the spec tables (spec/*.json) as Markdown.
     Spec {
         /// One table (e.g. geometry, formats); all when absent.
@@ -133,6 +175,28 @@ pub fn main() -> ExitCode {
             output,
             force,
         } => synth_cmd::oracle(seed, &output, force),
+        Command::Pack {
+            gguf,
+            template,
+            output,
+            layers,
+            check,
+            force,
+        } => pack_cmd::pack(
+            &gguf,
+            template.as_deref(),
+            output.as_deref(),
+            layers.as_deref(),
+            check,
+            force,
+        ),
+        Command::Unpack {
+            artifact,
+            gguf,
+            output,
+            force,
+        } => pack_cmd::unpack(&artifact, &gguf, output.as_deref(), force),
+        Command::Demo { dir, profile, seed } => pack_cmd::demo(&dir, &profile, seed),
         Command::Spec { table } => spec_cmd::run(table.as_deref()),
         Command::SynthTemplate {
             profile,

@@ -108,12 +108,12 @@ pub fn file_size(dir: &Directory) -> u64 {
 }
 
 /// Counts bytes written through it, to check each object is exactly its planned size.
-struct Counting<'w, W: Write> {
+struct Counting<'w, W: Write + ?Sized> {
     inner: &'w mut W,
     n: u64,
 }
 
-impl<W: Write> Write for Counting<'_, W> {
+impl<W: Write + ?Sized> Write for Counting<'_, W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let k = self.inner.write(buf)?;
         self.n += k as u64;
@@ -125,7 +125,7 @@ impl<W: Write> Write for Counting<'_, W> {
 }
 
 /// Streams an artifact into `w`: `fill(i, object, writer)` must write exactly `object.bytes`.
-pub fn write_to<W: Write>(
+pub fn write_to<W: Write + ?Sized>(
     w: &mut W,
     dir: &Directory,
     mut fill: impl FnMut(usize, &Object, &mut dyn Write) -> Result<()>,

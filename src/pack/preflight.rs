@@ -1,0 +1,99 @@
+//! `pack --check`: the pre-flight on a GGUF before packing. Geometry for every (format, n, k),
+//! the assemble/disassemble byte round trip and decode equality (ggml blocks vs planes) on
+//! sampled tensors, and scale plausibility (no negative or non-finite f16, 0 < median < 1).
+
+use crate::codec::{f16_to_f32, Codec};
+use crate::error::Result;
+use crate::geometry::row_split_geometry;
+use crate::gguf::Gguf;
+use crate::planes::{assemble, disassemble, BlockLayout};
+use crate::spec;
+
+/// One finding of the pre-flight.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Check {
+    pub what: String,
+    pub ok: bool,
+    pub detail: String,
+}
+
+/// Runs the pre-flight; `sample` tensors (evenly spaced) get the round-trip and decode checks.
+pub fn preflight(g: &Gguf<'_>, sample: usize) -> Result<Vec<Check>> {
+    let mut out = Vec::new();
+    let ternary: Vec<_> = g
+        .tensors
+        .iter()
+        .filter(|t| spec::get().ternary_format_for_ggml(&t.ggml.name).is_some())
+        .collect();
+    let mut shapes = std::collections::BTreeSet::new();
+    for t in &ternary {
+        let f = spec::get()
+            .ternary_format_for_ggml(&t.ggml.name)
+            .expect("filtered");
+        let (n, k) = (t.n_elements / t.ne[0], t.ne[0]);
+        if shapes.insert((f.name.clone(), n, k)) {
+            let r = row_split_geometry(f, n, k);
+            out.push(Check {
+                what: format!("geometry {} [{n}, {k}]", f.name),
+                ok: r.is_ok(),
+                detail: match r {
+                    Ok(g) => format!(
+                        "payload {} B, scale plane @{}",
+                        g.payload_bytes, g.scale_offset
+                    ),
+                    Err(e) => e.to_string(),
+                },
+            });
+        }
+    }
+    let step = (ternary.len() / sample.max(1)).max(1);
+    for t in ternary.iter().step_by(step).take(sample) {
+        let f = spec::get()
+            .ternary_format_for_ggml(&t.ggml.name)
+            .expect("filtered");
+        let layout = BlockLayout::for_format(f)?;
+        let (n, k) = (t.n_elements / t.ne[0], t.ne[0]);
+        let geom = row_split_geometry(f, n, k)?;
+        let data = g.tensor_data(t);
+        let planes = assemble(&layout, &geom, data)?;
+        let back = disassemble(&layout, &geom, &planes)?;
+        out.push(Check {
+            what: format!("round trip {}", t.name),
+            ok: back == data,
+            detail: format!(
+                "{} bytes -> {} plane bytes -> {} bytes",
+                data.len(),
+                planes.len(),
+                back.len()
+            ),
+        });
+        let codec = Codec::for_ggml_type_checked(t.ggml)?;
+        let a = codec.decode_to_vec(data)?;
+        let b = codec.decode_to_vec(&back)?;
+        let same = a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits());
+        out.push(Check {
+            what: format!("decode equality {}", t.name),
+            ok: same,
+            detail: format!("{} values", a.len()),
+        });
+        // Scale plane plausibility, read at the geometry's scale offset.
+        let scales: Vec<f32> = planes[geom.scale_offset as usize..]
+            .chunks_exact(2)
+            .map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
+            .collect();
+        let neg = scales
+            .iter()
+            .filter(|s| s.is_sign_negative() && **s != 0.0)
+            .count();
+        let nonfinite = scales.iter().filter(|s| !s.is_finite()).count();
+        let mut sorted: Vec<f32> = scales.iter().copied().filter(|s| s.is_finite()).collect();
+        sorted.sort_by(f32::total_cmp);
+        let median = sorted.get(sorted.len() / 2).copied().unwrap_or(f32::NAN);
+        out.push(Check {
+            what: format!("scales {}", t.name),
+            ok: neg == 0 && nonfinite == 0 && median > 0.0 && median < 1.0,
+            detail: format!("neg={neg} nonfinite={nonfinite} median={median}"),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,97 @@
+//! The packer's view of the source GGUF: which profile it is, its ternary type, the
+//! `prism.hadamard.*` metadata, and float access to small tensors.
+
+use crate::codec::Codec;
+use crate::error::{Error, ErrorClass, Result};
+use crate::gguf::{Gguf, TensorInfo};
+use crate::spec::{self, ModelProfile};
+
+/// The profile whose dimensions the GGUF has (by qwen35 hparams and the embedding shape).
+pub fn detect_profile(g: &Gguf<'_>) -> Result<ModelProfile> {
+    let arch = g.architecture().unwrap_or("qwen35");
+    let blocks = g.get_uint(&format!("{arch}.block_count")).ok();
+    let hidden = g.get_uint(&format!("{arch}.embedding_length")).ok();
+    let vocab = g.tensor("token_embd.weight").map(|t| t.ne[1]);
+    for (name, _) in spec::PROFILES {
+        let p = spec::profile(name).expect("compiled-in profile");
+        if Some(p.n_layers) == blocks && Some(p.hidden) == hidden && Some(p.vocab) == vocab {
+            return Ok(p);
+        }
+    }
+    Err(Error::new(
+        ErrorClass::PackProfile,
+        "qwen35.block_count / embedding_length / token_embd.weight",
+        format!("no profile in spec/models has block_count={blocks:?} hidden={hidden:?} vocab={vocab:?}; add one"),
+    ))
+}
+
+/// The single ternary ggml type of the file (142 or 143), or a mixed/absent error.
+pub fn ternary_type(g: &Gguf<'_>) -> Result<&'static crate::spec::NumericFormat> {
+    let mut found: Option<&str> = None;
+    for t in &g.tensors {
+        let Some(f) = spec::get().ternary_format_for_ggml(&t.ggml.name) else {
+            continue;
+        };
+        match found {
+            None => found = Some(&f.name),
+            Some(prev) if prev != f.name => {
+                return Err(Error::at(
+                    ErrorClass::PackMixedTernary,
+                    t.info_offset,
+                    t.name,
+                    format!("{} is {} but earlier ternary tensors are {prev}: one artifact holds one ternary format", t.name, t.ggml.name),
+                ))
+            }
+            _ => {}
+        }
+    }
+    let name = found.ok_or_else(|| {
+        Error::new(
+            ErrorClass::PackMixedTernary,
+            "tensors",
+            "no PQ2_0 (142) or PTQ1_0 (143) tensor in the GGUF",
+        )
+    })?;
+    Ok(spec::get().format(name).expect("spec format"))
+}
+
+/// Decodes a small non-ternary tensor to f32 (F32, F16, BF16).
+pub fn floats(g: &Gguf<'_>, t: &TensorInfo<'_>) -> Result<Vec<f32>> {
+    let c = Codec::for_ggml_type_checked(t.ggml)?;
+    c.decode_to_vec(g.tensor_data(t))
+}
+
+/// `prism.hadamard.*` read and checked: (widths, sign values).
+pub fn hadamard_signs(g: &Gguf<'_>) -> Result<(Vec<i32>, Vec<i32>)> {
+    let key = |k: &str| format!("prism.hadamard.{k}");
+    let bad = |field: String, d: String| Error::new(ErrorClass::PackHadamard, field, d);
+    let widths = g
+        .get_array_as::<i32>(&key("sign_widths"))
+        .map_err(|e| bad(key("sign_widths"), e.detail))?;
+    let values = g
+        .get_array_as::<i32>(&key("sign_values"))
+        .map_err(|e| bad(key("sign_values"), e.detail))?;
+    if widths.is_empty() || widths.iter().any(|&w| w <= 0) {
+        return Err(bad(
+            key("sign_widths"),
+            format!("widths must be positive, got {widths:?}"),
+        ));
+    }
+    let total: i64 = widths.iter().map(|&w| w as i64).sum();
+    if total != values.len() as i64 {
+        return Err(bad(
+            key("sign_values"),
+            format!(
+                "{} values but sign_widths {widths:?} sum to {total}",
+                values.len()
+            ),
+        ));
+    }
+    if let Some(i) = values.iter().position(|&v| v != 1 && v != -1) {
+        return Err(bad(
+            format!("{}[{i}]", key("sign_values")),
+            format!("value {} is not ±1", values[i]),
+        ));
+    }
+    Ok((widths, values))
+}
