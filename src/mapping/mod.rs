@@ -1,7 +1,7 @@
 //! Expands `spec/mapping.json` for a model profile: the concrete list of template objects,
 //! which of them are produced from the GGUF (and by which rule), and which are borrowed.
 
-use crate::spec::{mapping, Dim, LayerSet, ModelProfile, Produce, Rule};
+use crate::spec::{self, mapping, Dim, LayerSet, ModelProfile, Produce, Rule};
 
 /// One object of the (template) object list.
 #[derive(Clone, Debug)]
@@ -217,6 +217,47 @@ pub fn is_borrowed(name: &str) -> bool {
         .borrowed_prefixes
         .iter()
         .any(|p| name.starts_with(p.as_str()))
+}
+
+/// One concrete GGUF tensor the profile's model has (from `gguf_tensors` in spec/mapping.json).
+#[derive(Clone, Debug)]
+pub struct SynthTensor {
+    pub name: String,
+    pub ne: Vec<u64>,
+    /// "ternary", "F32" or "BF16".
+    pub kind: String,
+    pub init: String,
+}
+
+/// The complete tensor list in GGUF order (globals first, then layer by layer).
+pub fn gguf_tensors(p: &ModelProfile) -> Vec<SynthTensor> {
+    let m = mapping();
+    let mk = |t: &spec::GgufTensorSpec, l: Option<u64>| SynthTensor {
+        name: at_layer(&t.name, l),
+        ne: p.dims(&t.ne),
+        kind: t.ty.clone(),
+        init: t.init.clone().unwrap_or_default(),
+    };
+    let mut out: Vec<SynthTensor> = m
+        .gguf_tensors
+        .iter()
+        .filter(|t| t.layers == LayerSet::Global)
+        .map(|t| mk(t, None))
+        .collect();
+    for l in 0..p.n_layers {
+        for t in &m.gguf_tensors {
+            let yes = match t.layers {
+                LayerSet::Global => false,
+                LayerSet::All => true,
+                LayerSet::Gdn => !p.is_attention_layer(l),
+                LayerSet::Attention => p.is_attention_layer(l),
+            };
+            if yes {
+                out.push(mk(t, Some(l)));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -71,6 +71,7 @@ pub fn plan_pack(g: &Gguf<'_>, template: &Artifact<'_>, opts: &PackOptions) -> R
     let profile = source::detect_profile(g)?;
     let format = source::ternary_type(g)?;
     let (widths, signs) = source::hadamard_signs(g)?;
+    check_source_tensors(g, &profile, format)?;
     let produced = produced_objects(&profile);
     let mut objects = Vec::new();
     let mut jobs = Vec::new();
@@ -219,6 +220,60 @@ pub fn plan_pack(g: &Gguf<'_>, template: &Artifact<'_>, opts: &PackOptions) -> R
         directory,
         jobs,
     })
+}
+
+/// Every tensor the profile's model has must exist with its ne and a fitting type.
+fn check_source_tensors(
+    g: &Gguf<'_>,
+    profile: &ModelProfile,
+    format: &NumericFormat,
+) -> Result<()> {
+    for want in crate::mapping::gguf_tensors(profile) {
+        let t = g.require_tensor(&want.name)?;
+        if t.dims() != want.ne.as_slice() {
+            return Err(Error::at(
+                ErrorClass::GgufTensorShape,
+                t.info_offset,
+                t.name,
+                format!(
+                    "{} has ne={:?}; profile {} expects ne={:?}",
+                    t.name,
+                    t.dims(),
+                    profile.name,
+                    want.ne
+                ),
+            ));
+        }
+        let fits = match want.kind.as_str() {
+            "ternary" => spec::get()
+                .ternary_format_for_ggml(&t.ggml.name)
+                .is_some_and(|f| f.name == format.name),
+            _ => matches!(t.ggml.name.as_str(), "F32" | "F16" | "BF16"),
+        };
+        if !fits {
+            let class = if want.kind == "ternary" {
+                ErrorClass::PackMixedTernary
+            } else {
+                ErrorClass::GgufTensorShape
+            };
+            return Err(Error::at(
+                class,
+                t.info_offset,
+                t.name,
+                format!(
+                    "{} is {}; expected {}",
+                    t.name,
+                    t.ggml.name,
+                    if want.kind == "ternary" {
+                        format.name.as_str()
+                    } else {
+                        "F32, F16 or BF16"
+                    }
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Buffered plane writer: flushes every few MiB so memory stays bounded.

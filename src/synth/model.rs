@@ -9,8 +9,7 @@ use super::rng::Rng;
 use crate::codec::{self, direct, pq2, ptq1};
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{GgufWriter, MetaValue, ValueType};
-use crate::mapping::at_layer;
-use crate::spec::{self, mapping, LayerSet, ModelProfile};
+use crate::spec::{self, mapping, ModelProfile};
 use std::io::{Read, Write};
 use std::path::Path;
 
@@ -54,46 +53,7 @@ pub const ZEROS_PER_BLOCK: usize = 42;
 /// Median of the f16 block scales of the real model (FORMATS.md §8.2).
 pub const SCALE_MEDIAN: f64 = 0.0168;
 
-/// One concrete GGUF tensor of the profile.
-#[derive(Clone, Debug)]
-pub struct SynthTensor {
-    pub name: String,
-    pub ne: Vec<u64>,
-    /// "ternary", "F32" or "BF16".
-    pub kind: String,
-    pub init: String,
-}
-
-/// The complete tensor list in GGUF order (globals first, then layer by layer).
-pub fn tensor_list(p: &ModelProfile) -> Vec<SynthTensor> {
-    let m = mapping();
-    let mk = |t: &spec::GgufTensorSpec, l: Option<u64>| SynthTensor {
-        name: at_layer(&t.name, l),
-        ne: p.dims(&t.ne),
-        kind: t.ty.clone(),
-        init: t.init.clone().unwrap_or_default(),
-    };
-    let mut out: Vec<SynthTensor> = m
-        .gguf_tensors
-        .iter()
-        .filter(|t| t.layers == LayerSet::Global)
-        .map(|t| mk(t, None))
-        .collect();
-    for l in 0..p.n_layers {
-        for t in &m.gguf_tensors {
-            let yes = match t.layers {
-                LayerSet::Global => false,
-                LayerSet::All => true,
-                LayerSet::Gdn => !p.is_attention_layer(l),
-                LayerSet::Attention => p.is_attention_layer(l),
-            };
-            if yes {
-                out.push(mk(t, Some(l)));
-            }
-        }
-    }
-    out
-}
+pub use crate::mapping::{gguf_tensors as tensor_list, SynthTensor};
 
 fn normal(rng: &mut Rng) -> f64 {
     // Box–Muller; u1 in (0, 1].
