@@ -8,16 +8,11 @@ use std::process::ExitCode;
 
 pub fn run(path: &Path, as_json: bool, mode: &str) -> anyhow::Result<ExitCode> {
     let map = crate::fsio::map_file(path)?;
-    if map.starts_with(b"GGUF") {
-        return super::inspect_gguf::run(path, &map, as_json, mode);
-    }
     if map.starts_with(b"NINFER") || map.starts_with(b"NINPRT") {
         return ninfer(path, &map, as_json);
     }
-    anyhow::bail!(
-        "{}: neither a GGUF (47 47 55 46) nor a .ninfer file (4e 49 4e 46 45 52 ..) by its magic",
-        path.display()
-    )
+    // Anything else is read as GGUF, whose reader names a bad magic precisely.
+    super::inspect_gguf::run(path, &map, as_json, mode)
 }
 
 fn ninfer(path: &Path, bytes: &[u8], as_json: bool) -> anyhow::Result<ExitCode> {
