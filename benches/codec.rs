@@ -77,8 +77,31 @@ fn memcpy(cr: &mut Criterion) {
     g.finish();
 }
 
-// Place for the plane assemble/disassemble benches (to be added by the planes work):
-// fn planes(cr: &mut Criterion) { ... }  — add it to the group below.
+/// ggml row blocks → planes and back, for a real Bonsai shape (attention output, 5120 × 6144),
+/// in both ternary formats. Throughput in bytes of the ggml stream.
+fn planes(cr: &mut Criterion) {
+    use ninfer_ternary::geometry::row_split_geometry;
+    use ninfer_ternary::planes::{assemble, disassemble, BlockLayout};
+    let mut g = cr.benchmark_group("planes");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for name in ["PQ2_0_G128", "PTQ1_0_G128"] {
+        let f = ninfer_ternary::spec::get().format(name).unwrap();
+        let layout = BlockLayout::for_format(f).unwrap();
+        let geom = row_split_geometry(f, 5120, 6144).unwrap();
+        let src = random_bytes(5120 * 48 * layout.block_bytes, 7);
+        let planes = assemble(&layout, &geom, &src).unwrap();
+        g.throughput(Throughput::Bytes(src.len() as u64));
+        g.bench_function(BenchmarkId::new("assemble", name), |b| {
+            b.iter(|| assemble(&layout, &geom, black_box(&src)).unwrap())
+        });
+        g.bench_function(BenchmarkId::new("disassemble", name), |b| {
+            b.iter(|| disassemble(&layout, &geom, black_box(&planes)).unwrap())
+        });
+    }
+    g.finish();
+}
 
-criterion_group!(benches, decode, memcpy);
+criterion_group!(benches, decode, memcpy, planes);
 criterion_main!(benches);

@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod bench_cmd;
 mod decode;
 mod inspect;
 mod inspect_gguf;
@@ -127,6 +128,18 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+    /// Single-thread decode throughput on a deterministic slab GGUF (for the gguf-py comparison).
+    BenchDecode {
+        #[arg(long, default_value_t = 4096)]
+        rows: u64,
+        #[arg(long, default_value_t = 5120)]
+        cols: u64,
+        #[arg(long, default_value_t = 5)]
+        repeat: usize,
+        /// Write the slabs as a GGUF for a peer reader to time on the same bytes.
+        #[arg(long)]
+        write: Option<PathBuf>,
+    },
     /// Print the spec tables (spec/*.json) as Markdown.
     Spec {
         /// One table (e.g. geometry, formats); all when absent.
@@ -197,6 +210,12 @@ pub fn main() -> ExitCode {
             force,
         } => pack_cmd::unpack(&artifact, &gguf, output.as_deref(), force),
         Command::Demo { dir, profile, seed } => pack_cmd::demo(&dir, &profile, seed),
+        Command::BenchDecode {
+            rows,
+            cols,
+            repeat,
+            write,
+        } => bench_cmd::run(rows, cols, repeat, write.as_deref()),
         Command::Spec { table } => spec_cmd::run(table.as_deref()),
         Command::SynthTemplate {
             profile,

@@ -1,0 +1,74 @@
+//! `bench-decode`: single-thread decode throughput of our fast paths on a deterministic GGUF
+//! (PQ2_0, PTQ1_0, TQ1_0, TQ2_0 slabs of random code bytes with finite scales), written to a
+//! file so a peer (scripts/bench_vs_gguf_py.py times gguf-py's numpy dequantize) reads the very
+//! same bytes in the same run. Also measures the machine's copy bandwidth. Criterion benches
+//! (benches/codec.rs) remain the record; this is the side-by-side comparison.
+
+use crate::codec::Codec;
+use crate::gguf::GgufWriter;
+use crate::synth::rng::Rng;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+const TYPES: [(Codec, u32); 4] = [
+    (Codec::Pq2_0, 142),
+    (Codec::Ptq1_0, 143),
+    (Codec::Tq1_0, 34),
+    (Codec::Tq2_0, 35),
+];
+
+fn slab(c: Codec, elems: usize) -> Vec<u8> {
+    let mut b = vec![0u8; elems / c.block_elems() * c.block_bytes()];
+    Rng::new(0xbe4c4).fill(&mut b);
+    let so = c.scale_offset().expect("block codec");
+    for blk in b.chunks_exact_mut(c.block_bytes()) {
+        blk[so..so + 2].copy_from_slice(&0x211eu16.to_le_bytes());
+    }
+    b
+}
+
+fn best_of(repeat: usize, mut f: impl FnMut()) -> f64 {
+    (0..repeat.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+pub fn run(rows: u64, cols: u64, repeat: usize, write: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let elems = (rows * cols) as usize;
+    let slabs: Vec<Vec<u8>> = TYPES.iter().map(|(c, _)| slab(*c, elems)).collect();
+    if let Some(path) = write {
+        let mut w = GgufWriter::new();
+        w.kv("general.architecture", "bench");
+        // Mainline ids only: a mainline reader refuses the whole file at a Prism id (142/143).
+        let mainline: Vec<usize> = (0..TYPES.len()).filter(|&i| TYPES[i].1 < 100).collect();
+        for &i in &mainline {
+            w.tensor(
+                &format!("bench.{}", TYPES[i].0.name()),
+                &[cols, rows],
+                TYPES[i].1,
+            )?;
+        }
+        let data: Vec<&[u8]> = mainline.iter().map(|&i| slabs[i].as_slice()).collect();
+        crate::fsio::write_bytes_atomic(path, &w.to_bytes(&data)?)?;
+    }
+    let mut out = vec![0f32; elems];
+    for ((c, _), bytes) in TYPES.iter().zip(&slabs) {
+        let secs = best_of(repeat, || c.decode(bytes, &mut out).expect("whole blocks"));
+        println!("{{\"reader\":\"ninfer-ternary\",\"codec\":\"{}\",\"weights\":{elems},\"seconds\":{secs:.6},\"gweights_per_s\":{:.3}}}", c.name(), elems as f64 / secs / 1e9);
+    }
+    let n = 256usize << 20;
+    let mut src = vec![0u8; n];
+    Rng::new(1).fill(&mut src);
+    let mut dst = vec![0u8; n];
+    let secs = best_of(repeat, || {
+        std::hint::black_box(&mut dst).copy_from_slice(std::hint::black_box(&src));
+        std::hint::black_box(&dst);
+    });
+    println!("{{\"memcpy_bytes\":{n},\"seconds\":{secs:.6},\"copy_gb_per_s\":{:.2},\"traffic_gb_per_s\":{:.2}}}", n as f64 / secs / 1e9, 2.0 * n as f64 / secs / 1e9);
+    Ok(ExitCode::SUCCESS)
+}
