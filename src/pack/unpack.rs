@@ -19,7 +19,23 @@ pub struct Rebuilt {
 }
 
 /// Rebuilds every ternary tensor of `g` from `a`; returns (tensor name → bytes) in GGUF order.
+/// Holds every rebuilt tensor at once: use [`rebuild_each`] for large models.
 pub fn rebuild(g: &Gguf<'_>, a: &Artifact<'_>) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut out = Vec::new();
+    rebuild_each(g, a, |name, bytes| {
+        out.push((name.to_string(), bytes));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Rebuilds the ternary tensors one at a time in GGUF order, handing each to `sink` (memory
+/// bounded by the largest tensor).
+pub fn rebuild_each(
+    g: &Gguf<'_>,
+    a: &Artifact<'_>,
+    mut sink: impl FnMut(&str, Vec<u8>) -> Result<()>,
+) -> Result<()> {
     let profile = super::source::detect_profile(g)?;
     // For every (source tensor, source row): (object, target row).
     let mut back: BTreeMap<String, Vec<Option<(String, u64)>>> = BTreeMap::new();
@@ -50,12 +66,13 @@ pub fn rebuild(g: &Gguf<'_>, a: &Artifact<'_>) -> Result<Vec<(String, Vec<u8>)>>
             }
         }
     }
-    let mut out = Vec::new();
     for t in &g.tensors {
         let Some(rows) = back.get(t.name) else {
             continue;
         };
         let mut bytes = Vec::with_capacity(t.nbytes as usize);
+        // Consecutive source rows mostly live in one object: keep its view.
+        let mut cur: Option<(&str, crate::ninfer::RowSplitView<'_>, BlockLayout)> = None;
         for (i, slot) in rows.iter().enumerate() {
             let (obj, tr) = slot.as_ref().ok_or_else(|| {
                 Error::new(
@@ -64,26 +81,30 @@ pub fn rebuild(g: &Gguf<'_>, a: &Artifact<'_>) -> Result<Vec<(String, Vec<u8>)>>
                     format!("row {i} is in no artifact object"),
                 )
             })?;
-            let v = a.row_split(obj)?;
-            let layout = BlockLayout::for_format(v.format)?;
-            append_row_blocks(&layout, &v.geom, v.bytes, *tr, &mut bytes)?;
+            if cur.as_ref().is_none_or(|c| c.0 != obj.as_str()) {
+                let v = a.row_split(obj)?;
+                let layout = BlockLayout::for_format(v.format)?;
+                cur = Some((obj.as_str(), v, layout));
+            }
+            let (_, v, layout) = cur.as_ref().expect("set above");
+            append_row_blocks(layout, &v.geom, v.bytes, *tr, &mut bytes)?;
         }
-        out.push((t.name.to_string(), bytes));
+        sink(t.name, bytes)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Rebuilds and compares every ternary tensor with the source bytes.
 pub fn prove(g: &Gguf<'_>, a: &Artifact<'_>) -> Result<Vec<Rebuilt>> {
-    Ok(rebuild(g, a)?
-        .into_iter()
-        .map(|(name, bytes)| {
-            let t = g.tensor(&name).expect("rebuilt from the GGUF's own names");
-            Rebuilt {
-                identical: bytes.as_slice() == g.tensor_data(t),
-                bytes: bytes.len() as u64,
-                name,
-            }
-        })
-        .collect())
+    let mut out = Vec::new();
+    rebuild_each(g, a, |name, bytes| {
+        let t = g.tensor(name).expect("rebuilt from the GGUF's own names");
+        out.push(Rebuilt {
+            identical: bytes.as_slice() == g.tensor_data(t),
+            bytes: bytes.len() as u64,
+            name: name.to_string(),
+        });
+        Ok(())
+    })?;
+    Ok(out)
 }
