@@ -225,7 +225,7 @@ mod tests {
         let mut src = Vec::new();
         for b in 0..2u8 {
             src.extend_from_slice(&[0xA0 + b, 0xB0 + b]);
-            src.extend(std::iter::repeat(b + 1).take(32));
+            src.extend(std::iter::repeat_n(b + 1, 32));
         }
         let p = assemble(&l, &g, &src).unwrap();
         // Independently: base plane = 32×01 then 32×02; high empty; scale plane at 256.
@@ -242,7 +242,7 @@ mod tests {
         let (l, g) = setup("PTQ1_0_G128", 2, 128);
         let mut src = Vec::new();
         for r in 0..2u8 {
-            src.extend(std::iter::repeat(0x10 + r).take(24));
+            src.extend(std::iter::repeat_n(0x10 + r, 24));
             src.extend_from_slice(&[0x20 + r, 0x30 + r, 0x40 + r, 0x50 + r]);
         }
         let p = assemble(&l, &g, &src).unwrap();

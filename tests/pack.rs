@@ -333,10 +333,13 @@ fn unpack_proves_losslessness_and_catches_a_single_changed_byte() {
     }
 }
 
+/// (name, ne, type id, data) of a tensor being re-written.
+type EditTensor = (String, Vec<u64>, u32, Vec<u8>);
+
 /// Re-writes a GGUF with edits to its KVs and tensors (name, dims, type, data).
 fn rewrite(
     src: &[u8],
-    edit: impl Fn(&mut Vec<(String, MetaValue)>, &mut Vec<(String, Vec<u64>, u32, Vec<u8>)>),
+    edit: impl Fn(&mut Vec<(String, MetaValue)>, &mut Vec<EditTensor>),
 ) -> Vec<u8> {
     let g = gguf::parse(src, Mode::Strict).unwrap();
     let mut kvs: Vec<(String, MetaValue)> = g
@@ -344,7 +347,7 @@ fn rewrite(
         .iter()
         .map(|k| (k.key.to_string(), k.value.to_owned_value()))
         .collect();
-    let mut ts: Vec<(String, Vec<u64>, u32, Vec<u8>)> = g
+    let mut ts: Vec<EditTensor> = g
         .tensors
         .iter()
         .map(|t| {
@@ -390,7 +393,8 @@ fn every_pack_error_is_reached_with_its_class() {
             }
         })
     };
-    let cases: Vec<(&str, Vec<u8>, Vec<u8>, ErrorClass, &str)> = vec![
+    type Case<'a> = (&'a str, Vec<u8>, Vec<u8>, ErrorClass, &'a str);
+    let cases: Vec<Case> = vec![
         (
             "template v1",
             src.clone(),

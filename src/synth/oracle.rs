@@ -8,8 +8,11 @@ use crate::codec::{base3, Codec};
 use crate::error::Result;
 use crate::gguf::{GgufWriter, MetaValue};
 
-/// (name, ggml type id, ne, bytes) of every oracle tensor.
-pub fn oracle_tensors(seed: u64) -> Result<Vec<(String, u32, Vec<u64>, Vec<u8>)>> {
+/// (name, ggml type id, ne, bytes) of one oracle tensor.
+pub type OracleTensor = (String, u32, Vec<u64>, Vec<u8>);
+
+/// Every oracle tensor.
+pub fn oracle_tensors(seed: u64) -> Result<Vec<OracleTensor>> {
     let mut out = Vec::new();
     let mut rng = Rng::for_name(seed, "oracle");
     let normals = |rng: &mut Rng, n: usize| -> Vec<f32> {
