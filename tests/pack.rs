@@ -559,11 +559,8 @@ fn a_template_missing_a_mapped_object_or_with_an_unmapped_one_is_refused() {
         .iter()
         .map(|o| a.object_bytes(o).to_vec())
         .collect();
-    let rebuild = |f: &dyn Fn(
-        &mut Vec<ninfer_ternary::ninfer::PlannedObject>,
-        &mut Vec<Vec<u8>>,
-    )|
-     -> Vec<u8> {
+    type Edit<'e> = &'e dyn Fn(&mut Vec<ninfer_ternary::ninfer::PlannedObject>, &mut Vec<Vec<u8>>);
+    let rebuild = |f: Edit| -> Vec<u8> {
         let mut objs: Vec<_> = a
             .directory
             .objects
