@@ -979,10 +979,18 @@ fn resolve_id42(
             _ => {}
         }
     }
-    // One layout per file: decided tensors must agree; undecided ones follow them.
-    let mut kinds = ambiguous
-        .iter()
-        .filter_map(|&i| decided[i].map(|k| (i, pend[i].cands[k].0.name.as_str())));
+    // One layout per file: decided tensors must agree; undecided ones follow them. A tensor of
+    // the ambiguous id whose shape admits one candidate only (ne[0] = 64 can only be g64) is
+    // decided too (fuzz/regressions/gguf_structured/id42-mixed-single-candidate).
+    let mut kinds = (0..pend.len())
+        .filter(|&i| pend[i].type_id == id42[0].id)
+        .filter_map(|i| {
+            match pend[i].cands.len() {
+                1 => Some(0),
+                _ => decided[i],
+            }
+            .map(|k| (i, pend[i].cands[k].0.name.as_str()))
+        });
     let first = kinds.next();
     if let Some((i0, name0)) = first {
         if let Some((i1, name1)) = kinds.find(|&(_, n)| n != name0) {

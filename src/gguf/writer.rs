@@ -189,7 +189,11 @@ impl GgufWriter {
 
     /// Absolute offset of the data section.
     pub fn data_offset(&self) -> Result<u64> {
-        Ok(self.header_bytes()?.len() as u64)
+        // Measured without materializing the padding: with alignment 2^31 the padded header
+        // is 2 GiB (found by fuzz/regressions/gguf_parse/oom-writer-data-offset-alignment-2p31).
+        let offsets = self.offsets()?;
+        let unpadded = self.header_unpadded(&offsets).len() as u64;
+        align_up(unpadded, self.alignment, C::IoWrite, "data_offset")
     }
 
     /// Total file length: data offset + the furthest padded tensor end.

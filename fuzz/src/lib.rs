@@ -1,0 +1,7 @@
+//! Fuzzing support for `ninfer-ternary`: the checks every target runs ([`checks`], shared
+//! verbatim with the root crate's `tests/fuzz_regressions.rs`), the structured GGUF generator
+//! ([`structured`]) and the deterministic seed corpus ([`seeds`], also shared).
+
+pub mod checks;
+pub mod seeds;
+pub mod structured;
