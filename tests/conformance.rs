@@ -17,6 +17,7 @@ fn main() {
     for case in manifest.cases.clone() {
         let root = root.clone();
         let id = case.id.clone();
+        let layer = case.layer.clone();
         trials.push(
             Trial::test(id, move || {
                 let file = std::fs::read(root.join(&case.file)).map_err(|e| Failed::from(format!("{}: {e}", case.file)))?;
@@ -36,7 +37,7 @@ fn main() {
                     protocol::Verdict::Unsupported(f) => Err(format!("reference answered unsupported: {f}").into()),
                 }
             })
-            .with_kind(case.layer.clone()),
+            .with_kind(layer),
         );
     }
     for p in &manifest.pending {

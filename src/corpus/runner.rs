@@ -290,6 +290,9 @@ fn run_case(opts: &RunOptions, case: &CaseEntry) -> (bool, String) {
         Proc::Done { signal: Some(s), stderr, .. } => (false, format!("crash: killed by signal {s} {}", tail(&stderr))),
         Proc::Done { code, stdout, stderr, .. } => {
             let code = code.unwrap_or(-1);
+            if code >= 128 {
+                return (false, format!("crash: exit {code} (signal {}) {}", code - 128, tail(&stderr)));
+            }
             let answer = match Answer::parse(&stdout) {
                 Ok(a) => a,
                 Err(why) => {
