@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod codec;
+pub mod corpus;
 pub mod error;
 pub mod fsio;
 pub mod geometry;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod bench_cmd;
+mod corpus_cmd;
 mod decode;
 mod inspect;
 mod inspect_gguf;
@@ -145,6 +146,50 @@ enum Command {
         /// One table (e.g. geometry, formats); all when absent.
         table: Option<String>,
     },
+    /// The conformance corpus: generate (or --check) conformance/, render the interop matrix.
+    Corpus {
+        #[command(subcommand)]
+        action: corpus_cmd::CorpusAction,
+    },
+    /// Run every corpus case through a reader adapter (one process per case; PROTOCOL.md).
+    CheckReader {
+        /// Adapter command; the case file is appended as its last argument, the request JSON is on stdin.
+        #[arg(long)]
+        adapter: String,
+        #[arg(long, default_value = "conformance")]
+        corpus: PathBuf,
+        /// Case ids expected to fail (one per line); a listed case that passes fails the run.
+        #[arg(long)]
+        known_failures: Option<PathBuf>,
+        /// JSON: {"reader", "error_classes": "strict"|"lenient", "unsupported": [feature globs]}.
+        #[arg(long)]
+        capabilities: Option<PathBuf>,
+        /// Only case ids matching this glob.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Write the per-case results as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Seconds per case.
+        #[arg(long, default_value_t = 20.0)]
+        timeout: f64,
+        /// Address-space cap per adapter process (MiB; 0 = none).
+        #[arg(long, default_value_t = 4096)]
+        memory_mb: u64,
+        /// Parallel adapter processes (default: available CPUs).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Print only failures and the summary.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// The reference reader adapter: answer one corpus case (request JSON on stdin).
+    ReaderAdapter {
+        file: PathBuf,
+        /// Read the request from this file instead of stdin.
+        #[arg(long)]
+        request: Option<PathBuf>,
+    },
     /// Write the synthetic groupwise-int template for a model profile.
     SynthTemplate {
         #[arg(long, default_value = "bonsai-nano")]
@@ -217,6 +262,33 @@ pub fn main() -> ExitCode {
             write,
         } => bench_cmd::run(rows, cols, repeat, write.as_deref()),
         Command::Spec { table } => spec_cmd::run(table.as_deref()),
+        Command::Corpus { action } => corpus_cmd::corpus(action),
+        Command::CheckReader {
+            adapter,
+            corpus,
+            known_failures,
+            capabilities,
+            filter,
+            json,
+            timeout,
+            memory_mb,
+            jobs,
+            quiet,
+        } => corpus_cmd::check_reader(
+            &corpus,
+            &adapter,
+            known_failures.as_deref(),
+            capabilities.as_deref(),
+            filter.as_deref(),
+            json.as_deref(),
+            timeout,
+            memory_mb,
+            jobs,
+            quiet,
+        ),
+        Command::ReaderAdapter { file, request } => {
+            corpus_cmd::reader_adapter(&file, request.as_deref())
+        }
         Command::SynthTemplate {
             profile,
             output,

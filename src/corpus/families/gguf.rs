@@ -1,0 +1,272 @@
+//! The GGUF family (PROTOCOL.md §3.2): the FORMATS.md §9 hostile catalog as `n_` cases, its
+//! accepted controls, every metadata value type and array form, v2/v3, custom alignments,
+//! every ggml type the suite decodes (fork ids 142, 143, legacy 42-g128, mainline 42-g64,
+//! BeeLlama 53/47) and a few sized-but-not-decoded types.
+
+use crate::codec::Codec;
+use crate::corpus::observe::consumer_to_json;
+use crate::corpus::{Bytes, Case};
+use crate::gguf::{self, GgufWriter, MetaValue, Mode, ValueType};
+
+fn mode_name(m: Mode) -> &'static str {
+    match m {
+        Mode::Spec => "spec",
+        Mode::Strict => "strict",
+    }
+}
+
+fn gguf_case(name: String, bytes: Vec<u8>, mode: Mode) -> Case {
+    let mut c = Case::new("gguf", name, "gguf", "gguf", bytes).param("mode", mode_name(mode));
+    if mode == Mode::Spec {
+        c = c.feature("gguf:mode-spec");
+    }
+    c
+}
+
+pub fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for h in gguf::hostile_cases() {
+        let mut c = gguf_case(format!("n_{}", h.name), h.bytes.clone(), h.mode)
+            .reject(h.class)
+            .feature("gguf:hostile")
+            .spec("FORMATS.md §9")
+            .recipe(h.source);
+        if let Some(d) = &h.decode {
+            c = c
+                .param("consumer", consumer_to_json(d))
+                .feature("gguf:consumer")
+                .phase("decode")
+                .derived("gguf/y_valid_small", h.source);
+        }
+        v.push(c);
+    }
+    for k in gguf::accepted_controls() {
+        let mut c = gguf_case(format!("y_{}", k.name), k.bytes.clone(), k.mode)
+            .feature("gguf:control")
+            .recipe(k.source);
+        if let Some(d) = &k.decode {
+            c = c.param("consumer", consumer_to_json(d)).feature("gguf:consumer");
+        }
+        if k.name.starts_with("id42") {
+            c = c.feature("ggml_type:42").spec("FORMATS.md §1.1 (id 42)");
+        }
+        v.push(c);
+    }
+    v.extend(value_type_cases());
+    v.extend(layout_cases());
+    v.extend(type_cases());
+    v
+}
+
+fn arch(w: &mut GgufWriter) {
+    w.kv("general.architecture", "corpus");
+}
+
+fn sample(t: ValueType, k: usize) -> MetaValue {
+    match t {
+        ValueType::U8 => MetaValue::U8(200u8.wrapping_add(k as u8)),
+        ValueType::I8 => MetaValue::I8(-100 + k as i8),
+        ValueType::U16 => MetaValue::U16(60_000 + k as u16),
+        ValueType::I16 => MetaValue::I16(-30_000 + k as i16),
+        ValueType::U32 => MetaValue::U32(4_000_000_000 + k as u32),
+        ValueType::I32 => MetaValue::I32(-2_000_000_000 + k as i32),
+        ValueType::F32 => MetaValue::F32(-1.5e-3 * (k as f32 + 1.0)),
+        ValueType::Bool => MetaValue::Bool(k % 2 == 1),
+        ValueType::String => MetaValue::str(["", "ä€😀", "plain", "tab\tnl\n"][k % 4]),
+        ValueType::U64 => MetaValue::U64(u64::MAX - k as u64),
+        ValueType::I64 => MetaValue::I64(i64::MIN + k as i64),
+        ValueType::F64 => MetaValue::F64(std::f64::consts::PI * (k as f64 + 1.0)),
+        ValueType::Array => MetaValue::Array(ValueType::U8, vec![]),
+    }
+}
+
+fn value_type_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for t in ValueType::ALL {
+        if t == ValueType::Array {
+            continue;
+        }
+        let mut w = GgufWriter::new();
+        arch(&mut w);
+        w.kv(&format!("corpus.scalar.{}", t.name().to_lowercase()), sample(t, 0));
+        v.push(
+            gguf_case(format!("y_kv_scalar_{}", t.name().to_lowercase()), w.header_bytes().unwrap(), Mode::Strict)
+                .feature(format!("gguf:value-{}", t.name()))
+                .spec("FORMATS.md §1 (value types)")
+                .recipe(format!("one {} value", t.name())),
+        );
+        let mut w = GgufWriter::new();
+        arch(&mut w);
+        let items: Vec<MetaValue> = (0..5).map(|k| sample(t, k)).collect();
+        w.kv(&format!("corpus.array.{}", t.name().to_lowercase()), MetaValue::Array(t, items));
+        v.push(
+            gguf_case(format!("y_kv_array_{}", t.name().to_lowercase()), w.header_bytes().unwrap(), Mode::Strict)
+                .feature(format!("gguf:value-{}", t.name()))
+                .feature("gguf:array")
+                .spec("FORMATS.md §1 (ARRAY: u32 elem type, u64 count, elements)")
+                .recipe(format!("an array of five {} values", t.name())),
+        );
+    }
+    let mut w = GgufWriter::new();
+    arch(&mut w);
+    w.kv("corpus.array.empty_u32", MetaValue::Array(ValueType::U32, vec![]));
+    w.kv("corpus.array.empty_string", MetaValue::Array(ValueType::String, vec![]));
+    v.push(
+        gguf_case("y_kv_array_empty".into(), w.header_bytes().unwrap(), Mode::Strict)
+            .feature("gguf:array")
+            .spec("FORMATS.md §1")
+            .recipe("empty U32 and STRING arrays"),
+    );
+    // Every type in one file, as v2 and v3.
+    for ver in [2u32, 3] {
+        let mut w = GgufWriter::new();
+        w.version(ver);
+        arch(&mut w);
+        for t in ValueType::ALL {
+            if t != ValueType::Array {
+                w.kv(&format!("corpus.all.{}", t.name().to_lowercase()), sample(t, 1));
+                w.kv(
+                    &format!("corpus.all.array_{}", t.name().to_lowercase()),
+                    MetaValue::Array(t, (0..3).map(|k| sample(t, k + 1)).collect()),
+                );
+            }
+        }
+        let _ = w.tensor("t.f32", &[8, 2], 0);
+        let data: Vec<u8> = (0..64u8).collect();
+        v.push(
+            gguf_case(format!("y_v{ver}_all_value_types"), w.to_bytes(&[&data]).unwrap(), Mode::Strict)
+                .feature(format!("gguf:v{ver}"))
+                .feature("gguf:array")
+                .spec("FORMATS.md §1 (v3; v2 also readable)")
+                .recipe(format!("version {ver}; every scalar type and an array of each; one F32 tensor")),
+        );
+    }
+    v
+}
+
+fn layout_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    let mut r = Bytes::new(0xa119);
+    for align in [8u32, 16, 128, 4096] {
+        let mut w = GgufWriter::new();
+        arch(&mut w);
+        let _ = w.alignment(align);
+        let _ = w.tensor("a", &[3], 0).and_then(|w| w.tensor("b", &[5, 2], 1)).and_then(|w| w.tensor("c", &[7], 0));
+        let (a, b, c) = (r.fill(12), r.fill(20), r.fill(28));
+        v.push(
+            gguf_case(format!("y_alignment_{align}"), w.to_bytes(&[&a, &b, &c]).unwrap(), Mode::Strict)
+                .feature("gguf:alignment")
+                .spec("FORMATS.md §1 (general.alignment: non-zero power of two; data section and offsets aligned)")
+                .recipe(format!("general.alignment = {align}; three tensors whose sizes are not multiples of it")),
+        );
+    }
+    let mut w = GgufWriter::new();
+    arch(&mut w);
+    v.push(
+        gguf_case("y_no_tensors".into(), w.header_bytes().unwrap(), Mode::Strict)
+            .spec("FORMATS.md §1")
+            .recipe("architecture only, zero tensors"),
+    );
+    // A long metadata block: the data section starts after the tensor infos, not after the KVs (T-3).
+    let mut w = GgufWriter::new();
+    arch(&mut w);
+    w.kv("corpus.padding", MetaValue::str(&"x".repeat(300)));
+    let _ = w.tensor("first", &[16], 0).and_then(|w| w.tensor("second.with.a.longer.name", &[16], 0));
+    let (a, b) = (r.fill(64), r.fill(64));
+    v.push(
+        gguf_case("y_data_offset_after_tensor_infos".into(), w.to_bytes(&[&a, &b]).unwrap(), Mode::Strict)
+            .feature("gguf:trap-T3")
+            .spec("FORMATS.md §1 (data section = align_up(end of tensor infos)); §10 T-3")
+            .recipe("two tensors with distinct random payloads; a reader that measures from the end of the KVs reads shifted bytes"),
+    );
+    v
+}
+
+/// One file per decodable ggml type (and a few sized-only types).
+fn type_cases() -> Vec<Case> {
+    let spec = crate::spec::get();
+    let mut v = Vec::new();
+    let mut r = Bytes::new(0x7e9e5);
+    let decodable = [
+        "F32", "F16", "BF16", "I32", "Q8_0", "TQ1_0", "TQ2_0", "Q1_0", "Q2_0", "Q2_0_PRISM_LEGACY",
+        "PQ2_0", "PTQ1_0", "Q2_0_BEELLAMA", "Q2_0S_BEELLAMA",
+    ];
+    for name in decodable {
+        let t = spec.ggml_type_named(name).expect("type in spec");
+        let codec = Codec::for_ggml_type(t).expect("decodable");
+        let be = t.block_elems as u64;
+        let ne0 = if be == 1 { 64 } else { be * 2 };
+        let dims = [ne0, 3];
+        let elems = (ne0 * 3) as usize;
+        let x: Vec<f32> = (0..elems).map(|_| (r.unit() - 0.5) * 2.0).collect();
+        let data = match codec.quantize_to_vec(&x) {
+            Ok(d) => d,
+            Err(_) => {
+                // I32 and planar Q2_0S have no quantizer: random bytes with sane scales.
+                let mut d = r.fill(codec.bytes_for(elems).unwrap());
+                if codec == Codec::Q2_0sPlanar {
+                    for b in d.chunks_mut(codec.block_bytes()) {
+                        b[..2].copy_from_slice(&crate::codec::f32_to_f16(0.02 + r.unit() * 0.1).to_le_bytes());
+                    }
+                }
+                d
+            }
+        };
+        let mut w = GgufWriter::new();
+        arch(&mut w);
+        w.tensor_as("w", &dims, t).unwrap();
+        let bytes = w.to_bytes(&[&data]).unwrap();
+        let lname = name.to_lowercase();
+        // BeeLlama's planar ids are KV-cache types: a GGUF tensor tagged 53/47 is refused.
+        let kv_cache_only = codec == Codec::Q2_0sPlanar;
+        let mut c = gguf_case(format!("{}_type_{lname}", if kv_cache_only { "n" } else { "y" }), bytes, Mode::Strict);
+        if kv_cache_only {
+            c = c
+                .reject(crate::error::ErrorClass::GgufTensorType)
+                .note("53/47 are BeeLlama KV-cache types (planar Q2_0S), not tensor types of mainline or Prism; the codec itself is in the codec family");
+        }
+        v.push(
+            c
+                .feature(format!("ggml_type:{}", t.id))
+                .feature(format!("codec:{}", codec.name()))
+                .spec("FORMATS.md §1.1")
+                .recipe(format!("one {name} tensor (id {}), ne = {dims:?}, quantized from random values", t.id)),
+        );
+    }
+    // Legacy 42 with several tensors; a file retagged 42 -> 142 decodes the same.
+    let legacy = spec.ggml_type_named("Q2_0_PRISM_LEGACY").unwrap();
+    let pq2 = spec.ggml_type_named("PQ2_0").unwrap();
+    let x: Vec<f32> = (0..128 * 4 * 3).map(|_| (r.unit() - 0.5) * 2.0).collect();
+    let data = Codec::Pq2_0.quantize_to_vec(&x).unwrap();
+    let (d1, d2) = data.split_at(34 * 4);
+    for (t, name) in [(legacy, "y_id42_legacy_g128_two_tensors"), (pq2, "y_id142_same_blocks_as_legacy")] {
+        let mut w = GgufWriter::new();
+        arch(&mut w);
+        w.tensor_as("a", &[512, 1], t).unwrap().tensor_as("b", &[512, 2], t).unwrap();
+        v.push(
+            gguf_case(name.into(), w.to_bytes(&[d1, d2]).unwrap(), Mode::Strict)
+                .feature(format!("ggml_type:{}", t.id))
+                .feature("codec:pq2_0")
+                .spec("FORMATS.md §1.1 (legacy 42 is byte-identical to 142; re-tagging is header-only)")
+                .recipe("the same PQ2_0 blocks tagged 42 (legacy g128) or 142"),
+        );
+    }
+    // Sizes known, values not decoded by this suite: readers must still lay the file out.
+    for name in ["Q4_0", "Q4_K", "Q6_K", "IQ2_XXS", "MXFP4"] {
+        let t = spec.ggml_type_named(name).unwrap();
+        let dims = [t.block_elems as u64 * 2, 2];
+        let n = 4 * t.block_bytes as usize;
+        let mut w = GgufWriter::new();
+        arch(&mut w);
+        w.tensor_as("sized", &dims, t).unwrap().tensor("after", &[4], 0).unwrap();
+        let tail = r.fill(16);
+        v.push(
+            gguf_case(format!("y_sized_{}", name.to_lowercase()), w.to_bytes(&[&r.fill(n), &tail]).unwrap(), Mode::Strict)
+                .feature(format!("ggml_type:{}", t.id))
+                .feature("gguf:sized-only")
+                .spec("FORMATS.md §1.1 (block elems / bytes)")
+                .recipe(format!("a {name} tensor of random bytes followed by an F32 tensor (its offset depends on {name}'s size)")),
+        );
+    }
+    v
+}

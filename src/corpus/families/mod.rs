@@ -1,0 +1,7 @@
+//! One module per corpus family.
+
+pub mod codec;
+pub mod gguf;
+pub mod ninfer;
+pub mod pack;
+pub mod verify;

@@ -1,0 +1,434 @@
+//! The conformance corpus (`conformance/`): deterministic case files, `MANIFEST.json`, the
+//! reader protocol and the `check-reader` runner.
+//!
+//! Families live in one module each and return [`Case`]s; [`generate`] runs every case
+//! through the reference adapter ([`protocol::respond`]) to record the expected observation
+//! and refuses to write a corpus in which the reference disagrees with a case's name
+//! (`y_` must accept, `n_` must reject with the declared class).
+//!
+//! Adding a family: write `fn cases() -> Vec<Case>` and list it in [`FAMILIES`]. The verifier
+//! family is the pending hook [`verify::cases`] (PROTOCOL.md §8).
+
+pub mod families;
+pub mod manifest;
+pub mod observe;
+pub mod protocol;
+pub mod runner;
+
+use anyhow::{anyhow, bail, Context};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub use families::verify;
+use manifest::{CaseEntry, Expect, FamilyCount, Manifest, Outcome, Pending, SCHEMA_VERSION};
+
+use crate::error::ErrorClass;
+
+/// One case before its expected outcome is computed.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub layer: &'static str,
+    pub name: String,
+    /// File extension of a case that brings its own bytes.
+    pub ext: &'static str,
+    /// `Some`: the case's own file. `None`: it reads `file` written by another case.
+    pub bytes: Option<Vec<u8>>,
+    /// Relative path of the file when `bytes` is `None`.
+    pub shared_file: Option<String>,
+    pub kind: &'static str,
+    pub params: serde_json::Map<String, Value>,
+    pub inputs: Vec<String>,
+    pub features: Vec<String>,
+    pub spec_refs: Vec<String>,
+    pub class: Option<ErrorClass>,
+    pub phase: Option<&'static str>,
+    pub derived_from: Option<String>,
+    pub recipe: Option<String>,
+    pub note: Option<String>,
+}
+
+impl Case {
+    pub fn new(
+        layer: &'static str,
+        name: impl Into<String>,
+        kind: &'static str,
+        ext: &'static str,
+        bytes: Vec<u8>,
+    ) -> Case {
+        Case {
+            layer,
+            name: name.into(),
+            ext,
+            bytes: Some(bytes),
+            shared_file: None,
+            kind,
+            params: Default::default(),
+            inputs: Vec::new(),
+            features: vec![format!("kind:{kind}")],
+            spec_refs: Vec::new(),
+            class: None,
+            phase: None,
+            derived_from: None,
+            recipe: None,
+            note: None,
+        }
+    }
+
+    /// A case over a file another case writes (e.g. a pack case over the nano GGUF).
+    pub fn shared(
+        layer: &'static str,
+        name: impl Into<String>,
+        kind: &'static str,
+        file: impl Into<String>,
+    ) -> Case {
+        let mut c = Case::new(layer, name, kind, "", Vec::new());
+        c.bytes = None;
+        c.shared_file = Some(file.into());
+        c
+    }
+
+    pub fn param(mut self, k: &str, v: impl Into<Value>) -> Case {
+        self.params.insert(k.into(), v.into());
+        self
+    }
+    pub fn feature(mut self, f: impl Into<String>) -> Case {
+        let f = f.into();
+        if !self.features.contains(&f) {
+            self.features.push(f);
+        }
+        self
+    }
+    pub fn spec(mut self, r: impl Into<String>) -> Case {
+        self.spec_refs.push(r.into());
+        self
+    }
+    pub fn reject(mut self, class: ErrorClass) -> Case {
+        self.class = Some(class);
+        self
+    }
+    pub fn phase(mut self, p: &'static str) -> Case {
+        self.phase = Some(p);
+        self
+    }
+    pub fn derived(mut self, from: impl Into<String>, recipe: impl Into<String>) -> Case {
+        self.derived_from = Some(from.into());
+        self.recipe = Some(recipe.into());
+        self
+    }
+    pub fn recipe(mut self, r: impl Into<String>) -> Case {
+        self.recipe = Some(r.into());
+        self
+    }
+    pub fn note(mut self, n: impl Into<String>) -> Case {
+        self.note = Some(n.into());
+        self
+    }
+    pub fn input(mut self, rel: impl Into<String>) -> Case {
+        self.inputs.push(rel.into());
+        self
+    }
+
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.layer, self.name)
+    }
+
+    pub fn file(&self) -> String {
+        match &self.shared_file {
+            Some(f) => f.clone(),
+            None => format!("{}/{}.{}", self.layer, self.name, self.ext),
+        }
+    }
+}
+
+/// A family: its name and its case builder.
+pub type Family = (&'static str, fn() -> Vec<Case>);
+
+/// Every family, in manifest order. `verify` is the pending hook (empty until the verifier lands).
+pub const FAMILIES: &[Family] = &[
+    ("codec", families::codec::cases),
+    ("gguf", families::gguf::cases),
+    ("ninfer", families::ninfer::cases),
+    ("pack", families::pack::cases),
+    ("verify", families::verify::cases),
+];
+
+/// The generated corpus: manifest plus files by relative path.
+pub struct Corpus {
+    pub manifest: Manifest,
+    pub files: BTreeMap<String, Vec<u8>>,
+}
+
+/// Identifies the spec tables a corpus was generated from.
+pub fn spec_version() -> String {
+    let mut all = Vec::new();
+    for (name, text) in crate::spec::SOURCES {
+        all.extend_from_slice(name.as_bytes());
+        all.push(0);
+        all.extend_from_slice(text.as_bytes());
+        all.push(0);
+    }
+    format!("sha256:{}", &observe::sha256_hex(&all)[..16])
+}
+
+fn phase_of(class: ErrorClass) -> String {
+    crate::spec::get()
+        .errors
+        .classes
+        .iter()
+        .find(|c| c.id == class.id())
+        .map(|c| c.phase.clone())
+        .unwrap_or_else(|| "parse".into())
+}
+
+/// Builds every case, runs it through the reference adapter and assembles the manifest.
+pub fn generate() -> anyhow::Result<Corpus> {
+    let mut cases = Vec::new();
+    for (fam, build) in FAMILIES {
+        for c in build() {
+            if c.layer != *fam {
+                bail!("case {} is listed under family {fam}", c.id());
+            }
+            cases.push(c);
+        }
+    }
+    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut ids = std::collections::BTreeSet::new();
+    for c in &cases {
+        if !ids.insert(c.id()) {
+            bail!("duplicate case id {}", c.id());
+        }
+        if Outcome::from_name(&c.name).is_none() {
+            bail!("case {} does not start with y_, n_ or i_", c.id());
+        }
+        if let Some(b) = &c.bytes {
+            let f = c.file();
+            if let Some(old) = files.insert(f.clone(), b.clone()) {
+                if &old != b {
+                    bail!("two cases write {f} with different bytes");
+                }
+            }
+        }
+    }
+    let mut entries = Vec::new();
+    let mut families: BTreeMap<String, FamilyCount> = FAMILIES
+        .iter()
+        .map(|(f, _)| (f.to_string(), FamilyCount::default()))
+        .collect();
+    for c in &cases {
+        let file = c.file();
+        let bytes = files
+            .get(&file)
+            .ok_or_else(|| anyhow!("{}: file {file} is written by no case", c.id()))?;
+        for i in &c.inputs {
+            if !files.contains_key(i) {
+                bail!("{}: input {i} is written by no case", c.id());
+            }
+        }
+        let params = Value::Object(c.params.clone());
+        let lookup = |name: &str| -> crate::Result<Vec<u8>> {
+            files.get(name).cloned().ok_or_else(|| {
+                crate::Error::new(ErrorClass::IoRead, name, "not in the corpus")
+            })
+        };
+        let answer = protocol::respond(c.kind, &params, bytes, &lookup);
+        let outcome = Outcome::from_name(&c.name).expect("checked");
+        let mut expect = Expect {
+            outcome,
+            phase: None,
+            class: None,
+            observation: None,
+            reference: None,
+        };
+        use protocol::Answer;
+        match (outcome, &answer) {
+            (Outcome::Accept, Answer::Accept { observation }) => {
+                expect.observation = Some(observation.clone())
+            }
+            (Outcome::Reject, Answer::Reject { class, message }) => {
+                let want = c
+                    .class
+                    .ok_or_else(|| anyhow!("{}: n_ case without an error class", c.id()))?;
+                if class.as_deref() != Some(want.id()) {
+                    bail!(
+                        "{}: reference rejects with {class:?}, case declares {want}: {message}",
+                        c.id()
+                    );
+                }
+                expect.class = Some(want.id().to_string());
+                expect.phase = Some(c.phase.map(str::to_string).unwrap_or_else(|| phase_of(want)));
+            }
+            (Outcome::Either, Answer::Accept { observation }) => {
+                expect.observation = Some(observation.clone());
+                expect.reference = Some("accept".into());
+            }
+            (Outcome::Either, Answer::Reject { class, .. }) => {
+                expect.reference = Some(format!("reject {}", class.as_deref().unwrap_or("-")));
+            }
+            (_, a) => bail!(
+                "{}: the reference answers {} for a case named {}",
+                c.id(),
+                a.to_json(),
+                c.name
+            ),
+        }
+        let fc = families.entry(c.layer.to_string()).or_default();
+        fc.cases += 1;
+        match outcome {
+            Outcome::Accept => fc.y += 1,
+            Outcome::Reject => fc.n += 1,
+            Outcome::Either => fc.i += 1,
+        }
+        entries.push(CaseEntry {
+            id: c.id(),
+            file: file.clone(),
+            sha256: observe::sha256_hex(bytes),
+            bytes: bytes.len() as u64,
+            layer: c.layer.to_string(),
+            kind: c.kind.to_string(),
+            params,
+            inputs: c.inputs.clone(),
+            features: c.features.clone(),
+            expect,
+            derived_from: c.derived_from.clone(),
+            recipe: c.recipe.clone(),
+            spec_refs: c.spec_refs.clone(),
+            note: c.note.clone(),
+        });
+    }
+    let mut pending = Vec::new();
+    if families.get("verify").map(|f| f.cases) == Some(0) {
+        pending.push(Pending {
+            family: "verify".into(),
+            hook: "src/corpus/families/verify.rs: cases()".into(),
+            why: verify::PENDING.into(),
+        });
+    }
+    Ok(Corpus {
+        manifest: Manifest {
+            schema_version: SCHEMA_VERSION,
+            protocol_version: protocol::PROTOCOL_VERSION,
+            spec_version: spec_version(),
+            generator: format!("ninfer-ternary {} corpus generate", env!("CARGO_PKG_VERSION")),
+            families,
+            pending,
+            cases: entries,
+        },
+        files,
+    })
+}
+
+impl Corpus {
+    /// `MANIFEST.json` text (pretty, trailing newline, deterministic).
+    pub fn manifest_text(&self) -> String {
+        let mut s = serde_json::to_string_pretty(&self.manifest).expect("serializable");
+        s.push('\n');
+        s
+    }
+
+    /// Every generated file, `MANIFEST.json` included, by relative path.
+    pub fn all_files(&self) -> BTreeMap<String, Vec<u8>> {
+        let mut m = self.files.clone();
+        m.insert("MANIFEST.json".into(), self.manifest_text().into_bytes());
+        m
+    }
+
+    /// Writes the corpus under `dir`, removing stale files in the family folders.
+    pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
+        let all = self.all_files();
+        for stale in self.compare(dir)?.extra {
+            std::fs::remove_file(dir.join(&stale)).with_context(|| stale.clone())?;
+        }
+        for (rel, bytes) in &all {
+            let p = dir.join(rel);
+            if std::fs::read(&p).ok().as_deref() == Some(bytes.as_slice()) {
+                continue;
+            }
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(&p, bytes).with_context(|| p.display().to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Byte-compares with the corpus under `dir`.
+    pub fn compare(&self, dir: &Path) -> anyhow::Result<Comparison> {
+        let all = self.all_files();
+        let mut cmp = Comparison::default();
+        for (rel, bytes) in &all {
+            match std::fs::read(dir.join(rel)) {
+                Ok(b) if &b == bytes => {}
+                Ok(_) => cmp.differ.push(rel.clone()),
+                Err(_) => cmp.missing.push(rel.clone()),
+            }
+        }
+        for (fam, _) in FAMILIES {
+            let d = dir.join(fam);
+            let Ok(rd) = std::fs::read_dir(&d) else { continue };
+            let mut names: Vec<String> = rd
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().is_file())
+                .map(|e| format!("{fam}/{}", e.file_name().to_string_lossy()))
+                .collect();
+            names.sort();
+            cmp.extra
+                .extend(names.into_iter().filter(|n| !all.contains_key(n)));
+        }
+        Ok(cmp)
+    }
+
+    /// Total bytes of the generated files.
+    pub fn total_bytes(&self) -> u64 {
+        self.all_files().values().map(|b| b.len() as u64).sum()
+    }
+}
+
+/// Result of [`Corpus::compare`].
+#[derive(Debug, Default)]
+pub struct Comparison {
+    pub differ: Vec<String>,
+    pub missing: Vec<String>,
+    pub extra: Vec<String>,
+}
+
+impl Comparison {
+    pub fn identical(&self) -> bool {
+        self.differ.is_empty() && self.missing.is_empty() && self.extra.is_empty()
+    }
+}
+
+/// A small deterministic byte generator for case payloads (splitmix64).
+pub struct Bytes(u64);
+
+impl Bytes {
+    pub fn new(seed: u64) -> Bytes {
+        Bytes(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn fill(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next_u64() as u8).collect()
+    }
+    pub fn unit(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+/// `json!` re-export for family modules.
+pub fn obj(v: Value) -> serde_json::Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Default::default(),
+    }
+}
+
+#[allow(unused)]
+fn _assert_json() -> Value {
+    json!({})
+}

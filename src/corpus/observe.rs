@@ -1,0 +1,302 @@
+//! The reference observations: what a conforming reader reports for an accepted case
+//! (`conformance/PROTOCOL.md` §4 defines each schema; this module is its reference).
+//!
+//! Every observation is plain JSON built from digests, so an independent reader in any
+//! language can reproduce it without sharing code with this crate.
+
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::codec::Codec;
+use crate::error::{Error, ErrorClass, Result};
+use crate::gguf::{self, Decode, Id42Policy, Mode, Options, ValueType};
+use crate::ninfer::{Artifact, ObjectBody};
+use crate::perm::{self, HeadTiling};
+
+/// Lower-case hex sha256.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The canonical little-endian bytes of f32 values: every NaN becomes `0x7fc00000` and
+/// `-0.0` becomes `+0.0` (value-wise comparison, PROTOCOL.md §4.1); other bits unchanged.
+pub fn canonical_f32_bytes(values: &[f32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * 4);
+    for &v in values {
+        let bits = if v.is_nan() {
+            0x7fc0_0000u32
+        } else if v == 0.0 {
+            0
+        } else {
+            v.to_bits()
+        };
+        out.extend_from_slice(&bits.to_le_bytes());
+    }
+    out
+}
+
+/// sha256 of the canonical f32 LE bytes.
+pub fn values_sha256(values: &[f32]) -> String {
+    sha256_hex(&canonical_f32_bytes(values))
+}
+
+/// The codec observation: `{values, sha256, rows_sha256}` of `rows` x `cols` decoded values.
+pub fn observe_codec(codec_name: &str, bytes: &[u8], rows: u64, cols: u64) -> Result<Value> {
+    let codec = Codec::from_name(codec_name).ok_or_else(|| {
+        Error::new(
+            ErrorClass::CodecUnsupported,
+            "params.codec",
+            format!("unknown codec '{codec_name}'"),
+        )
+    })?;
+    let n = rows
+        .checked_mul(cols)
+        .ok_or_else(|| Error::new(ErrorClass::CodecLength, "params", "rows * cols overflows"))?;
+    let need = codec.bytes_for(n as usize)?;
+    if need != bytes.len() {
+        return Err(Error::new(
+            ErrorClass::CodecLength,
+            codec_name,
+            format!(
+                "{rows} x {cols} values need {need} bytes; the file has {}",
+                bytes.len()
+            ),
+        ));
+    }
+    let values = codec.decode_to_vec(bytes)?;
+    let rows_sha: Vec<String> = if cols == 0 {
+        Vec::new()
+    } else {
+        values.chunks(cols as usize).map(values_sha256).collect()
+    };
+    Ok(json!({
+        "values": values.len(),
+        "sha256": values_sha256(&values),
+        "rows_sha256": rows_sha,
+    }))
+}
+
+/// A consumer step of a decode-phase GGUF case, from the request's `params.consumer`.
+pub fn consumer_from_json(v: &Value) -> Result<Decode> {
+    let bad = |what: &str| Error::new(ErrorClass::CliUsage, "params.consumer", what.to_string());
+    let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
+    let vt = |name: &str| -> Result<ValueType> {
+        ValueType::ALL
+            .iter()
+            .copied()
+            .find(|t| t.name() == name)
+            .ok_or_else(|| bad("unknown value type"))
+    };
+    let s = |k: &str| v.get(k).and_then(Value::as_str).ok_or_else(|| bad(k));
+    Ok(match s("op")? {
+        "array_as" => Decode::ArrayAs {
+            key: leak(s("key")?),
+            elem: vt(s("elem")?)?,
+        },
+        "scalar_as" => Decode::ScalarAs {
+            key: leak(s("key")?),
+            ty: vt(s("type")?)?,
+        },
+        "tensor" => Decode::Tensor {
+            name: leak(s("name")?),
+        },
+        "tensor_shape" => {
+            let ne: Vec<u64> = v
+                .get("ne")
+                .and_then(Value::as_array)
+                .ok_or_else(|| bad("ne"))?
+                .iter()
+                .filter_map(Value::as_u64)
+                .collect();
+            Decode::TensorShape {
+                name: leak(s("name")?),
+                dims: Box::leak(ne.into_boxed_slice()),
+                ggml: leak(s("type")?),
+            }
+        }
+        _ => return Err(bad("unknown op")),
+    })
+}
+
+/// The consumer step as request JSON (inverse of [`consumer_from_json`]).
+pub fn consumer_to_json(d: &Decode) -> Value {
+    match d {
+        Decode::ArrayAs { key, elem } => json!({"op": "array_as", "key": key, "elem": elem.name()}),
+        Decode::ScalarAs { key, ty } => json!({"op": "scalar_as", "key": key, "type": ty.name()}),
+        Decode::Tensor { name } => json!({"op": "tensor", "name": name}),
+        Decode::TensorShape { name, dims, ggml } => {
+            json!({"op": "tensor_shape", "name": name, "ne": dims, "type": ggml})
+        }
+    }
+}
+
+/// The GGUF observation (PROTOCOL.md §4.2).
+pub fn observe_gguf(bytes: &[u8], mode: Mode, consumer: Option<&Decode>) -> Result<Value> {
+    let g = gguf::parse_with(
+        bytes,
+        Options {
+            mode,
+            id42: Id42Policy::Auto,
+        },
+    )?;
+    if consumer.is_some() {
+        gguf::run_case(bytes, mode, consumer)?;
+    }
+    let mut meta = Vec::new();
+    let mut keys = Vec::new();
+    for kv in &g.kvs {
+        meta.extend_from_slice(&(kv.key.len() as u64).to_le_bytes());
+        meta.extend_from_slice(kv.key.as_bytes());
+        let owned = kv.value.to_owned_value();
+        meta.extend_from_slice(&owned.type_id().to_le_bytes());
+        owned.write_payload(&mut meta);
+        keys.push(Value::from(kv.key));
+    }
+    let mut tensors = Vec::new();
+    for t in &g.tensors {
+        let data = g.tensor_data(t);
+        let mut o = Map::new();
+        o.insert("name".into(), t.name.into());
+        o.insert("type".into(), t.type_id.into());
+        o.insert("ne".into(), json!(t.dims()));
+        o.insert("data_sha256".into(), sha256_hex(data).into());
+        if let Some(c) = Codec::for_ggml_type(t.ggml) {
+            let values = c.decode_to_vec(data)?;
+            o.insert("values_sha256".into(), values_sha256(&values).into());
+        }
+        tensors.push(Value::Object(o));
+    }
+    Ok(json!({
+        "version": g.version,
+        "alignment": g.alignment,
+        "kv_count": g.kvs.len(),
+        "keys": keys,
+        "metadata_sha256": sha256_hex(&meta),
+        "tensors": tensors,
+    }))
+}
+
+/// The `.ninfer` observation (PROTOCOL.md §4.3).
+pub fn observe_ninfer(bytes: &[u8]) -> Result<Value> {
+    let art = Artifact::parse(bytes)?;
+    let mut objects = Vec::new();
+    for o in &art.directory.objects {
+        let raw = art.object_bytes(o);
+        let mut m = Map::new();
+        m.insert("name".into(), o.name.clone().into());
+        m.insert("kind".into(), o.kind().into());
+        match &o.body {
+            ObjectBody::Tensor {
+                shape,
+                format,
+                layout,
+            } => {
+                m.insert("shape".into(), json!(shape));
+                m.insert("format".into(), format.clone().into());
+                m.insert("layout".into(), layout.clone().into());
+            }
+            ObjectBody::Resource { encoding } => {
+                m.insert("encoding".into(), encoding.clone().into());
+            }
+        }
+        m.insert("offset".into(), o.offset.into());
+        m.insert("bytes".into(), o.bytes.into());
+        m.insert("sha256".into(), sha256_hex(raw).into());
+        let ternary = o
+            .format_layout()
+            .and_then(|(f, _)| crate::spec::get().format(f))
+            .and_then(|f| f.ternary.as_ref().map(|t| t.codec.clone()));
+        if let Some(codec_name) = ternary {
+            let v = art.row_split(&o.name)?;
+            let (n, k, k_pad) = (v.geom.n, v.geom.k, v.geom.k_pad);
+            let blocks = v.ggml_rows(0..n)?;
+            let codec = Codec::from_name(&codec_name).ok_or_else(|| {
+                Error::new(ErrorClass::CodecUnsupported, o.name.clone(), "no codec")
+            })?;
+            let all = codec.decode_to_vec(&blocks)?;
+            let mut logical = Vec::with_capacity((n * k) as usize);
+            for r in 0..n as usize {
+                let start = r * k_pad as usize;
+                logical.extend_from_slice(&all[start..start + k as usize]);
+            }
+            m.insert("values_sha256".into(), values_sha256(&logical).into());
+        }
+        objects.push(Value::Object(m));
+    }
+    Ok(json!({
+        "json_bytes": art.json_bytes,
+        "payload_offset": art.payload_offset,
+        "identity": {
+            "model_id": art.directory.identity.model_id,
+            "weights_id": art.directory.identity.weights_id,
+        },
+        "objects": objects,
+    }))
+}
+
+/// The mapping-rule observation (PROTOCOL.md §4.4): rows of the input gathered by `rule`.
+pub fn observe_rows(bytes: &[u8], params: &Value) -> Result<Value> {
+    let get = |k: &str| params.get(k).and_then(Value::as_u64);
+    let bad = |what: &str| Error::new(ErrorClass::CliUsage, "params", what.to_string());
+    let rule = params
+        .get("rule")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("rule"))?;
+    let rows = get("rows").ok_or_else(|| bad("rows"))? as usize;
+    let row_bytes = get("row_bytes").ok_or_else(|| bad("row_bytes"))? as usize;
+    if rows.checked_mul(row_bytes) != Some(bytes.len()) {
+        return Err(Error::new(
+            ErrorClass::PermShape,
+            "file",
+            format!(
+                "{rows} rows x {row_bytes} bytes != file length {}",
+                bytes.len()
+            ),
+        ));
+    }
+    let tiling = HeadTiling {
+        tile: get("tile").unwrap_or(3) as usize,
+        group: get("group").unwrap_or(16) as usize,
+    };
+    let order: Vec<usize> = match rule {
+        "tiled_to_grouped" => {
+            if rows != tiling.heads() {
+                return Err(Error::new(
+                    ErrorClass::PermShape,
+                    "rows",
+                    format!("{rows} rows is not {} heads", tiling.heads()),
+                ));
+            }
+            tiling.head_order()
+        }
+        "perm_row" => perm::perm_rows(
+            tiling,
+            get("head_dim").unwrap_or(128) as usize,
+            rows,
+            "rows",
+        )?,
+        "attn_q_query" | "attn_q_gate" => {
+            let (q, g) = perm::attn_q_deinterleave(rows, get("block_rows").unwrap_or(256) as usize, "rows")?;
+            if rule == "attn_q_query" {
+                q
+            } else {
+                g
+            }
+        }
+        _ => return Err(bad("unknown rule")),
+    };
+    let out = perm::gather_rows(bytes, row_bytes, &order);
+    Ok(json!({"rows": order.len(), "sha256": sha256_hex(&out)}))
+}
+
+/// The pack observation (PROTOCOL.md §4.5): the artifact a packer must produce.
+pub fn observe_pack(gguf: &[u8], template: &[u8]) -> Result<Value> {
+    let out = crate::pack::pack_bytes(gguf, template, &crate::pack::PackOptions::default())?;
+    let art = Artifact::parse(&out)?;
+    Ok(json!({
+        "bytes": out.len(),
+        "sha256": sha256_hex(&out),
+        "objects": art.directory.objects.len(),
+    }))
+}

@@ -1,0 +1,302 @@
+//! The reader protocol (`conformance/PROTOCOL.md`): the request a runner sends to an adapter,
+//! the answer it reads back, the reference adapter, and the judgement of one answer.
+
+use serde_json::{json, Value};
+use std::path::Path;
+
+use super::manifest::{CaseEntry, Outcome};
+use super::observe;
+use crate::error::{Error, ErrorClass, Result};
+use crate::gguf::Mode;
+
+/// Version of `conformance/PROTOCOL.md` this code speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// An adapter's answer for one case.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    Accept { observation: Value },
+    Reject { class: Option<String>, message: String },
+    Unsupported { feature: String },
+}
+
+impl Answer {
+    pub fn to_json(&self) -> Value {
+        match self {
+            Answer::Accept { observation } => json!({"result": "accept", "observation": observation}),
+            Answer::Reject { class, message } => {
+                json!({"result": "reject", "class": class, "message": message})
+            }
+            Answer::Unsupported { feature } => json!({"result": "unsupported", "feature": feature}),
+        }
+    }
+
+    /// Parses one adapter answer; `Err` explains why the text is garbage.
+    pub fn parse(stdout: &str) -> std::result::Result<Answer, String> {
+        let text = stdout.trim();
+        if text.is_empty() {
+            return Err("empty stdout".into());
+        }
+        let v: Value = serde_json::from_str(text).map_err(|e| {
+            let head: String = text.chars().take(80).collect();
+            format!("stdout is not one JSON object ({e}): {head:?}")
+        })?;
+        let obj = v.as_object().ok_or("answer is not a JSON object")?;
+        match obj.get("result").and_then(Value::as_str) {
+            Some("accept") => match obj.get("observation") {
+                Some(o @ Value::Object(_)) => Ok(Answer::Accept {
+                    observation: o.clone(),
+                }),
+                _ => Err("accept without an observation object".into()),
+            },
+            Some("reject") => {
+                let class = match obj.get("class") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(s)) => Some(s.clone()),
+                    Some(_) => return Err("reject.class is not a string".into()),
+                };
+                let message = obj
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .ok_or("reject without a message string")?
+                    .to_string();
+                Ok(Answer::Reject { class, message })
+            }
+            Some("unsupported") => Ok(Answer::Unsupported {
+                feature: obj
+                    .get("feature")
+                    .and_then(Value::as_str)
+                    .ok_or("unsupported without a feature string")?
+                    .to_string(),
+            }),
+            _ => Err("result is not one of accept / reject / unsupported".into()),
+        }
+    }
+
+    /// The exit code the protocol requires with this answer.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Answer::Reject { .. } => 1,
+            _ => 0,
+        }
+    }
+}
+
+impl From<Error> for Answer {
+    fn from(e: Error) -> Answer {
+        Answer::Reject {
+            class: Some(e.class.id().to_string()),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// The reference adapter: answers a request of `kind` on `file`, reading the named extra
+/// inputs (pack cases) through `input`.
+pub fn respond(
+    kind: &str,
+    params: &Value,
+    file: &[u8],
+    input: &dyn Fn(&str) -> Result<Vec<u8>>,
+) -> Answer {
+    match respond_inner(kind, params, file, input) {
+        Ok(Some(observation)) => Answer::Accept { observation },
+        Ok(None) => Answer::Unsupported {
+            feature: format!("kind:{kind}"),
+        },
+        Err(e) => e.into(),
+    }
+}
+
+fn respond_inner(
+    kind: &str,
+    params: &Value,
+    file: &[u8],
+    input: &dyn Fn(&str) -> Result<Vec<u8>>,
+) -> Result<Option<Value>> {
+    let p_str = |k: &str| params.get(k).and_then(Value::as_str);
+    let p_u64 = |k: &str| params.get(k).and_then(Value::as_u64);
+    let usage = |w: &str| Error::new(ErrorClass::CliUsage, "params", w.to_string());
+    Ok(Some(match kind {
+        "codec" => observe::observe_codec(
+            p_str("codec").ok_or_else(|| usage("codec"))?,
+            file,
+            p_u64("rows").ok_or_else(|| usage("rows"))?,
+            p_u64("cols").ok_or_else(|| usage("cols"))?,
+        )?,
+        "gguf" => {
+            let mode = match p_str("mode").unwrap_or("strict") {
+                "spec" => Mode::Spec,
+                _ => Mode::Strict,
+            };
+            let consumer = params
+                .get("consumer")
+                .map(observe::consumer_from_json)
+                .transpose()?;
+            observe::observe_gguf(file, mode, consumer.as_ref())?
+        }
+        "ninfer" => observe::observe_ninfer(file)?,
+        "rows" => observe::observe_rows(file, params)?,
+        "pack" => {
+            let t = p_str("template").ok_or_else(|| usage("template"))?;
+            observe::observe_pack(file, &input(t)?)?
+        }
+        _ => return Ok(None),
+    }))
+}
+
+/// `ninfer-ternary reader-adapter CASEFILE`: reads the request JSON from stdin (or
+/// `--request FILE`), prints one answer line, exits 0 (accept/unsupported) or 1 (reject).
+pub fn run_adapter(case_file: &Path, request: Option<&Path>) -> i32 {
+    let req_text = match request {
+        Some(p) => std::fs::read_to_string(p).unwrap_or_default(),
+        None => {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut s);
+            s
+        }
+    };
+    let req: Value = serde_json::from_str(&req_text).unwrap_or(Value::Null);
+    let kind = req.get("kind").and_then(Value::as_str).unwrap_or("");
+    let params = req.get("params").cloned().unwrap_or(json!({}));
+    let inputs = req.get("inputs").cloned().unwrap_or(json!({}));
+    let answer = match std::fs::read(case_file) {
+        Err(e) => Answer::from(Error::io(ErrorClass::IoRead, case_file, e)),
+        Ok(bytes) => {
+            let input = |name: &str| -> Result<Vec<u8>> {
+                let p = inputs
+                    .get(name)
+                    .and_then(Value::as_str)
+                    .map(std::path::PathBuf::from)
+                    .ok_or_else(|| {
+                        Error::new(ErrorClass::CliUsage, name, "input not given in the request")
+                    })?;
+                std::fs::read(&p).map_err(|e| Error::io(ErrorClass::IoRead, &p, e))
+            };
+            respond(kind, &params, &bytes, &input)
+        }
+    };
+    println!("{}", answer.to_json());
+    answer.exit_code()
+}
+
+/// The request a runner writes to an adapter's stdin.
+pub fn request_json(case: &CaseEntry, corpus_root: &Path) -> Value {
+    let abs = |rel: &str| corpus_root.join(rel).display().to_string();
+    let mut inputs = serde_json::Map::new();
+    for name in &case.inputs {
+        inputs.insert(name.clone(), abs(name).into());
+    }
+    json!({
+        "protocol": PROTOCOL_VERSION,
+        "id": case.id,
+        "kind": case.kind,
+        "file": abs(&case.file),
+        "params": case.params,
+        "inputs": inputs,
+    })
+}
+
+/// Whether `actual` contains `expected`: objects member-wise (extra members allowed),
+/// arrays element-wise with equal length, scalars equal. Returns the first mismatch path.
+pub fn contains(expected: &Value, actual: &Value, path: &str) -> std::result::Result<(), String> {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => {
+            for (k, ev) in e {
+                let p = format!("{path}.{k}");
+                match a.get(k) {
+                    None => return Err(format!("{p} missing")),
+                    Some(av) => contains(ev, av, &p)?,
+                }
+            }
+            Ok(())
+        }
+        (Value::Array(e), Value::Array(a)) => {
+            if e.len() != a.len() {
+                return Err(format!("{path}: {} elements, expected {}", a.len(), e.len()));
+            }
+            for (i, (ev, av)) in e.iter().zip(a).enumerate() {
+                contains(ev, av, &format!("{path}[{i}]"))?;
+            }
+            Ok(())
+        }
+        (Value::Number(e), Value::Number(a)) => {
+            if e == a || (e.as_f64().is_some() && e.as_f64() == a.as_f64()) {
+                Ok(())
+            } else {
+                Err(format!("{path}: {a}, expected {e}"))
+            }
+        }
+        _ if expected == actual => Ok(()),
+        _ => {
+            let show = |v: &Value| {
+                let s = v.to_string();
+                if s.len() > 70 {
+                    format!("{}…", &s[..70])
+                } else {
+                    s
+                }
+            };
+            Err(format!("{path}: {}, expected {}", show(actual), show(expected)))
+        }
+    }
+}
+
+/// How strictly the runner checks reject classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClassCheck {
+    /// The class must equal the manifest's (the adapter speaks the `spec/errors.json` registry).
+    Strict,
+    /// Any reject counts (foreign readers have their own error taxonomy).
+    Lenient,
+}
+
+/// The verdict on one well-formed answer (process-level failures are judged by the runner).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Fail(String),
+    Unsupported(String),
+}
+
+pub fn judge(case: &CaseEntry, answer: &Answer, classes: ClassCheck) -> Verdict {
+    let exp = &case.expect;
+    match (exp.outcome, answer) {
+        (_, Answer::Unsupported { feature }) => Verdict::Unsupported(feature.clone()),
+        (Outcome::Accept | Outcome::Either, Answer::Accept { observation }) => {
+            match &exp.observation {
+                Some(want) => match contains(want, observation, "observation") {
+                    Ok(()) => Verdict::Pass,
+                    Err(why) => Verdict::Fail(format!("accepted, but {why}")),
+                },
+                None => Verdict::Pass,
+            }
+        }
+        (Outcome::Accept, Answer::Reject { class, message }) => Verdict::Fail(format!(
+            "rejected a case that must be accepted: [{}] {}",
+            class.as_deref().unwrap_or("-"),
+            first_line(message)
+        )),
+        (Outcome::Reject, Answer::Accept { .. }) => Verdict::Fail(format!(
+            "accepted a case that must be rejected with {}",
+            exp.class.as_deref().unwrap_or("an error")
+        )),
+        (Outcome::Reject, Answer::Reject { class, message }) => {
+            if classes == ClassCheck::Strict && class.as_deref() != exp.class.as_deref() {
+                Verdict::Fail(format!(
+                    "rejected with class {}, expected {} ({})",
+                    class.as_deref().unwrap_or("none"),
+                    exp.class.as_deref().unwrap_or("none"),
+                    first_line(message)
+                ))
+            } else {
+                Verdict::Pass
+            }
+        }
+        (Outcome::Either, Answer::Reject { .. }) => Verdict::Pass,
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").chars().take(160).collect()
+}

@@ -1,0 +1,545 @@
+//! `check-reader`: runs every corpus case through a third-party reader adapter, one process
+//! per case, under a timeout and an address-space cap (PROTOCOL.md §5).
+
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::manifest::{CaseEntry, Manifest};
+use super::protocol::{judge, request_json, Answer, ClassCheck, Verdict};
+
+/// `--capabilities FILE`: what a reader declares it does not support, and how it names errors.
+#[derive(Clone, Debug, Default)]
+pub struct Capabilities {
+    pub reader: String,
+    /// Glob patterns over case features (`kind:ninfer`, `ggml_type:142`, `codec:q1_0`).
+    pub unsupported: Vec<String>,
+    pub classes: Option<ClassCheck>,
+}
+
+impl Capabilities {
+    pub fn load(path: &Path) -> anyhow::Result<Capabilities> {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(path)?)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let unsupported = v
+            .get("unsupported")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|x| x.get("feature").or(Some(x)).and_then(Value::as_str).map(String::from)).collect())
+            .unwrap_or_default();
+        let classes = match v.get("error_classes").and_then(Value::as_str) {
+            Some("strict") => Some(ClassCheck::Strict),
+            Some("lenient") | None => Some(ClassCheck::Lenient),
+            Some(other) => anyhow::bail!("{}: error_classes must be strict or lenient, not {other}", path.display()),
+        };
+        Ok(Capabilities {
+            reader: v.get("reader").and_then(Value::as_str).unwrap_or("").to_string(),
+            unsupported,
+            classes,
+        })
+    }
+
+    /// The first declared-unsupported feature of `case`, if any.
+    pub fn unsupported_feature(&self, case: &CaseEntry) -> Option<String> {
+        for f in &case.features {
+            if self.unsupported.iter().any(|p| glob_match(p, f)) {
+                return Some(f.clone());
+            }
+        }
+        None
+    }
+
+    fn declares(&self, feature: &str) -> bool {
+        self.unsupported.iter().any(|p| glob_match(p, feature))
+    }
+}
+
+/// `*` (any run) and `?` (one character) glob matching.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti, mut star, mut mark) = (0usize, 0usize, None, 0usize);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+/// `--known-failures FILE`: one case id per line; `#` starts a comment.
+pub fn load_known_failures(path: &Path) -> anyhow::Result<BTreeSet<String>> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(text
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect())
+}
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub corpus: PathBuf,
+    pub adapter: String,
+    pub known_failures: BTreeSet<String>,
+    pub capabilities: Capabilities,
+    pub filter: Option<String>,
+    pub timeout: Duration,
+    pub memory_mb: u64,
+    pub jobs: usize,
+    /// Print only failures and the summary.
+    pub quiet: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Pass,
+    Fail,
+    Skip,
+    /// Failed, and listed in the known failures.
+    KnownFailure,
+    /// Listed in the known failures but passed: the list is stale; fails the run.
+    Stale,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Skip => "skip",
+            Status::KnownFailure => "known-failure",
+            Status::Stale => "stale",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    pub id: String,
+    pub status: Status,
+    pub detail: String,
+    pub ms: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub known: usize,
+    pub stale: usize,
+}
+
+pub struct Report {
+    pub results: Vec<CaseResult>,
+    pub summary: Summary,
+    /// Known-failure ids that name no case of the manifest.
+    pub unknown_known: Vec<String>,
+}
+
+impl Report {
+    pub fn ok(&self) -> bool {
+        self.summary.failed == 0 && self.summary.stale == 0 && self.unknown_known.is_empty()
+    }
+
+    pub fn to_json(&self, opts: &RunOptions, manifest: &Manifest) -> Value {
+        json!({
+            "adapter": opts.adapter,
+            "reader": opts.capabilities.reader,
+            "protocol_version": manifest.protocol_version,
+            "spec_version": manifest.spec_version,
+            "summary": {
+                "passed": self.summary.passed,
+                "failed": self.summary.failed,
+                "skipped": self.summary.skipped,
+                "known_failures": self.summary.known,
+                "stale_known_failures": self.summary.stale,
+            },
+            "unknown_known_failures": self.unknown_known,
+            "results": self.results.iter().map(|r| json!({
+                "id": r.id, "status": r.status.name(), "detail": r.detail, "ms": r.ms,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// Raw result of running one adapter process.
+enum Proc {
+    Done { code: Option<i32>, signal: Option<i32>, stdout: String, stderr: String },
+    Timeout,
+    SpawnError(String),
+}
+
+fn run_process(opts: &RunOptions, case: &CaseEntry) -> Proc {
+    let file = opts.corpus.join(&case.file);
+    let request = request_json(case, &opts.corpus).to_string();
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(format!("{} \"$1\"", opts.adapter))
+        .arg("adapter")
+        .arg(&file)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("NINFER_CASE_ID", &case.id)
+        .env("OPENBLAS_NUM_THREADS", "1")
+        .env("OMP_NUM_THREADS", "1")
+        .env("MKL_NUM_THREADS", "1");
+    let mem = opts.memory_mb.saturating_mul(1 << 20);
+    // SAFETY: only async-signal-safe calls (setpgid, setrlimit) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::setpgid(0, 0);
+            if mem > 0 {
+                let lim = libc::rlimit {
+                    rlim_cur: mem as libc::rlim_t,
+                    rlim_max: mem as libc::rlim_t,
+                };
+                libc::setrlimit(libc::RLIMIT_AS, &lim);
+            }
+            let core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            libc::setrlimit(libc::RLIMIT_CORE, &core);
+            Ok(())
+        });
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return Proc::SpawnError(e.to_string()),
+    };
+    let pid = child.id() as i32;
+    let mut stdin = child.stdin.take().expect("piped");
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(request.as_bytes());
+    });
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let out_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = out.by_ref().take(16 << 20).read_to_end(&mut b);
+        b
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = err.by_ref().take(1 << 20).read_to_end(&mut b);
+        b
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if start.elapsed() >= opts.timeout => break None,
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(_) => break None,
+        }
+    };
+    // The adapter's process group goes in every case (grandchildren included).
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+    let status = match status {
+        Some(s) => s,
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Proc::Timeout;
+        }
+    };
+    let _ = writer.join();
+    let stdout = String::from_utf8_lossy(&out_t.join().unwrap_or_default()).into_owned();
+    let stderr = String::from_utf8_lossy(&err_t.join().unwrap_or_default()).into_owned();
+    Proc::Done {
+        code: status.code(),
+        signal: status.signal(),
+        stdout,
+        stderr,
+    }
+}
+
+fn tail(s: &str) -> String {
+    let l: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+    l.last().map(|x| x.chars().take(160).collect()).unwrap_or_default()
+}
+
+/// Runs one case: the raw verdict before known failures are applied.
+fn run_case(opts: &RunOptions, case: &CaseEntry) -> (bool, String) {
+    let classes = opts.capabilities.classes.unwrap_or(ClassCheck::Lenient);
+    match run_process(opts, case) {
+        Proc::SpawnError(e) => (false, format!("could not start the adapter: {e}")),
+        Proc::Timeout => (false, format!("timeout after {:.1}s", opts.timeout.as_secs_f64())),
+        Proc::Done { signal: Some(s), stderr, .. } => (false, format!("crash: killed by signal {s} {}", tail(&stderr))),
+        Proc::Done { code, stdout, stderr, .. } => {
+            let code = code.unwrap_or(-1);
+            if code >= 128 {
+                return (false, format!("crash: exit {code} (signal {}) {}", code - 128, tail(&stderr)));
+            }
+            let answer = match Answer::parse(&stdout) {
+                Ok(a) => a,
+                Err(why) => {
+                    return (false, format!("garbage answer (exit {code}): {why} {}", tail(&stderr)));
+                }
+            };
+            if code != answer.exit_code() {
+                return (
+                    false,
+                    format!("crash or protocol error: exit {code} with a {} answer {}", answer.to_json()["result"], tail(&stderr)),
+                );
+            }
+            match judge(case, &answer, classes) {
+                Verdict::Pass => (true, String::new()),
+                Verdict::Fail(why) => (false, why),
+                Verdict::Unsupported(feature) => {
+                    if opts.capabilities.declares(&feature) {
+                        (false, format!("answered unsupported ({feature}), declared, but the case does not carry that feature"))
+                    } else {
+                        (false, format!("undeclared unsupported: {feature}"))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Runs the selected cases (in parallel, `opts.jobs` processes at a time); results in manifest order.
+pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
+    let selected: Vec<&CaseEntry> = manifest
+        .cases
+        .iter()
+        .filter(|c| opts.filter.as_deref().map_or(true, |f| glob_match(f, &c.id)))
+        .collect();
+    let slots: Vec<Mutex<Option<CaseResult>>> = selected.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let printed = Mutex::new(0usize);
+    let jobs = opts.jobs.max(1);
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= selected.len() {
+                    break;
+                }
+                let case = selected[i];
+                let t0 = Instant::now();
+                let known = opts.known_failures.contains(&case.id);
+                let (status, detail) = if let Some(f) = opts.capabilities.unsupported_feature(case) {
+                    (Status::Skip, format!("declared unsupported: {f}"))
+                } else {
+                    let (ok, why) = run_case(opts, case);
+                    match (ok, known) {
+                        (true, false) => (Status::Pass, why),
+                        (false, false) => (Status::Fail, why),
+                        (false, true) => (Status::KnownFailure, why),
+                        (true, true) => (Status::Stale, "listed as a known failure but passes: remove it from the list".into()),
+                    }
+                };
+                *slots[i].lock().unwrap() = Some(CaseResult {
+                    id: case.id.clone(),
+                    status,
+                    detail,
+                    ms: t0.elapsed().as_millis() as u64,
+                });
+                // Print in order as results become available.
+                let mut p = printed.lock().unwrap();
+                while *p < slots.len() {
+                    let g = slots[*p].lock().unwrap();
+                    let Some(r) = g.as_ref() else { break };
+                    let show = !opts.quiet || matches!(r.status, Status::Fail | Status::Stale);
+                    if show {
+                        let tag = match r.status {
+                            Status::Pass => "PASS ",
+                            Status::Fail => "FAIL ",
+                            Status::Skip => "SKIP ",
+                            Status::KnownFailure => "XFAIL",
+                            Status::Stale => "STALE",
+                        };
+                        if r.detail.is_empty() {
+                            println!("{tag} {}", r.id);
+                        } else {
+                            println!("{tag} {}  -- {}", r.id, r.detail);
+                        }
+                    }
+                    drop(g);
+                    *p += 1;
+                }
+            });
+        }
+    });
+    let results: Vec<CaseResult> = slots.into_iter().map(|m| m.into_inner().unwrap().expect("every case ran")).collect();
+    let mut summary = Summary::default();
+    for r in &results {
+        match r.status {
+            Status::Pass => summary.passed += 1,
+            Status::Fail => summary.failed += 1,
+            Status::Skip => summary.skipped += 1,
+            Status::KnownFailure => summary.known += 1,
+            Status::Stale => summary.stale += 1,
+        }
+    }
+    let ids: BTreeSet<&str> = manifest.cases.iter().map(|c| c.id.as_str()).collect();
+    let unknown_known = opts
+        .known_failures
+        .iter()
+        .filter(|k| !ids.contains(k.as_str()))
+        .cloned()
+        .collect();
+    Report { results, summary, unknown_known }
+}
+
+/// The summary lines printed after the per-case results.
+pub fn summary_text(r: &Report) -> String {
+    let s = &r.summary;
+    let mut out = format!(
+        "{} passed, {} failed, {} skipped",
+        s.passed,
+        s.failed + s.stale,
+        s.skipped
+    );
+    if s.known > 0 || s.stale > 0 {
+        out.push_str(&format!(
+            "\n({} known failures as listed; {} stale known-failure entries)",
+            s.known, s.stale
+        ));
+    }
+    for k in &r.unknown_known {
+        out.push_str(&format!("\nknown-failures names a case that does not exist: {k}"));
+    }
+    out.push_str(if r.ok() { "\nRESULT: PASSED" } else { "\nRESULT: FAILED" });
+    out
+}
+
+/// A row group of the interop matrix for a case.
+pub fn matrix_group(c: &CaseEntry) -> String {
+    let has = |p: &str| c.features.iter().any(|f| glob_match(p, f));
+    let feat = |prefix: &str| {
+        c.features
+            .iter()
+            .find(|f| f.starts_with(prefix))
+            .map(|f| f[prefix.len()..].to_string())
+    };
+    match c.layer.as_str() {
+        "codec" => format!("codec: {}", feat("codec:").unwrap_or_default()),
+        "gguf" => {
+            if has("gguf:hostile") {
+                "gguf: hostile (FORMATS §9)".into()
+            } else if let Some(t) = feat("ggml_type:") {
+                let name = crate::spec::get()
+                    .ggml
+                    .types
+                    .iter()
+                    .find(|x| x.id.to_string() == t)
+                    .map(|x| x.name.clone())
+                    .unwrap_or_default();
+                match t.as_str() {
+                    "42" | "142" | "143" | "53" | "47" => format!("gguf: fork type {t}"),
+                    _ => format!("gguf: type {name}"),
+                }
+            } else if has("gguf:value-*") || has("gguf:array") {
+                "gguf: metadata values".into()
+            } else {
+                "gguf: layout, versions, controls".into()
+            }
+        }
+        "ninfer" => {
+            if has("ninfer:violation") {
+                "ninfer: rule violations".into()
+            } else if has("ninfer:ternary") {
+                "ninfer: ternary row-split".into()
+            } else {
+                "ninfer: other layouts, resources, controls".into()
+            }
+        }
+        "pack" => format!("pack: {}", c.kind),
+        other => other.to_string(),
+    }
+}
+
+/// Renders the interop matrix from run reports (`--json` outputs) as Markdown.
+pub fn render_matrix(manifest: &Manifest, runs: &[(String, Value)]) -> String {
+    let groups: BTreeMap<String, Vec<&CaseEntry>> = manifest.cases.iter().fold(BTreeMap::new(), |mut m, c| {
+        m.entry(matrix_group(c)).or_insert_with(Vec::new).push(c);
+        m
+    });
+    let status: Vec<BTreeMap<String, String>> = runs
+        .iter()
+        .map(|(_, v)| {
+            v["results"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|r| (r["id"].as_str().unwrap_or("").to_string(), r["status"].as_str().unwrap_or("").to_string()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut s = String::new();
+    s.push_str("| family / feature | cases |");
+    for (name, _) in runs {
+        s.push_str(&format!(" {name} |"));
+    }
+    s.push_str("\n|---|---:|");
+    for _ in runs {
+        s.push_str("---|");
+    }
+    s.push('\n');
+    let cell = |st: &BTreeMap<String, String>, cases: &[&CaseEntry]| {
+        let (mut p, mut f, mut u) = (0, 0, 0);
+        for c in cases {
+            match st.get(&c.id).map(String::as_str) {
+                Some("pass") => p += 1,
+                Some("skip") => u += 1,
+                Some(_) => f += 1,
+                None => {}
+            }
+        }
+        let mut parts = Vec::new();
+        if p > 0 {
+            parts.push(format!("{p} pass"));
+        }
+        if f > 0 {
+            parts.push(format!("**{f} fail**"));
+        }
+        if u > 0 {
+            parts.push(format!("{u} unsupported"));
+        }
+        if parts.is_empty() {
+            "–".to_string()
+        } else {
+            parts.join(", ")
+        }
+    };
+    for (g, cases) in &groups {
+        s.push_str(&format!("| {g} | {} |", cases.len()));
+        for st in &status {
+            s.push_str(&format!(" {} |", cell(st, cases)));
+        }
+        s.push('\n');
+    }
+    let all: Vec<&CaseEntry> = manifest.cases.iter().collect();
+    s.push_str(&format!("| **all** | **{}** |", all.len()));
+    for st in &status {
+        s.push_str(&format!(" **{}** |", cell(st, &all).replace("**", "")));
+    }
+    s.push('\n');
+    s
+}
