@@ -92,7 +92,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             a.directory.objects.len()
         )
     } else {
-        format!("{} problem(s)", problems.len())
+        format!("{} problem(s); first: {}", problems.len(), problems[0])
     };
     Ok(f)
 }
