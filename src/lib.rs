@@ -21,5 +21,6 @@ pub mod perm;
 pub mod planes;
 pub mod spec;
 pub mod synth;
+pub mod verify;
 
 pub use error::{Error, ErrorClass, Result};

@@ -20,21 +20,30 @@ fn main() {
         let layer = case.layer.clone();
         trials.push(
             Trial::test(id, move || {
-                let file = std::fs::read(root.join(&case.file)).map_err(|e| Failed::from(format!("{}: {e}", case.file)))?;
+                let file = std::fs::read(root.join(&case.file))
+                    .map_err(|e| Failed::from(format!("{}: {e}", case.file)))?;
                 let sha = corpus::observe::sha256_hex(&file);
                 if sha != case.sha256 {
-                    return Err(format!("{} sha256 {sha} differs from the manifest", case.file).into());
+                    return Err(
+                        format!("{} sha256 {sha} differs from the manifest", case.file).into(),
+                    );
                 }
                 let input = |name: &str| -> ninfer_ternary::Result<Vec<u8>> {
                     std::fs::read(root.join(name)).map_err(|e| {
-                        ninfer_ternary::Error::io(ninfer_ternary::ErrorClass::IoRead, &root.join(name), e)
+                        ninfer_ternary::Error::io(
+                            ninfer_ternary::ErrorClass::IoRead,
+                            &root.join(name),
+                            e,
+                        )
                     })
                 };
                 let answer = protocol::respond(&case.kind, &case.params, &file, &input);
                 match protocol::judge(&case, &answer, protocol::ClassCheck::Strict) {
                     protocol::Verdict::Pass => Ok(()),
                     protocol::Verdict::Fail(why) => Err(why.into()),
-                    protocol::Verdict::Unsupported(f) => Err(format!("reference answered unsupported: {f}").into()),
+                    protocol::Verdict::Unsupported(f) => {
+                        Err(format!("reference answered unsupported: {f}").into())
+                    }
                 }
             })
             .with_kind(layer),

@@ -32,7 +32,11 @@ pub enum CorpusAction {
 pub fn corpus(action: CorpusAction) -> anyhow::Result<ExitCode> {
     match action {
         CorpusAction::Generate { output, check } => generate(&output, check),
-        CorpusAction::Matrix { corpus, runs, output } => matrix(&corpus, &runs, output.as_deref()),
+        CorpusAction::Matrix {
+            corpus,
+            runs,
+            output,
+        } => matrix(&corpus, &runs, output.as_deref()),
     }
 }
 
@@ -57,7 +61,12 @@ fn generate(out: &Path, check: bool) -> anyhow::Result<ExitCode> {
             println!("EXTRA   {f}");
         }
         if cmp.identical() {
-            println!("corpus under {} is byte-identical to a fresh generation ({} files, {} cases)", out.display(), c.files.len() + 1, c.manifest.cases.len());
+            println!(
+                "corpus under {} is byte-identical to a fresh generation ({} files, {} cases)",
+                out.display(),
+                c.files.len() + 1,
+                c.manifest.cases.len()
+            );
             return Ok(ExitCode::SUCCESS);
         }
         println!("corpus under {} differs from a fresh generation: run `ninfer-ternary corpus generate -o {}`", out.display(), out.display());
@@ -105,23 +114,37 @@ pub fn check_reader(
         filter: filter.map(String::from),
         timeout: Duration::from_secs_f64(timeout_s),
         memory_mb,
-        jobs: jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
+        jobs: jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        }),
         quiet,
     };
     let t0 = std::time::Instant::now();
     let report = runner::run(&manifest, &opts);
     println!("{}", runner::summary_text(&report));
-    eprintln!("check-reader: {} cases in {:.1}s", report.results.len(), t0.elapsed().as_secs_f64());
+    eprintln!(
+        "check-reader: {} cases in {:.1}s",
+        report.results.len(),
+        t0.elapsed().as_secs_f64()
+    );
     if let Some(p) = json {
         let mut text = serde_json::to_string_pretty(&report.to_json(&opts, &manifest))?;
         text.push('\n');
         std::fs::write(p, text)?;
     }
-    Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 pub fn reader_adapter(file: &Path, request: Option<&Path>) -> anyhow::Result<ExitCode> {
-    Ok(ExitCode::from(corpus::protocol::run_adapter(file, request) as u8))
+    Ok(ExitCode::from(
+        corpus::protocol::run_adapter(file, request) as u8
+    ))
 }
 
 fn matrix(corpus: &Path, runs: &[String], output: Option<&Path>) -> anyhow::Result<ExitCode> {

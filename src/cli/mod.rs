@@ -14,6 +14,7 @@ mod pack_cmd;
 mod spec_cmd;
 mod synth_cmd;
 mod transcode;
+mod verify_cmd;
 
 #[derive(Parser)]
 #[command(
@@ -190,6 +191,61 @@ enum Command {
         #[arg(long)]
         request: Option<PathBuf>,
     },
+    /// Verify a packed artifact against its source GGUF: the seven gates of FORMATS.md §8.
+    /// Exit 0 pass, 1 fail, 2 usage/IO error.
+    Verify {
+        artifact: PathBuf,
+        /// The source GGUF the artifact was packed from (required; never defaulted).
+        #[arg(long)]
+        gguf: PathBuf,
+        /// The groupwise-int template (opens the provenance gate).
+        #[arg(long)]
+        template: Option<PathBuf>,
+        /// Run the row-order sections over every layer of the profile.
+        #[arg(long)]
+        sweep: bool,
+        /// Embedding activation dump directory (opens the embedding gate).
+        #[arg(long)]
+        dump: Option<PathBuf>,
+        /// Kernel-oracle dump directory (opens the engine_oracles gate).
+        #[arg(long = "oracle-dump")]
+        oracle_dump: Option<PathBuf>,
+        /// Check only the oracle cases of this artifact object.
+        #[arg(long = "oracle-object")]
+        oracle_object: Option<String>,
+        /// Machine-readable report.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a broken artifact (or broken dumps) of one kind from spec/gates.json `mutations`.
+    Mutate {
+        artifact: PathBuf,
+        #[arg(long)]
+        kind: String,
+        /// Output artifact (or, for dump-* kinds, output dump directory).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Seed of the dump inputs (dump-* kinds).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long)]
+        force: bool,
+    },
+    /// Write reference embedding and kernel-oracle dumps computed from an artifact (f64, stored f32).
+    DumpReference {
+        artifact: PathBuf,
+        /// Output directory (gets embedding/ and oracles/).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Comma-separated token ids for the embedding dump (default: 8 spread over the vocabulary).
+        #[arg(long)]
+        tokens: Option<String>,
+        /// Seed of the oracle inputs x.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long)]
+        force: bool,
+    },
     /// Write the synthetic groupwise-int template for a model profile.
     SynthTemplate {
         #[arg(long, default_value = "bonsai-nano")]
@@ -294,6 +350,39 @@ pub fn main() -> ExitCode {
             output,
             force,
         } => synth_cmd::template(&profile, &output, force),
+        Command::Verify {
+            artifact,
+            gguf,
+            template,
+            sweep,
+            dump,
+            oracle_dump,
+            oracle_object,
+            json,
+        } => verify_cmd::verify(
+            &artifact,
+            &gguf,
+            template.as_deref(),
+            sweep,
+            dump.as_deref(),
+            oracle_dump.as_deref(),
+            oracle_object.as_deref(),
+            json,
+        ),
+        Command::Mutate {
+            artifact,
+            kind,
+            output,
+            seed,
+            force,
+        } => verify_cmd::mutate(&artifact, &kind, &output, seed, force),
+        Command::DumpReference {
+            artifact,
+            output,
+            tokens,
+            seed,
+            force,
+        } => verify_cmd::dump_reference(&artifact, &output, tokens.as_deref(), seed, force),
     };
     match result {
         Ok(code) => code,

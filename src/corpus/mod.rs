@@ -227,9 +227,10 @@ pub fn generate() -> anyhow::Result<Corpus> {
         }
         let params = Value::Object(c.params.clone());
         let lookup = |name: &str| -> crate::Result<Vec<u8>> {
-            files.get(name).cloned().ok_or_else(|| {
-                crate::Error::new(ErrorClass::IoRead, name, "not in the corpus")
-            })
+            files
+                .get(name)
+                .cloned()
+                .ok_or_else(|| crate::Error::new(ErrorClass::IoRead, name, "not in the corpus"))
         };
         let answer = protocol::respond(c.kind, &params, bytes, &lookup);
         let outcome = Outcome::from_name(&c.name).expect("checked");
@@ -256,7 +257,11 @@ pub fn generate() -> anyhow::Result<Corpus> {
                     );
                 }
                 expect.class = Some(want.id().to_string());
-                expect.phase = Some(c.phase.map(str::to_string).unwrap_or_else(|| phase_of(want)));
+                expect.phase = Some(
+                    c.phase
+                        .map(str::to_string)
+                        .unwrap_or_else(|| phase_of(want)),
+                );
             }
             (Outcome::Either, Answer::Accept { observation }) => {
                 expect.observation = Some(observation.clone());
@@ -309,7 +314,10 @@ pub fn generate() -> anyhow::Result<Corpus> {
             schema_version: SCHEMA_VERSION,
             protocol_version: protocol::PROTOCOL_VERSION,
             spec_version: spec_version(),
-            generator: format!("ninfer-ternary {} corpus generate", env!("CARGO_PKG_VERSION")),
+            generator: format!(
+                "ninfer-ternary {} corpus generate",
+                env!("CARGO_PKG_VERSION")
+            ),
             families,
             pending,
             cases: entries,
@@ -365,7 +373,9 @@ impl Corpus {
         }
         for (fam, _) in FAMILIES {
             let d = dir.join(fam);
-            let Ok(rd) = std::fs::read_dir(&d) else { continue };
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
             let mut names: Vec<String> = rd
                 .filter_map(|e| e.ok())
                 .filter(|e| e.path().is_file())

@@ -277,7 +277,8 @@ pub fn observe_rows(bytes: &[u8], params: &Value) -> Result<Value> {
             "rows",
         )?,
         "attn_q_query" | "attn_q_gate" => {
-            let (q, g) = perm::attn_q_deinterleave(rows, get("block_rows").unwrap_or(256) as usize, "rows")?;
+            let (q, g) =
+                perm::attn_q_deinterleave(rows, get("block_rows").unwrap_or(256) as usize, "rows")?;
             if rule == "attn_q_query" {
                 q
             } else {

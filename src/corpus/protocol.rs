@@ -15,15 +15,24 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// An adapter's answer for one case.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Answer {
-    Accept { observation: Value },
-    Reject { class: Option<String>, message: String },
-    Unsupported { feature: String },
+    Accept {
+        observation: Value,
+    },
+    Reject {
+        class: Option<String>,
+        message: String,
+    },
+    Unsupported {
+        feature: String,
+    },
 }
 
 impl Answer {
     pub fn to_json(&self) -> Value {
         match self {
-            Answer::Accept { observation } => json!({"result": "accept", "observation": observation}),
+            Answer::Accept { observation } => {
+                json!({"result": "accept", "observation": observation})
+            }
             Answer::Reject { class, message } => {
                 json!({"result": "reject", "class": class, "message": message})
             }
@@ -213,7 +222,11 @@ pub fn contains(expected: &Value, actual: &Value, path: &str) -> std::result::Re
         }
         (Value::Array(e), Value::Array(a)) => {
             if e.len() != a.len() {
-                return Err(format!("{path}: {} elements, expected {}", a.len(), e.len()));
+                return Err(format!(
+                    "{path}: {} elements, expected {}",
+                    a.len(),
+                    e.len()
+                ));
             }
             for (i, (ev, av)) in e.iter().zip(a).enumerate() {
                 contains(ev, av, &format!("{path}[{i}]"))?;
@@ -237,7 +250,11 @@ pub fn contains(expected: &Value, actual: &Value, path: &str) -> std::result::Re
                     s
                 }
             };
-            Err(format!("{path}: {}, expected {}", show(actual), show(expected)))
+            Err(format!(
+                "{path}: {}, expected {}",
+                show(actual),
+                show(expected)
+            ))
         }
     }
 }

@@ -30,15 +30,31 @@ impl Capabilities {
         let unsupported = v
             .get("unsupported")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|x| x.get("feature").or(Some(x)).and_then(Value::as_str).map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| {
+                        x.get("feature")
+                            .or(Some(x))
+                            .and_then(Value::as_str)
+                            .map(String::from)
+                    })
+                    .collect()
+            })
             .unwrap_or_default();
         let classes = match v.get("error_classes").and_then(Value::as_str) {
             Some("strict") => Some(ClassCheck::Strict),
             Some("lenient") | None => Some(ClassCheck::Lenient),
-            Some(other) => anyhow::bail!("{}: error_classes must be strict or lenient, not {other}", path.display()),
+            Some(other) => anyhow::bail!(
+                "{}: error_classes must be strict or lenient, not {other}",
+                path.display()
+            ),
         };
         Ok(Capabilities {
-            reader: v.get("reader").and_then(Value::as_str).unwrap_or("").to_string(),
+            reader: v
+                .get("reader")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
             unsupported,
             classes,
         })
@@ -88,7 +104,8 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 
 /// `--known-failures FILE`: one case id per line; `#` starts a comment.
 pub fn load_known_failures(path: &Path) -> anyhow::Result<BTreeSet<String>> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok(text
         .lines()
         .map(|l| l.split('#').next().unwrap_or("").trim())
@@ -186,7 +203,12 @@ impl Report {
 
 /// Raw result of running one adapter process.
 enum Proc {
-    Done { code: Option<i32>, signal: Option<i32>, stdout: String, stderr: String },
+    Done {
+        code: Option<i32>,
+        signal: Option<i32>,
+        stdout: String,
+        stderr: String,
+    },
     Timeout,
     SpawnError(String),
 }
@@ -218,7 +240,10 @@ fn run_process(opts: &RunOptions, case: &CaseEntry) -> Proc {
                 };
                 libc::setrlimit(libc::RLIMIT_AS, &lim);
             }
-            let core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            let core = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
             libc::setrlimit(libc::RLIMIT_CORE, &core);
             Ok(())
         });
@@ -278,7 +303,9 @@ fn run_process(opts: &RunOptions, case: &CaseEntry) -> Proc {
 
 fn tail(s: &str) -> String {
     let l: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
-    l.last().map(|x| x.chars().take(160).collect()).unwrap_or_default()
+    l.last()
+        .map(|x| x.chars().take(160).collect())
+        .unwrap_or_default()
 }
 
 /// Runs one case: the raw verdict before known failures are applied.
@@ -286,23 +313,52 @@ fn run_case(opts: &RunOptions, case: &CaseEntry) -> (bool, String) {
     let classes = opts.capabilities.classes.unwrap_or(ClassCheck::Lenient);
     match run_process(opts, case) {
         Proc::SpawnError(e) => (false, format!("could not start the adapter: {e}")),
-        Proc::Timeout => (false, format!("timeout after {:.1}s", opts.timeout.as_secs_f64())),
-        Proc::Done { signal: Some(s), stderr, .. } => (false, format!("crash: killed by signal {s} {}", tail(&stderr))),
-        Proc::Done { code, stdout, stderr, .. } => {
+        Proc::Timeout => (
+            false,
+            format!("timeout after {:.1}s", opts.timeout.as_secs_f64()),
+        ),
+        Proc::Done {
+            signal: Some(s),
+            stderr,
+            ..
+        } => (
+            false,
+            format!("crash: killed by signal {s} {}", tail(&stderr)),
+        ),
+        Proc::Done {
+            code,
+            stdout,
+            stderr,
+            ..
+        } => {
             let code = code.unwrap_or(-1);
             if code >= 128 {
-                return (false, format!("crash: exit {code} (signal {}) {}", code - 128, tail(&stderr)));
+                return (
+                    false,
+                    format!(
+                        "crash: exit {code} (signal {}) {}",
+                        code - 128,
+                        tail(&stderr)
+                    ),
+                );
             }
             let answer = match Answer::parse(&stdout) {
                 Ok(a) => a,
                 Err(why) => {
-                    return (false, format!("garbage answer (exit {code}): {why} {}", tail(&stderr)));
+                    return (
+                        false,
+                        format!("garbage answer (exit {code}): {why} {}", tail(&stderr)),
+                    );
                 }
             };
             if code != answer.exit_code() {
                 return (
                     false,
-                    format!("crash or protocol error: exit {code} with a {} answer {}", answer.to_json()["result"], tail(&stderr)),
+                    format!(
+                        "crash or protocol error: exit {code} with a {} answer {}",
+                        answer.to_json()["result"],
+                        tail(&stderr)
+                    ),
                 );
             }
             match judge(case, &answer, classes) {
@@ -325,7 +381,11 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
     let selected: Vec<&CaseEntry> = manifest
         .cases
         .iter()
-        .filter(|c| opts.filter.as_deref().map_or(true, |f| glob_match(f, &c.id)))
+        .filter(|c| {
+            opts.filter
+                .as_deref()
+                .map_or(true, |f| glob_match(f, &c.id))
+        })
         .collect();
     let slots: Vec<Mutex<Option<CaseResult>>> = selected.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
@@ -341,7 +401,8 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                 let case = selected[i];
                 let t0 = Instant::now();
                 let known = opts.known_failures.contains(&case.id);
-                let (status, detail) = if let Some(f) = opts.capabilities.unsupported_feature(case) {
+                let (status, detail) = if let Some(f) = opts.capabilities.unsupported_feature(case)
+                {
                     (Status::Skip, format!("declared unsupported: {f}"))
                 } else {
                     let (ok, why) = run_case(opts, case);
@@ -349,7 +410,10 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                         (true, false) => (Status::Pass, why),
                         (false, false) => (Status::Fail, why),
                         (false, true) => (Status::KnownFailure, why),
-                        (true, true) => (Status::Stale, "listed as a known failure but passes: remove it from the list".into()),
+                        (true, true) => (
+                            Status::Stale,
+                            "listed as a known failure but passes: remove it from the list".into(),
+                        ),
                     }
                 };
                 *slots[i].lock().unwrap() = Some(CaseResult {
@@ -384,7 +448,10 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
             });
         }
     });
-    let results: Vec<CaseResult> = slots.into_iter().map(|m| m.into_inner().unwrap().expect("every case ran")).collect();
+    let results: Vec<CaseResult> = slots
+        .into_iter()
+        .map(|m| m.into_inner().unwrap().expect("every case ran"))
+        .collect();
     let mut summary = Summary::default();
     for r in &results {
         match r.status {
@@ -402,7 +469,11 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
         .filter(|k| !ids.contains(k.as_str()))
         .cloned()
         .collect();
-    Report { results, summary, unknown_known }
+    Report {
+        results,
+        summary,
+        unknown_known,
+    }
 }
 
 /// The summary lines printed after the per-case results.
@@ -421,9 +492,15 @@ pub fn summary_text(r: &Report) -> String {
         ));
     }
     for k in &r.unknown_known {
-        out.push_str(&format!("\nknown-failures names a case that does not exist: {k}"));
+        out.push_str(&format!(
+            "\nknown-failures names a case that does not exist: {k}"
+        ));
     }
-    out.push_str(if r.ok() { "\nRESULT: PASSED" } else { "\nRESULT: FAILED" });
+    out.push_str(if r.ok() {
+        "\nRESULT: PASSED"
+    } else {
+        "\nRESULT: FAILED"
+    });
     out
 }
 
@@ -475,10 +552,11 @@ pub fn matrix_group(c: &CaseEntry) -> String {
 
 /// Renders the interop matrix from run reports (`--json` outputs) as Markdown.
 pub fn render_matrix(manifest: &Manifest, runs: &[(String, Value)]) -> String {
-    let groups: BTreeMap<String, Vec<&CaseEntry>> = manifest.cases.iter().fold(BTreeMap::new(), |mut m, c| {
-        m.entry(matrix_group(c)).or_insert_with(Vec::new).push(c);
-        m
-    });
+    let groups: BTreeMap<String, Vec<&CaseEntry>> =
+        manifest.cases.iter().fold(BTreeMap::new(), |mut m, c| {
+            m.entry(matrix_group(c)).or_insert_with(Vec::new).push(c);
+            m
+        });
     let status: Vec<BTreeMap<String, String>> = runs
         .iter()
         .map(|(_, v)| {
@@ -486,7 +564,12 @@ pub fn render_matrix(manifest: &Manifest, runs: &[(String, Value)]) -> String {
                 .as_array()
                 .map(|a| {
                     a.iter()
-                        .map(|r| (r["id"].as_str().unwrap_or("").to_string(), r["status"].as_str().unwrap_or("").to_string()))
+                        .map(|r| {
+                            (
+                                r["id"].as_str().unwrap_or("").to_string(),
+                                r["status"].as_str().unwrap_or("").to_string(),
+                            )
+                        })
                         .collect()
                 })
                 .unwrap_or_default()

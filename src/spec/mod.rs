@@ -7,8 +7,10 @@
 use serde::Deserialize;
 use std::sync::OnceLock;
 
+mod gates;
 mod model;
 mod tables;
+pub use gates::*;
 pub use model::*;
 pub use tables::*;
 

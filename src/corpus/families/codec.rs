@@ -21,14 +21,62 @@ struct Fmt {
 }
 
 const FMTS: &[Fmt] = &[
-    Fmt { codec: Codec::Pq2_0, ggml: "PQ2_0 (142), legacy Q2_0-g128 (42)", classes: &[("qs", 2, 34)], scale_at: 0, spec: "FORMATS.md §2 PQ2_0" },
-    Fmt { codec: Codec::Q2_0G64, ggml: "mainline Q2_0 (42)", classes: &[("qs", 2, 18)], scale_at: 0, spec: "FORMATS.md §2 PQ2_0 (group 64)" },
-    Fmt { codec: Codec::Ptq1_0, ggml: "PTQ1_0 (143)", classes: &[("qs", 0, 24), ("qh", 24, 26)], scale_at: 26, spec: "FORMATS.md §2 PTQ1_0" },
-    Fmt { codec: Codec::Tq1_0, ggml: "TQ1_0 (34)", classes: &[("qs", 0, 48), ("qh", 48, 52)], scale_at: 52, spec: "FORMATS.md §2 TQ1_0" },
-    Fmt { codec: Codec::Tq2_0, ggml: "TQ2_0 (35)", classes: &[("qs", 0, 64)], scale_at: 64, spec: "FORMATS.md §2 TQ2_0" },
-    Fmt { codec: Codec::Q1_0, ggml: "Q1_0 (41)", classes: &[("qs", 2, 18)], scale_at: 0, spec: "FORMATS.md §2 Q1_0" },
-    Fmt { codec: Codec::Q8_0, ggml: "Q8_0 (8)", classes: &[("qs", 2, 34)], scale_at: 0, spec: "ggml Q8_0 (d f16, qs i8[32])" },
-    Fmt { codec: Codec::Q2_0sPlanar, ggml: "BeeLlama Q2_0 (53) / Q2_0S (47)", classes: &[("qs", 2, 10)], scale_at: 0, spec: "FORMATS.md §2 planar Q2_0S" },
+    Fmt {
+        codec: Codec::Pq2_0,
+        ggml: "PQ2_0 (142), legacy Q2_0-g128 (42)",
+        classes: &[("qs", 2, 34)],
+        scale_at: 0,
+        spec: "FORMATS.md §2 PQ2_0",
+    },
+    Fmt {
+        codec: Codec::Q2_0G64,
+        ggml: "mainline Q2_0 (42)",
+        classes: &[("qs", 2, 18)],
+        scale_at: 0,
+        spec: "FORMATS.md §2 PQ2_0 (group 64)",
+    },
+    Fmt {
+        codec: Codec::Ptq1_0,
+        ggml: "PTQ1_0 (143)",
+        classes: &[("qs", 0, 24), ("qh", 24, 26)],
+        scale_at: 26,
+        spec: "FORMATS.md §2 PTQ1_0",
+    },
+    Fmt {
+        codec: Codec::Tq1_0,
+        ggml: "TQ1_0 (34)",
+        classes: &[("qs", 0, 48), ("qh", 48, 52)],
+        scale_at: 52,
+        spec: "FORMATS.md §2 TQ1_0",
+    },
+    Fmt {
+        codec: Codec::Tq2_0,
+        ggml: "TQ2_0 (35)",
+        classes: &[("qs", 0, 64)],
+        scale_at: 64,
+        spec: "FORMATS.md §2 TQ2_0",
+    },
+    Fmt {
+        codec: Codec::Q1_0,
+        ggml: "Q1_0 (41)",
+        classes: &[("qs", 2, 18)],
+        scale_at: 0,
+        spec: "FORMATS.md §2 Q1_0",
+    },
+    Fmt {
+        codec: Codec::Q8_0,
+        ggml: "Q8_0 (8)",
+        classes: &[("qs", 2, 34)],
+        scale_at: 0,
+        spec: "ggml Q8_0 (d f16, qs i8[32])",
+    },
+    Fmt {
+        codec: Codec::Q2_0sPlanar,
+        ggml: "BeeLlama Q2_0 (53) / Q2_0S (47)",
+        classes: &[("qs", 2, 10)],
+        scale_at: 0,
+        spec: "FORMATS.md §2 planar Q2_0S",
+    },
 ];
 
 fn case(f: &Fmt, name: String, bytes: Vec<u8>, rows: u64) -> Case {
@@ -58,10 +106,22 @@ fn set_scale(f: &Fmt, block: &mut [u8], bits: u16) {
 
 const SPECIAL_SCALES: &[(&str, &[u16], &str)] = &[
     ("zero", &[0x0000, 0x8000], "+0 and -0"),
-    ("negative", &[0xbc00, 0xb800, 0xc000, 0x8001], "-1, -0.5, -2, the smallest negative subnormal"),
-    ("subnormal", &[0x0001, 0x03ff, 0x0200, 0x0010], "f16 subnormals"),
+    (
+        "negative",
+        &[0xbc00, 0xb800, 0xc000, 0x8001],
+        "-1, -0.5, -2, the smallest negative subnormal",
+    ),
+    (
+        "subnormal",
+        &[0x0001, 0x03ff, 0x0200, 0x0010],
+        "f16 subnormals",
+    ),
     ("inf", &[0x7c00, 0xfc00], "+inf and -inf"),
-    ("nan", &[0x7e00, 0x7c01, 0xfe00, 0x7fff], "quiet, signalling and negative NaNs"),
+    (
+        "nan",
+        &[0x7e00, 0x7c01, 0xfe00, 0x7fff],
+        "quiet, signalling and negative NaNs",
+    ),
 ];
 
 pub fn cases() -> Vec<Case> {
@@ -121,7 +181,10 @@ pub fn cases() -> Vec<Case> {
             bytes.extend_from_slice(&base_block(f, &mut r));
         }
         let random_id = format!("codec/y_{n}_random");
-        v.push(case(f, format!("y_{n}_random"), bytes.clone(), 4).recipe("32 random blocks, positive finite scales"));
+        v.push(
+            case(f, format!("y_{n}_random"), bytes.clone(), 4)
+                .recipe("32 random blocks, positive finite scales"),
+        );
         // Special scales, derived from the random blocks.
         for (what, bits, desc) in SPECIAL_SCALES {
             let mut m = bytes.clone();
@@ -171,8 +234,12 @@ fn special_vectors() -> Vec<Case> {
                 .recipe("243 blocks; qs byte j of block v encodes the 5 trits of (v+j) mod 243, qh byte j the 4 trits of (v+j) mod 81 (canonical encoder bytes); d = 1.0"),
         );
         // Only non-canonical bytes.
-        let nq: Vec<u8> = (0..=255u8).filter(|&b| !base3::is_canonical_qs(b)).collect();
-        let nh: Vec<u8> = (0..=255u8).filter(|&b| !base3::is_canonical_qh(b)).collect();
+        let nq: Vec<u8> = (0..=255u8)
+            .filter(|&b| !base3::is_canonical_qs(b))
+            .collect();
+        let nh: Vec<u8> = (0..=255u8)
+            .filter(|&b| !base3::is_canonical_qh(b))
+            .collect();
         let blocks = nh.len().div_ceil(qh.2 - qh.1);
         let mut bytes = Vec::new();
         for k in 0..blocks.max(2) {
@@ -186,7 +253,11 @@ fn special_vectors() -> Vec<Case> {
             set_scale(f, &mut b, 0x3c00);
             bytes.extend_from_slice(&b);
         }
-        let rows = if (bytes.len() / c.block_bytes()) % 2 == 0 { 2 } else { 1 };
+        let rows = if (bytes.len() / c.block_bytes()) % 2 == 0 {
+            2
+        } else {
+            1
+        };
         v.push(
             case(f, format!("y_{}_noncanonical", c.name()), bytes, rows)
                 .feature("codec:base3-noncanonical")
@@ -211,7 +282,10 @@ fn special_vectors() -> Vec<Case> {
     }
     // FORMATS.md §2 test vectors.
     let hex = |s: &str| -> Vec<u8> {
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
     };
     let mut zero_ptq1 = vec![0x80u8; 24];
     zero_ptq1.extend_from_slice(&[0x7f, 0x7f, 0, 0]);
@@ -224,10 +298,30 @@ fn special_vectors() -> Vec<Case> {
     }
     pat_pq2.truncate(34);
     for (c, name, bytes, what) in [
-        (Codec::Ptq1_0, "y_ptq1_0_vector_zero", zero_ptq1, "all-zero input (d = 0)"),
-        (Codec::Pq2_0, "y_pq2_0_vector_zero", zero_pq2, "all-zero input (d = 0)"),
-        (Codec::Ptq1_0, "y_ptq1_0_vector_pattern", pat_ptq1, "t[e] = (e % 3) - 1, d = 1.0"),
-        (Codec::Pq2_0, "y_pq2_0_vector_pattern", pat_pq2, "t[e] = (e % 3) - 1, d = 1.0"),
+        (
+            Codec::Ptq1_0,
+            "y_ptq1_0_vector_zero",
+            zero_ptq1,
+            "all-zero input (d = 0)",
+        ),
+        (
+            Codec::Pq2_0,
+            "y_pq2_0_vector_zero",
+            zero_pq2,
+            "all-zero input (d = 0)",
+        ),
+        (
+            Codec::Ptq1_0,
+            "y_ptq1_0_vector_pattern",
+            pat_ptq1,
+            "t[e] = (e % 3) - 1, d = 1.0",
+        ),
+        (
+            Codec::Pq2_0,
+            "y_pq2_0_vector_pattern",
+            pat_pq2,
+            "t[e] = (e % 3) - 1, d = 1.0",
+        ),
     ] {
         v.push(
             case(fmt(c), name.to_string(), bytes, 1)
@@ -256,10 +350,19 @@ fn direct_cases() -> Vec<Case> {
         .flat_map(|_| ((r.unit() - 0.5) * 1000.0).to_le_bytes())
         .collect();
     v.push(mk(Codec::F32, "y_f32_random", f32s, 4, "GGUF F32 (0)").recipe("256 finite f32 values"));
-    let specials: Vec<u8> = [0x7f80_0000u32, 0xff80_0000, 0x7fc0_0000, 0x7f80_0001, 0xffc1_2345, 0x8000_0000, 0x0000_0001, 0x807f_ffff]
-        .iter()
-        .flat_map(|b| b.to_le_bytes())
-        .collect();
+    let specials: Vec<u8> = [
+        0x7f80_0000u32,
+        0xff80_0000,
+        0x7fc0_0000,
+        0x7f80_0001,
+        0xffc1_2345,
+        0x8000_0000,
+        0x0000_0001,
+        0x807f_ffff,
+    ]
+    .iter()
+    .flat_map(|b| b.to_le_bytes())
+    .collect();
     v.push(
         mk(Codec::F32, "i_f32_specials", specials, 2, "GGUF F32 (0)")
             .feature("codec:nonfinite")
@@ -268,31 +371,60 @@ fn direct_cases() -> Vec<Case> {
     );
     let all16: Vec<u8> = (0..=u16::MAX).flat_map(|b| b.to_le_bytes()).collect();
     v.push(
-        mk(Codec::F16, "i_f16_all_values", all16.clone(), 256, "GGUF F16 (1)")
-            .feature("codec:nonfinite")
-            .recipe("all 65536 f16 bit patterns in order")
-            .note("value-wise: every NaN equal, -0 == +0; includes inf and NaN"),
+        mk(
+            Codec::F16,
+            "i_f16_all_values",
+            all16.clone(),
+            256,
+            "GGUF F16 (1)",
+        )
+        .feature("codec:nonfinite")
+        .recipe("all 65536 f16 bit patterns in order")
+        .note("value-wise: every NaN equal, -0 == +0; includes inf and NaN"),
     );
     v.push(
-        mk(Codec::Bf16, "i_bf16_all_values", all16, 256, "GGUF BF16 (30)")
-            .feature("codec:nonfinite")
-            .recipe("all 65536 bf16 bit patterns in order")
-            .note("value-wise: every NaN equal, -0 == +0; includes inf and NaN"),
+        mk(
+            Codec::Bf16,
+            "i_bf16_all_values",
+            all16,
+            256,
+            "GGUF BF16 (30)",
+        )
+        .feature("codec:nonfinite")
+        .recipe("all 65536 bf16 bit patterns in order")
+        .note("value-wise: every NaN equal, -0 == +0; includes inf and NaN"),
     );
     let finite16: Vec<u8> = (0..512)
         .map(|_| f32_to_f16((r.unit() - 0.5) * 100.0))
         .flat_map(|b| b.to_le_bytes())
         .collect();
-    v.push(mk(Codec::F16, "y_f16_random", finite16, 4, "GGUF F16 (1)").recipe("512 finite f16 values"));
-    let i32s: Vec<u8> = [0i32, 1, -1, i32::MAX, i32::MIN, 16_777_217, -16_777_217, 123_456_789]
-        .iter()
-        .flat_map(|x| x.to_le_bytes())
-        .chain((0..24).flat_map(|_| (r.next_u64() as i32).to_le_bytes()))
-        .collect();
     v.push(
-        mk(Codec::I32, "y_i32_values", i32s, 4, "GGUF I32 (26); decoded with an f32 cast (round to nearest even)")
-            .recipe("edges (0, ±1, MIN, MAX, 2^24+1) and random i32 values")
-            .note("i32 -> f32 by round-to-nearest-even, as numpy astype(float32) and Rust `as f32` do"),
+        mk(Codec::F16, "y_f16_random", finite16, 4, "GGUF F16 (1)").recipe("512 finite f16 values"),
+    );
+    let i32s: Vec<u8> = [
+        0i32,
+        1,
+        -1,
+        i32::MAX,
+        i32::MIN,
+        16_777_217,
+        -16_777_217,
+        123_456_789,
+    ]
+    .iter()
+    .flat_map(|x| x.to_le_bytes())
+    .chain((0..24).flat_map(|_| (r.next_u64() as i32).to_le_bytes()))
+    .collect();
+    v.push(
+        mk(
+            Codec::I32,
+            "y_i32_values",
+            i32s,
+            4,
+            "GGUF I32 (26); decoded with an f32 cast (round to nearest even)",
+        )
+        .recipe("edges (0, ±1, MIN, MAX, 2^24+1) and random i32 values")
+        .note("i32 -> f32 by round-to-nearest-even, as numpy astype(float32) and Rust `as f32` do"),
     );
     v
 }

@@ -45,7 +45,9 @@ pub fn cases() -> Vec<Case> {
             .feature("gguf:control")
             .recipe(k.source);
         if let Some(d) = &k.decode {
-            c = c.param("consumer", consumer_to_json(d)).feature("gguf:consumer");
+            c = c
+                .param("consumer", consumer_to_json(d))
+                .feature("gguf:consumer");
         }
         if k.name.starts_with("id42") {
             c = c.feature("ggml_type:42").spec("FORMATS.md §1.1 (id 42)");
@@ -88,34 +90,58 @@ fn value_type_cases() -> Vec<Case> {
         }
         let mut w = GgufWriter::new();
         arch(&mut w);
-        w.kv(&format!("corpus.scalar.{}", t.name().to_lowercase()), sample(t, 0));
+        w.kv(
+            &format!("corpus.scalar.{}", t.name().to_lowercase()),
+            sample(t, 0),
+        );
         v.push(
-            gguf_case(format!("y_kv_scalar_{}", t.name().to_lowercase()), w.header_bytes().unwrap(), Mode::Strict)
-                .feature(format!("gguf:value-{}", t.name()))
-                .spec("FORMATS.md §1 (value types)")
-                .recipe(format!("one {} value", t.name())),
+            gguf_case(
+                format!("y_kv_scalar_{}", t.name().to_lowercase()),
+                w.header_bytes().unwrap(),
+                Mode::Strict,
+            )
+            .feature(format!("gguf:value-{}", t.name()))
+            .spec("FORMATS.md §1 (value types)")
+            .recipe(format!("one {} value", t.name())),
         );
         let mut w = GgufWriter::new();
         arch(&mut w);
         let items: Vec<MetaValue> = (0..5).map(|k| sample(t, k)).collect();
-        w.kv(&format!("corpus.array.{}", t.name().to_lowercase()), MetaValue::Array(t, items));
+        w.kv(
+            &format!("corpus.array.{}", t.name().to_lowercase()),
+            MetaValue::Array(t, items),
+        );
         v.push(
-            gguf_case(format!("y_kv_array_{}", t.name().to_lowercase()), w.header_bytes().unwrap(), Mode::Strict)
-                .feature(format!("gguf:value-{}", t.name()))
-                .feature("gguf:array")
-                .spec("FORMATS.md §1 (ARRAY: u32 elem type, u64 count, elements)")
-                .recipe(format!("an array of five {} values", t.name())),
+            gguf_case(
+                format!("y_kv_array_{}", t.name().to_lowercase()),
+                w.header_bytes().unwrap(),
+                Mode::Strict,
+            )
+            .feature(format!("gguf:value-{}", t.name()))
+            .feature("gguf:array")
+            .spec("FORMATS.md §1 (ARRAY: u32 elem type, u64 count, elements)")
+            .recipe(format!("an array of five {} values", t.name())),
         );
     }
     let mut w = GgufWriter::new();
     arch(&mut w);
-    w.kv("corpus.array.empty_u32", MetaValue::Array(ValueType::U32, vec![]));
-    w.kv("corpus.array.empty_string", MetaValue::Array(ValueType::String, vec![]));
+    w.kv(
+        "corpus.array.empty_u32",
+        MetaValue::Array(ValueType::U32, vec![]),
+    );
+    w.kv(
+        "corpus.array.empty_string",
+        MetaValue::Array(ValueType::String, vec![]),
+    );
     v.push(
-        gguf_case("y_kv_array_empty".into(), w.header_bytes().unwrap(), Mode::Strict)
-            .feature("gguf:array")
-            .spec("FORMATS.md §1")
-            .recipe("empty U32 and STRING arrays"),
+        gguf_case(
+            "y_kv_array_empty".into(),
+            w.header_bytes().unwrap(),
+            Mode::Strict,
+        )
+        .feature("gguf:array")
+        .spec("FORMATS.md §1")
+        .recipe("empty U32 and STRING arrays"),
     );
     // Every type in one file, as v2 and v3.
     for ver in [2u32, 3] {
@@ -124,7 +150,10 @@ fn value_type_cases() -> Vec<Case> {
         arch(&mut w);
         for t in ValueType::ALL {
             if t != ValueType::Array {
-                w.kv(&format!("corpus.all.{}", t.name().to_lowercase()), sample(t, 1));
+                w.kv(
+                    &format!("corpus.all.{}", t.name().to_lowercase()),
+                    sample(t, 1),
+                );
                 w.kv(
                     &format!("corpus.all.array_{}", t.name().to_lowercase()),
                     MetaValue::Array(t, (0..3).map(|k| sample(t, k + 1)).collect()),
@@ -134,11 +163,17 @@ fn value_type_cases() -> Vec<Case> {
         let _ = w.tensor("t.f32", &[8, 2], 0);
         let data: Vec<u8> = (0..64u8).collect();
         v.push(
-            gguf_case(format!("y_v{ver}_all_value_types"), w.to_bytes(&[&data]).unwrap(), Mode::Strict)
-                .feature(format!("gguf:v{ver}"))
-                .feature("gguf:array")
-                .spec("FORMATS.md §1 (v3; v2 also readable)")
-                .recipe(format!("version {ver}; every scalar type and an array of each; one F32 tensor")),
+            gguf_case(
+                format!("y_v{ver}_all_value_types"),
+                w.to_bytes(&[&data]).unwrap(),
+                Mode::Strict,
+            )
+            .feature(format!("gguf:v{ver}"))
+            .feature("gguf:array")
+            .spec("FORMATS.md §1 (v3; v2 also readable)")
+            .recipe(format!(
+                "version {ver}; every scalar type and an array of each; one F32 tensor"
+            )),
         );
     }
     v
@@ -151,7 +186,10 @@ fn layout_cases() -> Vec<Case> {
         let mut w = GgufWriter::new();
         arch(&mut w);
         let _ = w.alignment(align);
-        let _ = w.tensor("a", &[3], 0).and_then(|w| w.tensor("b", &[5, 2], 1)).and_then(|w| w.tensor("c", &[7], 0));
+        let _ = w
+            .tensor("a", &[3], 0)
+            .and_then(|w| w.tensor("b", &[5, 2], 1))
+            .and_then(|w| w.tensor("c", &[7], 0));
         let (a, b, c) = (r.fill(12), r.fill(20), r.fill(28));
         v.push(
             gguf_case(format!("y_alignment_{align}"), w.to_bytes(&[&a, &b, &c]).unwrap(), Mode::Strict)
@@ -163,15 +201,21 @@ fn layout_cases() -> Vec<Case> {
     let mut w = GgufWriter::new();
     arch(&mut w);
     v.push(
-        gguf_case("y_no_tensors".into(), w.header_bytes().unwrap(), Mode::Strict)
-            .spec("FORMATS.md §1")
-            .recipe("architecture only, zero tensors"),
+        gguf_case(
+            "y_no_tensors".into(),
+            w.header_bytes().unwrap(),
+            Mode::Strict,
+        )
+        .spec("FORMATS.md §1")
+        .recipe("architecture only, zero tensors"),
     );
     // A long metadata block: the data section starts after the tensor infos, not after the KVs (T-3).
     let mut w = GgufWriter::new();
     arch(&mut w);
     w.kv("corpus.padding", MetaValue::str(&"x".repeat(300)));
-    let _ = w.tensor("first", &[16], 0).and_then(|w| w.tensor("second.with.a.longer.name", &[16], 0));
+    let _ = w
+        .tensor("first", &[16], 0)
+        .and_then(|w| w.tensor("second.with.a.longer.name", &[16], 0));
     let (a, b) = (r.fill(64), r.fill(64));
     v.push(
         gguf_case("y_data_offset_after_tensor_infos".into(), w.to_bytes(&[&a, &b]).unwrap(), Mode::Strict)
@@ -188,8 +232,20 @@ fn type_cases() -> Vec<Case> {
     let mut v = Vec::new();
     let mut r = Bytes::new(0x7e9e5);
     let decodable = [
-        "F32", "F16", "BF16", "I32", "Q8_0", "TQ1_0", "TQ2_0", "Q1_0", "Q2_0", "Q2_0_PRISM_LEGACY",
-        "PQ2_0", "PTQ1_0", "Q2_0_BEELLAMA", "Q2_0S_BEELLAMA",
+        "F32",
+        "F16",
+        "BF16",
+        "I32",
+        "Q8_0",
+        "TQ1_0",
+        "TQ2_0",
+        "Q1_0",
+        "Q2_0",
+        "Q2_0_PRISM_LEGACY",
+        "PQ2_0",
+        "PTQ1_0",
+        "Q2_0_BEELLAMA",
+        "Q2_0S_BEELLAMA",
     ];
     for name in decodable {
         let t = spec.ggml_type_named(name).expect("type in spec");
@@ -206,7 +262,9 @@ fn type_cases() -> Vec<Case> {
                 let mut d = r.fill(codec.bytes_for(elems).unwrap());
                 if codec == Codec::Q2_0sPlanar {
                     for b in d.chunks_mut(codec.block_bytes()) {
-                        b[..2].copy_from_slice(&crate::codec::f32_to_f16(0.02 + r.unit() * 0.1).to_le_bytes());
+                        b[..2].copy_from_slice(
+                            &crate::codec::f32_to_f16(0.02 + r.unit() * 0.1).to_le_bytes(),
+                        );
                     }
                 }
                 d
@@ -219,18 +277,24 @@ fn type_cases() -> Vec<Case> {
         let lname = name.to_lowercase();
         // BeeLlama's planar ids are KV-cache types: a GGUF tensor tagged 53/47 is refused.
         let kv_cache_only = codec == Codec::Q2_0sPlanar;
-        let mut c = gguf_case(format!("{}_type_{lname}", if kv_cache_only { "n" } else { "y" }), bytes, Mode::Strict);
+        let mut c = gguf_case(
+            format!("{}_type_{lname}", if kv_cache_only { "n" } else { "y" }),
+            bytes,
+            Mode::Strict,
+        );
         if kv_cache_only {
             c = c
                 .reject(crate::error::ErrorClass::GgufTensorType)
                 .note("53/47 are BeeLlama KV-cache types (planar Q2_0S), not tensor types of mainline or Prism; the codec itself is in the codec family");
         }
         v.push(
-            c
-                .feature(format!("ggml_type:{}", t.id))
+            c.feature(format!("ggml_type:{}", t.id))
                 .feature(format!("codec:{}", codec.name()))
                 .spec("FORMATS.md §1.1")
-                .recipe(format!("one {name} tensor (id {}), ne = {dims:?}, quantized from random values", t.id)),
+                .recipe(format!(
+                    "one {name} tensor (id {}), ne = {dims:?}, quantized from random values",
+                    t.id
+                )),
         );
     }
     // Legacy 42 with several tensors; a file retagged 42 -> 142 decodes the same.
@@ -239,10 +303,16 @@ fn type_cases() -> Vec<Case> {
     let x: Vec<f32> = (0..128 * 4 * 3).map(|_| (r.unit() - 0.5) * 2.0).collect();
     let data = Codec::Pq2_0.quantize_to_vec(&x).unwrap();
     let (d1, d2) = data.split_at(34 * 4);
-    for (t, name) in [(legacy, "y_id42_legacy_g128_two_tensors"), (pq2, "y_id142_same_blocks_as_legacy")] {
+    for (t, name) in [
+        (legacy, "y_id42_legacy_g128_two_tensors"),
+        (pq2, "y_id142_same_blocks_as_legacy"),
+    ] {
         let mut w = GgufWriter::new();
         arch(&mut w);
-        w.tensor_as("a", &[512, 1], t).unwrap().tensor_as("b", &[512, 2], t).unwrap();
+        w.tensor_as("a", &[512, 1], t)
+            .unwrap()
+            .tensor_as("b", &[512, 2], t)
+            .unwrap();
         v.push(
             gguf_case(name.into(), w.to_bytes(&[d1, d2]).unwrap(), Mode::Strict)
                 .feature(format!("ggml_type:{}", t.id))
@@ -258,7 +328,10 @@ fn type_cases() -> Vec<Case> {
         let n = 4 * t.block_bytes as usize;
         let mut w = GgufWriter::new();
         arch(&mut w);
-        w.tensor_as("sized", &dims, t).unwrap().tensor("after", &[4], 0).unwrap();
+        w.tensor_as("sized", &dims, t)
+            .unwrap()
+            .tensor("after", &[4], 0)
+            .unwrap();
         let tail = r.fill(16);
         v.push(
             gguf_case(format!("y_sized_{}", name.to_lowercase()), w.to_bytes(&[&r.fill(n), &tail]).unwrap(), Mode::Strict)

@@ -23,9 +23,10 @@ pub fn cases() -> Vec<Case> {
         )
         .spec("FORMATS.md §3 (container v2, directory rules)");
         c = match x.class {
-            Some(class) => {
-                c.reject(class).feature("ninfer:violation").derived(base, x.rule)
-            }
+            Some(class) => c
+                .reject(class)
+                .feature("ninfer:violation")
+                .derived(base, x.rule),
             None => c.feature("ninfer:control").recipe(x.rule),
         };
         v.push(c);
@@ -63,7 +64,11 @@ fn layout_cases() -> Vec<Case> {
         model_id: "corpus-layouts".into(),
         weights_id: w.into(),
     };
-    let mut one = |name: &str, objects: Vec<PlannedObject>, payloads: Vec<Vec<u8>>, features: &[&str], recipe: &str| {
+    let mut one = |name: &str,
+                   objects: Vec<PlannedObject>,
+                   payloads: Vec<Vec<u8>>,
+                   features: &[&str],
+                   recipe: &str| {
         let dir = plan(id("folded-ternary"), objects).expect("plan");
         let bytes = to_bytes(&dir, &payloads).expect("write");
         let mut c = ninfer_case(name.into(), bytes)
@@ -77,8 +82,14 @@ fn layout_cases() -> Vec<Case> {
     };
     // Ternary row-split tensors, padded and unpadded shapes.
     for (format, shapes) in [
-        ("PQ2_0_G128", &[[1u64, 128], [3, 128], [2, 256], [5, 384], [4, 1024]][..]),
-        ("PTQ1_0_G128", &[[1, 128], [2, 256], [3, 384], [6, 640], [1, 5120]][..]),
+        (
+            "PQ2_0_G128",
+            &[[1u64, 128], [3, 128], [2, 256], [5, 384], [4, 1024]][..],
+        ),
+        (
+            "PTQ1_0_G128",
+            &[[1, 128], [2, 256], [3, 384], [6, 640], [1, 5120]][..],
+        ),
     ] {
         for s in shapes {
             let payload = ternary_payload(format, s[0], s[1], &mut r);
@@ -104,7 +115,12 @@ fn layout_cases() -> Vec<Case> {
             PlannedObject::tensor("text/b", vec![4, 256], "PTQ1_0_G128", "row-split-k128-v1"),
         ],
         vec![res, p1, p2],
-        &["format:PQ2_0_G128", "format:PTQ1_0_G128", "ninfer:ternary", "ninfer:resource"],
+        &[
+            "format:PQ2_0_G128",
+            "format:PTQ1_0_G128",
+            "ninfer:ternary",
+            "ninfer:resource",
+        ],
         "a 37-byte resource, then a PQ2_0 and a PTQ1_0 tensor (payload offsets 0, 256, ...)",
     );
     // Contiguous tensors: every direct format, ranks 0, 1, 3 and 16.
@@ -113,9 +129,14 @@ fn layout_cases() -> Vec<Case> {
         let objects: Vec<PlannedObject> = shapes
             .iter()
             .enumerate()
-            .map(|(i, s)| PlannedObject::tensor(format!("t{i}"), s.clone(), format, "contiguous-le-v1"))
+            .map(|(i, s)| {
+                PlannedObject::tensor(format!("t{i}"), s.clone(), format, "contiguous-le-v1")
+            })
             .collect();
-        let payloads: Vec<Vec<u8>> = shapes.iter().map(|s| r.fill(s.iter().product::<u64>() as usize * word)).collect();
+        let payloads: Vec<Vec<u8>> = shapes
+            .iter()
+            .map(|s| r.fill(s.iter().product::<u64>() as usize * word))
+            .collect();
         one(
             &format!("y_contiguous_{}", format.to_lowercase()),
             objects,
@@ -169,10 +190,13 @@ fn layout_cases() -> Vec<Case> {
     )
     .unwrap();
     v.push(
-        ninfer_case("y_identity_unicode".into(), to_bytes(&dir, &[vec![1, 2, 3]]).unwrap())
-            .feature("ninfer:identity")
-            .spec("FORMATS.md §3 (identity: non-empty strings)")
-            .recipe("model_id with non-ASCII characters, weights_id groupwise-int"),
+        ninfer_case(
+            "y_identity_unicode".into(),
+            to_bytes(&dir, &[vec![1, 2, 3]]).unwrap(),
+        )
+        .feature("ninfer:identity")
+        .spec("FORMATS.md §3 (identity: non-empty strings)")
+        .recipe("model_id with non-ASCII characters, weights_id groupwise-int"),
     );
     v
 }

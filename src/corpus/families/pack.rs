@@ -17,10 +17,16 @@ pub fn cases() -> Vec<Case> {
     let p = crate::spec::profile(PROFILE).expect("nano profile");
     let template = template_bytes(&p).expect("template");
     v.push(
-        Case::new("pack", "y_nano_template", "ninfer", "ninfer", template.clone())
-            .feature("ninfer:template")
-            .spec("FORMATS.md §7 (template: container v2, weights_id groupwise-int)")
-            .recipe(format!("synth::template::template_bytes({PROFILE})")),
+        Case::new(
+            "pack",
+            "y_nano_template",
+            "ninfer",
+            "ninfer",
+            template.clone(),
+        )
+        .feature("ninfer:template")
+        .spec("FORMATS.md §7 (template: container v2, weights_id groupwise-int)")
+        .recipe(format!("synth::template::template_bytes({PROFILE})")),
     );
     let mut artifacts = Vec::new();
     for ty in [TernaryType::Pq2_0, TernaryType::Ptq1_0] {
@@ -33,17 +39,33 @@ pub fn cases() -> Vec<Case> {
                 .feature(format!("ggml_type:{}", ty.type_id()))
                 .feature("gguf:model")
                 .spec("FORMATS.md §6 (qwen35 tensors, prism.hadamard.* metadata)")
-                .recipe(format!("synth::model::model_bytes({PROFILE}, {}, seed 0)", ty.name())),
+                .recipe(format!(
+                    "synth::model::model_bytes({PROFILE}, {}, seed 0)",
+                    ty.name()
+                )),
         );
         let art = pack_bytes(&gguf, &template, &PackOptions::default()).expect("pack");
-        let fmt = if ty == TernaryType::Pq2_0 { "PQ2_0_G128" } else { "PTQ1_0_G128" };
+        let fmt = if ty == TernaryType::Pq2_0 {
+            "PQ2_0_G128"
+        } else {
+            "PTQ1_0_G128"
+        };
         v.push(
-            Case::new("pack", format!("y_nano_{tn}_artifact"), "ninfer", "ninfer", art.clone())
-                .feature(format!("format:{fmt}"))
-                .feature("ninfer:ternary")
-                .feature("ninfer:resource")
-                .spec("FORMATS.md §3, §4, §7")
-                .derived(format!("pack/y_pack_{tn}"), "the artifact `pack` writes for this GGUF and template"),
+            Case::new(
+                "pack",
+                format!("y_nano_{tn}_artifact"),
+                "ninfer",
+                "ninfer",
+                art.clone(),
+            )
+            .feature(format!("format:{fmt}"))
+            .feature("ninfer:ternary")
+            .feature("ninfer:resource")
+            .spec("FORMATS.md §3, §4, §7")
+            .derived(
+                format!("pack/y_pack_{tn}"),
+                "the artifact `pack` writes for this GGUF and template",
+            ),
         );
         artifacts.push(format!("pack/y_nano_{tn}_artifact.ninfer"));
         v.push(
@@ -57,12 +79,17 @@ pub fn cases() -> Vec<Case> {
     }
     // Packing onto a ternary artifact instead of the groupwise-int template is refused.
     v.push(
-        Case::shared("pack", "n_pack_template_is_ternary_artifact", "pack", "pack/y_nano_pq2_0.gguf")
-            .param("template", artifacts[0].clone())
-            .input(artifacts[0].clone())
-            .reject(ErrorClass::PackTemplate)
-            .spec("FORMATS.md §7 (template weights_id groupwise-int)")
-            .recipe("params.template names a folded-ternary artifact"),
+        Case::shared(
+            "pack",
+            "n_pack_template_is_ternary_artifact",
+            "pack",
+            "pack/y_nano_pq2_0.gguf",
+        )
+        .param("template", artifacts[0].clone())
+        .input(artifacts[0].clone())
+        .reject(ErrorClass::PackTemplate)
+        .spec("FORMATS.md §7 (template weights_id groupwise-int)")
+        .recipe("params.template names a folded-ternary artifact"),
     );
     v.extend(rows_cases());
     v
@@ -70,12 +97,18 @@ pub fn cases() -> Vec<Case> {
 
 fn rows_case(name: &str, rows: u64, row_bytes: u64, rule: &str, seed: u64) -> Case {
     let mut r = Bytes::new(seed);
-    Case::new("pack", name.to_string(), "rows", "rows", r.fill((rows * row_bytes) as usize))
-        .param("rule", rule)
-        .param("rows", rows)
-        .param("row_bytes", row_bytes)
-        .feature(format!("rows:{rule}"))
-        .spec("FORMATS.md §5, spec/permutations.json")
+    Case::new(
+        "pack",
+        name.to_string(),
+        "rows",
+        "rows",
+        r.fill((rows * row_bytes) as usize),
+    )
+    .param("rule", rule)
+    .param("rows", rows)
+    .param("row_bytes", row_bytes)
+    .feature(format!("rows:{rule}"))
+    .spec("FORMATS.md §5, spec/permutations.json")
 }
 
 fn rows_cases() -> Vec<Case> {

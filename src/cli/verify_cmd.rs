@@ -1,0 +1,125 @@
+//! `verify`, `mutate` and `dump-reference`.
+
+use crate::ninfer::Artifact;
+use crate::verify::{self, report, Options};
+use anyhow::{anyhow, Context};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[allow(clippy::too_many_arguments)]
+pub fn verify(
+    artifact: &Path,
+    gguf: &Path,
+    template: Option<&Path>,
+    sweep: bool,
+    dump: Option<&Path>,
+    oracle_dump: Option<&Path>,
+    oracle_object: Option<&str>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let t0 = Instant::now();
+    let am = crate::fsio::map_file(artifact)?;
+    let gm = crate::fsio::map_file(gguf)?;
+    let tm = template.map(crate::fsio::map_file).transpose()?;
+    for d in [dump, oracle_dump].into_iter().flatten() {
+        if !d.is_dir() {
+            anyhow::bail!("{} is not a dump directory", d.display());
+        }
+    }
+    let opts = Options {
+        template: tm.as_deref(),
+        sweep,
+        dump,
+        oracle_dump,
+        oracle_object,
+    };
+    let r = verify::verify(
+        &verify::file_name(artifact),
+        &am,
+        &verify::file_name(gguf),
+        &gm,
+        opts,
+    )?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report::json(&r))?);
+    } else {
+        print!("{}", report::text(&r));
+    }
+    eprintln!(
+        "verify stats: wall {:.3} s, payload bytes read {}, heap peak {}",
+        t0.elapsed().as_secs_f64(),
+        verify::rows::BYTES_READ.load(std::sync::atomic::Ordering::Relaxed),
+        verify::heap::peak().map_or("n/a (allocator not registered)".into(), |p| format!(
+            "{:.1} MiB",
+            p as f64 / (1 << 20) as f64
+        ))
+    );
+    Ok(if r.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+pub fn mutate(
+    artifact: &Path,
+    kind: &str,
+    output: &Path,
+    seed: u64,
+    force: bool,
+) -> anyhow::Result<ExitCode> {
+    let m = verify::mutate::spec(kind)?;
+    super::check_output(output, force)?;
+    if m.target == "dumps" {
+        let am = crate::fsio::map_file(artifact)?;
+        let a = Artifact::parse(&am)?;
+        verify::mutate::mutate_dumps(&a, kind, output, seed)?;
+        println!(
+            "wrote broken dumps ({kind}: {}) to {}/embedding and {}/oracles; verify must fail: {}",
+            m.doc,
+            output.display(),
+            output.display(),
+            m.must_fail.join(", ")
+        );
+    } else {
+        verify::mutate::mutate_file(artifact, kind, output)?;
+        println!(
+            "wrote {} ({kind}: {}); verify must fail: {}",
+            output.display(),
+            m.doc,
+            m.must_fail.join(", ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn dump_reference(
+    artifact: &Path,
+    output: &Path,
+    tokens: Option<&str>,
+    seed: u64,
+    force: bool,
+) -> anyhow::Result<ExitCode> {
+    super::check_output(output, force)?;
+    let tokens = tokens
+        .map(|s| {
+            s.split(',')
+                .map(|x| {
+                    x.trim()
+                        .parse::<u64>()
+                        .with_context(|| format!("--tokens: '{x}' is not a token id"))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()
+        })
+        .transpose()?;
+    let am = crate::fsio::map_file(artifact)?;
+    let a = Artifact::parse(&am).map_err(|e| anyhow!("{e}"))?;
+    verify::dumps::write_reference(&a, output, tokens, seed, Default::default())?;
+    println!(
+        "wrote reference dumps (f64 math, stored f32) to {0}/embedding and {0}/oracles\n  verify {1} --gguf SRC --dump {0}/embedding --oracle-dump {0}/oracles",
+        output.display(),
+        artifact.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,284 @@
+//! Typed views of `spec/gates.json` (the verifier's gates, thresholds, negative controls,
+//! audits and mutation kinds) and `spec/dumps.json` (dump file formats).
+
+use super::Dim;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gates {
+    #[serde(rename = "_doc")]
+    pub doc: String,
+    pub steps: Vec<StepSpec>,
+    pub thresholds: Thresholds,
+    pub payload_order: PayloadOrderSpec,
+    pub row_order: RowOrderSpec,
+    pub assembly: AssemblySpec,
+    pub signs: SignsSpec,
+    pub embedding: EmbeddingSpec,
+    pub engine_oracles: OraclesSpec,
+    pub mutations: Vec<MutationSpec>,
+    #[serde(rename = "_mutations_note")]
+    pub mutations_note: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepSpec {
+    pub step: String,
+    pub title: String,
+    pub needs: Option<String>,
+    /// What opens the gate when it SKIPs.
+    pub skip_names: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Thresholds {
+    pub pq2_zero_share_target: f64,
+    pub pq2_zero_share_tolerance: f64,
+    pub pq2_zero_share_sigmas: f64,
+    #[serde(rename = "_zero_share_why")]
+    pub zero_share_why: String,
+    pub scale_median_open_interval: (f64, f64),
+    pub embedding_rel_l2_max: f64,
+    pub embedding_max_tokens: usize,
+    pub embedding_min_tokens: usize,
+    #[serde(rename = "_embedding_why")]
+    pub embedding_why: String,
+    pub oracle_documented_rel_l2_max: f64,
+    pub oracle_wrong_rel_l2_min: f64,
+    #[serde(rename = "_oracle_why")]
+    pub oracle_why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PayloadOrderSpec {
+    pub object: String,
+    #[serde(rename = "_object_why")]
+    pub object_why: String,
+    pub zero_share_sample: String,
+    pub negative_controls: Vec<PayloadControl>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PayloadControl {
+    pub name: String,
+    pub formats: Vec<String>,
+    pub read_at: String,
+}
+
+/// A row range of an artifact object and the source rows a rule names for it.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RowSection {
+    pub name: String,
+    pub object: String,
+    /// Assembly audits only: which layer `{l}` is (null = global).
+    #[serde(default)]
+    pub layer: Option<String>,
+    pub rows: [Dim; 2],
+    pub source: String,
+    pub source_start: Dim,
+    /// verbatim | perm_heads | attn_q_query | attn_q_gate
+    pub order: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnionSpec {
+    pub name: String,
+    pub source: String,
+    pub rows: Dim,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowOrderSpec {
+    pub gdn_layer: String,
+    pub attention_layer: String,
+    pub gdn_sections: Vec<RowSection>,
+    pub attention_sections: Vec<RowSection>,
+    pub attention_union: UnionSpec,
+    pub statements: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssemblySpec {
+    pub audits: Vec<RowSection>,
+    pub control_audit: String,
+    #[serde(rename = "_control_audit_why")]
+    pub control_audit_why: String,
+    pub counting: String,
+    pub negative_controls: Vec<CountControl>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CountControl {
+    pub name: String,
+    /// Count name -> expected value (a number or a symbol: `n`, `perm48_missing`).
+    pub expect: BTreeMap<String, Dim>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignsSpec {
+    pub artifact_signs: String,
+    pub artifact_widths: String,
+    pub gguf_signs: String,
+    pub gguf_widths: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamedDoc {
+    pub name: String,
+    pub doc: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddingSpec {
+    pub object: String,
+    pub negative_controls: Vec<NamedDoc>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WrongVariant {
+    pub name: String,
+    pub applies: Vec<String>,
+    pub doc: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OraclesSpec {
+    pub wrong_variants: Vec<WrongVariant>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct MutationSpec {
+    pub kind: String,
+    /// `artifact` or `dumps`.
+    pub target: String,
+    pub object: Option<String>,
+    pub doc: String,
+    pub must_fail: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dumps {
+    #[serde(rename = "_doc")]
+    pub doc: String,
+    pub format_version: u32,
+    pub dtype: String,
+    pub layout: String,
+    pub embedding: EmbeddingDumpSpec,
+    pub kernel_oracles: OracleDumpSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddingDumpSpec {
+    pub manifest: String,
+    pub manifest_fields: BTreeMap<String, String>,
+    pub default_files: BTreeMap<String, String>,
+    pub default_tokens: usize,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OracleDumpSpec {
+    pub manifest: String,
+    pub manifest_fields: BTreeMap<String, String>,
+    pub case_fields: BTreeMap<String, String>,
+    pub required_cases: Vec<RequiredCase>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RequiredCase {
+    pub name: String,
+    pub rotation: String,
+    pub width: String,
+    pub tokens: usize,
+    pub object: String,
+}
+
+/// `spec/gates.json`, parsed once.
+pub fn gates() -> &'static Gates {
+    static G: std::sync::OnceLock<Gates> = std::sync::OnceLock::new();
+    G.get_or_init(|| {
+        serde_json::from_str(include_str!("../../spec/gates.json"))
+            .unwrap_or_else(|e| panic!("spec/gates.json does not match its schema: {e}"))
+    })
+}
+
+/// `spec/dumps.json`, parsed once.
+pub fn dumps() -> &'static Dumps {
+    static D: std::sync::OnceLock<Dumps> = std::sync::OnceLock::new();
+    D.get_or_init(|| {
+        serde_json::from_str(include_str!("../../spec/dumps.json"))
+            .unwrap_or_else(|e| panic!("spec/dumps.json does not match its schema: {e}"))
+    })
+}
+
+impl Gates {
+    pub fn step(&self, key: &str) -> &StepSpec {
+        self.steps
+            .iter()
+            .find(|s| s.step == key)
+            .unwrap_or_else(|| panic!("spec/gates.json has no step '{key}'"))
+    }
+    pub fn mutation(&self, kind: &str) -> Option<&MutationSpec> {
+        self.mutations.iter().find(|m| m.kind == kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gates_and_dumps_parse_and_name_known_steps() {
+        let g = gates();
+        let keys: Vec<&str> = g.steps.iter().map(|s| s.step.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "provenance",
+                "inspect",
+                "payload_order",
+                "row_order",
+                "row_order_sweep",
+                "assembly",
+                "signs",
+                "embedding",
+                "engine_oracles"
+            ]
+        );
+        assert_eq!(g.assembly.audits.len(), 17);
+        assert_eq!(g.assembly.negative_controls.len(), 4);
+        for m in &g.mutations {
+            assert!(!m.must_fail.is_empty(), "{}", m.kind);
+            for s in &m.must_fail {
+                assert!(keys.contains(&s.as_str()), "{}: {s}", m.kind);
+            }
+        }
+        assert!(g
+            .assembly
+            .audits
+            .iter()
+            .any(|a| a.name == g.assembly.control_audit));
+        let d = dumps();
+        assert_eq!(d.kernel_oracles.required_cases.len(), 6);
+    }
+}

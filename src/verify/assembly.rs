@@ -1,0 +1,312 @@
+//! Gate 4: assembly — 17 positional audits (spec/gates.json) and 4 negative controls fed to the
+//! same audit function. For every artifact row the audit compares its fingerprint with the
+//! fingerprint of the source row the rule names for that position (explicit index arithmetic,
+//! `rules.rs`), and compares multisets for repeated / missing rows. Rows are never located by
+//! searching.
+
+use super::rules;
+use super::{Ctx, Finding};
+use crate::spec::{gates, Dim, RowSection};
+use anyhow::{anyhow, bail, Result};
+use std::collections::HashMap;
+
+/// The counts one audit reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub rows: u64,
+    pub order_mismatches: u64,
+    /// Multiset surplus: artifact copies beyond the source's count of that row.
+    pub repeated: u64,
+    /// Multiset deficit: source rows with fewer copies in the artifact.
+    pub missing: u64,
+    /// Artifact rows whose fingerprint is over-represented (every copy counted).
+    pub duplicate_rows: u64,
+}
+
+impl Counts {
+    pub fn clean(&self) -> bool {
+        self.order_mismatches == 0 && self.repeated == 0 && self.missing == 0
+    }
+    pub fn get(&self, key: &str) -> Option<u64> {
+        Some(match key {
+            "rows" => self.rows,
+            "order_mismatches" => self.order_mismatches,
+            "repeated" => self.repeated,
+            "missing" => self.missing,
+            "duplicate_rows" => self.duplicate_rows,
+            _ => return None,
+        })
+    }
+    pub fn describe(&self) -> String {
+        format!(
+            "rows={} order_mismatches={} repeated={} missing={}",
+            self.rows, self.order_mismatches, self.repeated, self.missing
+        )
+    }
+}
+
+/// The audit: `artifact[i]` vs `expected[i]` position by position; `artifact` vs `selection`
+/// (the source rows the part selects) as multisets.
+pub fn audit(artifact: &[u64], expected: &[u64], selection: &[u64]) -> Counts {
+    let order_mismatches = artifact
+        .iter()
+        .zip(expected)
+        .filter(|(a, e)| a != e)
+        .count() as u64
+        + artifact.len().abs_diff(expected.len()) as u64;
+    let mut art: HashMap<u64, i64> = HashMap::with_capacity(artifact.len());
+    for &a in artifact {
+        *art.entry(a).or_default() += 1;
+    }
+    let mut src: HashMap<u64, i64> = HashMap::with_capacity(selection.len());
+    for &s in selection {
+        *src.entry(s).or_default() += 1;
+    }
+    let (mut repeated, mut missing, mut dup) = (0u64, 0u64, 0u64);
+    for (fp, &c) in &art {
+        let s = src.get(fp).copied().unwrap_or(0);
+        if c > s {
+            repeated += (c - s) as u64;
+            if c > 1 {
+                dup += c as u64;
+            }
+        }
+    }
+    for (fp, &s) in &src {
+        let c = art.get(fp).copied().unwrap_or(0);
+        if s > c {
+            missing += (s - c) as u64;
+        }
+    }
+    Counts {
+        rows: artifact.len() as u64,
+        order_mismatches,
+        repeated,
+        missing,
+        duplicate_rows: dup,
+    }
+}
+
+/// Whole-tensor GGUF fingerprints, computed once per tensor per run.
+#[derive(Default)]
+pub struct FpCache(HashMap<String, Vec<u64>>);
+
+impl FpCache {
+    pub fn tensor(&mut self, ctx: &Ctx<'_>, name: &str) -> Result<&Vec<u64>> {
+        if !self.0.contains_key(name) {
+            let g = ctx.gguf_rows(name)?;
+            let fps = (0..g.n).map(|r| g.fp(r)).collect();
+            self.0.insert(name.to_string(), fps);
+        }
+        Ok(&self.0[name])
+    }
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// A section with names and numbers resolved for one layer.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub name: String,
+    pub object: String,
+    pub start: u64,
+    pub end: u64,
+    pub source: String,
+    pub source_start: u64,
+    pub order: String,
+}
+
+pub fn resolve(ctx: &Ctx<'_>, s: &RowSection, l: Option<u64>) -> Result<Resolved> {
+    Ok(Resolved {
+        name: ctx.name(&s.name, l)?,
+        object: ctx.name(&s.object, l)?,
+        start: ctx.dim(&s.rows[0])?,
+        end: ctx.dim(&s.rows[1])?,
+        source: ctx.name(&s.source, l)?,
+        source_start: ctx.dim(&s.source_start)?,
+        order: s.order.clone(),
+    })
+}
+
+/// Fingerprints of one section: artifact rows, the rule's expected rows, the selection.
+pub struct SectionFps {
+    pub artifact: Vec<u64>,
+    pub expected: Vec<u64>,
+    pub selection: Vec<u64>,
+    /// Fingerprints of the whole source span (source order), for controls.
+    pub span: Vec<u64>,
+}
+
+pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<SectionFps> {
+    let mut rows = ctx.artifact_rows(&r.object)?;
+    if r.end > rows.n() || r.start >= r.end {
+        bail!(
+            "{}: rows [{}, {}) outside the object's {} rows",
+            r.object,
+            r.start,
+            r.end,
+            rows.n()
+        );
+    }
+    let n = r.end - r.start;
+    let src = cache.tensor(ctx, &r.source)?;
+    let span_len = rules::source_span(&r.order, n);
+    if r.order.starts_with("attn_q") {
+        rules::check_attn_q_rows(&ctx.profile, &r.source, src.len() as u64)
+            .map_err(|e| anyhow!(e))?;
+    }
+    if r.source_start + span_len > src.len() as u64 {
+        bail!(
+            "{}: the rule reads source rows [{}, {}) but the tensor has {}",
+            r.source,
+            r.source_start,
+            r.source_start + span_len,
+            src.len()
+        );
+    }
+    let span: Vec<u64> =
+        src[r.source_start as usize..(r.source_start + span_len) as usize].to_vec();
+    let mut expected = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let j = rules::source_offset(&ctx.profile, &r.order, n, i)
+            .map_err(|e| anyhow!("{}: {e}", r.name))?;
+        expected.push(span[j as usize]);
+    }
+    let selection = span
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| rules::selected(&ctx.profile, &r.order, *j as u64))
+        .map(|(_, f)| *f)
+        .collect();
+    let artifact = (r.start..r.end).map(|a| rows.fp(a)).collect();
+    Ok(SectionFps {
+        artifact,
+        expected,
+        selection,
+        span,
+    })
+}
+
+fn expect_value(ctx: &Ctx<'_>, d: &Dim, n: u64) -> Result<u64> {
+    Ok(match d {
+        Dim::Num(v) => *v,
+        Dim::Name(s) if s == "n" => n,
+        Dim::Name(s) if s == "perm48_missing" => rules::perm48_on_rows_missing(&ctx.profile, n),
+        Dim::Name(s) => bail!("unknown control count symbol '{s}'"),
+    })
+}
+
+/// The four controls, built from the rule's expected fingerprints (so they do not depend on the
+/// artifact's health) and fed to [`audit`]. Returns (name, counts, caught-as-documented, expectation text).
+pub fn negative_controls(
+    ctx: &Ctx<'_>,
+    fps: &SectionFps,
+) -> Result<Vec<(String, Counts, bool, String)>> {
+    let n = fps.expected.len();
+    if n < 2 {
+        bail!("control audit has {n} rows; the controls need at least 2");
+    }
+    let mut out = Vec::new();
+    for c in &gates().assembly.negative_controls {
+        let order: Vec<u64> = match c.name.as_str() {
+            "swap_two_rows" => {
+                let mut v = fps.expected.clone();
+                v.swap(0, 1);
+                v
+            }
+            "rotate_by_one" => (0..n).map(|i| fps.expected[(i + 1) % n]).collect(),
+            "perm48_on_rows" => (0..n as u64)
+                .map(|i| {
+                    let s = rules::perm48(&ctx.profile, i);
+                    fps.span.get(s as usize).copied().unwrap_or(u64::MAX)
+                })
+                .collect(),
+            "duplicate_and_drop" => {
+                let mut v = fps.expected.clone();
+                v[1] = v[0];
+                v
+            }
+            other => bail!("unknown assembly control '{other}'"),
+        };
+        let counts = audit(&order, &fps.expected, &fps.selection);
+        let mut ok = !counts.clean();
+        let mut want = Vec::new();
+        for (k, d) in &c.expect {
+            let e = expect_value(ctx, d, n as u64)?;
+            want.push(format!("{k}={e}"));
+            ok &= counts.get(k) == Some(e);
+        }
+        out.push((c.name.clone(), counts, ok, want.join(" ")));
+    }
+    Ok(out)
+}
+
+pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
+    let spec = &gates().assembly;
+    let mut f = Finding::new("assembly");
+    let mut cache = FpCache::default();
+    let mut passed = 0;
+    let mut control_fps = None;
+    let mut control_name = String::new();
+    for a in &spec.audits {
+        let l = match &a.layer {
+            Some(w) => Some(super::named_layer(&ctx.profile, w)?),
+            None => None,
+        };
+        let r = resolve(ctx, a, l)?;
+        match section_fps(ctx, &r, &mut cache) {
+            Ok(fps) => {
+                let c = audit(&fps.artifact, &fps.expected, &fps.selection);
+                if c.clean() {
+                    passed += 1;
+                }
+                f.line(format!(
+                    "{}: {} -> {}",
+                    r.name,
+                    c.describe(),
+                    if c.clean() { "ok" } else { "FAILS" }
+                ));
+                if a.name == spec.control_audit {
+                    control_name = r.name.clone();
+                    control_fps = Some(fps);
+                }
+            }
+            Err(e) => {
+                f.line(format!("{}: {e:#} -> FAILS", r.name));
+            }
+        }
+    }
+    let total = spec.audits.len();
+    let mut caught = 0;
+    if let Some(fps) = &control_fps {
+        for (name, c, ok, want) in negative_controls(ctx, fps)? {
+            if ok {
+                caught += 1;
+            }
+            f.line(format!(
+                "negative control {name} on {control_name}: {} duplicate_rows={} (documented {want}) -> {}",
+                c.describe(),
+                c.duplicate_rows,
+                if ok { "caught" } else { "NOT caught as documented" }
+            ));
+        }
+    } else {
+        f.line(format!(
+            "negative controls not run: the control audit {} failed to read",
+            spec.control_audit
+        ));
+    }
+    let nc = spec.negative_controls.len();
+    f.num("audits", total)
+        .num("audits_passed", passed)
+        .num("controls", nc)
+        .num("controls_caught", caught);
+    let ok = passed == total && caught == nc;
+    f.set_ok(ok);
+    f.detail = format!(
+        "{passed}/{total} positional audits clean; {caught}/{nc} negative controls caught{}",
+        if ok { "" } else { " -- FAILED" }
+    );
+    Ok(f)
+}

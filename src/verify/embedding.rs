@@ -1,0 +1,113 @@
+//! Gate 6: embedding — an activation dump of the embedding lookup against
+//! `h = s ⊙ (H · decode(token_embedding[id]))` in f64. Needs T >= 2 distinct tokens (a T = 1
+//! dump cannot see a layout bug). Controls: the same dump read row-major, and the signs applied
+//! before H, must both fail to match — a control that matches fails the gate.
+
+use super::dumps::{
+    self, inverse, read_f32s, read_i32s, rel_l2, EmbeddingManifest, Rotation, Variant,
+};
+use super::{read_dump_file, Ctx, Finding};
+use crate::spec::gates;
+use anyhow::{bail, Result};
+
+pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
+    let Some(dir) = ctx.opts.dump else {
+        return Ok(super::skip_naming("embedding"));
+    };
+    let th = &gates().thresholds;
+    let m: EmbeddingManifest = dumps::read_manifest(dir, &crate::spec::dumps().embedding.manifest)?;
+    dumps::check_header("embedding", &m.kind, m.format_version, &m.dtype, &m.layout)?;
+    let mut f = Finding::new("embedding");
+    let object = ctx.name(&gates().embedding.object, None)?;
+    if m.object != object {
+        bail!("dump is of {}, the gate checks {object}", m.object);
+    }
+    let mut rows = ctx.artifact_rows(&object)?;
+    let k = rows.view.geom.k as usize;
+    if m.k != k {
+        bail!("dump k = {}, {object} has k = {k}", m.k);
+    }
+    let t = m.tokens;
+    let ids = read_i32s(&read_dump_file(dir, &m.tokens_file)?, &m.tokens_file, t)?;
+    let h = read_f32s(&read_dump_file(dir, &m.h_file)?, &m.h_file, k * t)?;
+    let mut distinct = ids.clone();
+    distinct.sort();
+    distinct.dedup();
+    let mut problems = Vec::new();
+    if t < th.embedding_min_tokens || distinct.len() < th.embedding_min_tokens {
+        problems.push(format!(
+            "T = {t} with {} distinct token(s): need T >= {} distinct tokens (with T = 1 token-major and row-major coincide)",
+            distinct.len(),
+            th.embedding_min_tokens
+        ));
+    }
+    if let Some(bad) = ids.iter().find(|&&i| i < 0 || i as u64 >= rows.n()) {
+        bail!("token id {bad} outside [0, {})", rows.n());
+    }
+    let rot = Rotation::from_artifact(ctx.a, &ctx.profile)?;
+    let used = t.min(th.embedding_max_tokens);
+    let (mut worst, mut worst_rm, mut worst_sb) = (0f64, 0f64, 0f64);
+    for ti in 0..used {
+        let z = rows.decode(ids[ti] as u64)?;
+        let want = inverse(&rot, &z, Variant::Documented)?;
+        let tm: Vec<f64> = h[ti * k..(ti + 1) * k].to_vec();
+        let rm: Vec<f64> = (0..k).map(|kk| h[kk * t + ti]).collect();
+        let sb = inverse(&rot, &z, Variant::SignsAfterRotation)?;
+        let r = rel_l2(&tm, &want);
+        worst = worst.max(r);
+        worst_rm = worst_rm.max(rel_l2(&rm, &want));
+        worst_sb = worst_sb.max(rel_l2(&tm, &sb));
+        f.line(format!(
+            "token {}: rel L2 {}",
+            ids[ti],
+            super::findings::round6(r)
+        ));
+    }
+    // A control "matches" when every checked token agrees within the threshold (its worst
+    // token is within it).
+    let max = th.embedding_rel_l2_max;
+    let ok_doc = worst <= max;
+    let rm_caught = worst_rm > max;
+    let sb_caught = worst_sb > max;
+    f.line(format!(
+        "negative control row_major_read: worst rel L2 {} -> {}",
+        super::findings::round6(worst_rm),
+        if rm_caught {
+            "rejected"
+        } else {
+            "MATCHES (the dump is row-major, or the check is blind)"
+        }
+    ));
+    f.line(format!(
+        "negative control signs_before_rotation: worst rel L2 {} -> {}",
+        super::findings::round6(worst_sb),
+        if sb_caught { "rejected" } else { "MATCHES" }
+    ));
+    f.num("tokens", t)
+        .num("tokens_checked", used)
+        .num("distinct_tokens", distinct.len())
+        .num("worst_rel_l2", worst)
+        .num("threshold", max)
+        .num("row_major_read_rel_l2", worst_rm);
+    for p in &problems {
+        f.line(p.clone());
+    }
+    let ok = ok_doc && rm_caught && sb_caught && problems.is_empty();
+    f.set_ok(ok);
+    f.detail = if ok {
+        format!("h = s ⊙ (H · z) matches over {used} tokens (token-major, T = {t})")
+    } else if !rm_caught && !ok_doc {
+        "the dump is row-major (element (k,t) at k*T+t); the format is token-major (t*K+k)".into()
+    } else if !ok_doc {
+        format!(
+            "embedding reconstruction differs: worst rel L2 {} > {max}",
+            super::findings::round6(worst)
+        )
+    } else if !problems.is_empty() {
+        problems[0].clone()
+    } else {
+        "a negative control matched: the dump cannot tell the documented math from a wrong one"
+            .into()
+    };
+    Ok(f)
+}

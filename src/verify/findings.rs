@@ -1,0 +1,167 @@
+//! Findings are data: every gate returns one [`Finding`]; the text report and `--json` are two
+//! renderings of the same list (see `report.rs`).
+
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Status {
+    Pass,
+    Fail,
+    Skip,
+}
+
+impl Status {
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::Fail => "FAIL",
+            Status::Skip => "SKIP",
+        }
+    }
+}
+
+/// One gate's outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    /// Step key from `spec/gates.json`.
+    pub step: String,
+    pub status: Status,
+    /// One line: what was checked and the verdict in words.
+    pub detail: String,
+    /// Sub-results (sections, audits, controls, cases), one line each.
+    pub lines: Vec<String>,
+    /// Measured numbers (flattened into the JSON result object).
+    pub numbers: BTreeMap<String, Value>,
+}
+
+impl Finding {
+    pub fn new(step: &str) -> Finding {
+        Finding {
+            step: step.into(),
+            status: Status::Pass,
+            detail: String::new(),
+            lines: Vec::new(),
+            numbers: BTreeMap::new(),
+        }
+    }
+
+    pub fn skip(step: &str, detail: impl Into<String>) -> Finding {
+        Finding {
+            status: Status::Skip,
+            detail: detail.into(),
+            ..Finding::new(step)
+        }
+    }
+
+    pub fn fail(step: &str, detail: impl Into<String>) -> Finding {
+        Finding {
+            status: Status::Fail,
+            detail: detail.into(),
+            ..Finding::new(step)
+        }
+    }
+
+    /// Records a number (floats rounded to 6 significant digits so reports are stable).
+    pub fn num(&mut self, key: &str, v: impl Into<Num>) -> &mut Self {
+        self.numbers.insert(key.into(), v.into().0);
+        self
+    }
+
+    pub fn line(&mut self, s: impl Into<String>) -> &mut Self {
+        self.lines.push(s.into());
+        self
+    }
+
+    /// Marks the finding failed (keeps any earlier failure).
+    pub fn set_ok(&mut self, ok: bool) {
+        if !ok {
+            self.status = Status::Fail;
+        }
+    }
+}
+
+/// A JSON number or string for [`Finding::num`].
+pub struct Num(pub Value);
+
+impl From<u64> for Num {
+    fn from(v: u64) -> Num {
+        Num(Value::from(v))
+    }
+}
+impl From<usize> for Num {
+    fn from(v: usize) -> Num {
+        Num(Value::from(v as u64))
+    }
+}
+impl From<i32> for Num {
+    fn from(v: i32) -> Num {
+        Num(Value::from(v))
+    }
+}
+impl From<i64> for Num {
+    fn from(v: i64) -> Num {
+        Num(Value::from(v))
+    }
+}
+impl From<bool> for Num {
+    fn from(v: bool) -> Num {
+        Num(Value::from(v))
+    }
+}
+impl From<&str> for Num {
+    fn from(v: &str) -> Num {
+        Num(Value::from(v))
+    }
+}
+impl From<String> for Num {
+    fn from(v: String) -> Num {
+        Num(Value::from(v))
+    }
+}
+impl From<f64> for Num {
+    fn from(v: f64) -> Num {
+        Num(round6(v))
+    }
+}
+
+/// 6 significant digits; non-finite values become strings ("inf", "NaN").
+pub fn round6(v: f64) -> Value {
+    if !v.is_finite() {
+        return Value::from(format!("{v}"));
+    }
+    let r: f64 = format!("{v:.5e}").parse().unwrap_or(v);
+    serde_json::Number::from_f64(r).map_or(Value::Null, Value::Number)
+}
+
+/// The whole verification outcome.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// Artifact file name (no directories, so reports are machine-independent).
+    pub artifact: String,
+    pub gguf: String,
+    pub format: String,
+    pub profile: String,
+    /// Said before any gate (e.g. a format mismatch note).
+    pub preamble: Vec<String>,
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    pub fn count(&self, s: Status) -> usize {
+        self.findings.iter().filter(|f| f.status == s).count()
+    }
+    pub fn ok(&self) -> bool {
+        self.count(Status::Fail) == 0
+    }
+    /// Step keys of failed gates, in report order.
+    pub fn failed_steps(&self) -> Vec<String> {
+        self.findings
+            .iter()
+            .filter(|f| f.status == Status::Fail)
+            .map(|f| f.step.clone())
+            .collect()
+    }
+}

@@ -1,0 +1,98 @@
+//! Gate 1b: inspect — the container re-opened (magic, directory, ranges: `Artifact::parse`), the
+//! identity, and every object the mapping produces present with the mapped format/layout/shape.
+
+use super::{Ctx, Finding};
+use crate::mapping::produced_objects;
+use crate::spec::{mapping, Produce};
+use anyhow::Result;
+
+pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
+    let mut f = Finding::new("inspect");
+    let a = ctx.a;
+    let m = mapping();
+    let id = &a.directory.identity;
+    let mut problems: Vec<String> = Vec::new();
+    if id.model_id.is_empty() || id.weights_id.is_empty() {
+        problems.push("identity has an empty model_id or weights_id".into());
+    }
+    if id.weights_id != m.weights_id.output {
+        problems.push(format!(
+            "weights_id is '{}', a folded ternary artifact says '{}' (trap T-13)",
+            id.weights_id, m.weights_id.output
+        ));
+    }
+    if a.directory.objects.is_empty() {
+        problems.push("no objects".into());
+    }
+    let mut expected = 0u64;
+    let mut absent = 0u64;
+    let mut wrong = 0u64;
+    let mut ternary = 0u64;
+    let mut want: Vec<(String, Vec<u64>, String, &str)> = Vec::new();
+    for o in produced_objects(&ctx.profile) {
+        let rule = o.rule.as_ref().expect("produced objects have rules");
+        let (fmt, layout) = match &rule.produce {
+            Produce::TernaryRows { .. } => (ctx.format.name.clone(), "row-split-k128-v1"),
+            Produce::HeadVector { .. } => ("FP32".to_string(), "contiguous-le-v1"),
+            _ => ("BF16".to_string(), "contiguous-le-v1"),
+        };
+        want.push((o.name, o.shape, fmt, layout));
+    }
+    for s in &m.sign_objects {
+        want.push((
+            s.target.clone(),
+            ctx.profile.dims(&s.shape),
+            s.format.clone(),
+            "contiguous-le-v1",
+        ));
+    }
+    for (name, shape, fmt, layout) in &want {
+        expected += 1;
+        match a.directory.find(name) {
+            None => {
+                absent += 1;
+                problems.push(format!("{name} is absent"));
+            }
+            Some(o) => {
+                let fl = o.format_layout();
+                if fl != Some((fmt.as_str(), *layout)) || o.shape() != shape.as_slice() {
+                    wrong += 1;
+                    problems.push(format!(
+                        "{name}: {:?} {:?}, mapping says {fmt} {layout} {shape:?}",
+                        fl,
+                        o.shape()
+                    ));
+                } else if *layout == "row-split-k128-v1" {
+                    ternary += 1;
+                }
+            }
+        }
+    }
+    f.num("objects", a.directory.objects.len())
+        .num("payload_offset", a.payload_offset)
+        .num("payload_bytes", a.payload_bytes())
+        .num("expected_objects", expected)
+        .num("absent", absent)
+        .num("mismatched", wrong)
+        .num("ternary_objects", ternary);
+    f.line(format!(
+        "identity: model_id={} weights_id={}",
+        id.model_id, id.weights_id
+    ));
+    for p in problems.iter().take(8) {
+        f.line(p.clone());
+    }
+    if problems.len() > 8 {
+        f.line(format!("... {} more", problems.len() - 8));
+    }
+    f.set_ok(problems.is_empty());
+    f.detail = if problems.is_empty() {
+        format!(
+            "re-opens; {} objects; all {expected} produced + sign objects present as mapped",
+            a.directory.objects.len()
+        )
+    } else {
+        format!("{} problem(s); first: {}", problems.len(), problems[0])
+    };
+    Ok(f)
+}

@@ -1,0 +1,262 @@
+//! The verifier: seven gates over a packed folded-ternary `.ninfer` artifact and its source GGUF
+//! (FORMATS.md §8, `spec/gates.json`). Format-generic: geometry always from
+//! `row_split_geometry`, block layout from the spec's plane slices, dimensions from the profile.
+//!
+//! One module per gate; each returns a [`Finding`]. Negative controls run inside their gate on
+//! every invocation; a control that survives fails the gate.
+
+pub mod assembly;
+pub mod dumps;
+pub mod embedding;
+pub mod findings;
+pub mod heap;
+pub mod inspect;
+pub mod mutate;
+pub mod oracles;
+pub mod payload_order;
+pub mod provenance;
+pub mod report;
+pub mod row_order;
+pub mod rows;
+pub mod rules;
+pub mod signs;
+
+pub use findings::{Finding, Report, Status};
+
+use crate::gguf::{self, Gguf, Mode};
+use crate::ninfer::Artifact;
+use crate::spec::{self, Dim, ModelProfile, NumericFormat};
+use anyhow::{anyhow, bail, Context, Result};
+use rows::{ArtifactRows, Blocks, GgufRows};
+use std::path::Path;
+
+/// What `verify` was given besides the artifact and the GGUF.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options<'p> {
+    /// The groupwise-int template (opens `provenance`).
+    pub template: Option<&'p [u8]>,
+    /// Run `row_order_sweep` over every layer.
+    pub sweep: bool,
+    /// Embedding activation dump directory (opens `embedding`).
+    pub dump: Option<&'p Path>,
+    /// Kernel-oracle dump directory (opens `engine_oracles`).
+    pub oracle_dump: Option<&'p Path>,
+    /// Restrict `engine_oracles` to the cases of this object.
+    pub oracle_object: Option<&'p str>,
+}
+
+/// Everything a gate needs.
+pub struct Ctx<'a> {
+    pub a: &'a Artifact<'a>,
+    pub g: &'a Gguf<'a>,
+    pub template: Option<&'a Artifact<'a>>,
+    pub profile: ModelProfile,
+    pub format: &'static NumericFormat,
+    pub blocks: Blocks,
+    pub opts: Options<'a>,
+}
+
+/// First GDN layer, first attention layer, last GDN layer of a profile.
+pub fn named_layer(p: &ModelProfile, which: &str) -> Result<u64> {
+    let gdn: Vec<u64> = (0..p.n_layers)
+        .filter(|&l| !p.is_attention_layer(l))
+        .collect();
+    let att: Vec<u64> = (0..p.n_layers)
+        .filter(|&l| p.is_attention_layer(l))
+        .collect();
+    match which {
+        "first_gdn" => gdn.first().copied(),
+        "last_gdn" => gdn.last().copied(),
+        "first_attention" => att.first().copied(),
+        _ => None,
+    }
+    .ok_or_else(|| anyhow!("profile {} has no layer '{which}'", p.name))
+}
+
+/// Substitutes `{first_gdn}`, `{first_attention}`, `{last_gdn}` and `{l}` in a spec name.
+pub fn resolve_name(p: &ModelProfile, s: &str, l: Option<u64>) -> Result<String> {
+    let mut out = s.to_string();
+    for w in ["first_gdn", "first_attention", "last_gdn"] {
+        let key = format!("{{{w}}}");
+        if out.contains(&key) {
+            out = out.replace(&key, &named_layer(p, w)?.to_string());
+        }
+    }
+    if let Some(l) = l {
+        out = out.replace("{l}", &l.to_string());
+    }
+    Ok(out)
+}
+
+pub fn dim(p: &ModelProfile, d: &Dim) -> Result<u64> {
+    p.dim(d)
+        .ok_or_else(|| anyhow!("profile {} lacks dimension {d:?}", p.name))
+}
+
+impl<'a> Ctx<'a> {
+    /// Rows of a ternary artifact object, checked to be in the artifact's ternary format.
+    pub fn artifact_rows(&self, name: &str) -> Result<ArtifactRows<'a>> {
+        if self.a.directory.find(name).is_none() {
+            bail!("{name} is absent from the artifact");
+        }
+        let v = self.a.row_split(name).map_err(|e| anyhow!("{e}"))?;
+        if v.format.name != self.format.name {
+            bail!("{name} is {}, not {}", v.format.name, self.format.name);
+        }
+        ArtifactRows::new(v, self.blocks)
+    }
+
+    pub fn gguf_rows(&self, name: &str) -> Result<GgufRows<'a>> {
+        let t = self
+            .g
+            .tensor(name)
+            .ok_or_else(|| anyhow!("{name} is absent from the GGUF"))?;
+        GgufRows::new(self.g, t, self.format, &self.blocks)
+    }
+
+    pub fn dim(&self, d: &Dim) -> Result<u64> {
+        dim(&self.profile, d)
+    }
+
+    pub fn name(&self, s: &str, l: Option<u64>) -> Result<String> {
+        resolve_name(&self.profile, s, l)
+    }
+}
+
+/// The ternary format of an artifact's row-split objects (the first ternary one found).
+pub fn artifact_format(a: &Artifact<'_>) -> Option<&'static NumericFormat> {
+    a.directory.objects.iter().find_map(|o| {
+        let (f, _) = o.format_layout()?;
+        spec::get().format(f).filter(|f| f.ternary.is_some())
+    })
+}
+
+/// The profile an artifact has (by its token_embedding shape [vocab, hidden]).
+pub fn profile_for_artifact(a: &Artifact<'_>) -> Result<ModelProfile> {
+    let e = a
+        .directory
+        .find("text/token_embedding")
+        .ok_or_else(|| anyhow!("the artifact has no text/token_embedding"))?;
+    let s = e.shape();
+    for (name, _) in spec::PROFILES {
+        let p = spec::profile(name).expect("compiled-in profile");
+        if s == [p.vocab, p.hidden] {
+            return Ok(p);
+        }
+    }
+    bail!("no profile in spec/models has token_embedding shape {s:?}")
+}
+
+/// The file name part of a path (reports never carry directories).
+pub fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+/// Runs every gate. `Err` is a usage/input problem (unreadable GGUF, format mismatch): exit 2.
+pub fn verify(
+    artifact_name: &str,
+    artifact: &[u8],
+    gguf_name: &str,
+    gguf_bytes: &[u8],
+    opts: Options<'_>,
+) -> Result<Report> {
+    let g = gguf::parse(gguf_bytes, Mode::Strict).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
+    let profile =
+        crate::pack::source::detect_profile(&g).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
+    let gformat = crate::pack::source::ternary_type(&g).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
+    let template = match opts.template {
+        Some(t) => Some(Artifact::parse(t).map_err(|e| anyhow!("template: {e}"))?),
+        None => None,
+    };
+    let mut report = Report {
+        artifact: artifact_name.into(),
+        gguf: gguf_name.into(),
+        format: gformat.name.clone(),
+        profile: profile.name.clone(),
+        preamble: Vec::new(),
+        findings: Vec::new(),
+    };
+    let a = match Artifact::parse(artifact) {
+        Ok(a) => a,
+        Err(e) => {
+            for s in &spec::gates().steps {
+                report.findings.push(if s.step == "inspect" {
+                    Finding::fail("inspect", format!("the artifact does not open: {e}"))
+                } else {
+                    Finding::skip(&s.step, "the artifact does not open (see inspect)")
+                });
+            }
+            return Ok(report);
+        }
+    };
+    let aformat = artifact_format(&a).ok_or_else(|| {
+        anyhow!("{artifact_name} holds no ternary (PQ2_0_G128 / PTQ1_0_G128) object")
+    })?;
+    if aformat.name != gformat.name {
+        bail!(
+            "format mismatch: {gguf_name} is {} but {artifact_name} holds {}; every row comparison would fail with matched=0. Pass the GGUF the artifact was packed from (--gguf).",
+            gformat.name,
+            aformat.name
+        );
+    }
+    let blocks = Blocks::for_format(gformat)?;
+    let ctx = Ctx {
+        a: &a,
+        g: &g,
+        template: template.as_ref(),
+        profile,
+        format: gformat,
+        blocks,
+        opts,
+    };
+    report.findings = run_gates(&ctx);
+    Ok(report)
+}
+
+fn guarded(step: &str, f: impl FnOnce() -> Result<Finding>) -> Finding {
+    f().unwrap_or_else(|e| Finding::fail(step, format!("{e:#}")))
+}
+
+/// The nine steps in spec order.
+pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for s in &spec::gates().steps {
+        let key = s.step.as_str();
+        let f = match key {
+            "provenance" => guarded(key, || provenance::run(ctx)),
+            "inspect" => guarded(key, || inspect::run(ctx)),
+            "payload_order" => guarded(key, || payload_order::run(ctx)),
+            "row_order" => guarded(key, || row_order::run(ctx)),
+            "row_order_sweep" => guarded(key, || row_order::sweep(ctx)),
+            "assembly" => guarded(key, || assembly::run(ctx)),
+            "signs" => guarded(key, || signs::run(ctx)),
+            "embedding" => guarded(key, || embedding::run(ctx)),
+            "engine_oracles" => guarded(key, || oracles::run(ctx)),
+            other => Finding::fail(other, "no implementation for this step"),
+        };
+        out.push(f);
+    }
+    out
+}
+
+/// The SKIP finding of a step, naming what opens it (from the spec).
+pub fn skip_naming(step: &str) -> Finding {
+    let s = spec::gates().step(step);
+    Finding::skip(
+        step,
+        format!(
+            "not run: needs {}",
+            s.skip_names.clone().unwrap_or_else(|| "its input".into())
+        ),
+    )
+}
+
+/// Reads a file of a dump directory, refusing names with path separators.
+pub fn read_dump_file(dir: &Path, name: &str) -> Result<Vec<u8>> {
+    if name.is_empty() || name.contains('/') || name.contains('\\') || name == ".." {
+        bail!("dump file name '{name}' must be a plain file name");
+    }
+    std::fs::read(dir.join(name)).with_context(|| format!("dump file {name}"))
+}

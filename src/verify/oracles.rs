@@ -1,0 +1,193 @@
+//! Gate 7: engine_oracles — kernel dumps (x, y) against `y = W' · (H · (s ⊙ (P · x)))`
+//! reconstructed in f64 from the artifact bytes, over the rotation cases of spec/dumps.json
+//! (plain k=hidden T1/T3, perm ssm_out T1/T2, wide ffn_down T1, inverse embedding T2). Every
+//! wrong variant (spec/gates.json) must land far from the dump; one that matches fails the gate.
+
+use super::dumps::{
+    self, forward_input, inverse, matmul_sets, read_f32s, read_i32s, rel_l2, OracleManifest,
+    Rotation, Variant,
+};
+use super::{read_dump_file, Ctx, Finding};
+use crate::spec::gates;
+use anyhow::{bail, Result};
+
+pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
+    let Some(dir) = ctx.opts.oracle_dump else {
+        return Ok(super::skip_naming("engine_oracles"));
+    };
+    let th = &gates().thresholds;
+    let ds = crate::spec::dumps();
+    let m: OracleManifest = dumps::read_manifest(dir, &ds.kernel_oracles.manifest)?;
+    dumps::check_header(
+        "kernel_oracles",
+        &m.kind,
+        m.format_version,
+        &m.dtype,
+        &m.layout,
+    )?;
+    let rot = Rotation::from_artifact(ctx.a, &ctx.profile)?;
+    let mut f = Finding::new("engine_oracles");
+    let mut problems: Vec<String> = Vec::new();
+    let mut checked = 0;
+    let mut passed = 0;
+    let (mut worst_doc, mut best_wrong) = (0f64, f64::INFINITY);
+    let only = ctx.opts.oracle_object;
+    for rc in &ds.kernel_oracles.required_cases {
+        let object = ctx.name(&rc.object, None)?;
+        if only.is_some_and(|o| o != object) {
+            continue;
+        }
+        let Some(c) = m.cases.iter().find(|c| c.name == rc.name) else {
+            problems.push(format!("required case {} is absent from the dump", rc.name));
+            continue;
+        };
+        checked += 1;
+        let width = ctx.dim(&crate::spec::Dim::Name(rc.width.clone()))? as usize;
+        if c.rotation != rc.rotation || c.object != object || c.tokens != rc.tokens || c.k != width
+        {
+            problems.push(format!(
+                "case {}: dump has rotation {} object {} T={} k={}; spec wants {} {object} T={} k={width}",
+                c.name, c.rotation, c.object, c.tokens, c.k, rc.rotation, rc.tokens
+            ));
+            continue;
+        }
+        match check_case(ctx, &rot, dir, c) {
+            Ok((doc, wrongs)) => {
+                let doc_ok = doc <= th.oracle_documented_rel_l2_max;
+                let wrong_ok = wrongs.iter().all(|(_, r)| *r >= th.oracle_wrong_rel_l2_min);
+                worst_doc = worst_doc.max(doc);
+                for (_, r) in &wrongs {
+                    best_wrong = best_wrong.min(*r);
+                }
+                if doc_ok && wrong_ok {
+                    passed += 1;
+                }
+                let w: Vec<String> = wrongs
+                    .iter()
+                    .map(|(n, r)| {
+                        format!(
+                            "{n}={}{}",
+                            super::findings::round6(*r),
+                            if *r >= th.oracle_wrong_rel_l2_min {
+                                ""
+                            } else {
+                                " MATCHES"
+                            }
+                        )
+                    })
+                    .collect();
+                f.line(format!(
+                    "{} ({} {}, T={}): documented rel L2 {} -> {}; wrong variants: {}",
+                    c.name,
+                    c.rotation,
+                    c.object,
+                    c.tokens,
+                    super::findings::round6(doc),
+                    if doc_ok { "ok" } else { "DIFFERS" },
+                    w.join(" ")
+                ));
+            }
+            Err(e) => problems.push(format!("case {}: {e:#}", c.name)),
+        }
+    }
+    if checked == 0 && problems.is_empty() {
+        problems.push(match only {
+            Some(o) => format!("no required case uses object {o}"),
+            None => "no cases".into(),
+        });
+    }
+    for p in &problems {
+        f.line(p.clone());
+    }
+    f.num("cases", checked)
+        .num("cases_passed", passed)
+        .num("worst_documented_rel_l2", worst_doc)
+        .num("best_wrong_rel_l2", best_wrong)
+        .num("documented_max", th.oracle_documented_rel_l2_max)
+        .num("wrong_min", th.oracle_wrong_rel_l2_min);
+    let ok = problems.is_empty() && passed == checked;
+    f.set_ok(ok);
+    f.detail = format!(
+        "{passed}/{checked} rotation cases match the documented math with every wrong variant rejected{}",
+        match only {
+            Some(o) => format!(" (only {o})"),
+            None => String::new(),
+        }
+    );
+    Ok(f)
+}
+
+/// (documented rel L2, [(wrong variant, rel L2)]) of one case.
+fn check_case(
+    ctx: &Ctx<'_>,
+    rot: &Rotation,
+    dir: &std::path::Path,
+    c: &dumps::OracleCase,
+) -> Result<(f64, Vec<(String, f64)>)> {
+    let mut rows = ctx.artifact_rows(&c.object)?;
+    let (n, k, t) = (rows.n() as usize, rows.view.geom.k as usize, c.tokens);
+    let variants: Vec<(String, Variant)> =
+        std::iter::once(("documented".to_string(), Variant::Documented))
+            .chain(
+                gates()
+                    .engine_oracles
+                    .wrong_variants
+                    .iter()
+                    .filter(|w| w.applies.contains(&c.rotation))
+                    .map(|w| {
+                        (
+                            w.name.clone(),
+                            Variant::from_name(&w.name).expect("spec variant"),
+                        )
+                    }),
+            )
+            .collect();
+    let ys: Vec<Vec<f64>> = if c.rotation == "inverse" {
+        if c.n != k {
+            bail!("inverse case n = {}, hidden = {k}", c.n);
+        }
+        let Some(tf) = &c.token_ids_file else {
+            bail!("inverse case without token_ids_file");
+        };
+        let ids = read_i32s(&read_dump_file(dir, tf)?, tf, t)?;
+        let mut out = vec![vec![0.0; k * t]; variants.len()];
+        for (ti, &id) in ids.iter().enumerate() {
+            if id < 0 || id as usize >= n {
+                bail!("token id {id} outside [0, {n})");
+            }
+            let z = rows.decode(id as u64)?;
+            for (vi, (_, v)) in variants.iter().enumerate() {
+                out[vi][ti * k..(ti + 1) * k].copy_from_slice(&inverse(rot, &z, *v)?);
+            }
+        }
+        out
+    } else {
+        if c.n != n || c.k != k {
+            bail!("dump n={} k={}, {} is [{n}, {k}]", c.n, c.k, c.object);
+        }
+        let Some(xf) = &c.x_file else {
+            bail!("forward case without x_file");
+        };
+        let x = read_f32s(&read_dump_file(dir, xf)?, xf, k * t)?;
+        let sets: Vec<Vec<Vec<f64>>> = variants
+            .iter()
+            .map(|(_, v)| {
+                (0..t)
+                    .map(|ti| {
+                        forward_input(&ctx.profile, rot, &c.rotation, &x[ti * k..(ti + 1) * k], *v)
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<_>>()?;
+        matmul_sets(&mut rows, &sets)?
+    };
+    let y = read_f32s(&read_dump_file(dir, &c.y_file)?, &c.y_file, c.n * t)?;
+    let doc = rel_l2(&y, &ys[0]);
+    let wrongs = variants
+        .iter()
+        .zip(&ys)
+        .skip(1)
+        .map(|((name, _), yv)| (name.clone(), rel_l2(yv, &y)))
+        .collect();
+    Ok((doc, wrongs))
+}

@@ -1,0 +1,93 @@
+//! Gate 1a: provenance — the artifact against the template it claims to be packed on.
+
+use super::rows::fp64;
+use super::{skip_naming, Ctx, Finding};
+use crate::mapping::{is_borrowed, produced_objects};
+use crate::spec::mapping;
+use anyhow::Result;
+
+pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
+    let Some(t) = ctx.template else {
+        return Ok(skip_naming("provenance"));
+    };
+    let mut f = Finding::new("provenance");
+    let m = mapping();
+    let (ai, ti) = (&ctx.a.directory.identity, &t.directory.identity);
+    let tpl_kind_ok = ti.weights_id == m.weights_id.template;
+    let model_ok = ai.model_id == ti.model_id;
+    let mut borrowed = 0u64;
+    let mut missing = Vec::new();
+    let mut differing = Vec::new();
+    for o in t.directory.objects.iter().filter(|o| is_borrowed(&o.name)) {
+        borrowed += 1;
+        match ctx.a.directory.find(&o.name) {
+            None => missing.push(o.name.clone()),
+            Some(ao) => {
+                let same = ao.body == o.body
+                    && ao.bytes == o.bytes
+                    && fp64(ctx.a.object_bytes(ao)) == fp64(t.object_bytes(o));
+                if !same {
+                    differing.push(o.name.clone());
+                }
+            }
+        }
+    }
+    let extra: Vec<String> = ctx
+        .a
+        .directory
+        .objects
+        .iter()
+        .filter(|o| is_borrowed(&o.name) && t.directory.find(&o.name).is_none())
+        .map(|o| o.name.clone())
+        .collect();
+    let lacking: Vec<String> = produced_objects(&ctx.profile)
+        .into_iter()
+        .filter(|o| t.directory.find(&o.name).is_none())
+        .map(|o| o.name)
+        .collect();
+    f.num("borrowed", borrowed)
+        .num("borrowed_missing", missing.len())
+        .num("borrowed_differing", differing.len())
+        .num("borrowed_not_in_template", extra.len())
+        .num("produced_not_in_template", lacking.len());
+    f.line(format!(
+        "identity.model_id: artifact '{}' vs template '{}': {}",
+        ai.model_id,
+        ti.model_id,
+        if model_ok { "equal" } else { "DIFFERENT" }
+    ));
+    f.line(format!(
+        "template weights_id '{}' ({})",
+        ti.weights_id,
+        if tpl_kind_ok {
+            "a groupwise-int template"
+        } else {
+            "NOT a groupwise-int template"
+        }
+    ));
+    for (what, v) in [
+        ("borrowed object missing from the artifact", &missing),
+        ("borrowed object differs from the template", &differing),
+        ("borrowed object not in the template", &extra),
+        ("produced object not in the template", &lacking),
+    ] {
+        for n in v.iter().take(5) {
+            f.line(format!("{what}: {n}"));
+        }
+    }
+    let ok = tpl_kind_ok
+        && model_ok
+        && missing.is_empty()
+        && differing.is_empty()
+        && extra.is_empty()
+        && lacking.is_empty();
+    f.set_ok(ok);
+    f.detail = if ok {
+        format!(
+            "identity matches the template; {borrowed}/{borrowed} borrowed objects byte-identical"
+        )
+    } else {
+        "packed against a different template (identity or borrowed objects disagree)".into()
+    };
+    Ok(f)
+}

@@ -1,0 +1,89 @@
+//! The two renderings of a [`Report`]: text (one line per step, sub-lines indented, the
+//! summary and the verdict) and JSON (`{"artifact","ok","results":[{"step","status","detail",…numbers}]}`).
+
+use super::findings::{Report, Status};
+use serde_json::{json, Map, Value};
+
+pub const FAILED_VERDICT: &str = "RESULT: FAILED -- do not load this artifact into the engine";
+pub const PASSED_VERDICT: &str = "RESULT: PASSED";
+
+fn render_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The text report.
+pub fn text(r: &Report) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "verify {} ({}, profile {}) against {}\n",
+        r.artifact, r.format, r.profile, r.gguf
+    ));
+    for p in &r.preamble {
+        out.push_str(&format!("note: {p}\n"));
+    }
+    for f in &r.findings {
+        let nums: Vec<String> = f
+            .numbers
+            .iter()
+            .map(|(k, v)| format!("{k}={}", render_value(v)))
+            .collect();
+        out.push_str(&format!("{} {:<16} {}", f.status.word(), f.step, f.detail));
+        if !nums.is_empty() {
+            out.push_str(&format!(" [{}]", nums.join(" ")));
+        }
+        out.push('\n');
+        for l in &f.lines {
+            out.push_str(&format!("      {l}\n"));
+        }
+    }
+    out.push_str(&format!(
+        "{} passed, {} failed, {} skipped\n",
+        r.count(Status::Pass),
+        r.count(Status::Fail),
+        r.count(Status::Skip)
+    ));
+    out.push_str(if r.ok() {
+        PASSED_VERDICT
+    } else {
+        FAILED_VERDICT
+    });
+    out.push('\n');
+    out
+}
+
+/// The JSON report (same findings).
+pub fn json(r: &Report) -> Value {
+    let results: Vec<Value> = r
+        .findings
+        .iter()
+        .map(|f| {
+            let mut m = Map::new();
+            m.insert("step".into(), json!(f.step));
+            m.insert("status".into(), json!(f.status));
+            m.insert("detail".into(), json!(f.detail));
+            if !f.lines.is_empty() {
+                m.insert("lines".into(), json!(f.lines));
+            }
+            for (k, v) in &f.numbers {
+                debug_assert!(!["step", "status", "detail", "lines"].contains(&k.as_str()));
+                m.insert(k.clone(), v.clone());
+            }
+            Value::Object(m)
+        })
+        .collect();
+    json!({
+        "artifact": r.artifact,
+        "gguf": r.gguf,
+        "format": r.format,
+        "profile": r.profile,
+        "notes": r.preamble,
+        "ok": r.ok(),
+        "passed": r.count(Status::Pass),
+        "failed": r.count(Status::Fail),
+        "skipped": r.count(Status::Skip),
+        "results": results,
+    })
+}

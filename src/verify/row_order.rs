@@ -1,0 +1,178 @@
+//! Gate 3: row_order — gdn/value_z of the first GDN layer and the attn_q interleave of the
+//! first attention layer, row by row (byte-exact fingerprints of the reassembled ggml rows).
+//! Each section states "documented rule holds row-by-row", "rows DUPLICATED in the artifact",
+//! "source rows MISSING from the artifact". `--sweep` repeats the sections over every layer of
+//! the profile; an absent object fails the sweep.
+
+use super::assembly::{audit, resolve, section_fps, Counts, FpCache};
+use super::{named_layer, Ctx, Finding};
+use crate::spec::gates;
+use anyhow::Result;
+
+fn py(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+/// One section's outcome line and pass flag.
+pub struct SectionOutcome {
+    pub line: String,
+    pub ok: bool,
+    pub counts: Option<Counts>,
+}
+
+fn statement(name: &str, c: &Counts) -> String {
+    let st = &gates().row_order.statements;
+    format!(
+        "{name}: matched {}/{}; {}: {}; {}: {}; {}: {}",
+        c.rows - c.order_mismatches.min(c.rows),
+        c.rows,
+        st[0],
+        py(c.order_mismatches == 0),
+        st[1],
+        c.repeated,
+        st[2],
+        c.missing
+    )
+}
+
+/// The sections of layer `l` (GDN or attention), including the attn_q union check.
+pub fn layer_sections(ctx: &Ctx<'_>, l: u64, cache: &mut FpCache) -> Result<Vec<SectionOutcome>> {
+    let spec = &gates().row_order;
+    let attention = ctx.profile.is_attention_layer(l);
+    let secs = if attention {
+        &spec.attention_sections
+    } else {
+        &spec.gdn_sections
+    };
+    let mut out = Vec::new();
+    let mut union_art = Vec::new();
+    let mut union_ok = true;
+    for s in secs {
+        let r = resolve(ctx, s, Some(l))?;
+        match section_fps(ctx, &r, cache) {
+            Ok(fps) => {
+                let c = audit(&fps.artifact, &fps.expected, &fps.selection);
+                union_art.extend_from_slice(&fps.artifact);
+                out.push(SectionOutcome {
+                    line: statement(&r.name, &c),
+                    ok: c.clean(),
+                    counts: Some(c),
+                });
+            }
+            Err(e) => {
+                union_ok = false;
+                out.push(SectionOutcome {
+                    line: format!("{}: {e:#}", r.name),
+                    ok: false,
+                    counts: None,
+                });
+            }
+        }
+    }
+    if attention {
+        let u = &spec.attention_union;
+        let name = ctx.name(&u.name, Some(l))?;
+        let src_name = ctx.name(&u.source, Some(l))?;
+        let n = ctx.dim(&u.rows)?;
+        if union_ok {
+            let src = cache.tensor(ctx, &src_name)?.clone();
+            let ok_len = src.len() as u64 == n;
+            // Expected = the query rows followed by the gate rows, position for position.
+            let c = audit(&union_art, &union_art, &src);
+            let ok = ok_len && c.repeated == 0 && c.missing == 0;
+            out.push(SectionOutcome {
+                line: format!(
+                    "{name}: {} source rows; {}: {}; {}: {}",
+                    src.len(),
+                    gates().row_order.statements[1],
+                    c.repeated,
+                    gates().row_order.statements[2],
+                    c.missing
+                ),
+                ok,
+                counts: Some(c),
+            });
+        } else {
+            out.push(SectionOutcome {
+                line: format!("{name}: not checked (a section failed to read)"),
+                ok: false,
+                counts: None,
+            });
+        }
+    }
+    Ok(out)
+}
+
+pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
+    let spec = &gates().row_order;
+    let mut f = Finding::new("row_order");
+    let mut cache = FpCache::default();
+    let mut total = 0;
+    let mut passed = 0;
+    let (mut dup, mut miss) = (0u64, 0u64);
+    for which in [&spec.gdn_layer, &spec.attention_layer] {
+        let l = named_layer(&ctx.profile, which)?;
+        for s in layer_sections(ctx, l, &mut cache)? {
+            total += 1;
+            if s.ok {
+                passed += 1;
+            }
+            if let Some(c) = s.counts {
+                dup += c.repeated;
+                miss += c.missing;
+            }
+            f.line(format!("L{l} {}", s.line));
+        }
+    }
+    f.num("sections", total)
+        .num("sections_passed", passed)
+        .num("duplicated", dup)
+        .num("missing", miss)
+        .num("gdn_layer", named_layer(&ctx.profile, &spec.gdn_layer)?)
+        .num(
+            "attention_layer",
+            named_layer(&ctx.profile, &spec.attention_layer)?,
+        );
+    f.set_ok(passed == total);
+    f.detail = format!("{passed}/{total} sections hold the documented rule row by row");
+    Ok(f)
+}
+
+pub fn sweep(ctx: &Ctx<'_>) -> Result<Finding> {
+    if !ctx.opts.sweep {
+        return Ok(super::skip_naming("row_order_sweep"));
+    }
+    let mut f = Finding::new("row_order_sweep");
+    let mut cache = FpCache::default();
+    let n = ctx.profile.n_layers;
+    let (mut layers_ok, mut sections, mut sections_ok) = (0u64, 0u64, 0u64);
+    let mut shown = 0;
+    for l in 0..n {
+        cache.clear();
+        let outs = layer_sections(ctx, l, &mut cache)?;
+        let ok = outs.iter().all(|s| s.ok);
+        sections += outs.len() as u64;
+        sections_ok += outs.iter().filter(|s| s.ok).count() as u64;
+        if ok {
+            layers_ok += 1;
+        } else {
+            for s in outs.iter().filter(|s| !s.ok) {
+                if shown < 12 {
+                    f.line(format!("L{l} {}", s.line));
+                    shown += 1;
+                }
+            }
+        }
+    }
+    f.num("layers", n)
+        .num("layers_passed", layers_ok)
+        .num("sections", sections)
+        .num("sections_passed", sections_ok);
+    f.set_ok(layers_ok == n);
+    f.detail = format!("{layers_ok}/{n} layers hold the documented row rules");
+    Ok(f)
+}
