@@ -194,6 +194,7 @@ pub fn demo(dir: &Path, profile: &str, seed: u64) -> anyhow::Result<ExitCode> {
         let (n, same, bytes) = prove(&out, &src)?;
         println!("unpack     {same}/{n} ternary tensors byte-identical ({bytes} bytes)                  {:>7.3}s", t0.elapsed().as_secs_f64());
         ok &= same == n && n > 0;
+        ok &= demo_verify(dir, &out, &src, &tpl)?;
     }
     println!(
         "demo {} in {:.2}s",
@@ -205,4 +206,54 @@ pub fn demo(dir: &Path, profile: &str, seed: u64) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The demo's verifier step: reference dumps, all nine gates, and one mutation that must fail.
+fn demo_verify(dir: &Path, artifact: &Path, src: &Path, tpl: &Path) -> anyhow::Result<bool> {
+    use crate::verify::{self, Options};
+    let t0 = Instant::now();
+    let stem = artifact
+        .file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let dumps = dir.join(format!("{stem}-dumps"));
+    let am = crate::fsio::map_file(artifact)?;
+    let a = Artifact::parse(&am)?;
+    if dumps.exists() {
+        std::fs::remove_dir_all(&dumps)?;
+    }
+    verify::dumps::write_reference(&a, &dumps, None, 0, Default::default())?;
+    let (gm, tm) = (crate::fsio::map_file(src)?, crate::fsio::map_file(tpl)?);
+    let (emb, ora) = (dumps.join("embedding"), dumps.join("oracles"));
+    let opts = || Options {
+        template: Some(&tm),
+        sweep: true,
+        dump: Some(&emb),
+        oracle_dump: Some(&ora),
+        oracle_object: None,
+    };
+    let (an, gn) = (verify::file_name(artifact), verify::file_name(src));
+    let r = verify::verify(&an, &am, &gn, &gm, opts())?;
+    use crate::verify::findings::Status;
+    println!(
+        "verify     {} passed, {} failed, {} skipped (all nine gates, reference dumps){:>14.3}s",
+        r.count(Status::Pass),
+        r.count(Status::Fail),
+        r.count(Status::Skip),
+        t0.elapsed().as_secs_f64()
+    );
+    // Negative control: a permutation bug that keeps every byte count right must be caught.
+    let bad = verify::mutate::mutate_bytes(&am, "perm48-on-rows")?;
+    let m = verify::verify(&an, &bad, &gn, &gm, opts())?;
+    println!(
+        "verify     perm48-on-rows mutant: {} (failed: {})",
+        if m.ok() {
+            "PASSED -- the control survived"
+        } else {
+            "FAILED, as it must"
+        },
+        m.failed_steps().join(", ")
+    );
+    Ok(r.ok() && r.count(Status::Skip) == 0 && !m.ok())
 }
