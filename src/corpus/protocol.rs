@@ -10,7 +10,7 @@ use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::Mode;
 
 /// Version of `conformance/PROTOCOL.md` this code speaks.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// An adapter's answer for one case.
 #[derive(Clone, Debug, PartialEq)]
@@ -149,6 +149,37 @@ fn respond_inner(
         "pack" => {
             let t = p_str("template").ok_or_else(|| usage("template"))?;
             observe::observe_pack(file, &input(t)?)?
+        }
+        "verify" => {
+            let g = input(p_str("gguf").ok_or_else(|| usage("gguf"))?)?;
+            let t = p_str("template").map(input).transpose()?;
+            let d = p_str("dumps").map(input).transpose()?;
+            let obs =
+                crate::corpus::families::verify::observe(file, &g, t.as_deref(), d.as_deref())?;
+            // A mutant must fail exactly the gates the spec names (checked here so the
+            // generator refuses to write a corpus whose truth contradicts spec/gates.json).
+            if let Some(want) = params.get("must_fail").and_then(Value::as_array) {
+                let mut want: Vec<&str> = want.iter().filter_map(Value::as_str).collect();
+                let mut got: Vec<&str> = obs["gates"]
+                    .as_object()
+                    .map(|m| {
+                        m.iter()
+                            .filter(|(_, s)| *s == "FAIL")
+                            .map(|(k, _)| k.as_str())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                want.sort_unstable();
+                got.sort_unstable();
+                if want != got {
+                    return Err(Error::new(
+                        ErrorClass::CliUsage,
+                        "must_fail",
+                        format!("verifier failed {got:?}, spec/gates.json says {want:?}"),
+                    ));
+                }
+            }
+            obs
         }
         _ => return Ok(None),
     }))

@@ -226,6 +226,10 @@ pub const PROFILES: &[(&str, &str)] = &[
         include_str!("../../spec/models/bonsai-2-27b.json"),
     ),
     (
+        "bonsai-micro",
+        include_str!("../../spec/models/bonsai-micro.json"),
+    ),
+    (
         "bonsai-nano",
         include_str!("../../spec/models/bonsai-nano.json"),
     ),

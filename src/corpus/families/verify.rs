@@ -1,17 +1,286 @@
-//! The verify family — PENDING HOOK.
+//! The verify family (PROTOCOL.md §8): every mutation of `spec/gates.json` applied to the
+//! `bonsai-micro` artifacts (the smallest Bonsai-shaped model, so eleven whole artifacts fit the
+//! corpus budget), healthy controls with and without dumps, and good and broken reference dumps.
+//! Each case's observation is the verifier's per-gate verdict; the generator also checks that
+//! the failing set equals the mutation's `must_fail` list.
 //!
-//! The verifier (`verify/`, FORMATS.md §8) is built on another branch. When it lands, this
-//! function returns one case per mutation of the verifier issue: the artifact (and template,
-//! source GGUF, dumps) as files, `kind: "verify"`, and the expected gate outcomes as the
-//! observation (`{"gates": {"payload_order": "FAIL", ...}}`). The manifest, runner and
-//! protocol need no change: add the kind to [`crate::corpus::protocol::respond`] and list the
-//! cases here. PROTOCOL.md §8 documents the planned schema.
+//! Dump directories travel as one file each: a `.ninfer` v2 container whose `raw-bytes-v1`
+//! resources are the dump files, named by their path relative to the dump root
+//! (`embedding/manifest.json`, `oracles/plain_t1.x.f32`, …).
 
 use crate::corpus::Case;
+use crate::ninfer::{plan, writer::to_bytes, Artifact, Identity, PlannedObject};
+use crate::pack::{pack_bytes, PackOptions};
+use crate::synth::model::{model_bytes, TernaryType};
+use crate::synth::template::template_bytes;
+use std::path::Path;
 
-/// Why the family is empty (recorded in MANIFEST.json `pending`).
-pub const PENDING: &str = "the verifier is built on another branch; its mutations and expected gate outcomes plug in here (PROTOCOL.md §8)";
+const PROFILE: &str = "bonsai-micro";
+
+/// Packs every file under `root` into a dump bundle.
+pub fn bundle_dir(root: &Path) -> anyhow::Result<Vec<u8>> {
+    let mut files = Vec::new();
+    for sub in ["embedding", "oracles"] {
+        let d = root.join(sub);
+        if !d.is_dir() {
+            continue;
+        }
+        let mut names: Vec<_> = std::fs::read_dir(&d)?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<Result<_, _>>()?;
+        names.sort();
+        for n in names {
+            files.push((
+                format!("{sub}/{}", n.to_string_lossy()),
+                std::fs::read(d.join(&n))?,
+            ));
+        }
+    }
+    let objects = files
+        .iter()
+        .map(|(n, b)| PlannedObject::resource(n.clone(), b.len() as u64))
+        .collect();
+    let dir = plan(
+        Identity {
+            model_id: "dump-bundle".into(),
+            weights_id: "reference-dumps".into(),
+        },
+        objects,
+    )?;
+    let payloads: Vec<Vec<u8>> = files.into_iter().map(|(_, b)| b).collect();
+    Ok(to_bytes(&dir, &payloads)?)
+}
+
+/// Unpacks a dump bundle into `root` (the inverse of [`bundle_dir`]).
+pub fn unbundle(bytes: &[u8], root: &Path) -> crate::Result<()> {
+    let a = Artifact::parse(bytes)?;
+    for o in &a.directory.objects {
+        let rel = Path::new(&o.name);
+        if rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(crate::Error::new(
+                crate::ErrorClass::NinferDirName,
+                o.name.clone(),
+                "dump bundle names must be relative paths without '..'",
+            ));
+        }
+        let p = root.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| crate::Error::io(crate::ErrorClass::IoWrite, parent, e))?;
+        }
+        std::fs::write(&p, a.object_bytes(o))
+            .map_err(|e| crate::Error::io(crate::ErrorClass::IoWrite, &p, e))?;
+    }
+    Ok(())
+}
+
+fn scratch(tag: &str) -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    std::env::temp_dir().join(format!(
+        "ninfer-ternary-{tag}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// The verifier's verdict on `artifact`, as a case observation.
+pub fn observe(
+    artifact: &[u8],
+    gguf: &[u8],
+    template: Option<&[u8]>,
+    dumps: Option<&[u8]>,
+) -> crate::Result<serde_json::Value> {
+    use crate::verify::{self, Options};
+    let root = scratch("dumps");
+    let result = (|| {
+        if let Some(b) = dumps {
+            unbundle(b, &root)?;
+        }
+        let (emb, ora) = (root.join("embedding"), root.join("oracles"));
+        let opts = Options {
+            template,
+            sweep: true,
+            dump: emb.is_dir().then_some(emb.as_path()),
+            oracle_dump: ora.is_dir().then_some(ora.as_path()),
+            oracle_object: None,
+        };
+        let r = verify::verify("artifact", artifact, "gguf", gguf, opts).map_err(|e| {
+            crate::Error::new(crate::ErrorClass::CliUsage, "verify", format!("{e:#}"))
+        })?;
+        let gates: serde_json::Map<String, serde_json::Value> = r
+            .findings
+            .iter()
+            .map(|f| (f.step.clone(), f.status.word().into()))
+            .collect();
+        Ok(serde_json::json!({"ok": r.ok(), "gates": gates}))
+    })();
+    let _ = std::fs::remove_dir_all(&root);
+    result
+}
+
+fn write_dumps(artifact: &[u8], mutation: Option<&str>) -> Vec<u8> {
+    let root = scratch("gen");
+    let a = Artifact::parse(artifact).expect("healthy artifact");
+    match mutation {
+        None => crate::verify::dumps::write_reference(&a, &root, None, 0, Default::default())
+            .expect("reference dumps"),
+        Some(kind) => {
+            crate::verify::mutate::mutate_dumps(&a, kind, &root, 0).expect("dump mutation")
+        }
+    }
+    let b = bundle_dir(&root).expect("bundle");
+    let _ = std::fs::remove_dir_all(&root);
+    b
+}
 
 pub fn cases() -> Vec<Case> {
-    Vec::new()
+    let p = crate::spec::profile(PROFILE).expect("micro profile");
+    let mut v = Vec::new();
+    let template_file = "verify/y_micro_template.ninfer";
+    v.push(
+        Case::new(
+            "verify",
+            "y_micro_template",
+            "ninfer",
+            "ninfer",
+            template_bytes(&p).expect("template"),
+        )
+        .feature("ninfer:template")
+        .recipe(format!("synth::template::template_bytes({PROFILE})")),
+    );
+    let template = template_bytes(&p).expect("template");
+    let mut artifacts = Vec::new();
+    for ty in [TernaryType::Pq2_0, TernaryType::Ptq1_0] {
+        let tn = ty.name().to_lowercase();
+        let gguf = model_bytes(&p, ty, 0).expect("micro model");
+        let art = pack_bytes(&gguf, &template, &PackOptions::default()).expect("pack");
+        let (gf, af, df) = (
+            format!("verify/y_micro_{tn}.gguf"),
+            format!("verify/y_micro_{tn}_artifact.ninfer"),
+            format!("verify/y_micro_{tn}_dumps.ninfer"),
+        );
+        v.push(
+            Case::new("verify", format!("y_micro_{tn}"), "gguf", "gguf", gguf)
+                .param("mode", "strict")
+                .feature(format!("ggml_type:{}", ty.type_id()))
+                .recipe(format!(
+                    "synth::model::model_bytes({PROFILE}, {}, seed 0)",
+                    ty.name()
+                )),
+        );
+        v.push(
+            Case::new(
+                "verify",
+                format!("y_micro_{tn}_artifact"),
+                "ninfer",
+                "ninfer",
+                art.clone(),
+            )
+            .feature("ninfer:ternary")
+            .derived(gf.clone(), "pack onto verify/y_micro_template.ninfer"),
+        );
+        v.push(
+            Case::new(
+                "verify",
+                format!("y_micro_{tn}_dumps"),
+                "ninfer",
+                "ninfer",
+                write_dumps(&art, None),
+            )
+            .feature("ninfer:dump-bundle")
+            .derived(
+                af.clone(),
+                "dump-reference (f64 reference math), bundled as raw-bytes resources",
+            ),
+        );
+        let verify_case = |name: String, file: Option<Vec<u8>>, dumps: Option<&str>| {
+            let mut c = match file {
+                Some(b) => Case::new("verify", name, "verify", "ninfer", b),
+                None => Case::shared("verify", name, "verify", af.clone()),
+            };
+            c = c
+                .param("gguf", gf.clone())
+                .input(gf.clone())
+                .param("template", template_file)
+                .input(template_file)
+                .param("sweep", true);
+            if let Some(d) = dumps {
+                c = c.param("dumps", d).input(d);
+            }
+            c.feature(format!(
+                "format:{}",
+                if ty == TernaryType::Pq2_0 {
+                    "PQ2_0_G128"
+                } else {
+                    "PTQ1_0_G128"
+                }
+            ))
+            .spec("FORMATS.md §8 (the seven gates), spec/gates.json")
+        };
+        v.push(
+            verify_case(format!("y_verify_{tn}_healthy"), None, Some(&df))
+                .recipe("healthy artifact with reference dumps: every gate passes"),
+        );
+        v.push(
+            verify_case(format!("y_verify_{tn}_no_dumps"), None, None)
+                .recipe("healthy artifact without dumps: embedding and engine_oracles SKIP"),
+        );
+        artifacts.push((ty, tn, art, af.clone(), df.clone()));
+    }
+    // Every mutation once; artifact mutations alternate between the two formats.
+    for (i, m) in crate::spec::gates().mutations.iter().enumerate() {
+        let (ty, tn, art, af, df) = &artifacts[i % 2];
+        let kind = m.kind.as_str();
+        let name = format!("y_mutant_{}_{tn}", kind.replace('-', "_"));
+        let fmt = if *ty == TernaryType::Pq2_0 {
+            "PQ2_0_G128"
+        } else {
+            "PTQ1_0_G128"
+        };
+        let gf = format!("verify/y_micro_{tn}.gguf");
+        let base = Case::shared("verify", name.clone(), "verify", af.clone());
+        let mut c = if m.target == "artifact" {
+            let bytes = crate::verify::mutate::mutate_bytes(art, kind).expect("mutation");
+            let mut c = Case::new("verify", name, "verify", "ninfer", bytes)
+                .param("dumps", df.clone())
+                .input(df.clone());
+            c = c.derived(af.clone(), format!("mutate --kind {kind}: {}", m.doc));
+            c
+        } else {
+            let bundle_name = format!("y_dumps_{}_{tn}", kind.replace('-', "_"));
+            let bf = format!("verify/{bundle_name}.ninfer");
+            v.push(
+                Case::new(
+                    "verify",
+                    bundle_name,
+                    "ninfer",
+                    "ninfer",
+                    write_dumps(art, Some(kind)),
+                )
+                .feature("ninfer:dump-bundle")
+                .derived(df.clone(), format!("mutate --kind {kind}: {}", m.doc)),
+            );
+            base.param("dumps", bf.clone()).input(bf).derived(
+                df.clone(),
+                format!("healthy artifact, broken dumps ({kind})"),
+            )
+        };
+        c = c
+            .param("gguf", gf.clone())
+            .input(gf)
+            .param("template", template_file)
+            .input(template_file)
+            .param("sweep", true)
+            .param("must_fail", m.must_fail.clone())
+            .feature(format!("format:{fmt}"))
+            .feature(format!("mutation:{kind}"))
+            .spec("FORMATS.md §8, spec/gates.json mutations");
+        v.push(c);
+    }
+    v
 }
