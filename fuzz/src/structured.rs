@@ -397,7 +397,10 @@ pub fn render(d: &GgufDesc) -> Option<Rendered> {
             KeyChoice::DuplicateOf(_) => s.gguf.architecture_key.clone(),
             KeyChoice::Named(n) => n.get().to_owned(),
         };
-        wf &= !key.is_empty() && seen.insert(key.clone()) && kv.value.well_formed();
+        // general.alignment / general.architecture carry type rules of their own: a generated
+        // value under those names is a hostile field, not part of a well-formed file.
+        let reserved = key == align_key || key == s.gguf.architecture_key;
+        wf &= !key.is_empty() && !reserved && seen.insert(key.clone()) && kv.value.well_formed();
         add_kv(&mut w, &mut kvs, &key, kv.value.meta());
         keys.push(key);
     }
