@@ -179,6 +179,109 @@ pub(crate) fn decode_stage<const W: usize, const N: usize>(
     }
 }
 
+/// The items of a staged base-3 block codec (TQ1_0, PTQ1_0): the same machinery at different
+/// stage widths `(W1, W2, WH)` in bytes — W1 and W2 bytes of 5 trits, WH bytes of 4 trits,
+/// then the f16 scale. Expands to the block constants, `position`, `scale_bits`, `trits`,
+/// `encode_block`, `quantize_block`, `is_canonical_block`, the scalar reference and the fast path.
+macro_rules! staged_codec {
+    ($w1:expr, $w2:expr, $wh:expr) => {
+        use $crate::codec::base3::{self, decode_stage};
+        use $crate::codec::{f16_to_f32, f32_to_f16, ggml_amax, lroundf};
+
+        pub use $crate::codec::base3::{is_canonical_qh, is_canonical_qs};
+
+        pub const BLOCK_ELEMS: usize = 5 * W1 + 5 * W2 + 4 * WH;
+        pub const BLOCK_BYTES: usize = W1 + W2 + WH + 2;
+        /// qs bytes `[0, QS_BYTES)`, qh bytes `[QS_BYTES, SCALE_OFFSET)`, f16 d in the last two bytes.
+        pub const QS_BYTES: usize = W1 + W2;
+        pub const QH_BYTES: usize = WH;
+        pub const SCALE_OFFSET: usize = W1 + W2 + WH;
+        /// Stage widths in bytes: W1 bytes × 5 trits, W2 × 5, then qh WH × 4.
+        const W1: usize = $w1;
+        const W2: usize = $w2;
+        const WH: usize = $wh;
+
+        pub type Block = [u8; BLOCK_BYTES];
+
+        /// `(byte index in the block, digit)` of element `e` (0..BLOCK_ELEMS).
+        pub const fn position(e: usize) -> (usize, usize) {
+            base3::staged_position(e, W1, W2, WH)
+        }
+
+        /// The f16 scale bits (the last two bytes).
+        pub fn scale_bits(block: &Block) -> u16 {
+            u16::from_le_bytes([block[SCALE_OFFSET], block[SCALE_OFFSET + 1]])
+        }
+
+        /// The BLOCK_ELEMS trits (0, 1, 2) of a block in element order, read by the digit formula
+        /// (so non-canonical bytes give whatever trits the formula says).
+        pub fn trits(block: &Block) -> [u8; BLOCK_ELEMS] {
+            let mut t = [0u8; BLOCK_ELEMS];
+            base3::staged_trits(&block[..SCALE_OFFSET], W1, W2, WH, &mut t);
+            t
+        }
+
+        /// Packs BLOCK_ELEMS trits (0..=2) and the f16 scale bits (ggml's encoder; always canonical bytes).
+        pub fn encode_block(trits: &[u8; BLOCK_ELEMS], d_bits: u16) -> Block {
+            let mut out = [0u8; BLOCK_BYTES];
+            base3::encode_staged(trits, W1, W2, WH, &mut out[..SCALE_OFFSET]);
+            out[SCALE_OFFSET..].copy_from_slice(&d_bits.to_le_bytes());
+            out
+        }
+
+        /// The reference quantizer (ggml's `quantize_row_tq1_0_ref`; PTQ1_0 uses the same rule): `d = amax`, `id = 1/amax` (0 if amax is 0), stored
+        /// f16 RNE, trit = `lroundf(x·id) + 1` (clamped to 0..=2, a no-op for finite input).
+        pub fn quantize_block(x: &[f32; BLOCK_ELEMS]) -> Block {
+            let amax = ggml_amax(x);
+            let id = if amax != 0.0 { 1.0 / amax } else { 0.0 };
+            let t: [u8; BLOCK_ELEMS] =
+                std::array::from_fn(|e| (lroundf(x[e] * id).clamp(-1, 1) + 1) as u8);
+            encode_block(&t, f32_to_f16(amax))
+        }
+
+        /// True iff every qs and qh byte of the block is one the encoder produces.
+        pub fn is_canonical_block(block: &Block) -> bool {
+            block[..QS_BYTES].iter().all(|&b| is_canonical_qs(b))
+                && block[QS_BYTES..SCALE_OFFSET]
+                    .iter()
+                    .all(|&b| is_canonical_qh(b))
+        }
+
+        /// Scalar reference decode of one block.
+        pub fn decode_block_ref(block: &Block, out: &mut [f32; BLOCK_ELEMS]) {
+            let d = f16_to_f32(scale_bits(block));
+            base3::decode_staged_ref(&block[..SCALE_OFFSET], d, W1, W2, WH, out);
+        }
+
+        pub(crate) fn decode_rows_ref(bytes: &[u8], out: &mut [f32]) {
+            for (blk, o) in bytes
+                .chunks_exact(BLOCK_BYTES)
+                .zip(out.chunks_exact_mut(BLOCK_ELEMS))
+            {
+                // chunks_exact guarantees both lengths.
+                decode_block_ref(blk.try_into().unwrap(), o.try_into().unwrap());
+            }
+        }
+
+        /// Fast decode: each stage is a fixed-width loop the compiler vectorises.
+        pub(crate) fn decode_rows(bytes: &[u8], out: &mut [f32]) {
+            for (blk, o) in bytes
+                .chunks_exact(BLOCK_BYTES)
+                .zip(out.chunks_exact_mut(BLOCK_ELEMS))
+            {
+                let blk: &Block = blk.try_into().unwrap();
+                let d = f16_to_f32(scale_bits(blk));
+                let (s1, rest) = o.split_at_mut(5 * W1);
+                let (s2, s3) = rest.split_at_mut(5 * W2);
+                decode_stage::<W1, 5>(blk[..W1].try_into().unwrap(), d, s1);
+                decode_stage::<W2, 5>(blk[W1..W1 + W2].try_into().unwrap(), d, s2);
+                decode_stage::<WH, 4>(blk[QS_BYTES..SCALE_OFFSET].try_into().unwrap(), d, s3);
+            }
+        }
+    };
+}
+pub(crate) use staged_codec;
+
 #[cfg(test)]
 mod tests {
     use super::*;
