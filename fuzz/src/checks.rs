@@ -230,7 +230,7 @@ pub fn check_gguf_ok(bytes: &[u8], g: &Gguf<'_>, opts: Options) {
                 "strict accepted an out-of-sequence offset"
             );
         }
-        running = running + t.nbytes.div_ceil(g.alignment) * g.alignment;
+        running += t.nbytes.div_ceil(g.alignment) * g.alignment;
     }
     if opts.mode == Mode::Spec {
         let mut spans: Vec<(u64, u64)> = g.tensors.iter().map(|t| (t.offset, t.nbytes)).collect();

@@ -381,11 +381,7 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
     let selected: Vec<&CaseEntry> = manifest
         .cases
         .iter()
-        .filter(|c| {
-            opts.filter
-                .as_deref()
-                .map_or(true, |f| glob_match(f, &c.id))
-        })
+        .filter(|c| opts.filter.as_deref().is_none_or(|f| glob_match(f, &c.id)))
         .collect();
     let slots: Vec<Mutex<Option<CaseResult>>> = selected.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);

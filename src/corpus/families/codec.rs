@@ -165,7 +165,7 @@ pub fn cases() -> Vec<Case> {
         let mut bytes = Vec::new();
         for val in 0..256u16 {
             let mut b = base_block(f, &mut r);
-            set_scale(f, &mut b, (val << 8) | 0x00);
+            set_scale(f, &mut b, val << 8);
             bytes.extend_from_slice(&b);
         }
         v.push(
@@ -211,8 +211,8 @@ fn fmt(c: Codec) -> &'static Fmt {
 /// Base-3 digits, non-canonical bytes, code 3, the FORMATS.md test vectors.
 fn special_vectors() -> Vec<Case> {
     let mut v = Vec::new();
-    let canon5 = |x: usize| ((x * 256 + 242) / 243) as u8;
-    let canon4 = |x: usize| ((x * 3 * 256 + 242) / 243) as u8;
+    let canon5 = |x: usize| (x * 256).div_ceil(243) as u8;
+    let canon4 = |x: usize| (x * 3 * 256).div_ceil(243) as u8;
     for c in [Codec::Ptq1_0, Codec::Tq1_0] {
         let f = fmt(c);
         let (qs, qh) = (f.classes[0], f.classes[1]);
