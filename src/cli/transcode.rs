@@ -5,11 +5,17 @@
 use crate::codec::transcode::{pq2_to_ptq1, ptq1_to_pq2};
 use crate::gguf::{self, GgufWriter, Mode};
 use anyhow::{bail, Context};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Rewrites every PQ2_0/PTQ1_0 tensor as `to_id`, keeping metadata and other tensors.
-pub fn transcode_bytes(src: &[u8], to_id: u32) -> anyhow::Result<(Vec<u8>, usize)> {
+/// Rewrites every PQ2_0/PTQ1_0 tensor as `to_id` into `out`, keeping metadata and the other
+/// tensors; one tensor is held in memory at a time. Returns the number of tensors changed.
+pub fn transcode_to<W: std::io::Write>(
+    src: &[u8],
+    to_id: u32,
+    out: W,
+) -> anyhow::Result<(W, usize)> {
     let g = gguf::parse(src, Mode::Spec)?;
     let mut w = GgufWriter::new();
     if g.get("general.alignment").is_some() {
@@ -20,21 +26,30 @@ pub fn transcode_bytes(src: &[u8], to_id: u32) -> anyhow::Result<(Vec<u8>, usize
             w.kv(kv.key, kv.value.to_owned_value());
         }
     }
-    let mut data: Vec<Vec<u8>> = Vec::with_capacity(g.tensors.len());
+    let new_id = |t: &gguf::TensorInfo<'_>| match (t.type_id, to_id) {
+        (143, 142) => 142,
+        (142, 143) => 143,
+        (id, _) => id,
+    };
+    for t in &g.tensors {
+        w.tensor(t.name, t.dims(), new_id(t))?;
+    }
+    let mut s = w.stream(out)?;
     let mut changed = 0;
     for t in &g.tensors {
         let bytes = g.tensor_data(t);
-        let (id, out) = match (t.type_id, to_id) {
-            (143, 142) => (142, ptq1_to_pq2(bytes).with_context(|| t.name.to_string())?),
-            (142, 143) => (143, pq2_to_ptq1(bytes).with_context(|| t.name.to_string())?),
-            (id, _) => (id, bytes.to_vec()),
-        };
-        changed += usize::from(id != t.type_id);
-        w.tensor(t.name, t.dims(), id)?;
-        data.push(out);
+        match (t.type_id, new_id(t)) {
+            (143, 142) => {
+                s.write_tensor(&ptq1_to_pq2(bytes).with_context(|| t.name.to_string())?)?
+            }
+            (142, 143) => {
+                s.write_tensor(&pq2_to_ptq1(bytes).with_context(|| t.name.to_string())?)?
+            }
+            _ => s.write_tensor(bytes)?,
+        }
+        changed += usize::from(new_id(t) != t.type_id);
     }
-    let refs: Vec<&[u8]> = data.iter().map(|d| d.as_slice()).collect();
-    Ok((w.to_bytes(&refs)?, changed))
+    Ok((s.finish()?, changed))
 }
 
 /// Patches type id 42 → 142 in place for tensors the reader resolved as the legacy g128 layout.
@@ -68,34 +83,62 @@ pub fn run(
         bail!("refusing to overwrite the input; write to another file");
     }
     let map = crate::fsio::map_file(input)?;
-    let (bytes, n, what) = match (to, retag) {
+    let reopen = |tmp: &Path| -> crate::Result<()> {
+        let m = crate::fsio::map_file(tmp)?;
+        gguf::parse(&m, Mode::Spec).map(|_| ())
+    };
+    let mut n = 0;
+    let what = match (to, retag) {
         (Some(_), true) => bail!("use either --to or --retag-42"),
         (None, false) => bail!("nothing to do: pass --to pq2_0|ptq1_0 or --retag-42"),
         (None, true) => {
-            let (b, n) = retag_42(&map)?;
-            (b, n, "retagged 42 -> 142")
+            let (b, k) = retag_42(&map)?;
+            n = k;
+            crate::fsio::write_atomic(
+                output,
+                |w| w.write_all(&b).map_err(crate::fsio::write_err("output")),
+                reopen,
+            )?;
+            "retagged 42 -> 142"
         }
         (Some(t), false) => {
             let ty = crate::synth::model::TernaryType::parse(t)
                 .with_context(|| format!("--to {t}: expected pq2_0 or ptq1_0"))?;
-            let (b, n) = transcode_bytes(&map, ty.type_id())?;
-            (
-                b,
-                n,
-                if ty.type_id() == 142 {
-                    "transcoded to PQ2_0"
-                } else {
-                    "transcoded to PTQ1_0"
+            // Streams tensor by tensor; the output replaces `output` only after it re-opens.
+            let mut failure = None;
+            let r = crate::fsio::write_atomic(
+                output,
+                |w| match transcode_to(&map, ty.type_id(), w) {
+                    Ok((_, k)) => {
+                        n = k;
+                        Ok(())
+                    }
+                    Err(e) => {
+                        failure = Some(e);
+                        Err(crate::Error::new(
+                            crate::ErrorClass::IoWrite,
+                            "transcode",
+                            "aborted",
+                        ))
+                    }
                 },
-            )
+                reopen,
+            );
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            r?;
+            if ty.type_id() == 142 {
+                "transcoded to PQ2_0"
+            } else {
+                "transcoded to PTQ1_0"
+            }
         }
     };
-    gguf::parse(&bytes, Mode::Spec).context("transcoded file does not re-open")?;
-    crate::fsio::write_bytes_atomic(output, &bytes)?;
+    let size = std::fs::metadata(output)?.len();
     println!(
-        "{what}: {n} tensors; wrote {} ({} bytes)",
-        output.display(),
-        bytes.len()
+        "{what}: {n} tensors; wrote {} ({size} bytes)",
+        output.display()
     );
     Ok(ExitCode::SUCCESS)
 }
