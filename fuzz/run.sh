@@ -25,7 +25,7 @@ nice -n 19 cargo fuzz build -s none --release -a >&2
 
 TRIPLE="$(rustc -vV | sed -n 's/^host: //p')"
 BIN_DIR="$FUZZ_DIR/target/$TRIPLE/release"
-ALL_TARGETS="gguf_parse gguf_structured ninfer_parse ninfer_roundtrip"
+ALL_TARGETS="gguf_parse gguf_structured ninfer_parse ninfer_roundtrip codec_fast_vs_ref pack_nano"
 TARGETS="${TARGETS:-$ALL_TARGETS}"
 
 max_len() {
@@ -33,6 +33,8 @@ max_len() {
         gguf_parse) echo 16384 ;;
         gguf_structured) echo 4096 ;;
         ninfer_parse | ninfer_roundtrip) echo 32768 ;;
+        codec_fast_vs_ref) echo 2048 ;;
+        pack_nano) echo 81 ;;
         *) echo 4096 ;;
     esac
 }

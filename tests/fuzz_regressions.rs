@@ -12,6 +12,8 @@
 
 #[path = "../fuzz/src/checks.rs"]
 mod checks;
+#[path = "../fuzz/src/deep.rs"]
+mod deep;
 #[path = "../fuzz/src/seeds.rs"]
 mod seeds;
 
@@ -27,6 +29,8 @@ fn replay(target: &str, bytes: &[u8]) {
         "gguf_parse" | "gguf_structured" => checks::check_gguf(bytes),
         "ninfer_parse" => checks::check_ninfer(bytes),
         "ninfer_roundtrip" => checks::check_ninfer_roundtrip(bytes),
+        "codec_fast_vs_ref" => deep::check_codec(bytes),
+        "pack_nano" => deep::check_pack(bytes),
         other => panic!("no checks for fuzz target directory {other}"),
     }
 }

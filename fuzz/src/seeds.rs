@@ -24,6 +24,8 @@ pub const TARGETS: &[&str] = &[
     "gguf_structured",
     "ninfer_parse",
     "ninfer_roundtrip",
+    "codec_fast_vs_ref",
+    "pack_nano",
 ];
 
 /// A file name made of `[a-z0-9_.-]`.
@@ -93,6 +95,35 @@ pub fn for_target(target: &str) -> BTreeMap<String, Vec<u8>> {
                     .collect();
                 insert(&mut out, format!("random-{i:02}-{len}"), bytes);
             }
+        }
+        "codec_fast_vs_ref" => {
+            // One seed per codec: its selector byte and four pseudo-random blocks.
+            let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+            for (i, c) in ninfer_ternary::codec::Codec::ALL.iter().enumerate() {
+                let mut bytes = vec![i as u8];
+                bytes.extend((0..4 * c.block_bytes()).map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x >> 32) as u8
+                }));
+                insert(&mut out, format!("codec-{}", c.name()), bytes);
+            }
+        }
+        "pack_nano" => {
+            // No edits (both formats), and one edit inside the tensor data of each.
+            insert(&mut out, "unedited-pq2_0".into(), vec![0]);
+            insert(&mut out, "unedited-ptq1_0".into(), vec![1]);
+            insert(
+                &mut out,
+                "edit-pq2_0-data".into(),
+                vec![0, 0x00, 0x40, 0x00, 0x00, 0x01],
+            );
+            insert(
+                &mut out,
+                "edit-ptq1_0-data".into(),
+                vec![1, 0x00, 0x40, 0x00, 0x00, 0x01],
+            );
         }
         other => panic!("unknown fuzz target {other}"),
     }
