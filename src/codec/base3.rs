@@ -254,13 +254,7 @@ macro_rules! staged_codec {
         }
 
         pub(crate) fn decode_rows_ref(bytes: &[u8], out: &mut [f32]) {
-            for (blk, o) in bytes
-                .chunks_exact(BLOCK_BYTES)
-                .zip(out.chunks_exact_mut(BLOCK_ELEMS))
-            {
-                // chunks_exact guarantees both lengths.
-                decode_block_ref(blk.try_into().unwrap(), o.try_into().unwrap());
-            }
+            $crate::codec::each_block(bytes, out, decode_block_ref);
         }
 
         /// Fast decode: each stage is a fixed-width loop the compiler vectorises.

@@ -499,6 +499,21 @@ pub fn f32_to_f16(x: f32) -> u16 {
 /// ggml's `amax` loop: `amax = MAX(amax, fabsf(v))` with `MAX(a,b) = a > b ? a : b`
 /// (kept literally, so NaN inputs behave as in C rather than as `f32::max`).
 #[inline]
+/// Runs a per-block reference decoder over whole blocks (lengths are checked by the callers).
+pub(crate) fn each_block<const B: usize, const E: usize>(
+    bytes: &[u8],
+    out: &mut [f32],
+    f: fn(&[u8; B], &mut [f32; E]),
+) {
+    for (blk, o) in bytes.chunks_exact(B).zip(out.chunks_exact_mut(E)) {
+        // chunks_exact guarantees both lengths.
+        f(
+            blk.try_into().expect("exact chunk"),
+            o.try_into().expect("exact chunk"),
+        );
+    }
+}
+
 pub(crate) fn ggml_amax(x: &[f32]) -> f32 {
     let mut amax = 0.0f32;
     for &v in x {

@@ -57,12 +57,7 @@ pub fn decode_block_ref(block: &Block, out: &mut [f32; BLOCK_ELEMS]) {
 }
 
 pub(crate) fn decode_rows_ref(bytes: &[u8], out: &mut [f32]) {
-    for (blk, o) in bytes
-        .chunks_exact(BLOCK_BYTES)
-        .zip(out.chunks_exact_mut(BLOCK_ELEMS))
-    {
-        decode_block_ref(blk.try_into().unwrap(), o.try_into().unwrap());
-    }
+    super::each_block(bytes, out, decode_block_ref);
 }
 
 /// Fast decode: per half, per bit pair, 32 contiguous outputs from 32 contiguous bytes.
