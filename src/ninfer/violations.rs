@@ -592,4 +592,28 @@ mod tests {
         assert!(!p2.exists());
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn byte_mutations_never_panic_and_errors_point_inside_the_file(
+            edits in proptest::collection::vec((proptest::prelude::any::<usize>(), proptest::prelude::any::<u8>()), 1..8),
+            cut in proptest::prelude::any::<usize>(),
+        ) {
+            let (dir, payloads) = base_artifact();
+            let mut bytes = to_bytes(&dir, &payloads).unwrap();
+            // Mutations focus on the prefix and directory, where the parser's decisions are.
+            let hot = (16 + dir.to_json().len()).min(bytes.len());
+            for (at, x) in edits {
+                let i = at % hot;
+                bytes[i] ^= x | 1;
+            }
+            let keep = bytes.len() - cut % 64;
+            for b in [&bytes[..], &bytes[..keep]] {
+                if let Err(e) = Artifact::parse(b) {
+                    proptest::prop_assert!(e.offset.unwrap_or(0) <= b.len() as u64, "{e}");
+                    proptest::prop_assert!(!e.detail.is_empty());
+                }
+            }
+        }
+    }
 }
