@@ -150,20 +150,9 @@ pub fn disassemble_rows(
         ));
     }
     let bpr = ggml_blocks_per_row(layout, geom)? as usize;
-    let mut out = vec![0u8; (rows.end - rows.start) as usize * bpr * layout.block_bytes];
-    for (i, r) in rows.enumerate() {
-        let dst_row = &mut out[i * bpr * layout.block_bytes..(i + 1) * bpr * layout.block_bytes];
-        for plane in Plane::ALL {
-            let Some((lo, hi)) = layout.slice(plane) else {
-                continue;
-            };
-            let span = geom.row_span(plane, r);
-            let src = &planes[span.start as usize..span.end as usize];
-            let w = hi - lo;
-            for (g, block) in dst_row.chunks_exact_mut(layout.block_bytes).enumerate() {
-                block[lo..hi].copy_from_slice(&src[g * w..(g + 1) * w]);
-            }
-        }
+    let mut out = Vec::with_capacity((rows.end - rows.start) as usize * bpr * layout.block_bytes);
+    for r in rows {
+        append_row_blocks(layout, geom, planes, r, &mut out)?;
     }
     Ok(out)
 }
