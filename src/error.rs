@@ -100,6 +100,14 @@ error_classes! {
     PackProfile => "pack.profile",
     PackRoundtrip => "pack.roundtrip",
     CliUsage => "cli.usage",
+    KernelCase => "kernel.case",
+    KernelCompile => "kernel.compile",
+    KernelEntryMissing => "kernel.entry_missing",
+    KernelSignature => "kernel.signature",
+    KernelTimeout => "kernel.timeout",
+    KernelCrash => "kernel.crash",
+    KernelOutOfBounds => "kernel.out_of_bounds",
+    KernelTierUnavailable => "kernel.tier_unavailable",
 }
 
 impl fmt::Display for ErrorClass {

@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod codec;
 pub mod corpus;
+pub mod cuda;
 pub mod error;
 pub mod fsio;
 pub mod geometry;

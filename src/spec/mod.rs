@@ -8,9 +8,11 @@ use serde::Deserialize;
 use std::sync::OnceLock;
 
 mod gates;
+mod kernels;
 mod model;
 mod tables;
 pub use gates::*;
+pub use kernels::*;
 pub use model::*;
 pub use tables::*;
 
@@ -26,6 +28,7 @@ pub struct Spec {
     pub permutations: serde_json::Value,
     pub hadamard: HadamardTable,
     pub errors: ErrorTable,
+    pub kernels: KernelsTable,
 }
 
 /// The raw JSON text of each table, by file name (for the `spec` command and tests).
@@ -45,6 +48,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ),
     ("hadamard.json", include_str!("../../spec/hadamard.json")),
     ("errors.json", include_str!("../../spec/errors.json")),
+    ("kernels.json", include_str!("../../spec/kernels.json")),
 ];
 
 fn source(name: &str) -> &'static str {
@@ -76,6 +80,7 @@ impl Spec {
             permutations: parse("permutations.json"),
             hadamard: parse("hadamard.json"),
             errors: parse("errors.json"),
+            kernels: parse("kernels.json"),
         }
     }
 

@@ -1,0 +1,181 @@
+//! Kernel classes and their ABIs, read from `spec/kernels.json`.
+
+use crate::error::{Error, ErrorClass, Result};
+use crate::spec::{self, KernelClassSpec};
+
+/// A kernel class (one ABI each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KernelClass {
+    Dequantize,
+    GetRows,
+    MulMatVec,
+    MulMatVecPlanes,
+    MulMat,
+    HadamardRotate,
+}
+
+impl KernelClass {
+    pub const ALL: [KernelClass; 6] = [
+        KernelClass::Dequantize,
+        KernelClass::GetRows,
+        KernelClass::MulMatVec,
+        KernelClass::MulMatVecPlanes,
+        KernelClass::MulMat,
+        KernelClass::HadamardRotate,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelClass::Dequantize => "dequantize",
+            KernelClass::GetRows => "get_rows",
+            KernelClass::MulMatVec => "mul_mat_vec",
+            KernelClass::MulMatVecPlanes => "mul_mat_vec_planes",
+            KernelClass::MulMat => "mul_mat",
+            KernelClass::HadamardRotate => "hadamard_rotate",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<KernelClass> {
+        KernelClass::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    /// Parses a class name given on a command line.
+    pub fn parse(s: &str) -> Result<KernelClass> {
+        KernelClass::from_name(s).ok_or_else(|| {
+            let all: Vec<&str> = KernelClass::ALL.iter().map(|c| c.name()).collect();
+            Error::new(
+                ErrorClass::CliUsage,
+                "--class",
+                format!("unknown kernel class {s:?}; one of {}", all.join(", ")),
+            )
+        })
+    }
+
+    /// The class's row of `spec/kernels.json`.
+    pub fn spec(self) -> &'static KernelClassSpec {
+        spec::get()
+            .kernels
+            .class(self.name())
+            .expect("every KernelClass has a row in spec/kernels.json (tested)")
+    }
+
+    /// Bit-exact acceptance (dequantize, get_rows) rather than the error bound.
+    pub fn exact(self) -> bool {
+        self.spec().acceptance == "exact"
+    }
+
+    /// The C argument list, e.g. `const unsigned char* blocks, float* y, int n_blocks`.
+    pub fn c_signature(self) -> String {
+        self.spec()
+            .args
+            .iter()
+            .map(|a| format!("{} {}", a.ty, a.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The argument kinds in order.
+    pub fn arg_kinds(self) -> Vec<ArgKind> {
+        self.spec()
+            .args
+            .iter()
+            .map(|a| ArgKind::from_c(&a.ty).expect("arg types are checked against arg_types"))
+            .collect()
+    }
+}
+
+/// How one kernel argument is passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// A read-only input buffer (bytes, i32 or f32 — passed as a device pointer).
+    Input,
+    /// The f32 output buffer.
+    Output,
+    I32,
+    I64,
+}
+
+impl ArgKind {
+    pub fn from_c(ty: &str) -> Option<ArgKind> {
+        Some(match ty {
+            "const unsigned char*" | "const int*" | "const float*" => ArgKind::Input,
+            "float*" => ArgKind::Output,
+            "int" => ArgKind::I32,
+            "long long" => ArgKind::I64,
+            _ => return None,
+        })
+    }
+
+    /// The PTX parameter type NVRTC emits for it.
+    pub fn ptx(self) -> &'static str {
+        match self {
+            ArgKind::I32 => ".u32",
+            _ => ".u64",
+        }
+    }
+}
+
+/// Everything needed to launch one kernel on one case: the geometry, the input buffers (in
+/// the order of the class's pointer arguments), the scalars (in order) and the output length.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub inputs: Vec<Vec<u8>>,
+    pub scalars: Vec<i64>,
+    pub out_elems: usize,
+}
+
+pub fn ceil_div(a: u64, b: u64) -> u32 {
+    a.div_ceil(b) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_class_has_a_spec_row_with_known_arg_types_and_one_output() {
+        let k = &spec::get().kernels;
+        assert_eq!(k.classes.len(), KernelClass::ALL.len());
+        for c in KernelClass::ALL {
+            let s = c.spec();
+            for a in &s.args {
+                assert!(k.arg_types.contains_key(&a.ty), "{}: {}", c.name(), a.ty);
+                assert_eq!(
+                    k.arg_types[&a.ty].ptx,
+                    ArgKind::from_c(&a.ty).unwrap().ptx()
+                );
+            }
+            let outs = c
+                .arg_kinds()
+                .iter()
+                .filter(|a| **a == ArgKind::Output)
+                .count();
+            assert_eq!(outs, 1, "{}", c.name());
+            assert!(s.acceptance == "exact" || s.acceptance == "bounded");
+        }
+    }
+
+    #[test]
+    fn every_kernel_named_by_the_table_is_in_its_source() {
+        let k = &spec::get().kernels;
+        let entries = k
+            .reference_kernels
+            .iter()
+            .map(|r| (&r.entry, &r.source, &r.class))
+            .chain(
+                k.wrong_variants
+                    .iter()
+                    .map(|w| (&w.entry, &w.source, &w.class)),
+            );
+        for (entry, source, class) in entries {
+            let text = super::super::sources::builtin(source).expect("source is built in");
+            assert!(
+                text.contains(&format!("{entry},")) || text.contains(&format!("{entry}(")),
+                "{entry} not in {source}"
+            );
+            assert!(KernelClass::from_name(class).is_some(), "{class}");
+        }
+    }
+}

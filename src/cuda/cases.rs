@@ -1,0 +1,691 @@
+//! Kernel cases: deterministic inputs, the f64 reference computed from them with the crate's
+//! own decoders, geometry and Hadamard code (never from a kernel), the `.kcase` bundle that
+//! stores a case in the corpus, and the launch of a case for a class.
+
+use super::abi::{ceil_div, KernelClass, Launch};
+use crate::codec::{f32_to_f16, Codec};
+use crate::corpus::Bytes;
+use crate::error::{Error, ErrorClass, Result};
+use crate::geometry::{row_split_geometry, RowSplitGeometry};
+use crate::planes::{self, BlockLayout};
+
+/// Shapes of a case (unused ones are 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dims {
+    pub n: u64,
+    pub k: u64,
+    pub t: u64,
+    pub n_ids: u64,
+    pub block: u64,
+    pub n_blocks: u64,
+}
+
+/// One kernel case with its inputs and its reference.
+#[derive(Clone, Debug)]
+pub struct KernelCase {
+    pub name: String,
+    pub class: KernelClass,
+    pub format: String,
+    pub dims: Dims,
+    /// ggml blocks, or a `.ninfer` row-split object for `mul_mat_vec_planes`.
+    pub weights: Vec<u8>,
+    pub ids: Vec<i32>,
+    /// Activations, token-major.
+    pub x: Vec<f32>,
+    pub signs: Vec<f32>,
+    /// The f64 reference output (exact classes: the decoded f32 values, widened).
+    pub reference: Vec<f64>,
+    /// Per output: sum of |term| of its sum (bounded classes; the error bound's scale).
+    pub magnitude: Vec<f64>,
+    /// Terms per output sum (k, or the Hadamard block).
+    pub terms: u64,
+    pub recipe: String,
+}
+
+/// The block codec of a ggml-block format name used by the kernel cases.
+pub fn codec_of(format: &str) -> Result<Codec> {
+    Ok(match format {
+        "pq2_0" | "q2_0_g128_legacy" | "PQ2_0_G128" => Codec::Pq2_0,
+        "q2_0_g64" => Codec::Q2_0G64,
+        "ptq1_0" | "PTQ1_0_G128" => Codec::Ptq1_0,
+        "tq1_0" => Codec::Tq1_0,
+        "tq2_0" => Codec::Tq2_0,
+        _ => {
+            return Err(Error::new(
+                ErrorClass::CliUsage,
+                "format",
+                format!("no kernel cases use format {format:?}"),
+            ))
+        }
+    })
+}
+
+fn plane_geometry(format: &str, n: u64, k: u64) -> Result<(BlockLayout, RowSplitGeometry)> {
+    let f = crate::spec::get().format(format).ok_or_else(|| {
+        Error::new(
+            ErrorClass::KernelCase,
+            "format",
+            format!("{format} is not in spec/formats.json"),
+        )
+    })?;
+    Ok((BlockLayout::for_format(f)?, row_split_geometry(f, n, k)?))
+}
+
+/// Decodes `[rows, k]` ggml blocks (or a planes object) to f32 with the scalar reference.
+fn decode_matrix(c: &KernelCase) -> Result<Vec<f32>> {
+    let codec = codec_of(&c.format)?;
+    let blocks = if c.class == KernelClass::MulMatVecPlanes {
+        let (layout, geom) = plane_geometry(&c.format, c.dims.n, c.dims.k)?;
+        planes::disassemble(&layout, &geom, &c.weights)?
+    } else {
+        c.weights.clone()
+    };
+    let n = codec.blocks_in(blocks.len())? * codec.block_elems();
+    let mut out = vec![0f32; n];
+    codec.decode_reference(&blocks, &mut out)?;
+    Ok(out)
+}
+
+fn case_err(c: &KernelCase, detail: impl Into<String>) -> Error {
+    Error::new(ErrorClass::KernelCase, c.name.clone(), detail)
+}
+
+impl KernelCase {
+    /// Computes `reference`, `magnitude` and `terms` from the inputs (f64 throughout).
+    pub fn compute_reference(&mut self) -> Result<()> {
+        let d = self.dims;
+        let (refv, mag, terms) = match self.class {
+            KernelClass::Dequantize => {
+                let w = decode_matrix(self)?;
+                (w.iter().map(|&v| v as f64).collect(), Vec::new(), 0)
+            }
+            KernelClass::GetRows => {
+                let w = decode_matrix(self)?;
+                let k = d.k as usize;
+                let mut out = Vec::with_capacity(self.ids.len() * k);
+                for &id in &self.ids {
+                    let r = usize::try_from(id)
+                        .ok()
+                        .filter(|&r| (r as u64) < d.n)
+                        .ok_or_else(|| case_err(self, format!("row id {id} outside 0..{}", d.n)))?;
+                    out.extend(w[r * k..(r + 1) * k].iter().map(|&v| v as f64));
+                }
+                (out, Vec::new(), 0)
+            }
+            KernelClass::MulMatVec | KernelClass::MulMatVecPlanes | KernelClass::MulMat => {
+                let w = decode_matrix(self)?;
+                let (n, t) = (d.n as usize, d.t.max(1) as usize);
+                let kw = w.len() / n.max(1); // k, or k_pad for planes
+                if self.x.len() != t * kw {
+                    return Err(case_err(
+                        self,
+                        format!("x has {} floats, expected {}", self.x.len(), t * kw),
+                    ));
+                }
+                let (mut out, mut mag) = (vec![0f64; t * n], vec![0f64; t * n]);
+                for tok in 0..t {
+                    let x = &self.x[tok * kw..(tok + 1) * kw];
+                    for r in 0..n {
+                        let row = &w[r * kw..(r + 1) * kw];
+                        let (mut s, mut m) = (0f64, 0f64);
+                        for (a, b) in row.iter().zip(x) {
+                            let p = *a as f64 * *b as f64;
+                            s += p;
+                            m += p.abs();
+                        }
+                        out[tok * n + r] = s;
+                        mag[tok * n + r] = m;
+                    }
+                }
+                (out, mag, kw as u64)
+            }
+            KernelClass::HadamardRotate => {
+                let (k, t, b) = (d.k as usize, d.t as usize, d.block as usize);
+                if self.x.len() != k * t || self.signs.len() != k || b == 0 || k % b != 0 {
+                    return Err(case_err(
+                        self,
+                        "x must be [t, k], signs [k], k a multiple of block",
+                    ));
+                }
+                let signs: Vec<f64> = self.signs.iter().map(|&s| s as f64).collect();
+                let norm = 1.0 / (b as f64).sqrt();
+                let (mut out, mut mag) = (Vec::new(), Vec::new());
+                for tok in 0..t {
+                    let x: Vec<f64> = self.x[tok * k..(tok + 1) * k]
+                        .iter()
+                        .map(|&v| v as f64)
+                        .collect();
+                    out.extend(crate::hadamard::forward_input(&x, &signs, None, b)?);
+                    for blk in x.chunks(b) {
+                        let m: f64 = blk.iter().map(|v| v.abs()).sum::<f64>() * norm;
+                        mag.extend(std::iter::repeat_n(m, b));
+                    }
+                }
+                (out, mag, b as u64)
+            }
+        };
+        self.reference = refv;
+        self.magnitude = mag;
+        self.terms = terms;
+        Ok(())
+    }
+
+    /// How to launch this case under its class's ABI (spec/kernels.json `launch`).
+    pub fn launch(&self) -> Result<Launch> {
+        let d = self.dims;
+        let f32s = |v: &[f32]| v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>();
+        let l = match self.class {
+            KernelClass::Dequantize => Launch {
+                grid: [d.n_blocks as u32, 1, 1],
+                block: [128, 1, 1],
+                inputs: vec![self.weights.clone()],
+                scalars: vec![d.n_blocks as i64],
+                out_elems: self.reference.len(),
+            },
+            KernelClass::GetRows => Launch {
+                grid: [d.n_ids as u32, 1, 1],
+                block: [128, 1, 1],
+                inputs: vec![
+                    self.weights.clone(),
+                    self.ids.iter().flat_map(|i| i.to_le_bytes()).collect(),
+                ],
+                scalars: vec![d.n_ids as i64, d.k as i64],
+                out_elems: self.reference.len(),
+            },
+            KernelClass::MulMatVec => Launch {
+                grid: [ceil_div(d.n, 4), 1, 1],
+                block: [32, 4, 1],
+                inputs: vec![self.weights.clone(), f32s(&self.x)],
+                scalars: vec![d.n as i64, d.k as i64],
+                out_elems: d.n as usize,
+            },
+            KernelClass::MulMatVecPlanes => {
+                let (_, g) = plane_geometry(&self.format, d.n, d.k)?;
+                Launch {
+                    grid: [ceil_div(d.n, 4), 1, 1],
+                    block: [32, 4, 1],
+                    inputs: vec![self.weights.clone(), f32s(&self.x)],
+                    scalars: vec![
+                        g.base_offset as i64,
+                        g.high_offset as i64,
+                        g.scale_offset as i64,
+                        d.n as i64,
+                        g.k_pad as i64,
+                    ],
+                    out_elems: d.n as usize,
+                }
+            }
+            KernelClass::MulMat => Launch {
+                grid: [ceil_div(d.n, 32), ceil_div(d.t, 4), 1],
+                block: [128, 1, 1],
+                inputs: vec![self.weights.clone(), f32s(&self.x)],
+                scalars: vec![d.n as i64, d.k as i64, d.t as i64],
+                out_elems: (d.n * d.t) as usize,
+            },
+            KernelClass::HadamardRotate => Launch {
+                grid: [(d.k / d.block) as u32, d.t as u32, 1],
+                block: [256, 1, 1],
+                inputs: vec![f32s(&self.x), f32s(&self.signs)],
+                scalars: vec![d.k as i64, d.t as i64, d.block as i64],
+                out_elems: (d.k * d.t) as usize,
+            },
+        };
+        Ok(l)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The `.kcase` bundle: "NTKCASE1", u32 section count, then per section a 16-byte ASCII name
+// (NUL-padded), u32 dtype (1 u8, 2 i32, 3 f32, 4 f64, 5 i64, 6 utf-8), u32 zero, u64 byte
+// length, the bytes, zero padding to a multiple of 8. Little-endian throughout.
+
+const MAGIC: &[u8; 8] = b"NTKCASE1";
+
+fn section(out: &mut Vec<u8>, name: &str, dtype: u32, bytes: &[u8]) {
+    let mut n = [0u8; 16];
+    n[..name.len()].copy_from_slice(name.as_bytes());
+    out.extend_from_slice(&n);
+    out.extend_from_slice(&dtype.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    out.extend_from_slice(bytes);
+    out.resize(out.len().div_ceil(8) * 8, 0);
+}
+
+impl KernelCase {
+    /// The bundle bytes: inputs plus the f64 reference.
+    pub fn to_bundle(&self) -> Vec<u8> {
+        let d = self.dims;
+        let mut secs: Vec<(&str, u32, Vec<u8>)> = vec![
+            (
+                "meta",
+                6,
+                format!("{} {} {}", self.name, self.class.name(), self.format).into_bytes(),
+            ),
+            (
+                "dims",
+                5,
+                [d.n, d.k, d.t, d.n_ids, d.block, d.n_blocks]
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect(),
+            ),
+        ];
+        if !self.weights.is_empty() {
+            secs.push(("weights", 1, self.weights.clone()));
+        }
+        if !self.ids.is_empty() {
+            secs.push((
+                "ids",
+                2,
+                self.ids.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ));
+        }
+        if !self.x.is_empty() {
+            secs.push((
+                "x",
+                3,
+                self.x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ));
+        }
+        if !self.signs.is_empty() {
+            secs.push((
+                "signs",
+                3,
+                self.signs.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ));
+        }
+        secs.push((
+            "reference_f64",
+            4,
+            self.reference
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+        ));
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&(secs.len() as u32).to_le_bytes());
+        out.extend_from_slice(&[0u8; 4]);
+        for (n, t, b) in &secs {
+            section(&mut out, n, *t, b);
+        }
+        out
+    }
+
+    /// Parses a bundle, recomputes the reference from its inputs and requires the stored one
+    /// to equal it bit for bit (`kernel.case` otherwise).
+    pub fn from_bundle(bytes: &[u8]) -> Result<KernelCase> {
+        let bad =
+            |at: usize, what: String| Error::at(ErrorClass::KernelCase, at as u64, "kcase", what);
+        if bytes.len() < 16 || &bytes[..8] != MAGIC {
+            return Err(bad(0, "not a kernel case bundle (magic NTKCASE1)".into()));
+        }
+        let count = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
+        let mut pos = 16;
+        let mut secs: Vec<(String, &[u8])> = Vec::new();
+        for i in 0..count.min(64) {
+            if bytes.len() < pos + 32 {
+                return Err(bad(pos, format!("section {i} header truncated")));
+            }
+            let name = String::from_utf8_lossy(&bytes[pos..pos + 16])
+                .trim_end_matches('\0')
+                .to_string();
+            let len = u64::from_le_bytes(bytes[pos + 24..pos + 32].try_into().unwrap());
+            let start = pos + 32;
+            let end = usize::try_from(len)
+                .ok()
+                .and_then(|l| start.checked_add(l))
+                .filter(|&e| e <= bytes.len())
+                .ok_or_else(|| {
+                    bad(
+                        pos + 24,
+                        format!("section {name}: {len} bytes run past the end"),
+                    )
+                })?;
+            secs.push((name, &bytes[start..end]));
+            pos = end.div_ceil(8) * 8;
+        }
+        let get = |n: &str| {
+            secs.iter()
+                .find(|(s, _)| s == n)
+                .map(|(_, b)| *b)
+                .unwrap_or(&[])
+        };
+        let meta = String::from_utf8_lossy(get("meta")).to_string();
+        let mut it = meta.split(' ');
+        let (name, class, format) = (it.next(), it.next(), it.next());
+        let (Some(name), Some(class), Some(format)) = (name, class, format) else {
+            return Err(bad(16, "meta section must be 'name class format'".into()));
+        };
+        let class = KernelClass::from_name(class)
+            .ok_or_else(|| bad(16, format!("unknown class {class}")))?;
+        let dims: Vec<u64> = get("dims")
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        if dims.len() != 6 {
+            return Err(bad(16, "dims section must hold 6 u64".into()));
+        }
+        let f32v = |b: &[u8]| {
+            b.chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                .collect::<Vec<f32>>()
+        };
+        let mut c = KernelCase {
+            name: name.to_string(),
+            class,
+            format: format.to_string(),
+            dims: Dims {
+                n: dims[0],
+                k: dims[1],
+                t: dims[2],
+                n_ids: dims[3],
+                block: dims[4],
+                n_blocks: dims[5],
+            },
+            weights: get("weights").to_vec(),
+            ids: get("ids")
+                .chunks_exact(4)
+                .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+                .collect(),
+            x: f32v(get("x")),
+            signs: f32v(get("signs")),
+            reference: Vec::new(),
+            magnitude: Vec::new(),
+            terms: 0,
+            recipe: String::new(),
+        };
+        // Shapes bound the work before any decoding (hostile bundles stay cheap).
+        if [
+            c.dims.n,
+            c.dims.k,
+            c.dims.t,
+            c.dims.n_ids,
+            c.dims.block,
+            c.dims.n_blocks,
+        ]
+        .iter()
+        .any(|&v| v > 1 << 24)
+            || c.dims
+                .n
+                .saturating_mul(c.dims.k)
+                .saturating_mul(c.dims.t.max(1))
+                > 1 << 26
+        {
+            return Err(bad(16, "dims too large for a kernel case".into()));
+        }
+        c.compute_reference()?;
+        let stored: Vec<f64> = get("reference_f64")
+            .chunks_exact(8)
+            .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        if stored.len() != c.reference.len()
+            || stored
+                .iter()
+                .zip(&c.reference)
+                .any(|(a, b)| a.to_bits() != b.to_bits())
+        {
+            return Err(Error::new(
+                ErrorClass::KernelCase,
+                c.name.clone(),
+                "the stored f64 reference differs from the one recomputed from the case's inputs",
+            ));
+        }
+        Ok(c)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Case generation (deterministic: splitmix64 streams seeded per case).
+
+fn activations(r: &mut Bytes, n: usize) -> Vec<f32> {
+    (0..n).map(|_| r.unit() * 2.0 - 1.0).collect()
+}
+
+/// Ternary blocks from the reference quantizer (the codec family's generator).
+fn quantized(codec: Codec, elems: usize, seed: u64) -> Vec<u8> {
+    let mut r = Bytes::new(seed);
+    let x: Vec<f32> = (0..elems).map(|_| (r.unit() * 2.0 - 1.0) * 0.05).collect();
+    codec.quantize_to_vec(&x).expect("whole blocks")
+}
+
+/// Random block bytes with a finite scale in every block (all codes, non-canonical bytes).
+fn random_blocks(codec: Codec, blocks: usize, seed: u64) -> Vec<u8> {
+    let mut r = Bytes::new(seed);
+    let mut b = r.fill(blocks * codec.block_bytes());
+    let so = codec.scale_offset().expect("block codec");
+    for blk in b.chunks_exact_mut(codec.block_bytes()) {
+        let d = f32_to_f16(0.01 + r.unit() * 0.05).to_le_bytes();
+        blk[so..so + 2].copy_from_slice(&d);
+    }
+    b
+}
+
+fn base(name: &str, class: KernelClass, format: &str, dims: Dims, recipe: &str) -> KernelCase {
+    KernelCase {
+        name: name.into(),
+        class,
+        format: format.into(),
+        dims,
+        weights: Vec::new(),
+        ids: Vec::new(),
+        x: Vec::new(),
+        signs: Vec::new(),
+        reference: Vec::new(),
+        magnitude: Vec::new(),
+        terms: 0,
+        recipe: recipe.into(),
+    }
+}
+
+/// Every kernel case, in corpus order.
+pub fn all() -> Vec<KernelCase> {
+    use KernelClass::*;
+    let mut v = Vec::new();
+    let dq = |name: &str, format: &str, blocks: u64, weights: Vec<u8>, recipe: &str| {
+        let mut c = base(
+            name,
+            Dequantize,
+            format,
+            Dims {
+                n_blocks: blocks,
+                ..Dims::default()
+            },
+            recipe,
+        );
+        c.weights = weights;
+        c
+    };
+    v.push(dq(
+        "y_dequantize_pq2_0",
+        "pq2_0",
+        8,
+        quantized(Codec::Pq2_0, 1024, 101),
+        "8 PQ2_0 blocks from the reference quantizer (codes 0..2)",
+    ));
+    v.push(dq(
+        "i_dequantize_pq2_0_code3",
+        "pq2_0",
+        8,
+        random_blocks(Codec::Pq2_0, 8, 102),
+        "8 PQ2_0 blocks of random code bytes (code 3 included, decodes to +2d) with finite scales",
+    ));
+    v.push(dq(
+        "y_dequantize_q2_0_g128_legacy",
+        "q2_0_g128_legacy",
+        8,
+        quantized(Codec::Pq2_0, 1024, 103),
+        "8 legacy Prism Q2_0-g128 (id 42, byte-identical to PQ2_0) blocks",
+    ));
+    v.push(dq(
+        "y_dequantize_q2_0_g64",
+        "q2_0_g64",
+        8,
+        quantized(Codec::Q2_0G64, 512, 104),
+        "8 mainline Q2_0 (group 64) blocks",
+    ));
+    v.push(dq(
+        "y_dequantize_ptq1_0",
+        "ptq1_0",
+        8,
+        quantized(Codec::Ptq1_0, 1024, 105),
+        "8 PTQ1_0 blocks from the reference quantizer",
+    ));
+    v.push(dq("i_dequantize_ptq1_0_noncanonical", "ptq1_0", 8, random_blocks(Codec::Ptq1_0, 8, 106), "8 PTQ1_0 blocks of random qs/qh bytes (non-canonical bytes decode by the digit formula) with finite scales"));
+    v.push(dq(
+        "y_dequantize_tq1_0",
+        "tq1_0",
+        4,
+        quantized(Codec::Tq1_0, 1024, 107),
+        "4 TQ1_0 blocks",
+    ));
+    v.push(dq(
+        "y_dequantize_tq2_0",
+        "tq2_0",
+        4,
+        quantized(Codec::Tq2_0, 1024, 108),
+        "4 TQ2_0 blocks",
+    ));
+    for (i, (fmt, codec)) in [("pq2_0", Codec::Pq2_0), ("ptq1_0", Codec::Ptq1_0)]
+        .into_iter()
+        .enumerate()
+    {
+        let (n, k) = (16u64, 256u64);
+        let ids = vec![0, 15, 3, 3, 7, 15];
+        let mut c = base(
+            &format!("y_get_rows_{fmt}"),
+            GetRows,
+            fmt,
+            Dims {
+                n,
+                k,
+                n_ids: ids.len() as u64,
+                ..Dims::default()
+            },
+            "rows [0, 15, 3, 3, 7, 15] of a [16, 256] matrix (first, last and repeated rows)",
+        );
+        c.weights = quantized(codec, (n * k) as usize, 110 + i as u64);
+        c.ids = ids;
+        v.push(c);
+    }
+    for (i, (fmt, codec)) in [("pq2_0", Codec::Pq2_0), ("ptq1_0", Codec::Ptq1_0)]
+        .into_iter()
+        .enumerate()
+    {
+        let (n, k) = (37u64, 1024u64);
+        let mut c = base(
+            &format!("y_mul_mat_vec_{fmt}"),
+            MulMatVec,
+            fmt,
+            Dims {
+                n,
+                k,
+                t: 1,
+                ..Dims::default()
+            },
+            "[37, 1024] weights x one f32 vector (37 rows: the last CUDA block is partial)",
+        );
+        c.weights = quantized(codec, (n * k) as usize, 120 + i as u64);
+        c.x = activations(&mut Bytes::new(130 + i as u64), k as usize);
+        v.push(c);
+    }
+    for (i, fmt) in ["PQ2_0_G128", "PTQ1_0_G128"].into_iter().enumerate() {
+        let (n, k) = (13u64, 640u64);
+        let codec = codec_of(fmt).expect("known");
+        let (layout, geom) = plane_geometry(fmt, n, k).expect("ternary format");
+        let ggml = quantized(codec, (n * k) as usize, 140 + i as u64);
+        let mut c = base(&format!("y_mul_mat_vec_planes_{}", fmt.to_lowercase()), MulMatVecPlanes, fmt, Dims { n, k, t: 1, ..Dims::default() },
+            "a [13, 640] .ninfer row-split object (planes::assemble of reference-quantized blocks; 13 rows put 256-byte alignment gaps between the planes) x one f32 vector");
+        c.weights = planes::assemble(&layout, &geom, &ggml).expect("assemble");
+        c.x = activations(&mut Bytes::new(150 + i as u64), geom.k_pad as usize);
+        v.push(c);
+    }
+    for (i, (fmt, codec)) in [("pq2_0", Codec::Pq2_0), ("ptq1_0", Codec::Ptq1_0)]
+        .into_iter()
+        .enumerate()
+    {
+        for t in [1u64, 3] {
+            let (n, k) = (40u64, 384u64);
+            let mut c = base(&format!("y_mul_mat_{fmt}_t{t}"), MulMat, fmt, Dims { n, k, t, ..Dims::default() },
+                "[40, 384] weights x T token-major f32 activations (40 rows: a partial 32-row tile)");
+            c.weights = quantized(codec, (n * k) as usize, 160 + i as u64);
+            c.x = activations(&mut Bytes::new(170 + 10 * i as u64 + t), (k * t) as usize);
+            v.push(c);
+        }
+    }
+    let profile = crate::spec::profile("bonsai-2-27b").expect("profile");
+    let block = profile.hadamard_block;
+    for (width, t) in [(profile.sign_widths[0], 2u64), (profile.sign_widths[1], 1)] {
+        let mut c = base(&format!("y_hadamard_rotate_k{width}_t{t}"), HadamardRotate, "f32", Dims { k: width, t, block, ..Dims::default() },
+            "token-major activations rotated by H_B(s ⊙ x), B = prism.hadamard.block_size, signs of this sign-table width (±1, seeded)");
+        let mut r = Bytes::new(180 + width);
+        c.signs = (0..width)
+            .map(|_| if r.next_u64() & 1 == 1 { 1.0 } else { -1.0 })
+            .collect();
+        c.x = activations(&mut r, (width * t) as usize);
+        v.push(c);
+    }
+    for c in &mut v {
+        c.compute_reference()
+            .expect("generated cases have consistent shapes");
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundles_round_trip_and_detect_a_changed_reference() {
+        for c in all() {
+            let b = c.to_bundle();
+            let back = KernelCase::from_bundle(&b).unwrap();
+            assert_eq!(back.reference.len(), c.reference.len(), "{}", c.name);
+            assert_eq!(
+                back.launch().unwrap().out_elems,
+                c.reference.len(),
+                "{}",
+                c.name
+            );
+        }
+        let c = &all()[0];
+        let mut b = c.to_bundle();
+        let n = b.len();
+        b[n - 1] ^= 0x40; // last byte of the stored reference
+        assert_eq!(
+            KernelCase::from_bundle(&b).unwrap_err().class,
+            ErrorClass::KernelCase
+        );
+        assert!(KernelCase::from_bundle(b"NTKCASE1").is_err());
+    }
+
+    #[test]
+    fn launch_arity_matches_the_spec_signature() {
+        for c in all() {
+            let l = c.launch().unwrap();
+            let kinds = c.class.arg_kinds();
+            let inputs = kinds
+                .iter()
+                .filter(|k| **k == super::super::abi::ArgKind::Input)
+                .count();
+            assert_eq!(l.inputs.len(), inputs, "{}", c.name);
+            assert_eq!(l.scalars.len(), kinds.len() - inputs - 1, "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn code3_case_has_code_3_and_the_quantized_one_does_not() {
+        let cs = all();
+        let has3 = |name: &str| {
+            let c = cs.iter().find(|c| c.name == name).unwrap();
+            c.weights.chunks_exact(34).any(|b| {
+                b[2..]
+                    .iter()
+                    .any(|q| (0..4).any(|s| (q >> (2 * s)) & 3 == 3))
+            })
+        };
+        assert!(has3("i_dequantize_pq2_0_code3"));
+        assert!(!has3("y_dequantize_pq2_0"));
+    }
+}

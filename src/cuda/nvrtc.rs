@@ -1,0 +1,139 @@
+//! The compile tier: NVRTC (loaded dynamically by cudarc; from scripts/setup-cuda.sh) compiles
+//! a kernel source for a real arch without any GPU or driver, and the entry's PTX parameter
+//! list is checked against the class ABI.
+
+use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
+
+use super::abi::KernelClass;
+use crate::error::{Error, ErrorClass, Result};
+
+/// Whether libnvrtc can be opened (cudarc would panic on first use otherwise).
+pub fn available() -> Result<()> {
+    // SAFETY: only tries to dlopen the library by its known names.
+    if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorClass::KernelTierUnavailable,
+            "nvrtc",
+            "libnvrtc.so.13 not found: run scripts/setup-cuda.sh and put the folder it prints on LD_LIBRARY_PATH",
+        ))
+    }
+}
+
+/// `arch` as NVRTC wants it (a `'static` string: cudarc's option type).
+fn static_arch(arch: &str) -> Result<&'static str> {
+    crate::spec::get()
+        .kernels
+        .compile
+        .archs
+        .iter()
+        .find(|a| a.as_str() == arch)
+        .map(|a| a.as_str())
+        .ok_or_else(|| {
+            Error::new(
+                ErrorClass::CliUsage,
+                "--arch",
+                format!("{arch}: not one of the spec's archs"),
+            )
+        })
+}
+
+/// Compiles to PTX for `arch` (None: NVRTC's default virtual arch, JIT-compiled by the driver).
+pub fn compile(source: &str, arch: Option<&str>) -> Result<Ptx> {
+    available()?;
+    let arch = arch.map(static_arch).transpose()?;
+    let opts = CompileOptions {
+        arch,
+        ..Default::default()
+    };
+    compile_ptx_with_opts(source, opts).map_err(|e| match e {
+        CompileError::CompileError { log, .. } => Error::new(
+            ErrorClass::KernelCompile,
+            arch.unwrap_or("default arch"),
+            format!(
+                "NVRTC rejects the source:\n{}",
+                log.to_string_lossy()
+                    .lines()
+                    .filter(|l| l.contains("error"))
+                    .take(6)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
+        ),
+        other => Error::new(ErrorClass::KernelCompile, "nvrtc", other.to_string()),
+    })
+}
+
+/// The PTX parameter types of `.entry name(...)`, or None when there is no such entry.
+pub fn entry_params(ptx: &str, entry: &str) -> Option<Vec<String>> {
+    let start = ptx.find(&format!(".entry {entry}("))?;
+    let body = &ptx[start..];
+    let end = body.find(')')?;
+    Some(
+        body[..end]
+            .lines()
+            .filter_map(|l| {
+                let mut t = l.split_whitespace();
+                (t.next() == Some(".param")).then(|| t.next().unwrap_or("").to_string())
+            })
+            .collect(),
+    )
+}
+
+/// Compiles for `arch` and checks the entry exists with the class's parameter types.
+pub fn compile_checked(source: &str, entry: &str, class: KernelClass, arch: &str) -> Result<Ptx> {
+    let ptx = compile(source, Some(arch))?;
+    check_entry(&ptx.to_src(), entry, class)?;
+    Ok(ptx)
+}
+
+pub fn check_entry(ptx: &str, entry: &str, class: KernelClass) -> Result<()> {
+    let params = entry_params(ptx, entry).ok_or_else(|| {
+        Error::new(
+            ErrorClass::KernelEntryMissing,
+            entry,
+            "no `.entry` of this name in the PTX (is it extern \"C\" __global__?)",
+        )
+    })?;
+    let want: Vec<&str> = class.arg_kinds().iter().map(|k| k.ptx()).collect();
+    if params != want {
+        return Err(Error::new(
+            ErrorClass::KernelSignature,
+            entry,
+            format!(
+                "PTX parameters {params:?}, the {} ABI needs {want:?} ({}); PTX carries sizes, the host tier checks the C types",
+                class.name(),
+                class.c_signature()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ptx_parameter_lists_are_read() {
+        let ptx = ".visible .entry k(\n\t.param .u64 .ptr .align 1 k_param_0,\n\t.param .u64 k_param_1,\n\t.param .u32 k_param_2\n)\n{";
+        assert_eq!(
+            entry_params(ptx, "k").unwrap(),
+            vec![".u64", ".u64", ".u32"]
+        );
+        assert!(check_entry(ptx, "k", KernelClass::Dequantize).is_ok());
+        assert_eq!(
+            check_entry(ptx, "j", KernelClass::Dequantize)
+                .unwrap_err()
+                .class,
+            ErrorClass::KernelEntryMissing
+        );
+        assert_eq!(
+            check_entry(ptx, "k", KernelClass::GetRows)
+                .unwrap_err()
+                .class,
+            ErrorClass::KernelSignature
+        );
+    }
+}
