@@ -196,6 +196,8 @@ pub fn demo(dir: &Path, profile: &str, seed: u64) -> anyhow::Result<ExitCode> {
         ok &= same == n && n > 0;
         ok &= demo_verify(dir, &out, &src, &tpl)?;
     }
+    // Kernel conformance: a reference kernel passes, a wrong variant fails (spec/kernels.json).
+    ok &= super::check_kernel::demo_step()?;
     println!(
         "demo {} in {:.2}s",
         if ok { "PASSED" } else { "FAILED" },

@@ -151,6 +151,7 @@ pub const FAMILIES: &[Family] = &[
     ("ninfer", families::ninfer::cases),
     ("pack", families::pack::cases),
     ("verify", families::verify::cases),
+    ("kernel", families::kernel::cases),
 ];
 
 /// The generated corpus: manifest plus files by relative path.

@@ -146,6 +146,7 @@ fn respond_inner(
         }
         "ninfer" => observe::observe_ninfer(file)?,
         "rows" => observe::observe_rows(file, params)?,
+        "kernel" => crate::cuda::cases::observe(file)?,
         "pack" => {
             let t = p_str("template").ok_or_else(|| usage("template"))?;
             observe::observe_pack(file, &input(t)?)?

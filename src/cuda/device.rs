@@ -76,6 +76,8 @@ pub fn run(
             let i64s: Vec<i64> = l.scalars.clone();
             {
                 let mut out = buf.slice_mut(g.elems..g.elems + l.out_elems);
+                // The ABI has exactly one output (tested); the Option makes that visible to borrowck.
+                let mut out_slot = Some(&mut out);
                 let mut b = stream.launch_builder(&func);
                 let (mut ii, mut si) = (0, 0);
                 for k in &kinds {
@@ -85,7 +87,9 @@ pub fn run(
                             ii += 1;
                         }
                         ArgKind::Output => {
-                            b.arg(&mut out);
+                            if let Some(o) = out_slot.take() {
+                                b.arg(o);
+                            }
                         }
                         ArgKind::I32 => {
                             b.arg(&i32s[si]);

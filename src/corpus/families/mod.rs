@@ -2,6 +2,7 @@
 
 pub mod codec;
 pub mod gguf;
+pub mod kernel;
 pub mod ninfer;
 pub mod pack;
 pub mod verify;
