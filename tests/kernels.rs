@@ -222,3 +222,166 @@ fn bad_kernels_get_their_error_class() {
     let r = bad_kernel(&format!("{ok_sig} {{ }}"), "k", d, Duration::from_secs(30)).unwrap();
     assert_eq!(r[0].status, Status::Fail, "{}", r[0].detail);
 }
+
+fn cli(args: &[&str]) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ninfer-ternary"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn check_kernel_cli_exit_codes_and_first_failure() {
+    if !host_ready() {
+        return;
+    }
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cuda/kernels");
+    let wrong = format!("{dir}/wrong/ptq1_sequential.cu");
+    let (code, out) = cli(&[
+        "check-kernel",
+        "--source",
+        &wrong,
+        "--entry",
+        "wrong_dequantize_ptq1_0_sequential",
+        "--class",
+        "dequantize",
+        "--format",
+        "ptq1_0",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("first failing case: y_dequantize_ptq1_0 -- first differing element"),
+        "{out}"
+    );
+    let reference = format!("{dir}/dequantize.cu");
+    let json = std::env::temp_dir().join(format!("ck-{}.json", std::process::id()));
+    let (code, out) = cli(&[
+        "check-kernel",
+        "--source",
+        &reference,
+        "--entry",
+        "ref_dequantize_ptq1_0",
+        "--class",
+        "dequantize",
+        "--format",
+        "ptq1_0",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["status"], "passed");
+    let _ = std::fs::remove_file(&json);
+    // Usage: a class with several formats needs --format.
+    let (code, out) = cli(&[
+        "check-kernel",
+        "--source",
+        &reference,
+        "--entry",
+        "ref_dequantize_ptq1_0",
+        "--class",
+        "dequantize",
+    ]);
+    assert_eq!(code, 2, "{out}");
+    // The device tier never passes where it cannot run.
+    if cuda::run_device("", "x", KernelClass::Dequantize, &[])
+        .is_err_and(|e| e.class == ErrorClass::KernelTierUnavailable)
+    {
+        let (code, out) = cli(&[
+            "check-kernel",
+            "--source",
+            &reference,
+            "--entry",
+            "ref_dequantize_ptq1_0",
+            "--class",
+            "dequantize",
+            "--format",
+            "ptq1_0",
+            "--tier",
+            "device",
+        ]);
+        assert_eq!(code, 2, "{out}");
+        assert!(
+            out.contains("SKIPPED") && !out.contains("RESULT: PASSED"),
+            "{out}"
+        );
+    }
+}
+
+/// The device tier: runs where cudarc finds a driver and a device (feature `cuda`); reports
+/// "not run" otherwise. Never counted as a pass when it did not run.
+#[test]
+fn device_tier_where_a_gpu_exists() {
+    let probe = cuda::run_device("", "x", KernelClass::Dequantize, &[]);
+    match probe {
+        Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
+            println!("device tier: NOT RUN ({e})");
+            return;
+        }
+        _ => {}
+    }
+    let mut problems = Vec::new();
+    let mut runs = 0;
+    for b in cuda::builtins() {
+        let src = sources::builtin_resolved(&b.source).unwrap();
+        let cases = cuda::cases_for(b.class, &b.formats);
+        let rs = cuda::run_device(&src, &b.entry, b.class, &cases)
+            .unwrap_or_else(|e| panic!("{}: {e}", b.entry));
+        runs += rs.len();
+        let failed: BTreeSet<String> = rs
+            .iter()
+            .filter(|r| r.failed())
+            .map(|r| r.case.clone())
+            .collect();
+        let want: BTreeSet<String> = b
+            .must_fail
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        if failed != want {
+            problems.push(format!("{}: fails {failed:?}, spec says {want:?}", b.entry));
+        }
+    }
+    println!("device tier: {runs} case runs");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The worked example of conformance/KERNELS.md (an engine-style dequantizer behind a thin
+/// ABI wrapper) really passes, and so does the doc's claim of what it prints.
+#[test]
+fn kernels_md_worked_example_passes_on_the_host_tier() {
+    if !host_ready() {
+        return;
+    }
+    let md = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/conformance/KERNELS.md"
+    ))
+    .unwrap();
+    let start = md.find("```cuda\n").expect("a cuda block") + 8;
+    let src = &md[start..start + md[start..].find("```").unwrap()];
+    let class = KernelClass::Dequantize;
+    let cases = cuda::cases_for(class, &["ptq1_0".to_string()]);
+    let rs = cuda::run_host(
+        src,
+        "wrapped_dequantize_ptq1_0",
+        class,
+        &cases,
+        cuda::host_timeout(),
+    )
+    .unwrap();
+    assert_eq!(rs.len(), 2);
+    for r in &rs {
+        assert_eq!(r.status, Status::Pass, "{}: {}", r.case, r.detail);
+        assert!(
+            md.contains(&format!("PASS {}: {}", r.case, r.detail)),
+            "KERNELS.md shows another result for {}",
+            r.case
+        );
+    }
+}
