@@ -632,6 +632,29 @@ pub fn all() -> Vec<KernelCase> {
     v
 }
 
+/// The reference adapter's observation of a kernel case (PROTOCOL kind `kernel`): the case is
+/// parsed, its f64 reference recomputed from its inputs with the crate's decoders and checked
+/// against the stored one; a reader answers with the digest of the reference it computes.
+pub fn observe(bytes: &[u8]) -> Result<serde_json::Value> {
+    let c = KernelCase::from_bundle(bytes)?;
+    let refb: Vec<u8> = c.reference.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut o = serde_json::json!({
+        "class": c.class.name(),
+        "format": c.format,
+        "outputs": c.reference.len(),
+        "reference_f64_sha256": crate::corpus::observe::sha256_hex(&refb),
+    });
+    if c.class.exact() {
+        let f: Vec<u8> = c
+            .reference
+            .iter()
+            .flat_map(|v| (*v as f32).to_le_bytes())
+            .collect();
+        o["exact_f32_sha256"] = crate::corpus::observe::sha256_hex(&f).into();
+    }
+    Ok(o)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -688,27 +711,4 @@ mod tests {
         assert!(has3("i_dequantize_pq2_0_code3"));
         assert!(!has3("y_dequantize_pq2_0"));
     }
-}
-
-/// The reference adapter's observation of a kernel case (PROTOCOL kind `kernel`): the case is
-/// parsed, its f64 reference recomputed from its inputs with the crate's decoders and checked
-/// against the stored one; a reader answers with the digest of the reference it computes.
-pub fn observe(bytes: &[u8]) -> Result<serde_json::Value> {
-    let c = KernelCase::from_bundle(bytes)?;
-    let refb: Vec<u8> = c.reference.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let mut o = serde_json::json!({
-        "class": c.class.name(),
-        "format": c.format,
-        "outputs": c.reference.len(),
-        "reference_f64_sha256": crate::corpus::observe::sha256_hex(&refb),
-    });
-    if c.class.exact() {
-        let f: Vec<u8> = c
-            .reference
-            .iter()
-            .flat_map(|v| (*v as f32).to_le_bytes())
-            .collect();
-        o["exact_f32_sha256"] = crate::corpus::observe::sha256_hex(&f).into();
-    }
-    Ok(o)
 }
