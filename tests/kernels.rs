@@ -385,3 +385,27 @@ fn kernels_md_worked_example_passes_on_the_host_tier() {
         );
     }
 }
+
+#[test]
+fn dump_reference_on_a_device_that_is_not_there_is_skipped_and_writes_nothing() {
+    if !cuda::run_device("", "x", KernelClass::Dequantize, &[])
+        .is_err_and(|e| e.class == ErrorClass::KernelTierUnavailable)
+    {
+        return; // a GPU is present: the device path is exercised by device_tier_where_a_gpu_exists
+    }
+    let out = std::env::temp_dir().join(format!("dump-dev-{}", std::process::id()));
+    let (code, text) = cli(&[
+        "dump-reference",
+        "no-such.ninfer",
+        "-o",
+        out.to_str().unwrap(),
+        "--device",
+        "cuda",
+    ]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("SKIPPED"), "{text}");
+    assert!(
+        !out.exists(),
+        "nothing may be written when the device tier cannot run"
+    );
+}

@@ -404,3 +404,37 @@ pub fn demo_step() -> anyhow::Result<bool> {
     );
     Ok(ok)
 }
+
+/// `dump-reference --device cuda`: the same dumps, every output computed by the reference
+/// kernels on the GPU. Without a usable GPU nothing is written and the command says SKIPPED
+/// (exit 2): host dumps are never passed off as device ones.
+pub fn dump_reference_device(
+    artifact: &Path,
+    output: &Path,
+    tokens: Option<&str>,
+    seed: u64,
+    force: bool,
+) -> anyhow::Result<ExitCode> {
+    #[cfg(feature = "cuda")]
+    {
+        if let Err(e) = cuda::device::available() {
+            println!("SKIPPED: dump-reference --device cuda cannot run here: {e}");
+            return Ok(ExitCode::from(2));
+        }
+        let code = super::verify_cmd::dump_reference(artifact, output, tokens, seed, force)?;
+        if code != ExitCode::SUCCESS {
+            return Ok(code);
+        }
+        let am = crate::fsio::map_file(artifact)?;
+        let a = crate::ninfer::Artifact::parse(&am).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let n = cuda::dumps::rewrite_on_device(&a, output)?;
+        println!("device: {n} dump files recomputed by the reference CUDA kernels on GPU 0 (hadamard_rotate, dequantize, mul_mat_vec_planes)");
+        Ok(ExitCode::SUCCESS)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = (artifact, output, tokens, seed, force);
+        println!("SKIPPED: dump-reference --device cuda needs a binary built with --features cuda and a GPU");
+        Ok(ExitCode::from(2))
+    }
+}

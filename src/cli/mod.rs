@@ -246,6 +246,9 @@ enum Command {
         seed: u64,
         #[arg(long)]
         force: bool,
+        /// host: f64 math on the CPU; cuda: the reference CUDA kernels on the GPU (feature `cuda`).
+        #[arg(long, default_value = "host")]
+        device: String,
     },
     /// Run a CUDA kernel over the kernel cases of its class (spec/kernels.json, conformance/KERNELS.md).
     /// Exit 0 all pass, 1 failures (or no compile / no entry / wrong signature), 2 usage or environment.
@@ -435,7 +438,20 @@ pub fn main() -> ExitCode {
             tokens,
             seed,
             force,
-        } => verify_cmd::dump_reference(&artifact, &output, tokens.as_deref(), seed, force),
+            device,
+        } => match device.as_str() {
+            "host" => {
+                verify_cmd::dump_reference(&artifact, &output, tokens.as_deref(), seed, force)
+            }
+            "cuda" => check_kernel::dump_reference_device(
+                &artifact,
+                &output,
+                tokens.as_deref(),
+                seed,
+                force,
+            ),
+            d => Err(anyhow::anyhow!("--device {d}: one of host, cuda")),
+        },
     };
     match result {
         Ok(code) => code,

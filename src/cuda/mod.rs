@@ -17,6 +17,8 @@ pub mod sources;
 #[cfg(feature = "cuda")]
 pub mod device;
 #[cfg(feature = "cuda")]
+pub mod dumps;
+#[cfg(feature = "cuda")]
 pub mod nvrtc;
 
 use std::time::Duration;
