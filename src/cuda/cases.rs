@@ -91,8 +91,68 @@ fn case_err(c: &KernelCase, detail: impl Into<String>) -> Error {
 }
 
 impl KernelCase {
+    /// Checks that the inputs have the sizes the dims and the class imply.
+    fn check_shapes(&self) -> Result<()> {
+        let d = self.dims;
+        let want_w: Option<u64> = match self.class {
+            KernelClass::HadamardRotate => None,
+            KernelClass::MulMatVecPlanes => {
+                Some(plane_geometry(&self.format, d.n, d.k)?.1.payload_bytes)
+            }
+            KernelClass::Dequantize => {
+                let c = codec_of(&self.format)?;
+                Some(d.n_blocks * c.block_bytes() as u64)
+            }
+            _ => {
+                let c = codec_of(&self.format)?;
+                let qk = c.block_elems() as u64;
+                if d.n == 0 || d.k == 0 || d.k % qk != 0 {
+                    return Err(case_err(
+                        self,
+                        format!(
+                            "n {} and k {} must be positive, k a multiple of {qk}",
+                            d.n, d.k
+                        ),
+                    ));
+                }
+                Some(d.n * (d.k / qk) * c.block_bytes() as u64)
+            }
+        };
+        if let Some(w) = want_w {
+            if self.weights.len() as u64 != w {
+                return Err(case_err(
+                    self,
+                    format!(
+                        "weights hold {} bytes, the dims need {w}",
+                        self.weights.len()
+                    ),
+                ));
+            }
+        }
+        if self.class == KernelClass::GetRows && self.ids.len() as u64 != d.n_ids {
+            return Err(case_err(
+                self,
+                format!("{} ids, dims say {}", self.ids.len(), d.n_ids),
+            ));
+        }
+        if matches!(self.class, KernelClass::MulMatVec | KernelClass::MulMat)
+            && self.x.len() as u64 != d.k * d.t.max(1)
+        {
+            return Err(case_err(
+                self,
+                format!(
+                    "x has {} floats, dims need {}",
+                    self.x.len(),
+                    d.k * d.t.max(1)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Computes `reference`, `magnitude` and `terms` from the inputs (f64 throughout).
     pub fn compute_reference(&mut self) -> Result<()> {
+        self.check_shapes()?;
         let d = self.dims;
         let (refv, mag, terms) = match self.class {
             KernelClass::Dequantize => {
@@ -681,6 +741,32 @@ mod tests {
             ErrorClass::KernelCase
         );
         assert!(KernelCase::from_bundle(b"NTKCASE1").is_err());
+    }
+
+    #[test]
+    fn hostile_bundles_are_errors_not_panics() {
+        // Every small case, every byte of the header and dims region, and a stride through the
+        // rest: flipped, zeroed and maxed. Truncations too.
+        for c in all().into_iter().filter(|c| c.to_bundle().len() < 40_000) {
+            let b = c.to_bundle();
+            let positions: Vec<usize> = (0..200.min(b.len()))
+                .chain((200..b.len()).step_by(97))
+                .collect();
+            for &i in &positions {
+                for v in [0u8, 0xff, b[i] ^ 0x80] {
+                    let mut m = b.clone();
+                    m[i] = v;
+                    let _ = KernelCase::from_bundle(&m);
+                }
+            }
+            for cut in [0, 7, 16, 40, b.len() / 2, b.len() - 1] {
+                assert!(
+                    KernelCase::from_bundle(&b[..cut]).is_err(),
+                    "{} cut at {cut}",
+                    c.name
+                );
+            }
+        }
     }
 
     #[test]
