@@ -5,6 +5,12 @@
 //! NINFER_SKIP_HOST_KERNELS=1 says to skip it.
 
 use std::collections::BTreeSet;
+use std::io::Write;
+
+/// Prints past libtest's output capture, so the counts show in a plain `cargo test`.
+fn report(line: String) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
 use std::time::{Duration, Instant};
 
 use ninfer_ternary::cuda::{self, sources, KernelClass, Status};
@@ -113,10 +119,10 @@ fn every_reference_passes_and_every_wrong_variant_fails_exactly_its_cases() {
             }
         }
     }
-    println!(
+    report(format!(
         "host tier: {refs} reference kernels passed {ref_cases}/{ref_cases} case runs; {wrongs} wrong variants failed {wrong_fail} case runs (exactly their named cases) and passed {wrong_pass} others; {:.1} s",
         t0.elapsed().as_secs_f64()
-    );
+    ));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     // Every class and every spec format is covered by at least one reference kernel and one case.
     for c in KernelClass::ALL {
@@ -319,7 +325,7 @@ fn device_tier_where_a_gpu_exists() {
     let probe = cuda::run_device("", "x", KernelClass::Dequantize, &[]);
     match probe {
         Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
-            println!("device tier: NOT RUN ({e})");
+            report(format!("device tier: NOT RUN ({e})"));
             return;
         }
         _ => {}
@@ -347,7 +353,7 @@ fn device_tier_where_a_gpu_exists() {
             problems.push(format!("{}: fails {failed:?}, spec says {want:?}", b.entry));
         }
     }
-    println!("device tier: {runs} case runs");
+    report(format!("device tier: {runs} case runs on the GPU"));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
