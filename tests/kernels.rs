@@ -415,3 +415,28 @@ fn dump_reference_on_a_device_that_is_not_there_is_skipped_and_writes_nothing() 
         "nothing may be written when the device tier cannot run"
     );
 }
+
+/// The compile tier's bad-input classes (feature `cuda`; NVRTC from scripts/setup-cuda.sh on
+/// LD_LIBRARY_PATH). Without NVRTC it says NOT RUN; `.ci/run` runs the tier for real.
+#[cfg(feature = "cuda")]
+#[test]
+fn compile_tier_bad_kernels_get_their_error_class() {
+    if let Err(e) = cuda::nvrtc::available() {
+        report(format!("compile tier: NOT RUN ({e})"));
+        return;
+    }
+    let d = KernelClass::Dequantize;
+    let arch = vec!["sm_90".to_string()];
+    let ok =
+        "extern \"C\" __global__ void k(const unsigned char* b, float* y, int n) { y[0] = b[0]; }";
+    assert!(cuda::compile_nvrtc(ok, "k", d, &arch).is_ok());
+    let e = cuda::compile_nvrtc(ok, "nope", d, &arch).unwrap_err();
+    assert_eq!(e.class, ErrorClass::KernelEntryMissing, "{e}");
+    let e = cuda::compile_nvrtc(&ok.replace("int n", "long long n"), "k", d, &arch).unwrap_err();
+    assert_eq!(e.class, ErrorClass::KernelSignature, "{e}");
+    let e = cuda::compile_nvrtc(&ok.replace("b[0]", "undefined_thing"), "k", d, &arch).unwrap_err();
+    assert_eq!(e.class, ErrorClass::KernelCompile, "{e}");
+    report(
+        "compile tier: NVRTC bad-input classes checked (compile, entry_missing, signature)".into(),
+    );
+}
