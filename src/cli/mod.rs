@@ -142,10 +142,19 @@ enum Command {
         #[arg(long)]
         write: Option<PathBuf>,
     },
-    /// Print the spec tables (spec/*.json) as Markdown.
+    /// Print the spec tables (spec/*.json) as Markdown; --write/--check the generated regions of spec/*.md.
     Spec {
         /// One table (e.g. geometry, formats); all when absent.
         table: Option<String>,
+        /// Re-render every generated region of spec/*.md from the tables, in place.
+        #[arg(long, conflicts_with = "check")]
+        write: bool,
+        /// Fail (exit 1) when a generated region of spec/*.md differs from the tables.
+        #[arg(long)]
+        check: bool,
+        /// The spec directory (default: spec).
+        #[arg(long, default_value = "spec")]
+        dir: PathBuf,
     },
     /// The conformance corpus: generate (or --check) conformance/, render the interop matrix.
     Corpus {
@@ -317,7 +326,18 @@ pub fn main() -> ExitCode {
             repeat,
             write,
         } => bench_cmd::run(rows, cols, repeat, write.as_deref()),
-        Command::Spec { table } => spec_cmd::run(table.as_deref()),
+        Command::Spec {
+            table,
+            write,
+            check,
+            dir,
+        } => {
+            if write || check {
+                spec_cmd::docs(&dir, write)
+            } else {
+                spec_cmd::run(table.as_deref())
+            }
+        }
         Command::Corpus { action } => corpus_cmd::corpus(action),
         Command::CheckReader {
             adapter,

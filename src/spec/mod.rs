@@ -7,8 +7,10 @@
 use serde::Deserialize;
 use std::sync::OnceLock;
 
+pub mod citations;
 mod gates;
 mod model;
+pub mod render;
 mod tables;
 pub use gates::*;
 pub use model::*;
