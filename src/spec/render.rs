@@ -672,7 +672,7 @@ pub fn region(name: &str) -> Option<String> {
         "kernels" => {
             let _ = writeln!(
                 o,
-                "No kernel-ABI table yet: `spec/kernels.json` is not part of this revision. When it lands, its renderer fills this region."
+                "No kernel-ABI table yet: the `kernels.json` table is not part of this revision. When it lands, its renderer fills this region."
             );
         }
         _ => return None,

@@ -68,7 +68,7 @@ const FMTS: &[Fmt] = &[
         ggml: "Q8_0 (8)",
         classes: &[("qs", 2, 34)],
         scale_at: 0,
-        spec: "ggml Q8_0 (d f16, qs i8[32])",
+        spec: "spec/codecs.md#q8-0",
     },
     Fmt {
         codec: Codec::Q2_0sPlanar,
@@ -349,7 +349,16 @@ fn direct_cases() -> Vec<Case> {
     let f32s: Vec<u8> = (0..256)
         .flat_map(|_| ((r.unit() - 0.5) * 1000.0).to_le_bytes())
         .collect();
-    v.push(mk(Codec::F32, "y_f32_random", f32s, 4, "GGUF F32 (0)").recipe("256 finite f32 values"));
+    v.push(
+        mk(
+            Codec::F32,
+            "y_f32_random",
+            f32s,
+            4,
+            "spec/codecs.md#plain-types",
+        )
+        .recipe("256 finite f32 values"),
+    );
     let specials: Vec<u8> = [
         0x7f80_0000u32,
         0xff80_0000,
@@ -364,10 +373,16 @@ fn direct_cases() -> Vec<Case> {
     .flat_map(|b| b.to_le_bytes())
     .collect();
     v.push(
-        mk(Codec::F32, "i_f32_specials", specials, 2, "GGUF F32 (0)")
-            .feature("codec:nonfinite")
-            .recipe("inf, -inf, NaNs with payloads, -0, subnormals")
-            .note("value-wise: every NaN equal, -0 == +0"),
+        mk(
+            Codec::F32,
+            "i_f32_specials",
+            specials,
+            2,
+            "spec/codecs.md#plain-types",
+        )
+        .feature("codec:nonfinite")
+        .recipe("inf, -inf, NaNs with payloads, -0, subnormals")
+        .note("value-wise: every NaN equal, -0 == +0"),
     );
     let all16: Vec<u8> = (0..=u16::MAX).flat_map(|b| b.to_le_bytes()).collect();
     v.push(
@@ -376,7 +391,7 @@ fn direct_cases() -> Vec<Case> {
             "i_f16_all_values",
             all16.clone(),
             256,
-            "GGUF F16 (1)",
+            "spec/codecs.md#plain-types",
         )
         .feature("codec:nonfinite")
         .recipe("all 65536 f16 bit patterns in order")
@@ -388,7 +403,7 @@ fn direct_cases() -> Vec<Case> {
             "i_bf16_all_values",
             all16,
             256,
-            "GGUF BF16 (30)",
+            "spec/codecs.md#plain-types",
         )
         .feature("codec:nonfinite")
         .recipe("all 65536 bf16 bit patterns in order")
@@ -399,7 +414,14 @@ fn direct_cases() -> Vec<Case> {
         .flat_map(|b| b.to_le_bytes())
         .collect();
     v.push(
-        mk(Codec::F16, "y_f16_random", finite16, 4, "GGUF F16 (1)").recipe("512 finite f16 values"),
+        mk(
+            Codec::F16,
+            "y_f16_random",
+            finite16,
+            4,
+            "spec/codecs.md#plain-types",
+        )
+        .recipe("512 finite f16 values"),
     );
     let i32s: Vec<u8> = [
         0i32,
@@ -421,7 +443,7 @@ fn direct_cases() -> Vec<Case> {
             "y_i32_values",
             i32s,
             4,
-            "GGUF I32 (26); decoded with an f32 cast (round to nearest even)",
+            "spec/codecs.md#plain-types",
         )
         .recipe("edges (0, ±1, MIN, MAX, 2^24+1) and random i32 values")
         .note("i32 -> f32 by round-to-nearest-even, as numpy astype(float32) and Rust `as f32` do"),

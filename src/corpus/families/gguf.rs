@@ -50,7 +50,9 @@ pub fn cases() -> Vec<Case> {
                 .feature("gguf:consumer");
         }
         if k.name.starts_with("id42") {
-            c = c.feature("ggml_type:42").spec("spec/ggml-types.md#id-42 (id 42)");
+            c = c
+                .feature("ggml_type:42")
+                .spec("spec/ggml-types.md#id-42 (id 42)");
         }
         v.push(c);
     }
