@@ -21,6 +21,8 @@ pub const REGIONS: &[&str] = &[
     "gguf_limits",
     "ggml_types",
     "ggml_variants",
+    "ggml_id42",
+    "codec_layouts",
     "codec_vectors",
     "container_constants",
     "container_members",
@@ -30,7 +32,9 @@ pub const REGIONS: &[&str] = &[
     "encoded_size_examples",
     "geometry_fields",
     "geometry_examples",
+    "permutations",
     "hadamard_keys",
+    "hadamard_objects",
     "mapping_rules",
     "sign_objects",
     "gate_steps",
@@ -432,6 +436,199 @@ pub fn region(name: &str) -> Option<String> {
             let _ = writeln!(
                 o,
                 "\nValues computed by `geometry::row_split_geometry`; the table's expected values are checked against them by the geometry tests."
+            );
+        }
+        "ggml_id42" => {
+            let r = &s.ggml.id42_disambiguation;
+            let _ = writeln!(o, "- Rule: {}", cell(&r.rule));
+            let _ = writeln!(
+                o,
+                "- Candidates sharing id 42: {}",
+                r.candidates
+                    .iter()
+                    .map(|c| code(c))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            for (k, v) in &r.mismatch_ratios {
+                let _ = writeln!(o, "- `{k}`: {}", cell(v));
+            }
+            let _ = writeln!(o, "- Recorded disagreement: {}", cell(&r.disagreement));
+            let _ = writeln!(
+                o,
+                "- Fork file-type numbers (informative): {}",
+                s.ggml
+                    .prism_ftypes
+                    .iter()
+                    .map(|(k, v)| format!("`{k}` = {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            for u in &s.ggml.unconfirmed {
+                let _ = writeln!(
+                    o,
+                    "- UNCONFIRMED: `{}` (block {}): {}",
+                    u.name,
+                    u.block_elems,
+                    cell(&u.note)
+                );
+            }
+        }
+        "codec_layouts" => {
+            let r =
+                |x: Option<[u64; 2]>| x.map_or("–".to_string(), |[a, b]| format!("[{a}, {b})"));
+            table(
+                &mut o,
+                &[
+                    "codec",
+                    "elems",
+                    "bytes",
+                    "scale",
+                    "codes",
+                    "qs",
+                    "qh",
+                    "stages",
+                    "element order",
+                    "value",
+                ],
+                s.codecs.codecs.iter().map(|c| {
+                    vec![
+                        code(&c.codec),
+                        c.block_elems.to_string(),
+                        c.block_bytes.to_string(),
+                        r(Some(c.scale)),
+                        r(c.codes),
+                        r(c.qs),
+                        r(c.qh),
+                        c.stages.as_ref().map_or("–".into(), |v| {
+                            v.iter()
+                                .map(|st| {
+                                    format!(
+                                        "e [{}, {}) → bytes [{}, {})",
+                                        st.elems[0], st.elems[1], st.bytes[0], st.bytes[1]
+                                    )
+                                })
+                                .collect::<Vec<_>>()
+                                .join("; ")
+                        }),
+                        cell(
+                            &[c.element_order.as_deref(), c.digit.as_deref()]
+                                .into_iter()
+                                .flatten()
+                                .collect::<Vec<_>>()
+                                .join("; digit: "),
+                        ),
+                        cell(&c.value),
+                    ]
+                }),
+            );
+            let q = &s.codecs.quantizer;
+            let _ = writeln!(
+                o,
+                "
+Reference quantizer (informative):
+"
+            );
+            for (k, v) in [
+                ("scale", &q.scale),
+                ("rounding", &q.rounding),
+                ("PQ2_0 code", &q.pq2_0_code),
+                ("PTQ1_0 trit", &q.ptq1_0_trit),
+                ("qs byte", &q.base3_byte),
+                ("qh byte", &q.base3_qh_byte),
+            ] {
+                let _ = writeln!(o, "- {k}: {}", cell(v));
+            }
+            let f = &s.codecs.byte_facts;
+            let _ = writeln!(
+                o,
+                "
+Byte facts: qs all −1 / 0 / +1 = `{}` / `{}` / `{}`; qh all −1 / 0 / +1 = `{}` / `{}` / `{}`; non-canonical qs bytes {}, qh bytes {}.",
+                f.qs_all_minus1, f.qs_all_zero, f.qs_all_plus1, f.qh_all_minus1, f.qh_all_zero,
+                f.qh_all_plus1, f.noncanonical_qs_count, f.noncanonical_qh_count
+            );
+        }
+        "permutations" => {
+            let p = &s.permutations;
+            let a = &p.perm48;
+            let _ = writeln!(
+                o,
+                "- `perm48` ({}, {} heads, tile {} × group {}): `{}` — {}",
+                a.kind,
+                a.heads,
+                a.tile,
+                a.group,
+                a.formula,
+                cell(&a.meaning)
+            );
+            let _ = writeln!(
+                o,
+                "  - checks: {}",
+                a.checks
+                    .iter()
+                    .map(|c| format!("perm48({}) = {}", c.i, c.perm))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let r = &p.perm_row;
+            let _ = writeln!(
+                o,
+                "- `perm_row` ({}, head_dim {}): `{}`",
+                r.kind, r.head_dim, r.formula
+            );
+            let _ = writeln!(
+                o,
+                "  - trap: {} (on {} rows: repeated {}, missing {})",
+                cell(&r.trap),
+                r.trap_counts.rows,
+                r.trap_counts.repeated,
+                r.trap_counts.missing
+            );
+            let q = &p.attn_q_deinterleave;
+            let _ = writeln!(
+                o,
+                "- attn_q de-interleave ({} heads, blocks of {} rows, n % {} == 0): `{}`; refusal: `{}`",
+                q.heads, q.block_rows, q.row_multiple, q.formula, q.error
+            );
+            let t = &p.tiled_to_grouped;
+            let _ = writeln!(
+                o,
+                "- tiled → grouped: `{}` ({}); {}",
+                t.formula,
+                cell(&t.same_as),
+                cell(&t.scatter_trap)
+            );
+        }
+        "hadamard_objects" => {
+            let h = &s.hadamard;
+            let p = &h.ssm_out_permutation;
+            let _ = writeln!(
+                o,
+                "Transform `{}`: {}. Forward: `{}`. Inverse: `{}`.
+",
+                h.transform,
+                cell(&h.definition),
+                h.forward,
+                h.inverse
+            );
+            let _ = writeln!(
+                o,
+                "`ssm_out` feature permutation (head_dim {}, {} key heads, rep {}): `{}`.
+",
+                p.head_dim, p.k_heads, p.rep, p.formula
+            );
+            let ao = &h.artifact_objects;
+            table(
+                &mut o,
+                &["object", "format", "layout", "from"],
+                [&ao.signs, &ao.widths].into_iter().map(|x| {
+                    vec![
+                        code(&x.name),
+                        code(&x.format),
+                        code(&x.layout),
+                        cell(&x.from),
+                    ]
+                }),
             );
         }
         "hadamard_keys" => table(
