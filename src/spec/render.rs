@@ -43,6 +43,7 @@ pub const REGIONS: &[&str] = &[
     "mutations",
     "dump_formats",
     "error_classes",
+    "table_sources",
     "kernels",
 ];
 
@@ -866,6 +867,67 @@ Byte facts: qs all −1 / 0 / +1 = `{}` / `{}` / `{}`; qh all −1 / 0 / +1 = `{
                 .iter()
                 .map(|c| vec![code(&c.id), c.phase.clone(), cell(&c.summary)]),
         ),
+        "table_sources" => {
+            let g = gates();
+            let d = super::dumps();
+            let m = mapping();
+            let mut rows: Vec<Vec<String>> = vec![
+                vec!["container.json".into(), cell(&s.container.source)],
+                vec![
+                    "formats.json".into(),
+                    cell(&format!("{} — {}", s.formats.source, s.formats.note)),
+                ],
+                vec![
+                    "geometry.json".into(),
+                    cell(&format!(
+                        "{}; recorded disagreements: {}",
+                        s.geometry.source,
+                        s.geometry.disagreements.join(" / ")
+                    )),
+                ],
+                vec![
+                    "ggml_types.json".into(),
+                    cell(&format!("{} — {}", s.ggml.source, s.ggml.note)),
+                ],
+                vec![
+                    "gguf.json".into(),
+                    cell(&format!(
+                        "{}; notes: {}",
+                        s.gguf.source,
+                        s.gguf.notes.join(" / ")
+                    )),
+                ],
+                vec!["codecs.json".into(), cell(&s.codecs.source)],
+                vec!["permutations.json".into(), cell(&s.permutations.source)],
+                vec!["hadamard.json".into(), cell(&s.hadamard.source)],
+                vec!["errors.json".into(), cell(&s.errors.doc)],
+                vec![
+                    "gates.json".into(),
+                    cell(&format!("{} Mutations: {}", g.doc, g.mutations_note)),
+                ],
+                vec!["dumps.json".into(), cell(&d.doc)],
+                vec![
+                    "mapping.json".into(),
+                    cell(&format!(
+                        "{} — {} Template order: {}",
+                        m.source, m.doc, m.template_order_note
+                    )),
+                ],
+            ];
+            for (name, _) in super::PROFILES {
+                if let Some(p) = super::profile(name) {
+                    rows.push(vec![format!("models/{name}.json"), cell(&p.doc)]);
+                }
+            }
+            table(
+                &mut o,
+                &[
+                    "table",
+                    "provenance and notes (the table's own `_source` / `_doc` / notes)",
+                ],
+                rows,
+            );
+        }
         "kernels" => {
             let _ = writeln!(
                 o,
