@@ -246,7 +246,7 @@ mod tests {
 
     #[test]
     fn scale_plane_start_is_rows_groups_block_bytes_for_real_shapes() {
-        // FORMATS.md §4: PQ2_0 scale plane at rows*groups*32, PTQ1_0 at rows*groups*26
+        // spec/geometry.md#geometry-examples: PQ2_0 scale plane at rows*groups*32, PTQ1_0 at rows*groups*26
         // (base + high, no padding because real Bonsai shapes are 256-aligned).
         let p = row_split_geometry(&fmt("PQ2_0_G128"), 5120, 6144).unwrap();
         assert_eq!(p.scale_offset, 5120 * 48 * 32);

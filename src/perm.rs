@@ -124,12 +124,11 @@ mod tests {
     #[test]
     fn perm48_matches_the_spec_checks_and_explicit_lists() {
         let t = HeadTiling::BONSAI;
-        let spec = &crate::spec::get().permutations["perm48"]["checks"];
-        for c in spec.as_array().unwrap() {
-            assert_eq!(
-                t.gather(c["i"].as_u64().unwrap() as usize),
-                c["perm"].as_u64().unwrap() as usize
-            );
+        let spec = &crate::spec::get().permutations.perm48;
+        assert_eq!((t.tile as u64, t.group as u64), (spec.tile, spec.group));
+        assert_eq!(spec.heads, spec.tile * spec.group);
+        for c in &spec.checks {
+            assert_eq!(t.gather(c.i as usize), c.perm as usize);
         }
         // Independent construction: reshape(3,16).transpose → grouped order lists, for each
         // key head g, the tiled heads g, 16+g, 32+g.
@@ -148,10 +147,11 @@ mod tests {
         let bad = perm48_on_rows_bug(t, 6144);
         assert_eq!(bad[1], 16);
         assert_eq!(bad[48], 16, "perm48(1) == perm48(48)");
-        let spec = &crate::spec::get().permutations["perm_row"]["trap_counts"];
+        let spec = &crate::spec::get().permutations.perm_row.trap_counts;
+        assert_eq!(spec.rows, 6144);
         let (rep, miss) = repeated_and_missing(&bad, 6144);
-        assert_eq!(rep as u64, spec["repeated"].as_u64().unwrap());
-        assert_eq!(miss as u64, spec["missing"].as_u64().unwrap());
+        assert_eq!(rep as u64, spec.repeated);
+        assert_eq!(miss as u64, spec.missing);
         let good = perm_rows(t, 128, 6144, "value").unwrap();
         assert_eq!(repeated_and_missing(&good, 6144), (0, 0));
     }

@@ -1,7 +1,7 @@
 //! The deterministic seed corpus in `fuzz/seeds/<target>/`.
 //!
 //! Generated from the library's own catalogs, so the seeds follow the reader:
-//! * `gguf_parse`: every `gguf::hostile_cases()` input (all of FORMATS.md §9) as
+//! * `gguf_parse`: every `gguf::hostile_cases()` input (all of spec/gguf.md#gguf-hostile-inputs) as
 //!   `hostile-<name>`, every `gguf::accepted_controls()` input as `control-<name>`;
 //! * `ninfer_parse` and `ninfer_roundtrip`: every `ninfer::violations::cases()` input (their
 //!   valid controls include `base_artifact()`), plus a few small valid artifacts;

@@ -256,7 +256,7 @@ pub enum ShapeChoice {
     Blocks { blocks: u8, rest: Vec<bool> },
     /// Any dims (0..=6 of them).
     Raw(Vec<u64>),
-    /// One of the overflow shapes of FORMATS.md §9.
+    /// One of the overflow shapes of spec/gguf.md#gguf-hostile-inputs.
     Overflow(u8),
 }
 

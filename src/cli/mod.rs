@@ -143,10 +143,19 @@ enum Command {
         #[arg(long)]
         write: Option<PathBuf>,
     },
-    /// Print the spec tables (spec/*.json) as Markdown.
+    /// Print the spec tables (spec/*.json) as Markdown; --write/--check the generated regions of spec/*.md.
     Spec {
         /// One table (e.g. geometry, formats); all when absent.
         table: Option<String>,
+        /// Re-render every generated region of spec/*.md from the tables, in place.
+        #[arg(long, conflicts_with = "check")]
+        write: bool,
+        /// Fail (exit 1) when a generated region of spec/*.md differs from the tables.
+        #[arg(long)]
+        check: bool,
+        /// The spec directory (default: spec).
+        #[arg(long, default_value = "spec")]
+        dir: PathBuf,
     },
     /// The conformance corpus: generate (or --check) conformance/, render the interop matrix.
     Corpus {
@@ -192,7 +201,7 @@ enum Command {
         #[arg(long)]
         request: Option<PathBuf>,
     },
-    /// Verify a packed artifact against its source GGUF: the seven gates of FORMATS.md §8.
+    /// Verify a packed artifact against its source GGUF: the seven gates of spec/verifier.md#gates.
     /// Exit 0 pass, 1 fail, 2 usage/IO error.
     Verify {
         artifact: PathBuf,
@@ -352,7 +361,18 @@ pub fn main() -> ExitCode {
             repeat,
             write,
         } => bench_cmd::run(rows, cols, repeat, write.as_deref()),
-        Command::Spec { table } => spec_cmd::run(table.as_deref()),
+        Command::Spec {
+            table,
+            write,
+            check,
+            dir,
+        } => {
+            if write || check {
+                spec_cmd::docs(&dir, write)
+            } else {
+                spec_cmd::run(table.as_deref())
+            }
+        }
         Command::Corpus { action } => corpus_cmd::corpus(action),
         Command::CheckReader {
             adapter,

@@ -81,3 +81,53 @@ pub fn run(table: Option<&str>) -> anyhow::Result<ExitCode> {
     print!("{out}");
     Ok(ExitCode::SUCCESS)
 }
+
+/// `spec --write` / `spec --check`: re-render (or compare) the generated regions of `dir/*.md`.
+pub fn docs(dir: &std::path::Path, write: bool) -> anyhow::Result<ExitCode> {
+    use crate::spec::render;
+    let mut docs: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    let (mut regions, mut stale) = (0usize, Vec::new());
+    for p in &docs {
+        let text = std::fs::read_to_string(p)?;
+        let n = render::regions(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
+            .len();
+        regions += n;
+        if write {
+            let fresh = render::apply(&text).map_err(|e| anyhow::anyhow!(e))?;
+            if fresh != text {
+                crate::fsio::write_bytes_atomic(p, fresh.as_bytes())?;
+                println!("rewrote {}", p.display());
+            }
+        } else {
+            for r in render::stale_regions(&text).map_err(|e| anyhow::anyhow!(e))? {
+                stale.push(format!("{}: region '{r}'", p.display()));
+            }
+        }
+    }
+    if write {
+        println!(
+            "{} documents, {regions} generated regions up to date",
+            docs.len()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if stale.is_empty() {
+        println!(
+            "{} documents, {regions} generated regions match spec/*.json",
+            docs.len()
+        );
+        Ok(ExitCode::SUCCESS)
+    } else {
+        for s in &stale {
+            eprintln!("stale (edited by hand or tables changed): {s}");
+        }
+        eprintln!("run `ninfer-ternary spec --write` to regenerate");
+        Ok(ExitCode::FAILURE)
+    }
+}

@@ -1,5 +1,5 @@
 //! Block codecs: the byte layouts of the ggml types this suite decodes, written from
-//! `shared/docs/FORMATS.md` §2 and checked against `spec/codecs.json` / `spec/ggml_types.json`.
+//! `spec/codecs.md#block-codecs` and checked against `spec/codecs.json` / `spec/ggml_types.json`.
 //!
 //! Every codec has a scalar reference decoder (element by element, straight from the
 //! formula) and a fast row decoder; tests prove them bit-identical. Decoding follows the

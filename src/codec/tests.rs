@@ -98,27 +98,45 @@ fn unsupported_types_are_a_clean_error() {
 #[test]
 fn codecs_json_layouts_agree() {
     for entry in &crate::spec::get().codecs.codecs {
-        let name = entry["codec"].as_str().unwrap();
+        let name = entry.codec.as_str();
         let c = Codec::from_name(name)
             .unwrap_or_else(|| panic!("codecs.json names unknown codec {name}"));
-        assert_eq!(
-            entry["block_elems"].as_u64().unwrap() as usize,
-            c.block_elems(),
-            "{name}"
-        );
-        assert_eq!(
-            entry["block_bytes"].as_u64().unwrap() as usize,
-            c.block_bytes(),
-            "{name}"
-        );
-        let scale = entry["scale"].as_array().unwrap();
-        let lo = scale[0].as_u64().unwrap() as usize;
+        assert_eq!(entry.block_elems as usize, c.block_elems(), "{name}");
+        assert_eq!(entry.block_bytes as usize, c.block_bytes(), "{name}");
+        let lo = entry.scale[0] as usize;
         assert_eq!(Some(lo), c.scale_offset(), "{name} scale offset");
-        assert_eq!(
-            scale[1].as_u64().unwrap() as usize,
-            lo + 2,
-            "{name} scale is one f16"
+        assert_eq!(entry.scale[1] as usize, lo + 2, "{name} scale is one f16");
+        // The code byte ranges and the scale tile the block exactly once.
+        let mut covered = vec![0u8; c.block_bytes()];
+        for [a, b] in [Some(entry.scale), entry.codes, entry.qs, entry.qh]
+            .into_iter()
+            .flatten()
+        {
+            for x in &mut covered[a as usize..b as usize] {
+                *x += 1;
+            }
+        }
+        assert!(
+            covered.iter().all(|&n| n == 1),
+            "{name}: byte ranges tile the block"
         );
+        if let Some(st) = &entry.stages {
+            // Stages are contiguous in elements and bytes, cover the block and fit digits:
+            // a stage of b bytes holding e elements stores e / b digits per byte.
+            let (mut e0, mut b0) = (0, 0);
+            for sg in st {
+                assert_eq!((sg.elems[0], sg.bytes[0]), (e0, b0), "{name} stage order");
+                let (e, b) = (sg.elems[1] - e0, sg.bytes[1] - b0);
+                assert!(b > 0 && e % b == 0 && e / b <= 5, "{name} stage {sg:?}");
+                (e0, b0) = (sg.elems[1], sg.bytes[1]);
+            }
+            assert_eq!(e0, entry.block_elems, "{name} stages cover the elements");
+            assert_eq!(
+                b0,
+                entry.block_bytes - 2,
+                "{name} stages cover the code bytes"
+            );
+        }
     }
     assert_eq!(ptq1::QS_BYTES + ptq1::QH_BYTES, ptq1::SCALE_OFFSET);
     assert_eq!(tq1::QS_BYTES + tq1::QH_BYTES, tq1::SCALE_OFFSET);
@@ -180,19 +198,19 @@ fn every_spec_vector_is_reproduced() {
 #[test]
 fn byte_facts_from_the_spec() {
     let f = &crate::spec::get().codecs.byte_facts;
-    let byte = |k: &str| unhex(f[k].as_str().unwrap())[0];
-    assert_eq!(base3::encode5([0; 5]), byte("qs_all_minus1"));
-    assert_eq!(base3::encode5([1; 5]), byte("qs_all_zero"));
-    assert_eq!(base3::encode5([2; 5]), byte("qs_all_plus1"));
-    assert_eq!(base3::encode4([0; 4]), byte("qh_all_minus1"));
-    assert_eq!(base3::encode4([1; 4]), byte("qh_all_zero"));
-    assert_eq!(base3::encode4([2; 4]), byte("qh_all_plus1"));
-    assert_eq!(base3::digits5(byte("qs_all_plus1")), [2; 5]);
-    assert_eq!(base3::digits4(byte("qh_all_zero")), [1; 4]);
+    let byte = |k: &str| unhex(k)[0];
+    assert_eq!(base3::encode5([0; 5]), byte(&f.qs_all_minus1));
+    assert_eq!(base3::encode5([1; 5]), byte(&f.qs_all_zero));
+    assert_eq!(base3::encode5([2; 5]), byte(&f.qs_all_plus1));
+    assert_eq!(base3::encode4([0; 4]), byte(&f.qh_all_minus1));
+    assert_eq!(base3::encode4([1; 4]), byte(&f.qh_all_zero));
+    assert_eq!(base3::encode4([2; 4]), byte(&f.qh_all_plus1));
+    assert_eq!(base3::digits5(byte(&f.qs_all_plus1)), [2; 5]);
+    assert_eq!(base3::digits4(byte(&f.qh_all_zero)), [1; 4]);
     let nq = (0..=255u8).filter(|&b| !ptq1::is_canonical_qs(b)).count() as u64;
     let nh = (0..=255u8).filter(|&b| !ptq1::is_canonical_qh(b)).count() as u64;
-    assert_eq!(nq, f["noncanonical_qs_count"].as_u64().unwrap());
-    assert_eq!(nh, f["noncanonical_qh_count"].as_u64().unwrap());
+    assert_eq!(nq, f.noncanonical_qs_count);
+    assert_eq!(nh, f.noncanonical_qh_count);
     // Hand-derived: canonical qs bytes are ceil(256·v/243); the 13 gaps are where that
     // ceiling skips a value (first gaps: 1, since v=1 → ceil(1.053) = 2; and 20, since
     // v=18 → 19 and v=19 → ceil(20.02) = 21).

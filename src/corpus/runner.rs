@@ -513,7 +513,7 @@ pub fn matrix_group(c: &CaseEntry) -> String {
         "codec" => format!("codec: {}", feat("codec:").unwrap_or_default()),
         "gguf" => {
             if has("gguf:hostile") {
-                "gguf: hostile (FORMATS §9)".into()
+                "gguf: hostile (spec/gguf.md#gguf-hostile-inputs)".into()
             } else if let Some(t) = feat("ggml_type:") {
                 let name = crate::spec::get()
                     .ggml

@@ -1,4 +1,4 @@
-//! A deterministic catalog of hostile GGUF inputs (FORMATS.md §9) with the exact error class each
+//! A deterministic catalog of hostile GGUF inputs (spec/gguf.md#gguf-hostile-inputs) with the exact error class each
 //! must produce, plus accepted controls. It seeds the conformance corpus and the fuzzers, so it is
 //! plain data: same bytes on every call.
 
@@ -93,7 +93,7 @@ pub struct HostileCase {
     pub bytes: Vec<u8>,
     pub mode: Mode,
     pub class: C,
-    /// Where the case comes from (CVE, test-gguf.cpp case, FORMATS.md item).
+    /// Where the case comes from (CVE, test-gguf.cpp case, spec/ document section).
     pub source: &'static str,
     /// `Some` for decode-phase cases: parsing succeeds and this consumer step fails.
     pub decode: Option<Decode>,
@@ -268,14 +268,14 @@ pub fn hostile_cases() -> Vec<HostileCase> {
         valid[..12].to_vec(),
         s,
         C::GgufTruncated,
-        "FORMATS.md §9 (file ends inside the header)",
+        "spec/gguf.md#gguf-hostile-inputs (file ends inside the header)",
     );
     add(
         "empty_file",
         Vec::new(),
         s,
         C::GgufTruncated,
-        "FORMATS.md §9 (zero-length input)",
+        "spec/gguf.md#gguf-hostile-inputs (zero-length input)",
     );
     add(
         "version_0",
@@ -303,14 +303,14 @@ pub fn hostile_cases() -> Vec<HostileCase> {
         set_version(valid.clone(), 0x0300_0000),
         s,
         C::GgufBigEndian,
-        "FORMATS.md §1 (big-endian GGUF)",
+        "spec/gguf.md#gguf-header (big-endian GGUF)",
     );
     add(
         "big_endian_v2",
         set_version(valid.clone(), 0x0200_0000),
         s,
         C::GgufBigEndian,
-        "FORMATS.md §1 (big-endian GGUF)",
+        "spec/gguf.md#gguf-header (big-endian GGUF)",
     );
     let cnt = |t: u64, k: u64| {
         RawBytes::header(3, t, k)
@@ -351,7 +351,7 @@ pub fn hostile_cases() -> Vec<HostileCase> {
         cnt(0, 2),
         s,
         C::GgufTruncated,
-        "FORMATS.md §9 (count within the bound, record missing)",
+        "spec/gguf.md#gguf-hostile-inputs (count within the bound, record missing)",
     );
 
     // --- strings and KVs ---
@@ -377,7 +377,7 @@ pub fn hostile_cases() -> Vec<HostileCase> {
         b,
         s,
         C::GgufStringLength,
-        "FORMATS.md §9 (string > 1 GiB, not allocated)",
+        "spec/gguf.md#gguf-hostile-inputs (string > 1 GiB, not allocated)",
     );
     add(
         "string_invalid_utf8",
@@ -389,7 +389,7 @@ pub fn hostile_cases() -> Vec<HostileCase> {
             .into_vec(),
         s,
         C::GgufStringUtf8,
-        "FORMATS.md §1 (strings are UTF-8)",
+        "spec/gguf.md#gguf-strings (strings are UTF-8)",
     );
     add(
         "key_empty",
@@ -454,14 +454,14 @@ pub fn hostile_cases() -> Vec<HostileCase> {
         one_kv("hostile.a", arr(10, (1 << 61) + 1, &[0; 8])),
         s,
         C::GgufArrayLength,
-        "FORMATS.md §9 (count * elem size overflows)",
+        "spec/gguf.md#gguf-hostile-inputs (count * elem size overflows)",
     );
     add(
         "string_array_count_past_eof",
         one_kv("hostile.a", arr(8, 1 << 40, &[0; 16])),
         s,
         C::GgufArrayLength,
-        "FORMATS.md §9 (array of strings)",
+        "spec/gguf.md#gguf-hostile-inputs (array of strings)",
     );
     add(
         "bool_2",
@@ -474,14 +474,14 @@ pub fn hostile_cases() -> Vec<HostileCase> {
         ),
         s,
         C::GgufBoolValue,
-        "FORMATS.md §9 (bool = 2)",
+        "spec/gguf.md#gguf-hostile-inputs (bool = 2)",
     );
     add(
         "bool_array_2",
         one_kv("hostile.b", arr(7, 3, &[0, 1, 2])),
         s,
         C::GgufBoolValue,
-        "FORMATS.md §9 (bool = 2)",
+        "spec/gguf.md#gguf-hostile-inputs (bool = 2)",
     );
     add(
         "value_type_13",
@@ -501,7 +501,7 @@ pub fn hostile_cases() -> Vec<HostileCase> {
         one_kv("hostile.t", arr(13, 1, &[0; 8])),
         s,
         C::GgufValueType,
-        "FORMATS.md §9 (value type 13)",
+        "spec/gguf.md#gguf-hostile-inputs (value type 13)",
     );
 
     // --- alignment / architecture ---
@@ -545,7 +545,7 @@ pub fn hostile_cases() -> Vec<HostileCase> {
         al(MetaValue::U32(1 << 31)),
         s,
         C::GgufTensorOutOfBounds,
-        "FORMATS.md §9 (alignment 2^31)",
+        "spec/gguf.md#gguf-hostile-inputs (alignment 2^31)",
     );
     add(
         "architecture_missing",
@@ -641,14 +641,14 @@ pub fn hostile_cases() -> Vec<HostileCase> {
         one_tensor("a", &[u64::MAX / 4], 0, 0, 32),
         s,
         C::GgufTensorSizeOverflow,
-        "FORMATS.md §9 (GGML_PAD of the byte size wraps to 0)",
+        "spec/gguf.md#gguf-hostile-inputs (GGML_PAD of the byte size wraps to 0)",
     );
     add(
         "f32_ne0_2pow62",
         one_tensor("a", &[1 << 62], 0, 0, 32),
         s,
         C::GgufTensorElementOverflow,
-        "FORMATS.md §9 (row stride 2^62*4 overflows)",
+        "spec/gguf.md#gguf-hostile-inputs (row stride 2^62*4 overflows)",
     );
     add(
         "ne0_not_block_multiple",
@@ -670,7 +670,7 @@ pub fn hostile_cases() -> Vec<HostileCase> {
             one_tensor("a", &[32], id, 0, 64),
             s,
             C::GgufTensorType,
-            "test-gguf.cpp HANDCRAFTED_TENSORS_BAD_TYPE; FORMATS.md §1.1 removed ids",
+            "test-gguf.cpp HANDCRAFTED_TENSORS_BAD_TYPE; spec/ggml-types.md#ggml-type-ids removed ids",
         );
     }
     add(
@@ -753,7 +753,7 @@ pub fn hostile_cases() -> Vec<HostileCase> {
         with_data(&w, 1152),
         s,
         C::GgufId42Ambiguous,
-        "FORMATS.md §1.1 (id 42 ambiguity)",
+        "spec/ggml-types.md#id-42 (id 42 ambiguity)",
     );
     let spec = crate::spec::get();
     let mut w = base();
@@ -768,7 +768,7 @@ pub fn hostile_cases() -> Vec<HostileCase> {
         with_data(&w, 1152 + 1088),
         s,
         C::GgufId42Ambiguous,
-        "FORMATS.md §1.1 (one layout per file)",
+        "spec/ggml-types.md#id-42 (one layout per file)",
     );
 
     // --- decode phase ---
@@ -785,7 +785,7 @@ pub fn hostile_cases() -> Vec<HostileCase> {
     dec(
         "array_element_type_confusion",
         C::GgufMetadataType,
-        "FORMATS.md §9 (declared U8, consumer expects 4-byte)",
+        "spec/gguf.md#gguf-hostile-inputs (declared U8, consumer expects 4-byte)",
         Decode::ArrayAs {
             key: "hostile.ids",
             elem: ValueType::I32,
@@ -794,7 +794,7 @@ pub fn hostile_cases() -> Vec<HostileCase> {
     dec(
         "scalar_type_confusion",
         C::GgufMetadataType,
-        "FORMATS.md §9 (typed getter on the wrong type)",
+        "spec/gguf.md#gguf-hostile-inputs (typed getter on the wrong type)",
         Decode::ScalarAs {
             key: "hostile.count",
             ty: ValueType::I32,
@@ -855,7 +855,7 @@ pub fn accepted_controls() -> Vec<ControlCase> {
         "version_2",
         set_version(valid.clone(), 2),
         s,
-        "FORMATS.md §1 (v2 readable)",
+        "spec/gguf.md#gguf-header (v2 readable)",
     );
     add(
         "alignment_absent_defaults_to_32",
@@ -914,7 +914,7 @@ pub fn accepted_controls() -> Vec<ControlCase> {
         "id42_mainline_g64",
         with_data(&w, 1152),
         s,
-        "FORMATS.md §1.1 (mainline Q2_0 g64)",
+        "spec/ggml-types.md#id-42 (mainline Q2_0 g64)",
     );
     let mut w = base();
     if let Some(legacy) = crate::spec::get().ggml_type_named("Q2_0_PRISM_LEGACY") {
@@ -924,7 +924,7 @@ pub fn accepted_controls() -> Vec<ControlCase> {
         "id42_legacy_prism_g128",
         with_data(&w, 1088),
         s,
-        "FORMATS.md §1.1 (legacy Prism Q2_0 g128)",
+        "spec/ggml-types.md#id-42 (legacy Prism Q2_0 g128)",
     );
     v
 }

@@ -24,7 +24,7 @@
 //! modes — 1, 2 and 4 are accepted, 24 is not).
 //!
 //! Further decisions where the sources leave room:
-//! * `n_dims` 0 is refused in both modes (FORMATS.md says 1..=4; mainline only refuses > 4).
+//! * `n_dims` 0 is refused in both modes (an earlier transcription says 1..=4; mainline only refuses > 4).
 //! * `general.alignment` = 2^31 is a power of two and accepted, as mainline does; a file with
 //!   tensors then fails cleanly because the data section starts past EOF
 //!   (`gguf.tensor_out_of_bounds`).

@@ -429,15 +429,11 @@ struct Pending<'a> {
 /// Types that share the ambiguous id, from `spec/ggml_types.json` `id42_disambiguation.candidates`.
 pub(crate) fn id42_candidates() -> Vec<&'static GgmlType> {
     let spec = crate::spec::get();
-    let names = spec
+    let cands: Vec<&'static GgmlType> = spec
         .ggml
         .id42_disambiguation
-        .get("candidates")
-        .and_then(|c| c.as_array());
-    let cands: Vec<&'static GgmlType> = names
-        .into_iter()
-        .flatten()
-        .filter_map(|n| n.as_str())
+        .candidates
+        .iter()
         .filter_map(|n| spec.ggml_type_named(n))
         .collect();
     // All candidates must share one id for the rule to apply.

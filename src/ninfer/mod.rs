@@ -1,4 +1,4 @@
-//! The `.ninfer` v2 container: prefix, JSON directory, payload (FORMATS.md §3).
+//! The `.ninfer` v2 container: prefix, JSON directory, payload (spec/ninfer-container.md#ninfer-container).
 
 pub mod directory;
 pub mod json;

@@ -216,19 +216,13 @@ pub struct RequiredCase {
 /// `spec/gates.json`, parsed once.
 pub fn gates() -> &'static Gates {
     static G: std::sync::OnceLock<Gates> = std::sync::OnceLock::new();
-    G.get_or_init(|| {
-        serde_json::from_str(include_str!("../../spec/gates.json"))
-            .unwrap_or_else(|e| panic!("spec/gates.json does not match its schema: {e}"))
-    })
+    G.get_or_init(|| super::parse_text("gates.json", include_str!("../../spec/gates.json")))
 }
 
 /// `spec/dumps.json`, parsed once.
 pub fn dumps() -> &'static Dumps {
     static D: std::sync::OnceLock<Dumps> = std::sync::OnceLock::new();
-    D.get_or_init(|| {
-        serde_json::from_str(include_str!("../../spec/dumps.json"))
-            .unwrap_or_else(|e| panic!("spec/dumps.json does not match its schema: {e}"))
-    })
+    D.get_or_init(|| super::parse_text("dumps.json", include_str!("../../spec/dumps.json")))
 }
 
 impl Gates {

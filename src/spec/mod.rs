@@ -7,9 +7,11 @@
 use serde::Deserialize;
 use std::sync::OnceLock;
 
+pub mod citations;
 mod gates;
 mod kernels;
 mod model;
+pub mod render;
 mod tables;
 pub use gates::*;
 pub use kernels::*;
@@ -25,7 +27,7 @@ pub struct Spec {
     pub ggml: GgmlTypes,
     pub gguf: GgufTable,
     pub codecs: CodecTable,
-    pub permutations: serde_json::Value,
+    pub permutations: Permutations,
     pub hadamard: HadamardTable,
     pub errors: ErrorTable,
     pub kernels: KernelsTable,
@@ -60,7 +62,13 @@ fn source(name: &str) -> &'static str {
 }
 
 fn parse<T: for<'de> Deserialize<'de>>(name: &str) -> T {
-    match serde_json::from_str(source(name)) {
+    parse_text(name, source(name))
+}
+
+/// The one loader of every spec table: strict schema (`deny_unknown_fields` on the types),
+/// and a panic naming the table on mismatch (tables are compiled in, so this is a build defect).
+pub(crate) fn parse_text<T: for<'de> Deserialize<'de>>(name: &str, text: &str) -> T {
+    match serde_json::from_str(text) {
         Ok(v) => v,
         // The tables are compiled in; a malformed one is a build defect caught by `cargo test`.
         Err(e) => panic!("spec/{name} does not match its schema: {e}"),
@@ -177,6 +185,57 @@ mod tests {
                 r.error_class
             );
         }
+    }
+
+    /// Numbers that appear both in code and in the tables must agree (a table edit that the code
+    /// does not follow, or the reverse, fails here).
+    #[test]
+    fn constants_in_code_agree_with_the_tables() {
+        use crate::synth::model::TernaryType;
+        let s = get();
+        let id = |n: &str| s.ggml_type_named(n).unwrap().id;
+        assert_eq!(TernaryType::Pq2_0.type_id(), id("PQ2_0"));
+        assert_eq!(TernaryType::Ptq1_0.type_id(), id("PTQ1_0"));
+        for n in &s.ggml.id42_disambiguation.candidates {
+            assert_eq!(id(n), 42, "{n}");
+        }
+        // ninfer::layout falls back to rank 16 for direct formats; the table must say 16.
+        for l in &s.formats.layouts {
+            if l.accepts_kinds.contains(&FormatKind::Direct) {
+                assert_eq!(l.max_rank, Some(16), "{}", l.name);
+            }
+        }
+        let m = profile("bonsai-2-27b").unwrap();
+        let p = &s.permutations;
+        assert_eq!(p.perm48.heads, m.v_heads);
+        assert_eq!(p.perm48.group, m.k_heads);
+        assert_eq!(p.perm_row.head_dim, m.head_v_dim);
+        assert_eq!(p.attn_q_deinterleave.block_rows, m.head_dim);
+        assert_eq!(p.attn_q_deinterleave.heads, m.q_heads);
+        assert_eq!(p.attn_q_deinterleave.row_multiple, 2 * m.head_dim);
+        let h = &s.hadamard.ssm_out_permutation;
+        assert_eq!(
+            (h.head_dim, h.k_heads, h.rep),
+            (m.head_v_dim, m.k_heads, m.v_heads / m.k_heads)
+        );
+        assert_eq!(
+            s.hadamard.artifact_objects.signs.name,
+            mapping().sign_objects[0].target
+        );
+        assert_eq!(
+            s.hadamard.artifact_objects.widths.name,
+            mapping().sign_objects[1].target
+        );
+        // The de-interleaver's refusal is the table's message.
+        let e = crate::perm::attn_q_deinterleave(768, 256, "q")
+            .unwrap_err()
+            .to_string();
+        let want = p
+            .attn_q_deinterleave
+            .error
+            .replace("<name>", "q")
+            .replace("<n>", "768");
+        assert!(e.contains(&want), "{e} vs {want}");
     }
 
     #[test]

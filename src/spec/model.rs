@@ -237,19 +237,16 @@ pub const PROFILES: &[(&str, &str)] = &[
 
 /// A profile by name.
 pub fn profile(name: &str) -> Option<ModelProfile> {
-    PROFILES.iter().find(|(n, _)| *n == name).map(|(n, s)| {
-        serde_json::from_str(s)
-            .unwrap_or_else(|e| panic!("spec/models/{n}.json does not match its schema: {e}"))
-    })
+    PROFILES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(n, s)| super::parse_text(&format!("models/{n}.json"), s))
 }
 
 /// The mapping rules.
 pub fn mapping() -> &'static Mapping {
     static M: std::sync::OnceLock<Mapping> = std::sync::OnceLock::new();
-    M.get_or_init(|| {
-        serde_json::from_str(include_str!("../../spec/mapping.json"))
-            .unwrap_or_else(|e| panic!("spec/mapping.json does not match its schema: {e}"))
-    })
+    M.get_or_init(|| super::parse_text("mapping.json", include_str!("../../spec/mapping.json")))
 }
 
 #[cfg(test)]

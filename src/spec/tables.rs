@@ -186,9 +186,29 @@ pub struct GgmlTypes {
     pub types: Vec<GgmlType>,
     pub removed_ids: Vec<u32>,
     pub variants: Vec<GgmlType>,
-    pub unconfirmed: Vec<serde_json::Value>,
-    pub id42_disambiguation: serde_json::Value,
-    pub prism_ftypes: serde_json::Value,
+    pub unconfirmed: Vec<UnconfirmedType>,
+    pub id42_disambiguation: Id42Rule,
+    pub prism_ftypes: std::collections::BTreeMap<String, u32>,
+}
+
+/// A type known to exist whose id could not be confirmed (kept out of `types`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnconfirmedType {
+    pub name: String,
+    pub block_elems: u32,
+    pub note: String,
+}
+
+/// How id 42 is resolved per file (`spec/ggml-types.md#id-42`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Id42Rule {
+    pub rule: String,
+    pub mismatch_ratios: std::collections::BTreeMap<String, String>,
+    /// Names (in `types` / `variants`) that share id 42.
+    pub candidates: Vec<String>,
+    pub disagreement: String,
 }
 
 #[derive(Debug, Deserialize, Clone)]
@@ -261,10 +281,69 @@ pub struct GgufLimits {
 pub struct CodecTable {
     #[serde(rename = "_source")]
     pub source: String,
-    pub codecs: Vec<serde_json::Value>,
-    pub quantizer: serde_json::Value,
+    pub codecs: Vec<CodecLayout>,
+    pub quantizer: Quantizer,
     pub vectors: Vec<CodecVector>,
-    pub byte_facts: serde_json::Value,
+    pub byte_facts: ByteFacts,
+}
+
+/// One block layout of `spec/codecs.json` (byte ranges are `[start, end)`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodecLayout {
+    pub codec: String,
+    pub block_elems: u64,
+    pub block_bytes: u64,
+    pub scale: [u64; 2],
+    #[serde(default)]
+    pub codes: Option<[u64; 2]>,
+    #[serde(default)]
+    pub qs: Option<[u64; 2]>,
+    #[serde(default)]
+    pub qh: Option<[u64; 2]>,
+    /// The base-3 stages (TQ1_0 / PTQ1_0): element range -> byte range.
+    #[serde(default)]
+    pub stages: Option<Vec<CodecStage>>,
+    #[serde(default)]
+    pub digit: Option<String>,
+    /// Absent for staged codecs (the stages say it) and for Q8_0 (sequential).
+    #[serde(default)]
+    pub element_order: Option<String>,
+    pub value: String,
+}
+
+/// One base-3 stage: elements `[elems.0, elems.1)` live in bytes `[bytes.0, bytes.1)`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodecStage {
+    pub elems: [u64; 2],
+    pub bytes: [u64; 2],
+}
+
+/// The reference quantizer, as prose rules.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quantizer {
+    pub scale: String,
+    pub rounding: String,
+    pub pq2_0_code: String,
+    pub ptq1_0_trit: String,
+    pub base3_byte: String,
+    pub base3_qh_byte: String,
+}
+
+/// Single-byte facts of the base-3 packing (hex bytes) and the non-canonical counts.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ByteFacts {
+    pub qs_all_minus1: String,
+    pub qs_all_zero: String,
+    pub qs_all_plus1: String,
+    pub qh_all_minus1: String,
+    pub qh_all_zero: String,
+    pub qh_all_plus1: String,
+    pub noncanonical_qs_count: u64,
+    pub noncanonical_qh_count: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -287,9 +366,124 @@ pub struct HadamardTable {
     pub definition: String,
     pub forward: String,
     pub inverse: String,
-    pub ssm_out_permutation: serde_json::Value,
+    pub ssm_out_permutation: SsmOutPermutation,
     pub metadata: Vec<HadamardKey>,
-    pub artifact_objects: serde_json::Value,
+    pub artifact_objects: SignObjects,
+}
+
+/// The feature permutation P applied before the signs for `ssm_out`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SsmOutPermutation {
+    pub head_dim: u64,
+    pub k_heads: u64,
+    pub rep: u64,
+    pub formula: String,
+}
+
+/// The two sign objects the artifact carries.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignObjects {
+    pub signs: SignObjectSpec,
+    pub widths: SignObjectSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignObjectSpec {
+    pub name: String,
+    pub format: String,
+    pub layout: String,
+    pub from: String,
+}
+
+/// An expected metadata value.
+#[derive(Debug, Deserialize, Clone, PartialEq)]
+#[serde(untagged)]
+pub enum KeyValue {
+    Bool(bool),
+    Int(i64),
+    Str(String),
+}
+
+impl std::fmt::Display for KeyValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyValue::Bool(b) => write!(f, "{b}"),
+            KeyValue::Int(i) => write!(f, "{i}"),
+            KeyValue::Str(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// `spec/permutations.json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Permutations {
+    #[serde(rename = "_source")]
+    pub source: String,
+    pub perm48: Perm48Spec,
+    pub perm_row: PermRowSpec,
+    pub attn_q_deinterleave: AttnQSpec,
+    pub tiled_to_grouped: TiledToGroupedSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Perm48Spec {
+    /// `gather` (target index <- source index).
+    pub kind: String,
+    pub heads: u64,
+    pub tile: u64,
+    pub group: u64,
+    pub formula: String,
+    pub meaning: String,
+    pub checks: Vec<PermCheck>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermCheck {
+    pub i: u64,
+    pub perm: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermRowSpec {
+    pub kind: String,
+    pub head_dim: u64,
+    pub formula: String,
+    pub trap: String,
+    pub trap_counts: TrapCounts,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrapCounts {
+    pub rows: u64,
+    pub repeated: u64,
+    pub missing: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttnQSpec {
+    pub block_rows: u64,
+    pub heads: u64,
+    pub row_multiple: u64,
+    pub formula: String,
+    /// The refusal message, `<name>` and `<n>` substituted.
+    pub error: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TiledToGroupedSpec {
+    pub formula: String,
+    pub same_as: String,
+    pub scatter_trap: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -301,7 +495,7 @@ pub struct HadamardKey {
     #[serde(default)]
     pub elem_type: Option<String>,
     #[serde(default)]
-    pub expected: Option<serde_json::Value>,
+    pub expected: Option<KeyValue>,
     #[serde(default)]
     pub one_of: Option<Vec<String>>,
     #[serde(default)]

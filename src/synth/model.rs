@@ -50,7 +50,7 @@ impl TernaryType {
 
 /// Zero trits per 128-element block (42/128 = 0.328125, within 0.0004 of the real 0.3278).
 pub const ZEROS_PER_BLOCK: usize = 42;
-/// Median of the f16 block scales of the real model (FORMATS.md §8.2).
+/// Median of the f16 block scales of the real model (spec/verifier.md#gate-payload-order).
 pub const SCALE_MEDIAN: f64 = 0.0168;
 
 pub use crate::mapping::{gguf_tensors as tensor_list, SynthTensor};
@@ -398,7 +398,7 @@ mod tests {
         assert_eq!(t.len(), 851);
         assert_eq!(t.iter().filter(|t| t.kind == "ternary").count(), 402);
         let (w, _) = writer_for(&p, TernaryType::Pq2_0, 0).unwrap();
-        // FORMATS.md §6: PQ2_0 file ≈ 7.21 GB.
+        // spec/mapping.md#source-model: PQ2_0 file ≈ 7.21 GB.
         let len = w.file_len().unwrap();
         assert!((7.0e9..7.5e9).contains(&(len as f64)), "{len}");
     }

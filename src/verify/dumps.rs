@@ -4,7 +4,7 @@
 //! Reference math, from the artifact bytes only: rows decoded from the planes (ggml blocks
 //! reassembled by the spec's plane slices), the sign vector of the input width located by the
 //! running sum of `text/hadamard_widths`, a normalized block Hadamard (block = the profile's
-//! `hadamard_block`), P (ssm_out) as in FORMATS.md §6. Forward `y = W' · (H · (s ⊙ (P · x)))`,
+//! `hadamard_block`), P (ssm_out) as in spec/hadamard.md#hadamard-runtime-math. Forward `y = W' · (H · (s ⊙ (P · x)))`,
 //! inverse (embedding) `h = s ⊙ (H · z)`.
 
 use super::rows::ArtifactRows;
@@ -53,7 +53,7 @@ pub struct OracleCase {
     pub y_file: String,
 }
 
-/// The rotation variants: the documented one and the wrong ones of FORMATS.md §8.7.
+/// The rotation variants: the documented one and the wrong ones of spec/verifier.md#gate-engine-oracles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
     Documented,

@@ -1,5 +1,5 @@
 //! The verifier: seven gates over a packed folded-ternary `.ninfer` artifact and its source GGUF
-//! (FORMATS.md §8, `spec/gates.json`). Format-generic: geometry always from
+//! (spec/verifier.md#gates, `spec/gates.json`). Format-generic: geometry always from
 //! `row_split_geometry`, block layout from the spec's plane slices, dimensions from the profile.
 //!
 //! One module per gate; each returns a [`Finding`]. Negative controls run inside their gate on

@@ -1,4 +1,4 @@
-//! The mapping's row rules as explicit index arithmetic, written here from FORMATS.md §5 and the
+//! The mapping's row rules as explicit index arithmetic, written here from spec/permutations.md#row-permutations and the
 //! profile — deliberately NOT calling the packer's row map (`pack::rows`) or `perm.rs`, so a bug
 //! there cannot hide from the verifier. Every function is a gather: position `i` of the artifact
 //! range reads source row `f(i)` (relative to the part's first source row).
@@ -88,7 +88,7 @@ pub fn perm48_on_rows_missing(p: &ModelProfile, n: u64) -> u64 {
     seen.iter().filter(|&&b| !b).count() as u64
 }
 
-/// The ssm_out feature permutation P (gather over features, FORMATS.md §6): grouped feature
+/// The ssm_out feature permutation P (gather over features, spec/hadamard.md#hadamard-runtime-math): grouped feature
 /// `hd*(rep*k + r) + i` <- tiled feature `hd*(nk*r + k) + i`; i.e. head g <- perm48(g).
 pub fn ssm_out_gather(p: &ModelProfile, width: u64) -> Vec<usize> {
     let hd = p.head_v_dim;

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """py_ninfer: an independent, minimal reader of `.ninfer` v2 and the ternary block codecs.
 
-Written from shared/docs/FORMATS.md (§2 codecs, §3 container, §4 row-split geometry, §5 row
-permutations) and conformance/PROTOCOL.md, not from the Rust code. numpy only. It reads the
-format registry from spec/formats.json (the registry is data, FORMATS.md §3).
+Written from the specification (spec/codecs.md, spec/ninfer-container.md, spec/geometry.md,
+spec/permutations.md) and conformance/PROTOCOL.md, not from the Rust code. numpy only. It reads the
+format registry from spec/formats.json (the registry is data, spec/ninfer-container.md#ninfer-container).
 
 Protocol: `reader.py [--bug NAME] CASEFILE`, request JSON on stdin, one answer JSON line on
 stdout; exit 0 for accept/unsupported, 1 for reject.
@@ -53,7 +53,7 @@ def f16(lo_hi):
     return a.view("<f2")[..., 0].astype(np.float32)
 
 
-# ---------------------------------------------------------------- codecs (FORMATS §2)
+# ---------------------------------------------------------------- codecs (spec/codecs.md#block-codecs)
 
 def trit_digit(b, n):
     """Digit n of base-3 byte b: ((u8)(b * 3^n) * 3) >> 8, the u8 multiply wrapping."""
@@ -202,7 +202,7 @@ def observe_codec(data, params):
     }
 
 
-# ---------------------------------------------------------------- rows (FORMATS §5)
+# ---------------------------------------------------------------- rows (spec/permutations.md#row-permutations)
 
 def observe_rows(data, p):
     rows, rb, rule = p["rows"], p["row_bytes"], p["rule"]
@@ -234,7 +234,7 @@ def observe_rows(data, p):
     return {"rows": len(order), "sha256": hashlib.sha256(out.tobytes()).hexdigest()}
 
 
-# ---------------------------------------------------------------- .ninfer v2 (FORMATS §3-4)
+# ---------------------------------------------------------------- .ninfer v2 (spec/ninfer-container.md#ninfer-layouts)
 
 MAGIC = bytes.fromhex("4e494e4645520002")
 OTHER_MAGICS = {

@@ -1,8 +1,8 @@
-//! The codec family: raw block streams per format (PROTOCOL.md §3.1, FORMATS.md §2).
+//! The codec family: raw block streams per format (PROTOCOL.md §3.1, spec/codecs.md#block-codecs).
 //!
 //! Per quantized format: every byte value in every position class (code bytes, qh bytes,
 //! the scale's low byte), all trit digits and the non-canonical base-3 bytes, code 3 of the
-//! PQ2_0 family, the FORMATS.md test vectors, random blocks, and `i_` cases for zero,
+//! PQ2_0 family, the test vectors of spec/codecs.md#test-vectors, random blocks, and `i_` cases for zero,
 //! negative, subnormal, infinite and NaN scales (compared value-wise).
 
 use crate::codec::{base3, f32_to_f16, Codec};
@@ -26,56 +26,56 @@ const FMTS: &[Fmt] = &[
         ggml: "PQ2_0 (142), legacy Q2_0-g128 (42)",
         classes: &[("qs", 2, 34)],
         scale_at: 0,
-        spec: "FORMATS.md §2 PQ2_0",
+        spec: "spec/codecs.md#pq2-0",
     },
     Fmt {
         codec: Codec::Q2_0G64,
         ggml: "mainline Q2_0 (42)",
         classes: &[("qs", 2, 18)],
         scale_at: 0,
-        spec: "FORMATS.md §2 PQ2_0 (group 64)",
+        spec: "spec/codecs.md#q2-0-g64",
     },
     Fmt {
         codec: Codec::Ptq1_0,
         ggml: "PTQ1_0 (143)",
         classes: &[("qs", 0, 24), ("qh", 24, 26)],
         scale_at: 26,
-        spec: "FORMATS.md §2 PTQ1_0",
+        spec: "spec/codecs.md#ptq1-0",
     },
     Fmt {
         codec: Codec::Tq1_0,
         ggml: "TQ1_0 (34)",
         classes: &[("qs", 0, 48), ("qh", 48, 52)],
         scale_at: 52,
-        spec: "FORMATS.md §2 TQ1_0",
+        spec: "spec/codecs.md#tq1-0",
     },
     Fmt {
         codec: Codec::Tq2_0,
         ggml: "TQ2_0 (35)",
         classes: &[("qs", 0, 64)],
         scale_at: 64,
-        spec: "FORMATS.md §2 TQ2_0",
+        spec: "spec/codecs.md#tq2-0",
     },
     Fmt {
         codec: Codec::Q1_0,
         ggml: "Q1_0 (41)",
         classes: &[("qs", 2, 18)],
         scale_at: 0,
-        spec: "FORMATS.md §2 Q1_0",
+        spec: "spec/codecs.md#q1-0",
     },
     Fmt {
         codec: Codec::Q8_0,
         ggml: "Q8_0 (8)",
         classes: &[("qs", 2, 34)],
         scale_at: 0,
-        spec: "ggml Q8_0 (d f16, qs i8[32])",
+        spec: "spec/codecs.md#q8-0",
     },
     Fmt {
         codec: Codec::Q2_0sPlanar,
         ggml: "BeeLlama Q2_0 (53) / Q2_0S (47)",
         classes: &[("qs", 2, 10)],
         scale_at: 0,
-        spec: "FORMATS.md §2 planar Q2_0S",
+        spec: "spec/codecs.md#q2-0s",
     },
 ];
 
@@ -208,7 +208,7 @@ fn fmt(c: Codec) -> &'static Fmt {
     FMTS.iter().find(|f| f.codec == c).expect("listed")
 }
 
-/// Base-3 digits, non-canonical bytes, code 3, the FORMATS.md test vectors.
+/// Base-3 digits, non-canonical bytes, code 3, the test vectors of spec/codecs.md#test-vectors.
 fn special_vectors() -> Vec<Case> {
     let mut v = Vec::new();
     let canon5 = |x: usize| (x * 256).div_ceil(243) as u8;
@@ -262,7 +262,7 @@ fn special_vectors() -> Vec<Case> {
             case(f, format!("y_{}_noncanonical", c.name()), bytes, rows)
                 .feature("codec:base3-noncanonical")
                 .recipe(format!("qs bytes cycle through the {} non-canonical qs values, qh through the {} non-canonical qh values; d = 1.0", nq.len(), nh.len()))
-                .note("the encoder never produces these bytes; decode must still follow the digit formula (FORMATS.md §2)"),
+                .note("the encoder never produces these bytes; decode must still follow the digit formula (spec/codecs.md#ptq1-0-digit-formula)"),
         );
     }
     // Code 3 (+2d) in the PQ2_0 family.
@@ -280,7 +280,7 @@ fn special_vectors() -> Vec<Case> {
                 .recipe("4 blocks whose code bytes are 0xff, 0xfc, 0x3f, 0xc3 (code 3 = +2d in every or some positions)"),
         );
     }
-    // FORMATS.md §2 test vectors.
+    // test vectors of spec/codecs.md#test-vectors.
     let hex = |s: &str| -> Vec<u8> {
         (0..s.len())
             .step_by(2)
@@ -326,7 +326,7 @@ fn special_vectors() -> Vec<Case> {
         v.push(
             case(fmt(c), name.to_string(), bytes, 1)
                 .feature("codec:test-vector")
-                .spec("FORMATS.md §2 test vectors")
+                .spec("spec/codecs.md#test-vectors")
                 .recipe(what),
         );
     }
@@ -349,7 +349,16 @@ fn direct_cases() -> Vec<Case> {
     let f32s: Vec<u8> = (0..256)
         .flat_map(|_| ((r.unit() - 0.5) * 1000.0).to_le_bytes())
         .collect();
-    v.push(mk(Codec::F32, "y_f32_random", f32s, 4, "GGUF F32 (0)").recipe("256 finite f32 values"));
+    v.push(
+        mk(
+            Codec::F32,
+            "y_f32_random",
+            f32s,
+            4,
+            "spec/codecs.md#plain-types",
+        )
+        .recipe("256 finite f32 values"),
+    );
     let specials: Vec<u8> = [
         0x7f80_0000u32,
         0xff80_0000,
@@ -364,10 +373,16 @@ fn direct_cases() -> Vec<Case> {
     .flat_map(|b| b.to_le_bytes())
     .collect();
     v.push(
-        mk(Codec::F32, "i_f32_specials", specials, 2, "GGUF F32 (0)")
-            .feature("codec:nonfinite")
-            .recipe("inf, -inf, NaNs with payloads, -0, subnormals")
-            .note("value-wise: every NaN equal, -0 == +0"),
+        mk(
+            Codec::F32,
+            "i_f32_specials",
+            specials,
+            2,
+            "spec/codecs.md#plain-types",
+        )
+        .feature("codec:nonfinite")
+        .recipe("inf, -inf, NaNs with payloads, -0, subnormals")
+        .note("value-wise: every NaN equal, -0 == +0"),
     );
     let all16: Vec<u8> = (0..=u16::MAX).flat_map(|b| b.to_le_bytes()).collect();
     v.push(
@@ -376,7 +391,7 @@ fn direct_cases() -> Vec<Case> {
             "i_f16_all_values",
             all16.clone(),
             256,
-            "GGUF F16 (1)",
+            "spec/codecs.md#plain-types",
         )
         .feature("codec:nonfinite")
         .recipe("all 65536 f16 bit patterns in order")
@@ -388,7 +403,7 @@ fn direct_cases() -> Vec<Case> {
             "i_bf16_all_values",
             all16,
             256,
-            "GGUF BF16 (30)",
+            "spec/codecs.md#plain-types",
         )
         .feature("codec:nonfinite")
         .recipe("all 65536 bf16 bit patterns in order")
@@ -399,7 +414,14 @@ fn direct_cases() -> Vec<Case> {
         .flat_map(|b| b.to_le_bytes())
         .collect();
     v.push(
-        mk(Codec::F16, "y_f16_random", finite16, 4, "GGUF F16 (1)").recipe("512 finite f16 values"),
+        mk(
+            Codec::F16,
+            "y_f16_random",
+            finite16,
+            4,
+            "spec/codecs.md#plain-types",
+        )
+        .recipe("512 finite f16 values"),
     );
     let i32s: Vec<u8> = [
         0i32,
@@ -421,7 +443,7 @@ fn direct_cases() -> Vec<Case> {
             "y_i32_values",
             i32s,
             4,
-            "GGUF I32 (26); decoded with an f32 cast (round to nearest even)",
+            "spec/codecs.md#plain-types",
         )
         .recipe("edges (0, ±1, MIN, MAX, 2^24+1) and random i32 values")
         .note("i32 -> f32 by round-to-nearest-even, as numpy astype(float32) and Rust `as f32` do"),

@@ -1,4 +1,4 @@
-//! The GGUF family (PROTOCOL.md §3.2): the FORMATS.md §9 hostile catalog as `n_` cases, its
+//! The GGUF family (PROTOCOL.md §3.2): the spec/gguf.md#gguf-hostile-inputs hostile catalog as `n_` cases, its
 //! accepted controls, every metadata value type and array form, v2/v3, custom alignments,
 //! every ggml type the suite decodes (fork ids 142, 143, legacy 42-g128, mainline 42-g64,
 //! BeeLlama 53/47) and a few sized-but-not-decoded types.
@@ -29,7 +29,7 @@ pub fn cases() -> Vec<Case> {
         let mut c = gguf_case(format!("n_{}", h.name), h.bytes.clone(), h.mode)
             .reject(h.class)
             .feature("gguf:hostile")
-            .spec("FORMATS.md §9")
+            .spec("spec/gguf.md#gguf-hostile-inputs")
             .recipe(h.source);
         if let Some(d) = &h.decode {
             c = c
@@ -50,7 +50,9 @@ pub fn cases() -> Vec<Case> {
                 .feature("gguf:consumer");
         }
         if k.name.starts_with("id42") {
-            c = c.feature("ggml_type:42").spec("FORMATS.md §1.1 (id 42)");
+            c = c
+                .feature("ggml_type:42")
+                .spec("spec/ggml-types.md#id-42 (id 42)");
         }
         v.push(c);
     }
@@ -101,7 +103,7 @@ fn value_type_cases() -> Vec<Case> {
                 Mode::Strict,
             )
             .feature(format!("gguf:value-{}", t.name()))
-            .spec("FORMATS.md §1 (value types)")
+            .spec("spec/gguf.md#gguf-value-types (value types)")
             .recipe(format!("one {} value", t.name())),
         );
         let mut w = GgufWriter::new();
@@ -119,7 +121,7 @@ fn value_type_cases() -> Vec<Case> {
             )
             .feature(format!("gguf:value-{}", t.name()))
             .feature("gguf:array")
-            .spec("FORMATS.md §1 (ARRAY: u32 elem type, u64 count, elements)")
+            .spec("spec/gguf.md#gguf-value-types (ARRAY: u32 elem type, u64 count, elements)")
             .recipe(format!("an array of five {} values", t.name())),
         );
     }
@@ -140,7 +142,7 @@ fn value_type_cases() -> Vec<Case> {
             Mode::Strict,
         )
         .feature("gguf:array")
-        .spec("FORMATS.md §1")
+        .spec("spec/gguf.md#gguf-container")
         .recipe("empty U32 and STRING arrays"),
     );
     // Every type in one file, as v2 and v3.
@@ -170,7 +172,7 @@ fn value_type_cases() -> Vec<Case> {
             )
             .feature(format!("gguf:v{ver}"))
             .feature("gguf:array")
-            .spec("FORMATS.md §1 (v3; v2 also readable)")
+            .spec("spec/gguf.md#gguf-header (v3; v2 also readable)")
             .recipe(format!(
                 "version {ver}; every scalar type and an array of each; one F32 tensor"
             )),
@@ -194,7 +196,7 @@ fn layout_cases() -> Vec<Case> {
         v.push(
             gguf_case(format!("y_alignment_{align}"), w.to_bytes(&[&a, &b, &c]).unwrap(), Mode::Strict)
                 .feature("gguf:alignment")
-                .spec("FORMATS.md §1 (general.alignment: non-zero power of two; data section and offsets aligned)")
+                .spec("spec/gguf.md#gguf-alignment (general.alignment: non-zero power of two; data section and offsets aligned)")
                 .recipe(format!("general.alignment = {align}; three tensors whose sizes are not multiples of it")),
         );
     }
@@ -206,7 +208,7 @@ fn layout_cases() -> Vec<Case> {
             w.header_bytes().unwrap(),
             Mode::Strict,
         )
-        .spec("FORMATS.md §1")
+        .spec("spec/gguf.md#gguf-container")
         .recipe("architecture only, zero tensors"),
     );
     // A long metadata block: the data section starts after the tensor infos, not after the KVs (T-3).
@@ -220,7 +222,7 @@ fn layout_cases() -> Vec<Case> {
     v.push(
         gguf_case("y_data_offset_after_tensor_infos".into(), w.to_bytes(&[&a, &b]).unwrap(), Mode::Strict)
             .feature("gguf:trap-T3")
-            .spec("FORMATS.md §1 (data section = align_up(end of tensor infos)); §10 T-3")
+            .spec("spec/gguf.md#gguf-data-section (data section = align_up(end of tensor infos)); spec/verifier.md#traps (T-3)")
             .recipe("two tensors with distinct random payloads; a reader that measures from the end of the KVs reads shifted bytes"),
     );
     v
@@ -290,7 +292,7 @@ fn type_cases() -> Vec<Case> {
         v.push(
             c.feature(format!("ggml_type:{}", t.id))
                 .feature(format!("codec:{}", codec.name()))
-                .spec("FORMATS.md §1.1")
+                .spec("spec/ggml-types.md#ggml-type-ids")
                 .recipe(format!(
                     "one {name} tensor (id {}), ne = {dims:?}, quantized from random values",
                     t.id
@@ -317,7 +319,7 @@ fn type_cases() -> Vec<Case> {
             gguf_case(name.into(), w.to_bytes(&[d1, d2]).unwrap(), Mode::Strict)
                 .feature(format!("ggml_type:{}", t.id))
                 .feature("codec:pq2_0")
-                .spec("FORMATS.md §1.1 (legacy 42 is byte-identical to 142; re-tagging is header-only)")
+                .spec("spec/ggml-types.md#id-42 (legacy 42 is byte-identical to 142; re-tagging is header-only)")
                 .recipe("the same PQ2_0 blocks tagged 42 (legacy g128) or 142"),
         );
     }
@@ -337,7 +339,7 @@ fn type_cases() -> Vec<Case> {
             gguf_case(format!("y_sized_{}", name.to_lowercase()), w.to_bytes(&[&r.fill(n), &tail]).unwrap(), Mode::Strict)
                 .feature(format!("ggml_type:{}", t.id))
                 .feature("gguf:sized-only")
-                .spec("FORMATS.md §1.1 (block elems / bytes)")
+                .spec("spec/ggml-types.md#ggml-type-ids (block elems / bytes)")
                 .recipe(format!("a {name} tensor of random bytes followed by an F32 tensor (its offset depends on {name}'s size)")),
         );
     }

@@ -21,7 +21,7 @@ pub fn cases() -> Vec<Case> {
             format!("{}_{}", if x.class.is_some() { "n" } else { "y" }, x.name),
             x.bytes,
         )
-        .spec("FORMATS.md §3 (container v2, directory rules)");
+        .spec("spec/ninfer-container.md#ninfer-directory (container v2, directory rules)");
         c = match x.class {
             Some(class) => c
                 .reject(class)
@@ -73,7 +73,7 @@ fn layout_cases() -> Vec<Case> {
         let bytes = to_bytes(&dir, &payloads).expect("write");
         let mut c = ninfer_case(name.into(), bytes)
             .feature("ninfer:layout")
-            .spec("FORMATS.md §3-4")
+            .spec("spec/ninfer-container.md#ninfer-layouts")
             .recipe(recipe.to_string());
         for f in features {
             c = c.feature(*f);
@@ -195,7 +195,7 @@ fn layout_cases() -> Vec<Case> {
             to_bytes(&dir, &[vec![1, 2, 3]]).unwrap(),
         )
         .feature("ninfer:identity")
-        .spec("FORMATS.md §3 (identity: non-empty strings)")
+        .spec("spec/ninfer-container.md#ninfer-directory (identity: non-empty strings)")
         .recipe("model_id with non-ASCII characters, weights_id groupwise-int"),
     );
     v

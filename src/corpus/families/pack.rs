@@ -1,7 +1,7 @@
 //! The pack family (PROTOCOL.md §3.4): the nano GGUF in both ternary formats, the nano
 //! template, the artifacts the packer must produce from them (as `ninfer` cases with their
 //! directory and decoded digests, and as `pack` cases with the artifact digest), and the
-//! row-permutation rules of the mapping (FORMATS.md §5) as `rows` cases.
+//! row-permutation rules of the mapping (spec/permutations.md#row-permutations) as `rows` cases.
 
 use crate::corpus::{Bytes, Case};
 use crate::error::ErrorClass;
@@ -25,7 +25,7 @@ pub fn cases() -> Vec<Case> {
             template.clone(),
         )
         .feature("ninfer:template")
-        .spec("FORMATS.md §7 (template: container v2, weights_id groupwise-int)")
+        .spec("spec/mapping.md#template (template: container v2, weights_id groupwise-int)")
         .recipe(format!("synth::template::template_bytes({PROFILE})")),
     );
     let mut artifacts = Vec::new();
@@ -38,7 +38,7 @@ pub fn cases() -> Vec<Case> {
                 .param("mode", "strict")
                 .feature(format!("ggml_type:{}", ty.type_id()))
                 .feature("gguf:model")
-                .spec("FORMATS.md §6 (qwen35 tensors, prism.hadamard.* metadata)")
+                .spec("spec/mapping.md#source-model (qwen35 tensors, prism.hadamard.* metadata)")
                 .recipe(format!(
                     "synth::model::model_bytes({PROFILE}, {}, seed 0)",
                     ty.name()
@@ -61,7 +61,7 @@ pub fn cases() -> Vec<Case> {
             .feature(format!("format:{fmt}"))
             .feature("ninfer:ternary")
             .feature("ninfer:resource")
-            .spec("FORMATS.md §3, §4, §7")
+            .spec("spec/ninfer-container.md#ninfer-container, spec/geometry.md#row-split-geometry, spec/mapping.md#mapping-rules")
             .derived(
                 format!("pack/y_pack_{tn}"),
                 "the artifact `pack` writes for this GGUF and template",
@@ -73,7 +73,7 @@ pub fn cases() -> Vec<Case> {
                 .param("template", TEMPLATE)
                 .input(TEMPLATE)
                 .feature(format!("ggml_type:{}", ty.type_id()))
-                .spec("FORMATS.md §7 (mapping), spec/mapping.json")
+                .spec("spec/mapping.md#mapping-rules (mapping), spec/mapping.json")
                 .recipe("pack the GGUF (file) onto the template (params.template); the artifact must be byte-identical"),
         );
     }
@@ -88,7 +88,7 @@ pub fn cases() -> Vec<Case> {
         .param("template", artifacts[0].clone())
         .input(artifacts[0].clone())
         .reject(ErrorClass::PackTemplate)
-        .spec("FORMATS.md §7 (template weights_id groupwise-int)")
+        .spec("spec/mapping.md#template (template weights_id groupwise-int)")
         .recipe("params.template names a folded-ternary artifact"),
     );
     v.extend(rows_cases());
@@ -108,7 +108,7 @@ fn rows_case(name: &str, rows: u64, row_bytes: u64, rule: &str, seed: u64) -> Ca
     .param("rows", rows)
     .param("row_bytes", row_bytes)
     .feature(format!("rows:{rule}"))
-    .spec("FORMATS.md §5, spec/permutations.json")
+    .spec("spec/permutations.md#row-permutations, spec/permutations.json")
 }
 
 fn rows_cases() -> Vec<Case> {

@@ -220,7 +220,7 @@ pub fn cases() -> Vec<Case> {
                     "PTQ1_0_G128"
                 }
             ))
-            .spec("FORMATS.md §8 (the seven gates), spec/gates.json")
+            .spec("spec/verifier.md#gates (the seven gates), spec/gates.json")
         };
         v.push(
             verify_case(format!("y_verify_{tn}_healthy"), None, Some(&df))
@@ -279,7 +279,7 @@ pub fn cases() -> Vec<Case> {
             .param("must_fail", m.must_fail.clone())
             .feature(format!("format:{fmt}"))
             .feature(format!("mutation:{kind}"))
-            .spec("FORMATS.md §8, spec/gates.json mutations");
+            .spec("spec/verifier.md#negative-controls, spec/gates.json mutations");
         v.push(c);
     }
     v
