@@ -928,15 +928,132 @@ Byte facts: qs all −1 / 0 / +1 = `{}` / `{}` / `{}`; qh all −1 / 0 / +1 = `{
                 rows,
             );
         }
-        "kernels" => {
-            let _ = writeln!(
-                o,
-                "No kernel-ABI table yet: the `kernels.json` table is not part of this revision. When it lands, its renderer fills this region."
-            );
-        }
+        "kernels" => render_kernels(&mut o, &s.kernels),
         _ => return None,
     }
     Some(o)
+}
+
+/// The kernel ABIs of `kernels.json`: one signature table per class, then the acceptance rules,
+/// the reference kernels and the wrong variants with the cases each must fail.
+fn render_kernels(o: &mut String, k: &super::KernelsTable) {
+    let grid = |g: &[serde_json::Value]| {
+        let parts: Vec<String> = g
+            .iter()
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .collect();
+        format!("({})", parts.join(", "))
+    };
+    for c in &k.classes {
+        let sig: Vec<String> = c
+            .args
+            .iter()
+            .map(|a| format!("{} {}", a.ty, a.name))
+            .collect();
+        let _ = writeln!(
+            o,
+            "**`{}`** — `extern \"C\" __global__ void <entry>({})`\n",
+            c.class,
+            sig.join(", ")
+        );
+        let _ = writeln!(
+            o,
+            "Launch: grid {}, block {:?}; acceptance `{}`; formats {}.\n",
+            grid(&c.launch.grid),
+            c.launch.block,
+            c.acceptance,
+            c.formats
+                .iter()
+                .map(|f| code(f))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        table(
+            o,
+            &["argument", "C type", "layout"],
+            c.args.iter().map(|a| {
+                vec![
+                    code(&a.name),
+                    code(&a.ty),
+                    cell(a.layout.as_deref().unwrap_or("scalar")),
+                ]
+            }),
+        );
+        o.push('\n');
+    }
+    let a = &k.acceptance;
+    let _ = writeln!(o, "Activations: {}\n", cell(&k.activations));
+    table(
+        o,
+        &["acceptance", "rule", "why"],
+        [
+            vec!["`exact`".into(), cell(&a.exact.rule), cell(&a.exact.why)],
+            vec![
+                "`bounded`".into(),
+                cell(&format!(
+                    "{} (u = {:e}); NMSE = {} ≤ {:e}. {}",
+                    a.bounded.bound,
+                    a.bounded.unit_roundoff,
+                    a.bounded.nmse,
+                    a.bounded.nmse_max,
+                    a.bounded.report
+                )),
+                cell(&format!("{} {}", a.bounded.bound_why, a.bounded.nmse_why)),
+            ],
+        ],
+    );
+    o.push('\n');
+    table(
+        o,
+        &["reference kernel", "class", "formats", "source"],
+        k.reference_kernels.iter().map(|r| {
+            vec![
+                code(&r.entry),
+                code(&r.class),
+                r.formats
+                    .iter()
+                    .map(|f| code(f))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                code(&format!("src/cuda/kernels/{}", r.source)),
+            ]
+        }),
+    );
+    o.push('\n');
+    table(
+        o,
+        &[
+            "wrong variant (negative control)",
+            "class / format",
+            "mimics",
+            "must fail",
+        ],
+        k.wrong_variants.iter().map(|w| {
+            vec![
+                code(&w.entry),
+                format!("`{}` / `{}`", w.class, w.format),
+                cell(&w.mimics),
+                w.must_fail
+                    .iter()
+                    .map(|c| code(c))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ]
+        }),
+    );
+    o.push('\n');
+    let _ = writeln!(
+        o,
+        "Compile tier: NVRTC for {} ({}). Host tier: `{}` with {}, timeout {} s. Guard bands: {} f32 of `{}` on each side of every output; {}.",
+        k.compile.archs.iter().map(|a| code(a)).collect::<Vec<_>>().join(", "),
+        cell(&k.compile.nvrtc),
+        cell(&k.host.compiler),
+        k.host.flags.iter().map(|f| code(f)).collect::<Vec<_>>().join(" "),
+        k.host.timeout_s,
+        k.guard.elems,
+        k.guard.bits,
+        cell(&k.guard.rule)
+    );
 }
 
 fn yes(b: bool) -> String {
