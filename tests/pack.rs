@@ -622,3 +622,61 @@ fn layers_option_leaves_other_layers_out() {
     assert!(a.object("text/layers/1/gdn/value_z").is_err());
     assert!(a.object("text/token_embedding").is_ok());
 }
+
+/// prism.hadamard.sign_values in every numeric element type seen in the wild (INT32 from Python
+/// ints, FLOAT32 from float tensors, INT8, F64) packs to the byte-identical artifact; a value that
+/// is not ±1 or a non-numeric array is refused with its class and field.
+#[test]
+fn sign_values_of_any_numeric_type_pack_identically() {
+    let p = nano();
+    let src = model_bytes(&p, TernaryType::Ptq1_0, 3).unwrap();
+    let tpl = template_bytes(&p).unwrap();
+    let reference = pack_bytes(&src, &tpl, &PackOptions::default()).unwrap();
+    let retype = |ty: ValueType, conv: fn(i32) -> MetaValue| {
+        rewrite(&src, move |kvs, _| {
+            let kv = kvs
+                .iter_mut()
+                .find(|k| k.0 == "prism.hadamard.sign_values")
+                .unwrap();
+            if let MetaValue::Array(_, items) = &kv.1 {
+                let v: Vec<MetaValue> = items
+                    .iter()
+                    .map(|m| match m {
+                        MetaValue::I32(x) => conv(*x),
+                        other => panic!("synth writes I32 signs, got {other:?}"),
+                    })
+                    .collect();
+                kv.1 = MetaValue::Array(ty, v);
+            }
+        })
+    };
+    let variants: Vec<(&str, Vec<u8>)> = vec![
+        ("F32", retype(ValueType::F32, |x| MetaValue::F32(x as f32))),
+        ("F64", retype(ValueType::F64, |x| MetaValue::F64(x as f64))),
+        ("I8", retype(ValueType::I8, |x| MetaValue::I8(x as i8))),
+        ("I64", retype(ValueType::I64, |x| MetaValue::I64(x as i64))),
+    ];
+    for (what, g) in &variants {
+        let got = pack_bytes(g, &tpl, &PackOptions::default()).unwrap();
+        assert!(
+            got == reference,
+            "{what}: artifact differs from the I32 one"
+        );
+    }
+    let half = rewrite(&variants[0].1, |kvs, _| {
+        let kv = kvs
+            .iter_mut()
+            .find(|k| k.0 == "prism.hadamard.sign_values")
+            .unwrap();
+        if let MetaValue::Array(_, items) = &mut kv.1 {
+            items[5] = MetaValue::F32(0.5);
+        }
+    });
+    let e = pack_err(&half, &tpl);
+    assert_eq!(e.class, ErrorClass::PackHadamard, "{e}");
+    assert!(e.to_string().contains("sign_values[5]"), "{e}");
+    let strings = retype(ValueType::String, |x| MetaValue::String(x.to_string()));
+    let e = pack_err(&strings, &tpl);
+    assert_eq!(e.class, ErrorClass::PackHadamard, "{e}");
+    assert!(e.to_string().contains("numeric"), "{e}");
+}

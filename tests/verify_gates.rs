@@ -88,7 +88,7 @@ fn healthy_nano_artifacts_pass_every_gate_with_nothing_skipped() {
         let (e, o) = fx.dumps("healthy");
         let r = fx.run("", &fx.artifact, fx.full(&e, &o));
         assert!(r.ok(), "{}", report::text(&r));
-        assert_eq!(r.count(Status::Pass), 9, "{}", report::text(&r));
+        assert_eq!(r.count(Status::Pass), 10, "{}", report::text(&r));
         assert_eq!(r.count(Status::Skip), 0);
         snap(&format!("healthy_{}", fx.tag), &r);
     }

@@ -208,7 +208,7 @@ pub fn demo(dir: &Path, profile: &str, seed: u64) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The demo's verifier step: reference dumps, all nine gates, and one mutation that must fail.
+/// The demo's verifier step: reference dumps, all ten gates, and one mutation that must fail.
 fn demo_verify(dir: &Path, artifact: &Path, src: &Path, tpl: &Path) -> anyhow::Result<bool> {
     use crate::verify::{self, Options};
     let t0 = Instant::now();
@@ -237,7 +237,7 @@ fn demo_verify(dir: &Path, artifact: &Path, src: &Path, tpl: &Path) -> anyhow::R
     let r = verify::verify(&an, &am, &gn, &gm, opts())?;
     use crate::verify::findings::Status;
     println!(
-        "verify     {} passed, {} failed, {} skipped (all nine gates, reference dumps){:>14.3}s",
+        "verify     {} passed, {} failed, {} skipped (all ten gates, reference dumps){:>14.3}s",
         r.count(Status::Pass),
         r.count(Status::Fail),
         r.count(Status::Skip),

@@ -1,4 +1,4 @@
-//! The verifier: seven gates over a packed folded-ternary `.ninfer` artifact and its source GGUF
+//! The verifier: ten gates over a packed folded-ternary `.ninfer` artifact and its source GGUF
 //! (FORMATS.md §8, `spec/gates.json`). Format-generic: geometry always from
 //! `row_split_geometry`, block layout from the spec's plane slices, dimensions from the profile.
 //!
@@ -6,6 +6,7 @@
 //! every invocation; a control that survives fails the gate.
 
 pub mod assembly;
+pub mod dense;
 pub mod dumps;
 pub mod embedding;
 pub mod findings;
@@ -219,7 +220,7 @@ fn guarded(step: &str, f: impl FnOnce() -> Result<Finding>) -> Finding {
     f().unwrap_or_else(|e| Finding::fail(step, format!("{e:#}")))
 }
 
-/// The nine steps in spec order.
+/// The ten steps in spec order.
 pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     for s in &spec::gates().steps {
@@ -232,6 +233,7 @@ pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
             "row_order_sweep" => guarded(key, || row_order::sweep(ctx)),
             "assembly" => guarded(key, || assembly::run(ctx)),
             "signs" => guarded(key, || signs::run(ctx)),
+            "dense_values" => guarded(key, || dense::run(ctx)),
             "embedding" => guarded(key, || embedding::run(ctx)),
             "engine_oracles" => guarded(key, || oracles::run(ctx)),
             other => Finding::fail(other, "no implementation for this step"),

@@ -132,6 +132,19 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
             b[0..4].copy_from_slice(&(-v).to_le_bytes());
             replace = Some((name, b));
         }
+        "dense-one-ulp" => {
+            let name = obj()?;
+            let mut b = a
+                .object_bytes(a.object(&name).map_err(|e| anyhow!("{e}"))?)
+                .to_vec();
+            if b.len() < 4 {
+                bail!("{name} holds no FP32 value");
+            }
+            let v = u32::from_le_bytes(b[0..4].try_into().expect("4"));
+            // Away from zero by one ulp (bits + 1 keeps the sign; never reaches NaN for a finite log).
+            b[0..4].copy_from_slice(&v.wrapping_add(1).to_le_bytes());
+            replace = Some((name, b));
+        }
         "wrong-hadamard-widths" => {
             let name = obj()?;
             let b = a.object_bytes(a.object(&name).map_err(|e| anyhow!("{e}"))?);
