@@ -613,6 +613,7 @@ fn layers_option_leaves_other_layers_out() {
         &template_bytes(&p).unwrap(),
         &PackOptions {
             layers: Some(vec![0, 3]),
+            ..Default::default()
         },
     )
     .unwrap();
@@ -679,4 +680,107 @@ fn sign_values_of_any_numeric_type_pack_identically() {
     let e = pack_err(&strings, &tpl);
     assert_eq!(e.class, ErrorClass::PackHadamard, "{e}");
     assert!(e.to_string().contains("numeric"), "{e}");
+}
+
+/// Reduced GGUFs: block_count may be the full model's, the held count, or absent; --profile names
+/// the profile; what is inconsistent is refused with pack.profile and the field.
+#[test]
+fn reduced_gguf_profile_resolution_and_refusals() {
+    use ninfer_ternary::synth::model::write_model_layers;
+    let p = nano();
+    let tpl = template_bytes(&p).unwrap();
+    let red =
+        write_model_layers(&p, TernaryType::Pq2_0, 2, Some(&[0, 3]), Vec::new(), |_| {}).unwrap();
+    let reference = pack_bytes(&red, &tpl, &PackOptions::default()).unwrap();
+    let set_blocks = |v: Option<u32>| {
+        rewrite(&red, move |kvs, _| match v {
+            Some(n) => kvs
+                .iter_mut()
+                .filter(|k| k.0 == "qwen35.block_count")
+                .for_each(|k| k.1 = MetaValue::U32(n)),
+            None => kvs.retain(|k| k.0 != "qwen35.block_count"),
+        })
+    };
+    let named = PackOptions {
+        profile: Some("bonsai-nano".into()),
+        ..Default::default()
+    };
+    for (what, g) in [
+        ("absent", set_blocks(None)),
+        ("held count", set_blocks(Some(2))),
+    ] {
+        let a = pack_bytes(&g, &tpl, &PackOptions::default()).unwrap();
+        assert!(a == reference, "block_count {what}");
+        assert!(
+            pack_bytes(&g, &tpl, &named).unwrap() == reference,
+            "{what} --profile"
+        );
+    }
+    let cases: Vec<(&str, Vec<u8>, PackOptions, &str)> = vec![
+        (
+            "block_count neither",
+            set_blocks(Some(5)),
+            PackOptions::default(),
+            "block_count=Some(5)",
+        ),
+        (
+            "unknown --profile",
+            red.clone(),
+            PackOptions {
+                profile: Some("nope".into()),
+                ..Default::default()
+            },
+            "unknown profile 'nope'",
+        ),
+        (
+            "--profile of another shape",
+            red.clone(),
+            PackOptions {
+                profile: Some("bonsai-2-27b".into()),
+                ..Default::default()
+            },
+            "embedding_length",
+        ),
+        (
+            "--layers not held",
+            red.clone(),
+            PackOptions {
+                layers: Some(vec![1]),
+                ..Default::default()
+            },
+            "layer 1 is not in the GGUF",
+        ),
+        (
+            "no layer at all",
+            rewrite(&red, |_, ts| ts.retain(|t| !t.0.starts_with("blk."))),
+            named.clone(),
+            "no blk.N",
+        ),
+    ];
+    for (what, g, o, needle) in cases {
+        let e = pack_bytes(&g, &tpl, &o).unwrap_err();
+        assert_eq!(e.class, ErrorClass::PackProfile, "{what}: {e}");
+        assert!(e.to_string().contains(needle), "{what}: {e}");
+    }
+    // A layer beyond the profile is refused by synth and by the packer.
+    assert!(
+        write_model_layers(&p, TernaryType::Pq2_0, 2, Some(&[99]), Vec::new(), |_| {}).is_err()
+    );
+    let beyond = rewrite(&red, |_, ts| {
+        for t in ts.iter_mut().filter(|t| t.0.starts_with("blk.3.")) {
+            t.0 = t.0.replacen("blk.3.", "blk.99.", 1);
+        }
+    });
+    let e = pack_bytes(&beyond, &tpl, &named).unwrap_err();
+    assert_eq!(e.class, ErrorClass::PackProfile, "{e}");
+    assert!(e.to_string().contains("layer 99 is beyond"), "{e}");
+    // --layers filters what the reduced GGUF holds.
+    let only3 = PackOptions {
+        layers: Some(vec![3]),
+        ..Default::default()
+    };
+    let a = pack_bytes(&red, &tpl, &only3).unwrap();
+    let a = Artifact::parse(&a).unwrap();
+    assert!(a.object("text/layers/3/mlp/down").is_ok());
+    assert!(a.object("text/layers/0/mlp/down").is_err());
 }

@@ -63,6 +63,7 @@ impl Fixture {
             dump: Some(emb),
             oracle_dump: Some(orc),
             oracle_object: None,
+            profile: None,
         }
     }
 }
@@ -285,4 +286,64 @@ fn cli_exit_codes_are_0_pass_1_fail_2_usage() {
         src.as_os_str(),
     ]);
     assert_eq!(missing.status.code(), Some(2));
+}
+
+/// A reduced model (layers 0 and 3 of the profile's shape) packs, unpacks byte-identically and
+/// verifies with every gate over exactly the layers it holds; mutants of it still fail.
+#[test]
+fn a_reduced_model_packs_unpacks_and_verifies() {
+    let p = profile("bonsai-nano").unwrap();
+    let ty = model::TernaryType::Pq2_0;
+    let gguf = model::write_model_layers(&p, ty, 0, Some(&[3, 0]), Vec::new(), |_| {}).unwrap();
+    let full = model::model_bytes(&p, ty, 0).unwrap();
+    assert!(gguf.len() < full.len());
+    let tpl = template::template_bytes(&p).unwrap();
+    let art = pack_bytes(&gguf, &tpl, &PackOptions::default()).unwrap();
+    let a = Artifact::parse(&art).unwrap();
+    assert_eq!(verify::artifact_layers(&a), vec![0, 3]);
+    let g = ninfer_ternary::gguf::parse(&gguf, ninfer_ternary::gguf::Mode::Strict).unwrap();
+    let proof = ninfer_ternary::pack::unpack::prove(&g, &a).unwrap();
+    assert!(!proof.is_empty() && proof.iter().all(|r| r.identical));
+    // Every held layer's objects are the full model's objects byte for byte.
+    let fa_bytes = pack_bytes(&full, &tpl, &PackOptions::default()).unwrap();
+    let fa = Artifact::parse(&fa_bytes).unwrap();
+    for o in &a.directory.objects {
+        let fo = fa.object(&o.name).unwrap();
+        assert!(a.object_bytes(o) == fa.object_bytes(fo), "{}", o.name);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    dumps::write_reference(&a, &dir.path().join("d"), None, 0, Default::default()).unwrap();
+    let (e, o) = (dir.path().join("d/embedding"), dir.path().join("d/oracles"));
+    let opts = Options {
+        template: Some(&tpl),
+        sweep: true,
+        dump: Some(&e),
+        oracle_dump: Some(&o),
+        oracle_object: None,
+        profile: Some("bonsai-nano"),
+    };
+    let r = verify::verify("reduced", &art, "reduced.gguf", &gguf, opts).unwrap();
+    assert!(r.ok(), "{}", report::text(&r));
+    assert_eq!(r.count(Status::Pass), 10, "{}", report::text(&r));
+    let sweep = r
+        .findings
+        .iter()
+        .find(|f| f.step == "row_order_sweep")
+        .unwrap();
+    assert!(sweep.detail.starts_with("2/2 layers"), "{}", sweep.detail);
+    for (kind, gate) in [
+        ("dense-one-ulp", "dense_values"),
+        ("swap-two-rows", "row_order"),
+    ] {
+        let m = mutate::mutate_bytes(&art, kind).unwrap();
+        let r = verify::verify("m", &m, "reduced.gguf", &gguf, opts).unwrap();
+        assert!(
+            r.failed_steps().contains(&gate.to_string()),
+            "{kind}: {}",
+            report::text(&r)
+        );
+    }
+    // The full GGUF against the reduced artifact: the missing layers fail inspect.
+    let r = verify::verify("reduced", &art, "full.gguf", &full, opts).unwrap();
+    assert!(r.failed_steps().contains(&"inspect".to_string()));
 }

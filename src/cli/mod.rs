@@ -75,6 +75,9 @@ enum Command {
         format: String,
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Only these layers (comma-separated): a reduced test model of the profile's shape.
+        #[arg(long)]
+        layers: Option<String>,
         #[arg(short, long)]
         output: PathBuf,
         #[arg(long)]
@@ -99,9 +102,12 @@ enum Command {
         template: Option<PathBuf>,
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// Produce only these layers (comma-separated); other layer objects are left out.
+        /// Produce only these layers (comma-separated, a filter over the layers the GGUF holds).
         #[arg(long)]
         layers: Option<String>,
+        /// The model profile by name (reduced GGUFs whose hparams do not identify it).
+        #[arg(long)]
+        profile: Option<String>,
         /// Pre-flight only: geometry, byte round trip, decode equality, scale plausibility.
         #[arg(long)]
         check: bool,
@@ -204,6 +210,9 @@ enum Command {
         /// Run the row-order sections over every layer of the profile.
         #[arg(long)]
         sweep: bool,
+        /// The model profile by name (reduced GGUFs whose hparams do not identify it).
+        #[arg(long)]
+        profile: Option<String>,
         /// Embedding activation dump directory (opens the embedding gate).
         #[arg(long)]
         dump: Option<PathBuf>,
@@ -281,9 +290,10 @@ pub fn main() -> ExitCode {
             profile,
             format,
             seed,
+            layers,
             output,
             force,
-        } => synth_cmd::model(&profile, &format, seed, &output, force),
+        } => synth_cmd::model(&profile, &format, seed, layers.as_deref(), &output, force),
         Command::OracleGguf {
             seed,
             output,
@@ -294,6 +304,7 @@ pub fn main() -> ExitCode {
             template,
             output,
             layers,
+            profile,
             check,
             force,
         } => pack_cmd::pack(
@@ -301,6 +312,7 @@ pub fn main() -> ExitCode {
             template.as_deref(),
             output.as_deref(),
             layers.as_deref(),
+            profile.as_deref(),
             check,
             force,
         ),
@@ -355,6 +367,7 @@ pub fn main() -> ExitCode {
             gguf,
             template,
             sweep,
+            profile,
             dump,
             oracle_dump,
             oracle_object,
@@ -364,6 +377,7 @@ pub fn main() -> ExitCode {
             &gguf,
             template.as_deref(),
             sweep,
+            profile.as_deref(),
             dump.as_deref(),
             oracle_dump.as_deref(),
             oracle_object.as_deref(),

@@ -13,6 +13,7 @@ pub fn verify(
     gguf: &Path,
     template: Option<&Path>,
     sweep: bool,
+    profile: Option<&str>,
     dump: Option<&Path>,
     oracle_dump: Option<&Path>,
     oracle_object: Option<&str>,
@@ -33,6 +34,7 @@ pub fn verify(
         dump,
         oracle_dump,
         oracle_object,
+        profile,
     };
     let r = verify::verify(
         &verify::file_name(artifact),

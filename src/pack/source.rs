@@ -6,6 +6,99 @@ use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{Gguf, TensorInfo};
 use crate::spec::{self, ModelProfile};
 
+/// The layer indices a GGUF holds (any tensor named `blk.N.*`), ascending.
+pub fn held_layers(g: &Gguf<'_>) -> Vec<u64> {
+    let mut out: Vec<u64> = g
+        .tensors
+        .iter()
+        .filter_map(|t| t.name.strip_prefix("blk.")?.split('.').next()?.parse().ok())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The profile and the layers of a full or reduced GGUF. `named` (`--profile`) picks the profile
+/// explicitly; otherwise the unique profile matching hidden, vocab and the layer indices is used.
+/// A reduced GGUF may carry the full model's block_count, its own layer count, or none.
+/// Refused (`pack.profile`): an unknown name, hidden/vocab not the profile's, a layer index
+/// beyond the profile, a block_count that is neither, no layer at all, or no/ambiguous match.
+pub fn resolve_profile(g: &Gguf<'_>, named: Option<&str>) -> Result<(ModelProfile, Vec<u64>)> {
+    let arch = g.architecture().unwrap_or("qwen35");
+    let blocks = g.get_uint(&format!("{arch}.block_count")).ok();
+    let hidden = g.get_uint(&format!("{arch}.embedding_length")).ok();
+    let vocab = g.tensor("token_embd.weight").map(|t| t.ne[1]);
+    let held = held_layers(g);
+    let err = |field: &str, d: String| Error::new(ErrorClass::PackProfile, field, d);
+    let check = |p: &ModelProfile| -> std::result::Result<(), (String, String)> {
+        if hidden.is_some_and(|h| h != p.hidden) {
+            return Err((
+                format!("{arch}.embedding_length"),
+                format!(
+                    "embedding_length={hidden:?}, profile {} has hidden={}",
+                    p.name, p.hidden
+                ),
+            ));
+        }
+        if vocab != Some(p.vocab) {
+            return Err((
+                "token_embd.weight".into(),
+                format!("vocab={vocab:?}, profile {} has vocab={}", p.name, p.vocab),
+            ));
+        }
+        if let Some(&l) = held.iter().find(|&&l| l >= p.n_layers) {
+            return Err((
+                format!("blk.{l}"),
+                format!(
+                    "layer {l} is beyond profile {}'s {} layers",
+                    p.name, p.n_layers
+                ),
+            ));
+        }
+        if let Some(b) = blocks {
+            if b != p.n_layers && b != held.len() as u64 {
+                return Err((format!("{arch}.block_count"), format!("block_count={b} is neither profile {}'s {} layers nor the {} layer(s) the file holds", p.name, p.n_layers, held.len())));
+            }
+        }
+        if held.is_empty() {
+            return Err((
+                "tensors".into(),
+                "the GGUF holds no blk.N.* tensor (no layer)".into(),
+            ));
+        }
+        Ok(())
+    };
+    if let Some(name) = named {
+        let p = spec::profile(name).ok_or_else(|| {
+            let known: Vec<&str> = spec::PROFILES.iter().map(|(n, _)| *n).collect();
+            err(
+                "--profile",
+                format!("unknown profile '{name}' (known: {})", known.join(", ")),
+            )
+        })?;
+        check(&p).map_err(|(f, d)| err(&f, d))?;
+        return Ok((p, held));
+    }
+    let mut fits = Vec::new();
+    for (name, _) in spec::PROFILES {
+        let p = spec::profile(name).expect("compiled-in profile");
+        if check(&p).is_ok() {
+            fits.push(p);
+        }
+    }
+    match fits.len() {
+        1 => Ok((fits.remove(0), held)),
+        0 => Err(err(
+            "qwen35.block_count / embedding_length / token_embd.weight",
+            format!("no profile in spec/models has block_count={blocks:?} hidden={hidden:?} vocab={vocab:?} with layers {held:?}; add one, or name it with --profile"),
+        )),
+        _ => Err(err(
+            "--profile",
+            format!("several profiles fit ({}); name one with --profile", fits.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")),
+        )),
+    }
+}
+
 /// The profile whose dimensions the GGUF has (by qwen35 hparams and the embedding shape).
 pub fn detect_profile(g: &Gguf<'_>) -> Result<ModelProfile> {
     let arch = g.architecture().unwrap_or("qwen35");

@@ -369,7 +369,7 @@ pub fn write_reference(
     std::fs::create_dir_all(&odir)?;
     let mut cases = Vec::new();
     for rc in &spec.kernel_oracles.required_cases {
-        let object = super::resolve_name(&p, &rc.object, None)?;
+        let object = super::resolve_name(&p, &super::artifact_layers(a), &rc.object, None)?;
         let mut rows = open(&object)?;
         let (n, k) = (rows.n() as usize, rows.view.geom.k as usize);
         let t = rc.tokens;

@@ -44,6 +44,8 @@ pub struct Options<'p> {
     pub oracle_dump: Option<&'p Path>,
     /// Restrict `engine_oracles` to the cases of this object.
     pub oracle_object: Option<&'p str>,
+    /// The model profile by name (`--profile`; reduced GGUFs whose hparams do not identify it).
+    pub profile: Option<&'p str>,
 }
 
 /// Everything a gate needs.
@@ -52,17 +54,25 @@ pub struct Ctx<'a> {
     pub g: &'a Gguf<'a>,
     pub template: Option<&'a Artifact<'a>>,
     pub profile: ModelProfile,
+    /// The layers the source GGUF holds (all of the profile's, or a reduced model's subset):
+    /// the artifact must hold exactly these.
+    pub layers: Vec<u64>,
     pub format: &'static NumericFormat,
     pub blocks: Blocks,
     pub opts: Options<'a>,
 }
 
-/// First GDN layer, first attention layer, last GDN layer of a profile.
-pub fn named_layer(p: &ModelProfile, which: &str) -> Result<u64> {
-    let gdn: Vec<u64> = (0..p.n_layers)
+/// First GDN layer, first attention layer, last GDN layer among `layers` (the profile's, or
+/// those a reduced model holds).
+pub fn named_layer(p: &ModelProfile, layers: &[u64], which: &str) -> Result<u64> {
+    let gdn: Vec<u64> = layers
+        .iter()
+        .copied()
         .filter(|&l| !p.is_attention_layer(l))
         .collect();
-    let att: Vec<u64> = (0..p.n_layers)
+    let att: Vec<u64> = layers
+        .iter()
+        .copied()
         .filter(|&l| p.is_attention_layer(l))
         .collect();
     match which {
@@ -71,16 +81,41 @@ pub fn named_layer(p: &ModelProfile, which: &str) -> Result<u64> {
         "first_attention" => att.first().copied(),
         _ => None,
     }
-    .ok_or_else(|| anyhow!("profile {} has no layer '{which}'", p.name))
+    .ok_or_else(|| {
+        anyhow!(
+            "profile {} has no layer '{which}' among layers {layers:?}",
+            p.name
+        )
+    })
+}
+
+/// The layer indices an artifact holds (`text/layers/N/...` objects), ascending.
+pub fn artifact_layers(a: &Artifact<'_>) -> Vec<u64> {
+    let mut out: Vec<u64> = a
+        .directory
+        .objects
+        .iter()
+        .filter_map(|o| {
+            o.name
+                .strip_prefix("text/layers/")?
+                .split('/')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Substitutes `{first_gdn}`, `{first_attention}`, `{last_gdn}` and `{l}` in a spec name.
-pub fn resolve_name(p: &ModelProfile, s: &str, l: Option<u64>) -> Result<String> {
+pub fn resolve_name(p: &ModelProfile, layers: &[u64], s: &str, l: Option<u64>) -> Result<String> {
     let mut out = s.to_string();
     for w in ["first_gdn", "first_attention", "last_gdn"] {
         let key = format!("{{{w}}}");
         if out.contains(&key) {
-            out = out.replace(&key, &named_layer(p, w)?.to_string());
+            out = out.replace(&key, &named_layer(p, layers, w)?.to_string());
         }
     }
     if let Some(l) = l {
@@ -120,7 +155,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn name(&self, s: &str, l: Option<u64>) -> Result<String> {
-        resolve_name(&self.profile, s, l)
+        resolve_name(&self.profile, &self.layers, s, l)
     }
 }
 
@@ -164,8 +199,8 @@ pub fn verify(
     opts: Options<'_>,
 ) -> Result<Report> {
     let g = gguf::parse(gguf_bytes, Mode::Strict).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
-    let profile =
-        crate::pack::source::detect_profile(&g).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
+    let (profile, layers) = crate::pack::source::resolve_profile(&g, opts.profile)
+        .map_err(|e| anyhow!("{gguf_name}: {e}"))?;
     let gformat = crate::pack::source::ternary_type(&g).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
     let template = match opts.template {
         Some(t) => Some(Artifact::parse(t).map_err(|e| anyhow!("template: {e}"))?),
@@ -208,6 +243,7 @@ pub fn verify(
         g: &g,
         template: template.as_ref(),
         profile,
+        layers,
         format: gformat,
         blocks,
         opts,

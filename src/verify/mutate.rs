@@ -5,7 +5,7 @@
 
 use super::dumps::{write_reference, DumpFaults};
 use super::rows::{ArtifactRows, Blocks};
-use super::{profile_for_artifact, resolve_name, rules};
+use super::{artifact_layers, profile_for_artifact, resolve_name, rules};
 use crate::geometry::Plane;
 use crate::ninfer::{plan, Artifact, Directory, PlannedObject};
 use crate::spec::{gates, mapping, MutationSpec};
@@ -56,7 +56,7 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
     let object = m
         .object
         .as_ref()
-        .map(|o| resolve_name(&p, o, None))
+        .map(|o| resolve_name(&p, &artifact_layers(a), o, None))
         .transpose()?;
     let mut identity = a.directory.identity.clone();
     let mut drop: Option<String> = None;

@@ -108,6 +108,7 @@ pub fn observe(
             dump: emb.is_dir().then_some(emb.as_path()),
             oracle_dump: ora.is_dir().then_some(ora.as_path()),
             oracle_object: None,
+            profile: None,
         };
         let r = verify::verify("artifact", artifact, "gguf", gguf, opts).map_err(|e| {
             crate::Error::new(crate::ErrorClass::CliUsage, "verify", format!("{e:#}"))
