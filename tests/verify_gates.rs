@@ -64,6 +64,7 @@ impl Fixture {
             oracle_dump: Some(orc),
             oracle_object: None,
             profile: None,
+            dump_format: None,
         }
     }
 }
@@ -321,6 +322,7 @@ fn a_reduced_model_packs_unpacks_and_verifies() {
         oracle_dump: Some(&o),
         oracle_object: None,
         profile: Some("bonsai-nano"),
+        dump_format: None,
     };
     let r = verify::verify("reduced", &art, "reduced.gguf", &gguf, opts).unwrap();
     assert!(r.ok(), "{}", report::text(&r));
@@ -346,4 +348,46 @@ fn a_reduced_model_packs_unpacks_and_verifies() {
     // The full GGUF against the reduced artifact: the missing layers fail inspect.
     let r = verify::verify("reduced", &art, "full.gguf", &full, opts).unwrap();
     assert!(r.failed_steps().contains(&"inspect".to_string()));
+}
+
+/// The engine's embedding dump file (bf16, token-major under [hidden, T] extents) is read
+/// directly: a correct dump (T = 8) passes, the transposed one (k*T + t) fails as row-major,
+/// and a truncated file is a usage error naming the expected size.
+#[test]
+fn engine_format_embedding_dumps_pass_and_the_transposed_one_fails() {
+    let fx = Fixture::new(model::TernaryType::Ptq1_0);
+    let a = Artifact::parse(&fx.artifact).unwrap();
+    let good = fx.dir.path().join("embedding.T8.bin");
+    let bad = fx.dir.path().join("transposed.T8.bin");
+    dumps::write_engine_embedding(&a, &good, None, false).unwrap();
+    dumps::write_engine_embedding(&a, &bad, None, true).unwrap();
+    let run = |dump: &Path, format: Option<&'static str>| {
+        let opts = Options {
+            template: Some(&fx.template),
+            dump: Some(dump),
+            dump_format: format,
+            ..Default::default()
+        };
+        verify::verify("a", &fx.artifact, "g", &fx.gguf, opts)
+    };
+    for format in [None, Some("engine")] {
+        let r = run(&good, format).unwrap();
+        let e = r.findings.iter().find(|f| f.step == "embedding").unwrap();
+        assert_eq!(e.status, Status::Pass, "{}", report::text(&r));
+        assert!(e.detail.contains("engine bf16 dump"), "{}", e.detail);
+        let r = run(&bad, format).unwrap();
+        let e = r.findings.iter().find(|f| f.step == "embedding").unwrap();
+        assert_eq!(e.status, Status::Fail, "{}", report::text(&r));
+        assert!(e.detail.contains("row-major"), "{}", e.detail);
+    }
+    // A native directory named as engine, and a truncated engine file, are refused clearly.
+    let (native, _) = fx.dumps("healthy");
+    let r = run(&native, Some("engine")).unwrap();
+    assert_eq!(r.failed_steps(), vec!["embedding".to_string()]);
+    let cut = fx.dir.path().join("cut.bin");
+    let b = std::fs::read(&good).unwrap();
+    std::fs::write(&cut, &b[..b.len() - 2]).unwrap();
+    let r = run(&cut, None).unwrap();
+    let e = r.findings.iter().find(|f| f.step == "embedding").unwrap();
+    assert!(e.detail.contains("expected"), "{}", e.detail);
 }

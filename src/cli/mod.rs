@@ -213,9 +213,12 @@ enum Command {
         /// The model profile by name (reduced GGUFs whose hparams do not identify it).
         #[arg(long)]
         profile: Option<String>,
-        /// Embedding activation dump directory (opens the embedding gate).
+        /// Embedding activation dump: a native directory or the engine's dump file (opens the embedding gate).
         #[arg(long)]
         dump: Option<PathBuf>,
+        /// engine (the engine's bf16 embedding dump file) or native (manifest directory); default by file/directory.
+        #[arg(long = "dump-format")]
+        dump_format: Option<String>,
         /// Kernel-oracle dump directory (opens the engine_oracles gate).
         #[arg(long = "oracle-dump")]
         oracle_dump: Option<PathBuf>,
@@ -252,6 +255,9 @@ enum Command {
         /// Seed of the oracle inputs x.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// native (embedding/ + oracles/ directories) or engine (the engine's bf16 embedding dump file DIR/embedding.T<N>.bin).
+        #[arg(long, default_value = "native")]
+        format: String,
         #[arg(long)]
         force: bool,
     },
@@ -369,6 +375,7 @@ pub fn main() -> ExitCode {
             sweep,
             profile,
             dump,
+            dump_format,
             oracle_dump,
             oracle_object,
             json,
@@ -379,6 +386,7 @@ pub fn main() -> ExitCode {
             sweep,
             profile.as_deref(),
             dump.as_deref(),
+            dump_format.as_deref(),
             oracle_dump.as_deref(),
             oracle_object.as_deref(),
             json,
@@ -395,8 +403,11 @@ pub fn main() -> ExitCode {
             output,
             tokens,
             seed,
+            format,
             force,
-        } => verify_cmd::dump_reference(&artifact, &output, tokens.as_deref(), seed, force),
+        } => {
+            verify_cmd::dump_reference(&artifact, &output, tokens.as_deref(), seed, &format, force)
+        }
     };
     match result {
         Ok(code) => code,

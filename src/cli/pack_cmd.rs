@@ -235,6 +235,7 @@ fn demo_verify(dir: &Path, artifact: &Path, src: &Path, tpl: &Path) -> anyhow::R
         oracle_dump: Some(&ora),
         oracle_object: None,
         profile: None,
+        dump_format: None,
     };
     let (an, gn) = (verify::file_name(artifact), verify::file_name(src));
     let r = verify::verify(&an, &am, &gn, &gm, opts())?;

@@ -9,6 +9,7 @@ pub mod assembly;
 pub mod dense;
 pub mod dumps;
 pub mod embedding;
+pub mod engine_dump;
 pub mod findings;
 pub mod heap;
 pub mod inspect;
@@ -46,6 +47,8 @@ pub struct Options<'p> {
     pub oracle_object: Option<&'p str>,
     /// The model profile by name (`--profile`; reduced GGUFs whose hparams do not identify it).
     pub profile: Option<&'p str>,
+    /// `--dump-format engine|native` (default: a file is the engine's dump, a directory native).
+    pub dump_format: Option<&'p str>,
 }
 
 /// Everything a gate needs.

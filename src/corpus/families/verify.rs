@@ -109,6 +109,7 @@ pub fn observe(
             oracle_dump: ora.is_dir().then_some(ora.as_path()),
             oracle_object: None,
             profile: None,
+            dump_format: None,
         };
         let r = verify::verify("artifact", artifact, "gguf", gguf, opts).map_err(|e| {
             crate::Error::new(crate::ErrorClass::CliUsage, "verify", format!("{e:#}"))
