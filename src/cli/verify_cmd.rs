@@ -67,6 +67,10 @@ pub fn verify(
             p as f64 / (1 << 20) as f64
         ))
     );
+    if let Ok(times) = verify::GATE_SECONDS.lock() {
+        let parts: Vec<String> = times.iter().map(|(s, t)| format!("{s} {t:.3}")).collect();
+        eprintln!("verify gate seconds: {}", parts.join(", "));
+    }
     Ok(if r.ok() {
         ExitCode::SUCCESS
     } else {

@@ -255,12 +255,24 @@ pub fn verify(
     Ok(report)
 }
 
+/// Wall seconds per gate of the last `run_gates` (for the CLI's stderr stats; never in reports,
+/// which stay deterministic).
+pub static GATE_SECONDS: std::sync::Mutex<Vec<(String, f64)>> = std::sync::Mutex::new(Vec::new());
+
 fn guarded(step: &str, f: impl FnOnce() -> Result<Finding>) -> Finding {
-    f().unwrap_or_else(|e| Finding::fail(step, format!("{e:#}")))
+    let t0 = std::time::Instant::now();
+    let out = f().unwrap_or_else(|e| Finding::fail(step, format!("{e:#}")));
+    if let Ok(mut v) = GATE_SECONDS.lock() {
+        v.push((step.to_string(), t0.elapsed().as_secs_f64()));
+    }
+    out
 }
 
 /// The ten steps in spec order.
 pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
+    if let Ok(mut v) = GATE_SECONDS.lock() {
+        v.clear();
+    }
     let mut out = Vec::new();
     for s in &spec::gates().steps {
         let key = s.step.as_str();
