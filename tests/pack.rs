@@ -613,6 +613,7 @@ fn layers_option_leaves_other_layers_out() {
         &template_bytes(&p).unwrap(),
         &PackOptions {
             layers: Some(vec![0, 3]),
+            ..Default::default()
         },
     )
     .unwrap();
@@ -621,4 +622,165 @@ fn layers_option_leaves_other_layers_out() {
     assert!(a.object("text/layers/3/attention/query_key").is_ok());
     assert!(a.object("text/layers/1/gdn/value_z").is_err());
     assert!(a.object("text/token_embedding").is_ok());
+}
+
+/// prism.hadamard.sign_values in every numeric element type seen in the wild (INT32 from Python
+/// ints, FLOAT32 from float tensors, INT8, F64) packs to the byte-identical artifact; a value that
+/// is not ±1 or a non-numeric array is refused with its class and field.
+#[test]
+fn sign_values_of_any_numeric_type_pack_identically() {
+    let p = nano();
+    let src = model_bytes(&p, TernaryType::Ptq1_0, 3).unwrap();
+    let tpl = template_bytes(&p).unwrap();
+    let reference = pack_bytes(&src, &tpl, &PackOptions::default()).unwrap();
+    let retype = |ty: ValueType, conv: fn(i32) -> MetaValue| {
+        rewrite(&src, move |kvs, _| {
+            let kv = kvs
+                .iter_mut()
+                .find(|k| k.0 == "prism.hadamard.sign_values")
+                .unwrap();
+            if let MetaValue::Array(_, items) = &kv.1 {
+                let v: Vec<MetaValue> = items
+                    .iter()
+                    .map(|m| match m {
+                        MetaValue::I32(x) => conv(*x),
+                        other => panic!("synth writes I32 signs, got {other:?}"),
+                    })
+                    .collect();
+                kv.1 = MetaValue::Array(ty, v);
+            }
+        })
+    };
+    let variants: Vec<(&str, Vec<u8>)> = vec![
+        ("F32", retype(ValueType::F32, |x| MetaValue::F32(x as f32))),
+        ("F64", retype(ValueType::F64, |x| MetaValue::F64(x as f64))),
+        ("I8", retype(ValueType::I8, |x| MetaValue::I8(x as i8))),
+        ("I64", retype(ValueType::I64, |x| MetaValue::I64(x as i64))),
+    ];
+    for (what, g) in &variants {
+        let got = pack_bytes(g, &tpl, &PackOptions::default()).unwrap();
+        assert!(
+            got == reference,
+            "{what}: artifact differs from the I32 one"
+        );
+    }
+    let half = rewrite(&variants[0].1, |kvs, _| {
+        let kv = kvs
+            .iter_mut()
+            .find(|k| k.0 == "prism.hadamard.sign_values")
+            .unwrap();
+        if let MetaValue::Array(_, items) = &mut kv.1 {
+            items[5] = MetaValue::F32(0.5);
+        }
+    });
+    let e = pack_err(&half, &tpl);
+    assert_eq!(e.class, ErrorClass::PackHadamard, "{e}");
+    assert!(e.to_string().contains("sign_values[5]"), "{e}");
+    let strings = retype(ValueType::String, |x| MetaValue::String(x.to_string()));
+    let e = pack_err(&strings, &tpl);
+    assert_eq!(e.class, ErrorClass::PackHadamard, "{e}");
+    assert!(e.to_string().contains("numeric"), "{e}");
+}
+
+/// Reduced GGUFs: block_count may be the full model's, the held count, or absent; --profile names
+/// the profile; what is inconsistent is refused with pack.profile and the field.
+#[test]
+fn reduced_gguf_profile_resolution_and_refusals() {
+    use ninfer_ternary::synth::model::write_model_layers;
+    let p = nano();
+    let tpl = template_bytes(&p).unwrap();
+    let red =
+        write_model_layers(&p, TernaryType::Pq2_0, 2, Some(&[0, 3]), Vec::new(), |_| {}).unwrap();
+    let reference = pack_bytes(&red, &tpl, &PackOptions::default()).unwrap();
+    let set_blocks = |v: Option<u32>| {
+        rewrite(&red, move |kvs, _| match v {
+            Some(n) => kvs
+                .iter_mut()
+                .filter(|k| k.0 == "qwen35.block_count")
+                .for_each(|k| k.1 = MetaValue::U32(n)),
+            None => kvs.retain(|k| k.0 != "qwen35.block_count"),
+        })
+    };
+    let named = PackOptions {
+        profile: Some("bonsai-nano".into()),
+        ..Default::default()
+    };
+    for (what, g) in [
+        ("absent", set_blocks(None)),
+        ("held count", set_blocks(Some(2))),
+    ] {
+        let a = pack_bytes(&g, &tpl, &PackOptions::default()).unwrap();
+        assert!(a == reference, "block_count {what}");
+        assert!(
+            pack_bytes(&g, &tpl, &named).unwrap() == reference,
+            "{what} --profile"
+        );
+    }
+    let cases: Vec<(&str, Vec<u8>, PackOptions, &str)> = vec![
+        (
+            "block_count neither",
+            set_blocks(Some(5)),
+            PackOptions::default(),
+            "block_count=Some(5)",
+        ),
+        (
+            "unknown --profile",
+            red.clone(),
+            PackOptions {
+                profile: Some("nope".into()),
+                ..Default::default()
+            },
+            "unknown profile 'nope'",
+        ),
+        (
+            "--profile of another shape",
+            red.clone(),
+            PackOptions {
+                profile: Some("bonsai-2-27b".into()),
+                ..Default::default()
+            },
+            "embedding_length",
+        ),
+        (
+            "--layers not held",
+            red.clone(),
+            PackOptions {
+                layers: Some(vec![1]),
+                ..Default::default()
+            },
+            "layer 1 is not in the GGUF",
+        ),
+        (
+            "no layer at all",
+            rewrite(&red, |_, ts| ts.retain(|t| !t.0.starts_with("blk."))),
+            named.clone(),
+            "no blk.N",
+        ),
+    ];
+    for (what, g, o, needle) in cases {
+        let e = pack_bytes(&g, &tpl, &o).unwrap_err();
+        assert_eq!(e.class, ErrorClass::PackProfile, "{what}: {e}");
+        assert!(e.to_string().contains(needle), "{what}: {e}");
+    }
+    // A layer beyond the profile is refused by synth and by the packer.
+    assert!(
+        write_model_layers(&p, TernaryType::Pq2_0, 2, Some(&[99]), Vec::new(), |_| {}).is_err()
+    );
+    let beyond = rewrite(&red, |_, ts| {
+        for t in ts.iter_mut().filter(|t| t.0.starts_with("blk.3.")) {
+            t.0 = t.0.replacen("blk.3.", "blk.99.", 1);
+        }
+    });
+    let e = pack_bytes(&beyond, &tpl, &named).unwrap_err();
+    assert_eq!(e.class, ErrorClass::PackProfile, "{e}");
+    assert!(e.to_string().contains("layer 99 is beyond"), "{e}");
+    // --layers filters what the reduced GGUF holds.
+    let only3 = PackOptions {
+        layers: Some(vec![3]),
+        ..Default::default()
+    };
+    let a = pack_bytes(&red, &tpl, &only3).unwrap();
+    let a = Artifact::parse(&a).unwrap();
+    assert!(a.object("text/layers/3/mlp/down").is_ok());
+    assert!(a.object("text/layers/0/mlp/down").is_err());
 }

@@ -63,6 +63,8 @@ impl Fixture {
             dump: Some(emb),
             oracle_dump: Some(orc),
             oracle_object: None,
+            profile: None,
+            dump_format: None,
         }
     }
 }
@@ -88,7 +90,7 @@ fn healthy_nano_artifacts_pass_every_gate_with_nothing_skipped() {
         let (e, o) = fx.dumps("healthy");
         let r = fx.run("", &fx.artifact, fx.full(&e, &o));
         assert!(r.ok(), "{}", report::text(&r));
-        assert_eq!(r.count(Status::Pass), 9, "{}", report::text(&r));
+        assert_eq!(r.count(Status::Pass), 10, "{}", report::text(&r));
         assert_eq!(r.count(Status::Skip), 0);
         snap(&format!("healthy_{}", fx.tag), &r);
     }
@@ -285,4 +287,107 @@ fn cli_exit_codes_are_0_pass_1_fail_2_usage() {
         src.as_os_str(),
     ]);
     assert_eq!(missing.status.code(), Some(2));
+}
+
+/// A reduced model (layers 0 and 3 of the profile's shape) packs, unpacks byte-identically and
+/// verifies with every gate over exactly the layers it holds; mutants of it still fail.
+#[test]
+fn a_reduced_model_packs_unpacks_and_verifies() {
+    let p = profile("bonsai-nano").unwrap();
+    let ty = model::TernaryType::Pq2_0;
+    let gguf = model::write_model_layers(&p, ty, 0, Some(&[3, 0]), Vec::new(), |_| {}).unwrap();
+    let full = model::model_bytes(&p, ty, 0).unwrap();
+    assert!(gguf.len() < full.len());
+    let tpl = template::template_bytes(&p).unwrap();
+    let art = pack_bytes(&gguf, &tpl, &PackOptions::default()).unwrap();
+    let a = Artifact::parse(&art).unwrap();
+    assert_eq!(verify::artifact_layers(&a), vec![0, 3]);
+    let g = ninfer_ternary::gguf::parse(&gguf, ninfer_ternary::gguf::Mode::Strict).unwrap();
+    let proof = ninfer_ternary::pack::unpack::prove(&g, &a).unwrap();
+    assert!(!proof.is_empty() && proof.iter().all(|r| r.identical));
+    // Every held layer's objects are the full model's objects byte for byte.
+    let fa_bytes = pack_bytes(&full, &tpl, &PackOptions::default()).unwrap();
+    let fa = Artifact::parse(&fa_bytes).unwrap();
+    for o in &a.directory.objects {
+        let fo = fa.object(&o.name).unwrap();
+        assert!(a.object_bytes(o) == fa.object_bytes(fo), "{}", o.name);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    dumps::write_reference(&a, &dir.path().join("d"), None, 0, Default::default()).unwrap();
+    let (e, o) = (dir.path().join("d/embedding"), dir.path().join("d/oracles"));
+    let opts = Options {
+        template: Some(&tpl),
+        sweep: true,
+        dump: Some(&e),
+        oracle_dump: Some(&o),
+        oracle_object: None,
+        profile: Some("bonsai-nano"),
+        dump_format: None,
+    };
+    let r = verify::verify("reduced", &art, "reduced.gguf", &gguf, opts).unwrap();
+    assert!(r.ok(), "{}", report::text(&r));
+    assert_eq!(r.count(Status::Pass), 10, "{}", report::text(&r));
+    let sweep = r
+        .findings
+        .iter()
+        .find(|f| f.step == "row_order_sweep")
+        .unwrap();
+    assert!(sweep.detail.starts_with("2/2 layers"), "{}", sweep.detail);
+    for (kind, gate) in [
+        ("dense-one-ulp", "dense_values"),
+        ("swap-two-rows", "row_order"),
+    ] {
+        let m = mutate::mutate_bytes(&art, kind).unwrap();
+        let r = verify::verify("m", &m, "reduced.gguf", &gguf, opts).unwrap();
+        assert!(
+            r.failed_steps().contains(&gate.to_string()),
+            "{kind}: {}",
+            report::text(&r)
+        );
+    }
+    // The full GGUF against the reduced artifact: the missing layers fail inspect.
+    let r = verify::verify("reduced", &art, "full.gguf", &full, opts).unwrap();
+    assert!(r.failed_steps().contains(&"inspect".to_string()));
+}
+
+/// The engine's embedding dump file (bf16, token-major under [hidden, T] extents) is read
+/// directly: a correct dump (T = 8) passes, the transposed one (k*T + t) fails as row-major,
+/// and a truncated file is a usage error naming the expected size.
+#[test]
+fn engine_format_embedding_dumps_pass_and_the_transposed_one_fails() {
+    let fx = Fixture::new(model::TernaryType::Ptq1_0);
+    let a = Artifact::parse(&fx.artifact).unwrap();
+    let good = fx.dir.path().join("embedding.T8.bin");
+    let bad = fx.dir.path().join("transposed.T8.bin");
+    dumps::write_engine_embedding(&a, &good, None, false).unwrap();
+    dumps::write_engine_embedding(&a, &bad, None, true).unwrap();
+    let run = |dump: &Path, format: Option<&'static str>| {
+        let opts = Options {
+            template: Some(&fx.template),
+            dump: Some(dump),
+            dump_format: format,
+            ..Default::default()
+        };
+        verify::verify("a", &fx.artifact, "g", &fx.gguf, opts)
+    };
+    for format in [None, Some("engine")] {
+        let r = run(&good, format).unwrap();
+        let e = r.findings.iter().find(|f| f.step == "embedding").unwrap();
+        assert_eq!(e.status, Status::Pass, "{}", report::text(&r));
+        assert!(e.detail.contains("engine bf16 dump"), "{}", e.detail);
+        let r = run(&bad, format).unwrap();
+        let e = r.findings.iter().find(|f| f.step == "embedding").unwrap();
+        assert_eq!(e.status, Status::Fail, "{}", report::text(&r));
+        assert!(e.detail.contains("row-major"), "{}", e.detail);
+    }
+    // A native directory named as engine, and a truncated engine file, are refused clearly.
+    let (native, _) = fx.dumps("healthy");
+    let r = run(&native, Some("engine")).unwrap();
+    assert_eq!(r.failed_steps(), vec!["embedding".to_string()]);
+    let cut = fx.dir.path().join("cut.bin");
+    let b = std::fs::read(&good).unwrap();
+    std::fs::write(&cut, &b[..b.len() - 2]).unwrap();
+    let r = run(&cut, None).unwrap();
+    let e = r.findings.iter().find(|f| f.step == "embedding").unwrap();
+    assert!(e.detail.contains("expected"), "{}", e.detail);
 }

@@ -102,6 +102,8 @@ pub fn check_pack(data: &[u8]) {
         dump: None,
         oracle_dump: None,
         oracle_object: None,
+        profile: None,
+        dump_format: None,
     };
     // Edits can make the source implausible (e.g. a NaN scale): then payload_order may fail
     // legitimately. Every structural gate must pass.

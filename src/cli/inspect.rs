@@ -1,7 +1,7 @@
 //! `inspect FILE`: detects GGUF or .ninfer by magic and prints what is inside.
 
 use crate::geometry::Plane;
-use crate::ninfer::{Artifact, ObjectView};
+use crate::ninfer::{Artifact, ObjectBody, ObjectView};
 use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
@@ -15,7 +15,9 @@ pub fn run(path: &Path, as_json: bool, mode: &str) -> anyhow::Result<ExitCode> {
     super::inspect_gguf::run(path, &map, as_json, mode)
 }
 
-fn ninfer(path: &Path, bytes: &[u8], as_json: bool) -> anyhow::Result<ExitCode> {
+/// The `--json` description of a container: identity, layout and every object (tensor format,
+/// layout, shape, row-split geometry; resource encoding).
+pub fn ninfer_json(path: &Path, bytes: &[u8]) -> anyhow::Result<serde_json::Value> {
     let a = Artifact::parse(bytes)?;
     let mut objects = Vec::new();
     for o in &a.directory.objects {
@@ -25,21 +27,29 @@ fn ninfer(path: &Path, bytes: &[u8], as_json: bool) -> anyhow::Result<ExitCode> 
             j["layout"] = json!(l);
             j["shape"] = json!(o.shape());
         }
+        if let ObjectBody::Resource { encoding } = &o.body {
+            j["encoding"] = json!(encoding);
+        }
         if let ObjectView::RowSplit(v) = a.view(&o.name)? {
             j["geometry"] = serde_json::to_value(v.geom)?;
         }
         objects.push(j);
     }
-    let summary = json!({
+    Ok(json!({
         "file": path.display().to_string(), "container": "ninfer v2", "bytes": bytes.len(),
         "json_bytes": a.json_bytes, "payload_offset": a.payload_offset, "payload_bytes": a.payload_bytes(),
         "identity": {"model_id": a.directory.identity.model_id, "weights_id": a.directory.identity.weights_id},
         "objects": objects,
-    });
+    }))
+}
+
+fn ninfer(path: &Path, bytes: &[u8], as_json: bool) -> anyhow::Result<ExitCode> {
     if as_json {
+        let summary = ninfer_json(path, bytes)?;
         println!("{}", serde_json::to_string_pretty(&summary)?);
         return Ok(ExitCode::SUCCESS);
     }
+    let a = Artifact::parse(bytes)?;
     println!("{}: .ninfer v2, {} bytes", path.display(), bytes.len());
     println!(
         "  identity: model_id={} weights_id={}",
@@ -65,7 +75,15 @@ fn ninfer(path: &Path, bytes: &[u8], as_json: bool) -> anyhow::Result<ExitCode> 
             ),
             None => println!(
                 "  {:<48} {:<20} {:<24} {:<16} off={:<12} bytes={}",
-                o.name, "resource", "raw-bytes-v1", "", o.offset, o.bytes
+                o.name,
+                "resource",
+                match &o.body {
+                    ObjectBody::Resource { encoding } => encoding.as_str(),
+                    _ => "",
+                },
+                "",
+                o.offset,
+                o.bytes
             ),
         }
         if let ObjectView::RowSplit(v) = a.view(&o.name)? {
@@ -77,4 +95,38 @@ fn ninfer(path: &Path, bytes: &[u8], as_json: bool) -> anyhow::Result<ExitCode> 
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ninfer::{plan, Identity, PlannedObject};
+
+    #[test]
+    fn json_names_every_resource_encoding() {
+        let id = Identity {
+            model_id: "m".into(),
+            weights_id: "w".into(),
+        };
+        let enc = crate::spec::get().container.directory.resource_encodings[0].clone();
+        let dir = plan(
+            id,
+            vec![PlannedObject {
+                name: "r".into(),
+                body: ObjectBody::Resource {
+                    encoding: enc.clone(),
+                },
+                resource_bytes: 3,
+            }],
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        crate::ninfer::writer::write_to(&mut out, &dir, |_, _, w| {
+            w.write_all(b"abc").map_err(crate::fsio::write_err("t"))
+        })
+        .unwrap();
+        let j = ninfer_json(Path::new("x.ninfer"), &out).unwrap();
+        assert_eq!(j["objects"][0]["encoding"], json!(enc));
+        assert_eq!(j["objects"][0]["kind"], json!("resource"));
+    }
 }

@@ -76,6 +76,9 @@ enum Command {
         format: String,
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Only these layers (comma-separated): a reduced test model of the profile's shape.
+        #[arg(long)]
+        layers: Option<String>,
         #[arg(short, long)]
         output: PathBuf,
         #[arg(long)]
@@ -100,9 +103,12 @@ enum Command {
         template: Option<PathBuf>,
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// Produce only these layers (comma-separated); other layer objects are left out.
+        /// Produce only these layers (comma-separated, a filter over the layers the GGUF holds).
         #[arg(long)]
         layers: Option<String>,
+        /// The model profile by name (reduced GGUFs whose hparams do not identify it).
+        #[arg(long)]
+        profile: Option<String>,
         /// Pre-flight only: geometry, byte round trip, decode equality, scale plausibility.
         #[arg(long)]
         check: bool,
@@ -214,9 +220,15 @@ enum Command {
         /// Run the row-order sections over every layer of the profile.
         #[arg(long)]
         sweep: bool,
-        /// Embedding activation dump directory (opens the embedding gate).
+        /// The model profile by name (reduced GGUFs whose hparams do not identify it).
+        #[arg(long)]
+        profile: Option<String>,
+        /// Embedding activation dump: a native directory or the engine's dump file (opens the embedding gate).
         #[arg(long)]
         dump: Option<PathBuf>,
+        /// engine (the engine's bf16 embedding dump file) or native (manifest directory); default by file/directory.
+        #[arg(long = "dump-format")]
+        dump_format: Option<String>,
         /// Kernel-oracle dump directory (opens the engine_oracles gate).
         #[arg(long = "oracle-dump")]
         oracle_dump: Option<PathBuf>,
@@ -253,6 +265,9 @@ enum Command {
         /// Seed of the oracle inputs x.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// native (embedding/ + oracles/ directories) or engine (the engine's bf16 embedding dump file DIR/embedding.T<N>.bin).
+        #[arg(long, default_value = "native")]
+        format: String,
         #[arg(long)]
         force: bool,
         /// host: f64 math on the CPU; cuda: the reference CUDA kernels on the GPU (feature `cuda`).
@@ -325,9 +340,10 @@ pub fn main() -> ExitCode {
             profile,
             format,
             seed,
+            layers,
             output,
             force,
-        } => synth_cmd::model(&profile, &format, seed, &output, force),
+        } => synth_cmd::model(&profile, &format, seed, layers.as_deref(), &output, force),
         Command::OracleGguf {
             seed,
             output,
@@ -338,6 +354,7 @@ pub fn main() -> ExitCode {
             template,
             output,
             layers,
+            profile,
             check,
             force,
         } => pack_cmd::pack(
@@ -345,6 +362,7 @@ pub fn main() -> ExitCode {
             template.as_deref(),
             output.as_deref(),
             layers.as_deref(),
+            profile.as_deref(),
             check,
             force,
         ),
@@ -431,7 +449,9 @@ pub fn main() -> ExitCode {
             gguf,
             template,
             sweep,
+            profile,
             dump,
+            dump_format,
             oracle_dump,
             oracle_object,
             json,
@@ -440,7 +460,9 @@ pub fn main() -> ExitCode {
             &gguf,
             template.as_deref(),
             sweep,
+            profile.as_deref(),
             dump.as_deref(),
+            dump_format.as_deref(),
             oracle_dump.as_deref(),
             oracle_object.as_deref(),
             json,
@@ -457,12 +479,18 @@ pub fn main() -> ExitCode {
             output,
             tokens,
             seed,
+            format,
             force,
             device,
         } => match device.as_str() {
-            "host" => {
-                verify_cmd::dump_reference(&artifact, &output, tokens.as_deref(), seed, force)
-            }
+            "host" => verify_cmd::dump_reference(
+                &artifact,
+                &output,
+                tokens.as_deref(),
+                seed,
+                &format,
+                force,
+            ),
             "cuda" => check_kernel::dump_reference_device(
                 &artifact,
                 &output,

@@ -8,11 +8,27 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
+/// `--layers 0,3` as layer numbers.
+pub fn parse_layers(layers: Option<&str>) -> anyhow::Result<Option<Vec<u64>>> {
+    layers
+        .map(|s| {
+            s.split(',')
+                .map(|x| {
+                    x.trim()
+                        .parse::<u64>()
+                        .with_context(|| format!("--layers: '{x}' is not a layer number"))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()
+        })
+        .transpose()
+}
+
 pub fn pack(
     gguf: &Path,
     template: Option<&Path>,
     output: Option<&Path>,
     layers: Option<&str>,
+    profile: Option<&str>,
     check: bool,
     force: bool,
 ) -> anyhow::Result<ExitCode> {
@@ -23,36 +39,22 @@ pub fn pack(
         template.context("--template is required (the groupwise-int template to map onto)")?;
     let output = output.context("-o/--output is required")?;
     super::check_output(output, force)?;
-    let layers = layers
-        .map(|s| {
-            s.split(',')
-                .map(|x| {
-                    x.trim()
-                        .parse::<u64>()
-                        .with_context(|| format!("--layers: '{x}' is not a layer number"))
-                })
-                .collect::<anyhow::Result<Vec<_>>>()
-        })
-        .transpose()?;
+    let layers = parse_layers(layers)?;
+    let opts = PackOptions {
+        layers,
+        profile: profile.map(str::to_string),
+    };
     let total = {
         let gm = crate::fsio::map_file(gguf)?;
         let tm = crate::fsio::map_file(template)?;
         let g = gguf::parse(&gm, Mode::Strict)?;
         let t = Artifact::parse(&tm)?;
-        let plan = pack::plan_pack(
-            &g,
-            &t,
-            &PackOptions {
-                layers: layers.clone(),
-            },
-        )?;
+        let plan = pack::plan_pack(&g, &t, &opts)?;
         crate::ninfer::writer::file_size(&plan.directory)
     };
     let bar = super::progress_bar(total, "pack");
     let t0 = Instant::now();
-    let dir = pack::pack_file(gguf, template, output, &PackOptions { layers }, &mut |n| {
-        bar.inc(n)
-    })?;
+    let dir = pack::pack_file(gguf, template, output, &opts, &mut |n| bar.inc(n))?;
     bar.finish_and_clear();
     let secs = t0.elapsed().as_secs_f64();
     let ternary = dir
@@ -210,7 +212,7 @@ pub fn demo(dir: &Path, profile: &str, seed: u64) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The demo's verifier step: reference dumps, all nine gates, and one mutation that must fail.
+/// The demo's verifier step: reference dumps, all ten gates, and one mutation that must fail.
 fn demo_verify(dir: &Path, artifact: &Path, src: &Path, tpl: &Path) -> anyhow::Result<bool> {
     use crate::verify::{self, Options};
     let t0 = Instant::now();
@@ -234,12 +236,14 @@ fn demo_verify(dir: &Path, artifact: &Path, src: &Path, tpl: &Path) -> anyhow::R
         dump: Some(&emb),
         oracle_dump: Some(&ora),
         oracle_object: None,
+        profile: None,
+        dump_format: None,
     };
     let (an, gn) = (verify::file_name(artifact), verify::file_name(src));
     let r = verify::verify(&an, &am, &gn, &gm, opts())?;
     use crate::verify::findings::Status;
     println!(
-        "verify     {} passed, {} failed, {} skipped (all nine gates, reference dumps){:>14.3}s",
+        "verify     {} passed, {} failed, {} skipped (all ten gates, reference dumps){:>14.3}s",
         r.count(Status::Pass),
         r.count(Status::Fail),
         r.count(Status::Skip),

@@ -25,18 +25,22 @@ pub fn model(
     profile: &str,
     format: &str,
     seed: u64,
+    layers: Option<&str>,
     output: &Path,
     force: bool,
 ) -> anyhow::Result<ExitCode> {
-    use crate::synth::model::{write_model_file, writer_for, TernaryType};
+    use crate::synth::model::{write_model_file_layers, writer_for_layers, TernaryType};
     super::check_output(output, force)?;
     let p = super::profile(profile)?;
     let ty = TernaryType::parse(format)
         .ok_or_else(|| anyhow::anyhow!("--format {format}: expected pq2_0 or ptq1_0"))?;
-    let total = writer_for(&p, ty, seed)?.0.file_len()?;
+    let layers = super::pack_cmd::parse_layers(layers)?;
+    let total = writer_for_layers(&p, ty, seed, layers.as_deref())?
+        .0
+        .file_len()?;
     let bar = super::progress_bar(total, "synth");
     let t0 = std::time::Instant::now();
-    write_model_file(&p, ty, seed, output, |n| bar.inc(n))?;
+    write_model_file_layers(&p, ty, seed, layers.as_deref(), output, |n| bar.inc(n))?;
     bar.finish_and_clear();
     let secs = t0.elapsed().as_secs_f64();
     println!(

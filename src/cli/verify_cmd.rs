@@ -13,7 +13,9 @@ pub fn verify(
     gguf: &Path,
     template: Option<&Path>,
     sweep: bool,
+    profile: Option<&str>,
     dump: Option<&Path>,
+    dump_format: Option<&str>,
     oracle_dump: Option<&Path>,
     oracle_object: Option<&str>,
     json: bool,
@@ -22,7 +24,15 @@ pub fn verify(
     let am = crate::fsio::map_file(artifact)?;
     let gm = crate::fsio::map_file(gguf)?;
     let tm = template.map(crate::fsio::map_file).transpose()?;
-    for d in [dump, oracle_dump].into_iter().flatten() {
+    if let Some(d) = dump {
+        if !d.exists() {
+            anyhow::bail!(
+                "{} does not exist (an embedding dump file or directory)",
+                d.display()
+            );
+        }
+    }
+    if let Some(d) = oracle_dump {
         if !d.is_dir() {
             anyhow::bail!("{} is not a dump directory", d.display());
         }
@@ -33,6 +43,8 @@ pub fn verify(
         dump,
         oracle_dump,
         oracle_object,
+        profile,
+        dump_format,
     };
     let r = verify::verify(
         &verify::file_name(artifact),
@@ -55,6 +67,10 @@ pub fn verify(
             p as f64 / (1 << 20) as f64
         ))
     );
+    if let Ok(times) = verify::GATE_SECONDS.lock() {
+        let parts: Vec<String> = times.iter().map(|(s, t)| format!("{s} {t:.3}")).collect();
+        eprintln!("verify gate seconds: {}", parts.join(", "));
+    }
     Ok(if r.ok() {
         ExitCode::SUCCESS
     } else {
@@ -99,6 +115,7 @@ pub fn dump_reference(
     output: &Path,
     tokens: Option<&str>,
     seed: u64,
+    format: &str,
     force: bool,
 ) -> anyhow::Result<ExitCode> {
     super::check_output(output, force)?;
@@ -115,6 +132,25 @@ pub fn dump_reference(
         .transpose()?;
     let am = crate::fsio::map_file(artifact)?;
     let a = Artifact::parse(&am).map_err(|e| anyhow!("{e}"))?;
+    match format {
+        "native" => {}
+        "engine" => {
+            std::fs::create_dir_all(output)?;
+            let (ids, _, _) = verify::dumps::reference_embedding(&a, tokens.clone())?;
+            let path = output.join(format!("embedding.T{}.bin", ids.len()));
+            verify::dumps::write_engine_embedding(&a, &path, tokens, false)?;
+            println!(
+                "wrote the engine-format embedding dump (i32 T, hidden, count, ids, bf16 token-major) to {0}\n  verify {1} --gguf SRC --dump {0}",
+                path.display(),
+                artifact.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        "harness" => anyhow::bail!(
+            "--format harness (the rotation-harness directory) is not implemented yet; use native"
+        ),
+        other => anyhow::bail!("--format '{other}': expected native or engine"),
+    }
     verify::dumps::write_reference(&a, output, tokens, seed, Default::default())?;
     println!(
         "wrote reference dumps (f64 math, stored f32) to {0}/embedding and {0}/oracles\n  verify {1} --gguf SRC --dump {0}/embedding --oracle-dump {0}/oracles",

@@ -68,6 +68,11 @@ fn applies(p: &ModelProfile, set: LayerSet, l: u64) -> bool {
 /// The text objects produced by rules, in template order: globals that precede the layers
 /// (token_embedding), every layer, then the remaining globals.
 pub fn produced_objects(p: &ModelProfile) -> Vec<TargetObject> {
+    produced_objects_in(p, &(0..p.n_layers).collect::<Vec<_>>())
+}
+
+/// [`produced_objects`] of a reduced model holding only `layers` (ascending).
+pub fn produced_objects_in(p: &ModelProfile, layers: &[u64]) -> Vec<TargetObject> {
     let m = mapping();
     let mk = |r: &Rule, l: Option<u64>| TargetObject {
         name: at_layer(&r.target, l),
@@ -82,7 +87,7 @@ pub fn produced_objects(p: &ModelProfile) -> Vec<TargetObject> {
         .filter(|r| r.layers == LayerSet::Global)
         .collect();
     let mut out: Vec<TargetObject> = globals.iter().take(1).map(|r| mk(r, None)).collect();
-    for l in 0..p.n_layers {
+    for &l in layers {
         for r in m
             .rules
             .iter()
@@ -231,6 +236,11 @@ pub struct SynthTensor {
 
 /// The complete tensor list in GGUF order (globals first, then layer by layer).
 pub fn gguf_tensors(p: &ModelProfile) -> Vec<SynthTensor> {
+    gguf_tensors_in(p, &(0..p.n_layers).collect::<Vec<_>>())
+}
+
+/// [`gguf_tensors`] of a reduced model holding only `layers` (ascending).
+pub fn gguf_tensors_in(p: &ModelProfile, layers: &[u64]) -> Vec<SynthTensor> {
     let m = mapping();
     let mk = |t: &spec::GgufTensorSpec, l: Option<u64>| SynthTensor {
         name: at_layer(&t.name, l),
@@ -244,7 +254,7 @@ pub fn gguf_tensors(p: &ModelProfile) -> Vec<SynthTensor> {
         .filter(|t| t.layers == LayerSet::Global)
         .map(|t| mk(t, None))
         .collect();
-    for l in 0..p.n_layers {
+    for &l in layers {
         for t in &m.gguf_tensors {
             let yes = match t.layers {
                 LayerSet::Global => false,

@@ -1,6 +1,10 @@
 //! Non-ternary objects: norms (−1 or raw), head vectors (log(−a), tiled→grouped), head rows
 //! (BF16 rows tiled→grouped) and the conv1d channel permutation + transpose. Each returns the
 //! object's little-endian bytes in its ninfer format.
+//!
+//! Every transform is computed in f64 (exact for the shift of an f32) and rounded ONCE to the
+//! stored format: rounding an f32 intermediate again would double-round (issue: 29 a_log bytes of
+//! the 27B model were 1 ulp off with `ln` in f32).
 
 use super::source::floats;
 use crate::codec::direct::f32_to_bf16;
@@ -13,16 +17,33 @@ fn bf16_bytes(v: impl Iterator<Item = f32>) -> Vec<u8> {
     v.flat_map(|x| f32_to_bf16(x).to_le_bytes()).collect()
 }
 
+/// f64 → bf16, correctly rounded (nearest, ties to even). Round-to-odd to f32 first keeps the
+/// sticky information (f32 has 16 more significand bits than bf16), so the second, RNE rounding
+/// gives the same result as one rounding of the exact value.
+pub fn f64_to_bf16(x: f64) -> u16 {
+    if x.is_nan() {
+        return f32_to_bf16(f32::NAN);
+    }
+    let mut f = x as f32;
+    if f as f64 != x {
+        if (f as f64).abs() > x.abs() {
+            // Step toward zero: the truncated value (same sign; f is never 0 here).
+            f = f32::from_bits(f.to_bits() - 1);
+        }
+        f = f32::from_bits(f.to_bits() | 1);
+    }
+    f32_to_bf16(f)
+}
+
+fn bf16_bytes_f64(v: impl Iterator<Item = f64>) -> Vec<u8> {
+    v.flat_map(|x| f64_to_bf16(x).to_le_bytes()).collect()
+}
+
 /// `*norm.weight` → BF16 of (x − 1) (HF form) or of x (ssm_norm).
 pub fn norm(g: &Gguf<'_>, t: &TensorInfo<'_>, minus_one: bool) -> Result<Vec<u8>> {
     let v = floats(g, t)?;
-    Ok(bf16_bytes(v.into_iter().map(|x| {
-        if minus_one {
-            x - 1.0
-        } else {
-            x
-        }
-    })))
+    let shift = if minus_one { 1.0 } else { 0.0 };
+    Ok(bf16_bytes_f64(v.into_iter().map(|x| x as f64 - shift)))
 }
 
 /// A head vector: optional log(−a), then tiled→grouped; FP32 bytes.
@@ -48,7 +69,7 @@ pub fn head_vector(
             .enumerate()
             .map(|(i, &a)| {
                 if a < 0.0 {
-                    Ok((-a).ln())
+                    Ok((-(a as f64)).ln() as f32)
                 } else {
                     Err(Error::new(
                         ErrorClass::GgufTensorShape,
@@ -127,4 +148,31 @@ pub fn conv1d(p: &ModelProfile, g: &Gguf<'_>, t: &TensorInfo<'_>) -> Result<Vec<
         }
     }
     Ok(bf16_bytes(out.into_iter()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f64_to_bf16_rounds_once() {
+        // 1 + 2^-8 + 2^-30 lies just above the bf16 midpoint 1 + 2^-8: it must round up. Going
+        // through f32 with nearest rounding lands exactly on the midpoint and ties down to 1.0.
+        let x = 1.0 + 2f64.powi(-8) + 2f64.powi(-30);
+        assert_eq!(
+            f32_to_bf16(x as f32),
+            0x3f80,
+            "the double-rounding trap exists"
+        );
+        assert_eq!(f64_to_bf16(x), 0x3f81);
+        assert_eq!(f64_to_bf16(-x), 0xbf81);
+        // Exact midpoints still tie to even; representable values are unchanged.
+        assert_eq!(f64_to_bf16(1.0 + 2f64.powi(-8)), 0x3f80);
+        assert_eq!(f64_to_bf16(1.0 + 3.0 * 2f64.powi(-8)), 0x3f82);
+        assert_eq!(f64_to_bf16(-0.5), 0xbf00);
+        assert_eq!(f64_to_bf16(0.0), 0);
+        assert_eq!(f64_to_bf16(1e300), 0x7f80);
+        assert_eq!(f64_to_bf16(1e-300), 0);
+        assert_eq!(f64_to_bf16(f64::NAN), 0x7fc0);
+    }
 }

@@ -50,8 +50,10 @@ pub struct PackPlan {
 /// Options of `pack`.
 #[derive(Clone, Debug, Default)]
 pub struct PackOptions {
-    /// Produce only these layers' objects (others are left out of the artifact).
+    /// Produce only these layers' objects (a filter over the layers the GGUF holds).
     pub layers: Option<Vec<u64>>,
+    /// The profile by name (`--profile`), for reduced GGUFs whose hparams do not identify it.
+    pub profile: Option<String>,
 }
 
 fn template_err(field: impl Into<String>, detail: impl Into<String>) -> Error {
@@ -68,11 +70,22 @@ pub fn plan_pack(g: &Gguf<'_>, template: &Artifact<'_>, opts: &PackOptions) -> R
             format!("template weights_id is '{}'; the packer maps a '{}' template (an nvfp4 or ternary artifact is not a template)", tid.weights_id, m.weights_id.template),
         ));
     }
-    let profile = source::detect_profile(g)?;
+    let (profile, held) = source::resolve_profile(g, opts.profile.as_deref())?;
+    if let Some(keep) = &opts.layers {
+        if let Some(l) = keep.iter().find(|l| !held.contains(l)) {
+            return Err(Error::new(
+                ErrorClass::PackProfile,
+                "--layers",
+                format!("layer {l} is not in the GGUF (it holds layers {held:?})"),
+            ));
+        }
+    }
     let format = source::ternary_type(g)?;
     let (widths, signs) = source::hadamard_signs(g)?;
-    check_source_tensors(g, &profile, format)?;
-    let produced = produced_objects(&profile);
+    check_source_tensors(g, &profile, &held, format)?;
+    let produced = crate::mapping::produced_objects_in(&profile, &held);
+    // Objects of layers a reduced GGUF does not hold are left out like --layers leaves them out.
+    let all_produced = produced_objects(&profile);
     let mut objects = Vec::new();
     let mut jobs = Vec::new();
     for (ti, o) in template.directory.objects.iter().enumerate() {
@@ -86,6 +99,9 @@ pub fn plan_pack(g: &Gguf<'_>, template: &Artifact<'_>, opts: &PackOptions) -> R
             continue;
         }
         let Some(target) = produced.iter().find(|t| t.name == o.name) else {
+            if all_produced.iter().any(|t| t.name == o.name) {
+                continue;
+            }
             let section = o.name.split('/').nth(3).unwrap_or("");
             return Err(template_err(o.name.clone(), format!("unmapped {section} object '{}': no rule in spec/mapping.json produces it and it is not borrowed", o.name)));
         };
@@ -226,9 +242,10 @@ pub fn plan_pack(g: &Gguf<'_>, template: &Artifact<'_>, opts: &PackOptions) -> R
 fn check_source_tensors(
     g: &Gguf<'_>,
     profile: &ModelProfile,
+    layers: &[u64],
     format: &NumericFormat,
 ) -> Result<()> {
-    for want in crate::mapping::gguf_tensors(profile) {
+    for want in crate::mapping::gguf_tensors_in(profile, layers) {
         let t = g.require_tensor(&want.name)?;
         if t.dims() != want.ne.as_slice() {
             return Err(Error::at(

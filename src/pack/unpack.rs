@@ -4,7 +4,7 @@
 use super::rows::target_rows;
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::Gguf;
-use crate::mapping::produced_objects;
+use crate::mapping::produced_objects_in;
 use crate::ninfer::Artifact;
 use crate::planes::{append_row_blocks, BlockLayout};
 use crate::spec::Produce;
@@ -36,10 +36,11 @@ pub fn rebuild_each(
     a: &Artifact<'_>,
     mut sink: impl FnMut(&str, Vec<u8>) -> Result<()>,
 ) -> Result<()> {
-    let profile = super::source::detect_profile(g)?;
+    // A reduced GGUF rebuilds exactly the layers it holds.
+    let (profile, held) = super::source::resolve_profile(g, None)?;
     // For every (source tensor, source row): (object, target row).
     let mut back: BTreeMap<String, Vec<Option<(String, u64)>>> = BTreeMap::new();
-    for o in produced_objects(&profile) {
+    for o in produced_objects_in(&profile, &held) {
         let Some(Produce::TernaryRows { parts }) = o.rule.as_ref().map(|r| &r.produce) else {
             continue;
         };

@@ -255,6 +255,7 @@ mod tests {
                 "row_order_sweep",
                 "assembly",
                 "signs",
+                "dense_values",
                 "embedding",
                 "engine_oracles"
             ]

@@ -282,7 +282,37 @@ pub fn writer_for(
     ty: TernaryType,
     seed: u64,
 ) -> Result<(GgufWriter, Vec<SynthTensor>)> {
-    let tensors = tensor_list(p);
+    writer_for_layers(p, ty, seed, None)
+}
+
+/// [`writer_for`] of a reduced model holding only `layers` (a test model: the same metadata,
+/// block_count included, and each tensor byte-identical to the full model's, since every tensor
+/// is seeded by its name).
+pub fn writer_for_layers(
+    p: &ModelProfile,
+    ty: TernaryType,
+    seed: u64,
+    layers: Option<&[u64]>,
+) -> Result<(GgufWriter, Vec<SynthTensor>)> {
+    let tensors = match layers {
+        None => tensor_list(p),
+        Some(ls) => {
+            let mut ls = ls.to_vec();
+            ls.sort_unstable();
+            ls.dedup();
+            if let Some(l) = ls.iter().find(|&&l| l >= p.n_layers) {
+                return Err(Error::new(
+                    ErrorClass::PackProfile,
+                    "--layers",
+                    format!(
+                        "layer {l} is beyond profile {}'s {} layers",
+                        p.name, p.n_layers
+                    ),
+                ));
+            }
+            crate::mapping::gguf_tensors_in(p, &ls)
+        }
+    };
     let mut w = GgufWriter::new();
     for (k, v) in metadata(p, ty, seed, &tensors) {
         w.kv(&k, v);
@@ -306,9 +336,21 @@ pub fn write_model<W: Write>(
     ty: TernaryType,
     seed: u64,
     out: W,
+    progress: impl FnMut(u64),
+) -> Result<W> {
+    write_model_layers(p, ty, seed, None, out, progress)
+}
+
+/// Streams a full (`None`) or reduced model into `out`.
+pub fn write_model_layers<W: Write>(
+    p: &ModelProfile,
+    ty: TernaryType,
+    seed: u64,
+    layers: Option<&[u64]>,
+    out: W,
     mut progress: impl FnMut(u64),
 ) -> Result<W> {
-    let (w, tensors) = writer_for(p, ty, seed)?;
+    let (w, tensors) = writer_for_layers(p, ty, seed, layers)?;
     let mut s = w.stream(out)?;
     for t in &tensors {
         if t.kind == "ternary" {
@@ -340,9 +382,21 @@ pub fn write_model_file(
     path: &Path,
     progress: impl FnMut(u64),
 ) -> Result<()> {
+    write_model_file_layers(p, ty, seed, None, path, progress)
+}
+
+/// [`write_model_file`] of a full (`None`) or reduced model.
+pub fn write_model_file_layers(
+    p: &ModelProfile,
+    ty: TernaryType,
+    seed: u64,
+    layers: Option<&[u64]>,
+    path: &Path,
+    progress: impl FnMut(u64),
+) -> Result<()> {
     crate::fsio::write_atomic(
         path,
-        |w| write_model(p, ty, seed, w, progress).map(|_| ()),
+        |w| write_model_layers(p, ty, seed, layers, w, progress).map(|_| ()),
         |tmp| {
             let map = crate::fsio::map_file(tmp)?;
             crate::gguf::parse(&map, crate::gguf::Mode::Strict).map(|_| ())

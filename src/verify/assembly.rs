@@ -251,7 +251,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut control_name = String::new();
     for a in &spec.audits {
         let l = match &a.layer {
-            Some(w) => Some(super::named_layer(&ctx.profile, w)?),
+            Some(w) => Some(super::named_layer(&ctx.profile, &ctx.layers, w)?),
             None => None,
         };
         let r = resolve(ctx, a, l)?;

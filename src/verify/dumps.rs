@@ -296,6 +296,58 @@ pub fn default_tokens(vocab: u64, t: usize) -> Vec<u64> {
     v
 }
 
+/// The reference embedding activations of `tokens` (default: spread over the vocabulary):
+/// (tokens, hidden, h token-major), h = s ⊙ (H · z) in f64.
+pub fn reference_embedding(
+    a: &Artifact<'_>,
+    tokens: Option<Vec<u64>>,
+) -> Result<(Vec<u64>, usize, Vec<f64>)> {
+    let p = super::profile_for_artifact(a)?;
+    let format = super::artifact_format(a).ok_or_else(|| anyhow!("no ternary object"))?;
+    let blocks = super::rows::Blocks::for_format(format)?;
+    let rot = Rotation::from_artifact(a, &p)?;
+    let tokens =
+        tokens.unwrap_or_else(|| default_tokens(p.vocab, dumps().embedding.default_tokens));
+    if let Some(&bad) = tokens.iter().find(|&&t| t >= p.vocab) {
+        bail!("token {bad} is outside the vocabulary ({})", p.vocab);
+    }
+    let mut rows = ArtifactRows::new(
+        a.row_split("text/token_embedding")
+            .map_err(|e| anyhow!("{e}"))?,
+        blocks,
+    )?;
+    let k = rows.view.geom.k as usize;
+    let mut h = Vec::with_capacity(k * tokens.len());
+    for &id in &tokens {
+        h.extend(inverse(&rot, &rows.decode(id)?, Variant::Documented)?);
+    }
+    Ok((tokens, k, h))
+}
+
+/// Writes the engine-format embedding dump (spec/dumps.json `engine_embedding`) to `path`
+/// atomically; `transposed` writes the layout bug (k*T + t) for negative controls.
+pub fn write_engine_embedding(
+    a: &Artifact<'_>,
+    path: &Path,
+    tokens: Option<Vec<u64>>,
+    transposed: bool,
+) -> Result<()> {
+    let (ids, k, h) = reference_embedding(a, tokens)?;
+    let bytes = super::engine_dump::write(&ids, k, &h, transposed);
+    crate::fsio::write_atomic(
+        path,
+        |w| std::io::Write::write_all(w, &bytes).map_err(crate::fsio::write_err("engine dump")),
+        |tmp| {
+            let b = std::fs::read(tmp)
+                .map_err(|e| crate::Error::io(crate::ErrorClass::IoWrite, tmp, e))?;
+            super::engine_dump::parse(&b).map(|_| ()).map_err(|e| {
+                crate::Error::new(crate::ErrorClass::IoWrite, "engine dump", e.to_string())
+            })
+        },
+    )
+    .map_err(|e| anyhow!("{e}"))
+}
+
 /// Writes `DIR/embedding` and `DIR/oracles` reference dumps computed from the artifact.
 pub fn write_reference(
     a: &Artifact<'_>,
@@ -369,7 +421,7 @@ pub fn write_reference(
     std::fs::create_dir_all(&odir)?;
     let mut cases = Vec::new();
     for rc in &spec.kernel_oracles.required_cases {
-        let object = super::resolve_name(&p, &rc.object, None)?;
+        let object = super::resolve_name(&p, &super::artifact_layers(a), &rc.object, None)?;
         let mut rows = open(&object)?;
         let (n, k) = (rows.n() as usize, rows.view.geom.k as usize);
         let t = rc.tokens;

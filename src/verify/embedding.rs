@@ -8,28 +8,56 @@ use super::dumps::{
 };
 use super::{read_dump_file, Ctx, Finding};
 use crate::spec::gates;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+
+/// Which dump format `--dump` holds: `--dump-format` when given, else a file is the engine's
+/// embedding dump and a directory is this suite's native format (manifest.json + arrays).
+pub fn dump_format(path: &Path, named: Option<&str>) -> Result<&'static str> {
+    match named {
+        Some("engine") => Ok("engine"),
+        Some("native") => Ok("native"),
+        Some("harness") => bail!("--dump-format harness is a kernel-oracle format (rotation harness), not an embedding dump"),
+        Some(other) => bail!("--dump-format '{other}': expected engine or native"),
+        None if path.is_file() => Ok("engine"),
+        None => Ok("native"),
+    }
+}
 
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let Some(dir) = ctx.opts.dump else {
         return Ok(super::skip_naming("embedding"));
     };
     let th = &gates().thresholds;
-    let m: EmbeddingManifest = dumps::read_manifest(dir, &crate::spec::dumps().embedding.manifest)?;
-    dumps::check_header("embedding", &m.kind, m.format_version, &m.dtype, &m.layout)?;
+    let format = dump_format(dir, ctx.opts.dump_format)?;
     let mut f = Finding::new("embedding");
     let object = ctx.name(&gates().embedding.object, None)?;
-    if m.object != object {
-        bail!("dump is of {}, the gate checks {object}", m.object);
-    }
     let mut rows = ctx.artifact_rows(&object)?;
     let k = rows.view.geom.k as usize;
-    if m.k != k {
-        bail!("dump k = {}, {object} has k = {k}", m.k);
-    }
-    let t = m.tokens;
-    let ids = read_i32s(&read_dump_file(dir, &m.tokens_file)?, &m.tokens_file, t)?;
-    let h = read_f32s(&read_dump_file(dir, &m.h_file)?, &m.h_file, k * t)?;
+    // (T, ids, h) with h token-major in both formats (h[t*K + k]).
+    let (t, ids, h) = if format == "engine" {
+        let d = super::engine_dump::parse(
+            &std::fs::read(dir).with_context(|| format!("{}", dir.display()))?,
+        )?;
+        if d.hidden != k {
+            bail!("engine dump hidden = {}, {object} has k = {k}", d.hidden);
+        }
+        (d.tokens, d.ids, d.h)
+    } else {
+        let m: EmbeddingManifest =
+            dumps::read_manifest(dir, &crate::spec::dumps().embedding.manifest)?;
+        dumps::check_header("embedding", &m.kind, m.format_version, &m.dtype, &m.layout)?;
+        if m.object != object {
+            bail!("dump is of {}, the gate checks {object}", m.object);
+        }
+        if m.k != k {
+            bail!("dump k = {}, {object} has k = {k}", m.k);
+        }
+        let t = m.tokens;
+        let ids = read_i32s(&read_dump_file(dir, &m.tokens_file)?, &m.tokens_file, t)?;
+        let h = read_f32s(&read_dump_file(dir, &m.h_file)?, &m.h_file, k * t)?;
+        (t, ids, h)
+    };
     let mut distinct = ids.clone();
     distinct.sort();
     distinct.dedup();
@@ -95,7 +123,12 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let ok = ok_doc && rm_caught && sb_caught && problems.is_empty();
     f.set_ok(ok);
     f.detail = if ok {
-        format!("h = s ⊙ (H · z) matches over {used} tokens (token-major, T = {t})")
+        let what = if format == "engine" {
+            "engine bf16 dump, token-major"
+        } else {
+            "token-major"
+        };
+        format!("h = s ⊙ (H · z) matches over {used} tokens ({what}, T = {t})")
     } else if !rm_caught && !ok_doc {
         "the dump is row-major (element (k,t) at k*T+t); the format is token-major (t*K+k)".into()
     } else if !ok_doc {

@@ -2,7 +2,7 @@
 //! identity, and every object the mapping produces present with the mapped format/layout/shape.
 
 use super::{Ctx, Finding};
-use crate::mapping::produced_objects;
+use crate::mapping::produced_objects_in;
 use crate::spec::{mapping, Produce};
 use anyhow::Result;
 
@@ -29,7 +29,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut wrong = 0u64;
     let mut ternary = 0u64;
     let mut want: Vec<(String, Vec<u64>, String, &str)> = Vec::new();
-    for o in produced_objects(&ctx.profile) {
+    for o in produced_objects_in(&ctx.profile, &ctx.layers) {
         let rule = o.rule.as_ref().expect("produced objects have rules");
         let (fmt, layout) = match &rule.produce {
             Produce::TernaryRows { .. } => (ctx.format.name.clone(), "row-split-k128-v1"),

@@ -1,4 +1,4 @@
-//! The verifier: seven gates over a packed folded-ternary `.ninfer` artifact and its source GGUF
+//! The verifier: ten gates over a packed folded-ternary `.ninfer` artifact and its source GGUF
 //! (spec/verifier.md#gates, `spec/gates.json`). Format-generic: geometry always from
 //! `row_split_geometry`, block layout from the spec's plane slices, dimensions from the profile.
 //!
@@ -6,8 +6,10 @@
 //! every invocation; a control that survives fails the gate.
 
 pub mod assembly;
+pub mod dense;
 pub mod dumps;
 pub mod embedding;
+pub mod engine_dump;
 pub mod findings;
 pub mod heap;
 pub mod inspect;
@@ -43,6 +45,10 @@ pub struct Options<'p> {
     pub oracle_dump: Option<&'p Path>,
     /// Restrict `engine_oracles` to the cases of this object.
     pub oracle_object: Option<&'p str>,
+    /// The model profile by name (`--profile`; reduced GGUFs whose hparams do not identify it).
+    pub profile: Option<&'p str>,
+    /// `--dump-format engine|native` (default: a file is the engine's dump, a directory native).
+    pub dump_format: Option<&'p str>,
 }
 
 /// Everything a gate needs.
@@ -51,17 +57,25 @@ pub struct Ctx<'a> {
     pub g: &'a Gguf<'a>,
     pub template: Option<&'a Artifact<'a>>,
     pub profile: ModelProfile,
+    /// The layers the source GGUF holds (all of the profile's, or a reduced model's subset):
+    /// the artifact must hold exactly these.
+    pub layers: Vec<u64>,
     pub format: &'static NumericFormat,
     pub blocks: Blocks,
     pub opts: Options<'a>,
 }
 
-/// First GDN layer, first attention layer, last GDN layer of a profile.
-pub fn named_layer(p: &ModelProfile, which: &str) -> Result<u64> {
-    let gdn: Vec<u64> = (0..p.n_layers)
+/// First GDN layer, first attention layer, last GDN layer among `layers` (the profile's, or
+/// those a reduced model holds).
+pub fn named_layer(p: &ModelProfile, layers: &[u64], which: &str) -> Result<u64> {
+    let gdn: Vec<u64> = layers
+        .iter()
+        .copied()
         .filter(|&l| !p.is_attention_layer(l))
         .collect();
-    let att: Vec<u64> = (0..p.n_layers)
+    let att: Vec<u64> = layers
+        .iter()
+        .copied()
         .filter(|&l| p.is_attention_layer(l))
         .collect();
     match which {
@@ -70,16 +84,41 @@ pub fn named_layer(p: &ModelProfile, which: &str) -> Result<u64> {
         "first_attention" => att.first().copied(),
         _ => None,
     }
-    .ok_or_else(|| anyhow!("profile {} has no layer '{which}'", p.name))
+    .ok_or_else(|| {
+        anyhow!(
+            "profile {} has no layer '{which}' among layers {layers:?}",
+            p.name
+        )
+    })
+}
+
+/// The layer indices an artifact holds (`text/layers/N/...` objects), ascending.
+pub fn artifact_layers(a: &Artifact<'_>) -> Vec<u64> {
+    let mut out: Vec<u64> = a
+        .directory
+        .objects
+        .iter()
+        .filter_map(|o| {
+            o.name
+                .strip_prefix("text/layers/")?
+                .split('/')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Substitutes `{first_gdn}`, `{first_attention}`, `{last_gdn}` and `{l}` in a spec name.
-pub fn resolve_name(p: &ModelProfile, s: &str, l: Option<u64>) -> Result<String> {
+pub fn resolve_name(p: &ModelProfile, layers: &[u64], s: &str, l: Option<u64>) -> Result<String> {
     let mut out = s.to_string();
     for w in ["first_gdn", "first_attention", "last_gdn"] {
         let key = format!("{{{w}}}");
         if out.contains(&key) {
-            out = out.replace(&key, &named_layer(p, w)?.to_string());
+            out = out.replace(&key, &named_layer(p, layers, w)?.to_string());
         }
     }
     if let Some(l) = l {
@@ -119,7 +158,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn name(&self, s: &str, l: Option<u64>) -> Result<String> {
-        resolve_name(&self.profile, s, l)
+        resolve_name(&self.profile, &self.layers, s, l)
     }
 }
 
@@ -163,8 +202,8 @@ pub fn verify(
     opts: Options<'_>,
 ) -> Result<Report> {
     let g = gguf::parse(gguf_bytes, Mode::Strict).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
-    let profile =
-        crate::pack::source::detect_profile(&g).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
+    let (profile, layers) = crate::pack::source::resolve_profile(&g, opts.profile)
+        .map_err(|e| anyhow!("{gguf_name}: {e}"))?;
     let gformat = crate::pack::source::ternary_type(&g).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
     let template = match opts.template {
         Some(t) => Some(Artifact::parse(t).map_err(|e| anyhow!("template: {e}"))?),
@@ -207,6 +246,7 @@ pub fn verify(
         g: &g,
         template: template.as_ref(),
         profile,
+        layers,
         format: gformat,
         blocks,
         opts,
@@ -215,12 +255,24 @@ pub fn verify(
     Ok(report)
 }
 
+/// Wall seconds per gate of the last `run_gates` (for the CLI's stderr stats; never in reports,
+/// which stay deterministic).
+pub static GATE_SECONDS: std::sync::Mutex<Vec<(String, f64)>> = std::sync::Mutex::new(Vec::new());
+
 fn guarded(step: &str, f: impl FnOnce() -> Result<Finding>) -> Finding {
-    f().unwrap_or_else(|e| Finding::fail(step, format!("{e:#}")))
+    let t0 = std::time::Instant::now();
+    let out = f().unwrap_or_else(|e| Finding::fail(step, format!("{e:#}")));
+    if let Ok(mut v) = GATE_SECONDS.lock() {
+        v.push((step.to_string(), t0.elapsed().as_secs_f64()));
+    }
+    out
 }
 
-/// The nine steps in spec order.
+/// The ten steps in spec order.
 pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
+    if let Ok(mut v) = GATE_SECONDS.lock() {
+        v.clear();
+    }
     let mut out = Vec::new();
     for s in &spec::gates().steps {
         let key = s.step.as_str();
@@ -232,6 +284,7 @@ pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
             "row_order_sweep" => guarded(key, || row_order::sweep(ctx)),
             "assembly" => guarded(key, || assembly::run(ctx)),
             "signs" => guarded(key, || signs::run(ctx)),
+            "dense_values" => guarded(key, || dense::run(ctx)),
             "embedding" => guarded(key, || embedding::run(ctx)),
             "engine_oracles" => guarded(key, || oracles::run(ctx)),
             other => Finding::fail(other, "no implementation for this step"),

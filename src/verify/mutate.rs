@@ -5,7 +5,7 @@
 
 use super::dumps::{write_reference, DumpFaults};
 use super::rows::{ArtifactRows, Blocks};
-use super::{profile_for_artifact, resolve_name, rules};
+use super::{artifact_layers, profile_for_artifact, resolve_name, rules};
 use crate::geometry::Plane;
 use crate::ninfer::{plan, Artifact, Directory, PlannedObject};
 use crate::spec::{gates, mapping, MutationSpec};
@@ -56,7 +56,7 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
     let object = m
         .object
         .as_ref()
-        .map(|o| resolve_name(&p, o, None))
+        .map(|o| resolve_name(&p, &artifact_layers(a), o, None))
         .transpose()?;
     let mut identity = a.directory.identity.clone();
     let mut drop: Option<String> = None;
@@ -130,6 +130,19 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
                 .to_vec();
             let v = f32::from_le_bytes(b[0..4].try_into().expect("4"));
             b[0..4].copy_from_slice(&(-v).to_le_bytes());
+            replace = Some((name, b));
+        }
+        "dense-one-ulp" => {
+            let name = obj()?;
+            let mut b = a
+                .object_bytes(a.object(&name).map_err(|e| anyhow!("{e}"))?)
+                .to_vec();
+            if b.len() < 4 {
+                bail!("{name} holds no FP32 value");
+            }
+            let v = u32::from_le_bytes(b[0..4].try_into().expect("4"));
+            // Away from zero by one ulp (bits + 1 keeps the sign; never reaches NaN for a finite log).
+            b[0..4].copy_from_slice(&v.wrapping_add(1).to_le_bytes());
             replace = Some((name, b));
         }
         "wrong-hadamard-widths" => {

@@ -2,7 +2,7 @@
 
 use super::rows::fp64;
 use super::{skip_naming, Ctx, Finding};
-use crate::mapping::{is_borrowed, produced_objects};
+use crate::mapping::{is_borrowed, produced_objects_in};
 use crate::spec::mapping;
 use anyhow::Result;
 
@@ -40,7 +40,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         .filter(|o| is_borrowed(&o.name) && t.directory.find(&o.name).is_none())
         .map(|o| o.name.clone())
         .collect();
-    let lacking: Vec<String> = produced_objects(&ctx.profile)
+    let lacking: Vec<String> = produced_objects_in(&ctx.profile, &ctx.layers)
         .into_iter()
         .filter(|o| t.directory.find(&o.name).is_none())
         .map(|o| o.name)

@@ -115,7 +115,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut passed = 0;
     let (mut dup, mut miss) = (0u64, 0u64);
     for which in [&spec.gdn_layer, &spec.attention_layer] {
-        let l = named_layer(&ctx.profile, which)?;
+        let l = named_layer(&ctx.profile, &ctx.layers, which)?;
         for s in layer_sections(ctx, l, &mut cache)? {
             total += 1;
             if s.ok {
@@ -132,10 +132,13 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         .num("sections_passed", passed)
         .num("duplicated", dup)
         .num("missing", miss)
-        .num("gdn_layer", named_layer(&ctx.profile, &spec.gdn_layer)?)
+        .num(
+            "gdn_layer",
+            named_layer(&ctx.profile, &ctx.layers, &spec.gdn_layer)?,
+        )
         .num(
             "attention_layer",
-            named_layer(&ctx.profile, &spec.attention_layer)?,
+            named_layer(&ctx.profile, &ctx.layers, &spec.attention_layer)?,
         );
     f.set_ok(passed == total);
     f.detail = format!("{passed}/{total} sections hold the documented rule row by row");
@@ -148,10 +151,10 @@ pub fn sweep(ctx: &Ctx<'_>) -> Result<Finding> {
     }
     let mut f = Finding::new("row_order_sweep");
     let mut cache = FpCache::default();
-    let n = ctx.profile.n_layers;
+    let n = ctx.layers.len() as u64;
     let (mut layers_ok, mut sections, mut sections_ok) = (0u64, 0u64, 0u64);
     let mut shown = 0;
-    for l in 0..n {
+    for &l in &ctx.layers {
         cache.clear();
         let outs = layer_sections(ctx, l, &mut cache)?;
         let ok = outs.iter().all(|s| s.ok);

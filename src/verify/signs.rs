@@ -32,15 +32,39 @@ pub fn artifact_signs(a: &crate::ninfer::Artifact<'_>) -> Result<(Vec<f32>, Vec<
     Ok((signs, widths))
 }
 
+/// The GGUF's sign values as f64 from any numeric element type (released files and public
+/// writers differ: INT32, FLOAT32, INT8 — spec/hadamard.json); the verifier's own reading.
+fn gguf_sign_values(g: &crate::gguf::Gguf<'_>, key: &str) -> Result<Vec<f64>> {
+    use crate::gguf::{Scalar, ValueType as T};
+    let arr = g.get_array(key).map_err(|e| anyhow!("{e}"))?;
+    fn all<S: Scalar>(a: &crate::gguf::ArrayView<'_>, f: impl Fn(S) -> f64) -> Result<Vec<f64>> {
+        Ok(a.as_vec::<S>()
+            .map_err(|e| anyhow!("{e}"))?
+            .into_iter()
+            .map(f)
+            .collect())
+    }
+    match arr.elem {
+        T::I8 => all::<i8>(&arr, f64::from),
+        T::U8 => all::<u8>(&arr, f64::from),
+        T::I16 => all::<i16>(&arr, f64::from),
+        T::U16 => all::<u16>(&arr, f64::from),
+        T::I32 => all::<i32>(&arr, f64::from),
+        T::U32 => all::<u32>(&arr, f64::from),
+        T::I64 => all::<i64>(&arr, |x| x as f64),
+        T::U64 => all::<u64>(&arr, |x| x as f64),
+        T::F32 => all::<f32>(&arr, f64::from),
+        T::F64 => all::<f64>(&arr, |x| x),
+        other => Err(anyhow!("{key}: elements are {other}, not numeric")),
+    }
+}
+
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let s = &gates().signs;
     if ctx.g.get(&s.gguf_signs).is_none() && ctx.g.get(&s.gguf_widths).is_none() {
         return Ok(super::skip_naming("signs"));
     }
-    let gv = ctx
-        .g
-        .get_array_as::<i32>(&s.gguf_signs)
-        .map_err(|e| anyhow!("{e}"))?;
+    let gv = gguf_sign_values(ctx.g, &s.gguf_signs)?;
     let gw = ctx
         .g
         .get_array_as::<i32>(&s.gguf_widths)
@@ -51,13 +75,13 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mismatches = av
         .iter()
         .zip(&gv)
-        .filter(|(a, g)| **a != **g as f32)
+        .filter(|(a, g)| **a as f64 != **g)
         .count()
         + av.len().abs_diff(gv.len());
     let max_diff = av
         .iter()
         .zip(&gv)
-        .map(|(a, g)| (*a as f64 - *g as f64).abs())
+        .map(|(a, g)| (*a as f64 - *g).abs())
         .fold(0.0, f64::max);
     let widths_ok = aw == gw;
     f.num("values", gv.len())

@@ -1,6 +1,7 @@
 //! The verify family (PROTOCOL.md §8): every mutation of `spec/gates.json` applied to the
-//! `bonsai-micro` artifacts (the smallest Bonsai-shaped model, so eleven whole artifacts fit the
-//! corpus budget), healthy controls with and without dumps, and good and broken reference dumps.
+//! `bonsai-micro` artifacts (the smallest Bonsai-shaped model, so twelve whole artifacts fit the
+//! corpus budget), healthy controls with and without dumps, good and broken reference dumps, and
+//! the engine's own embedding dump file (correct and transposed; bundled as `embedding.bin`).
 //! Each case's observation is the verifier's per-gate verdict; the generator also checks that
 //! the failing set equals the mutation's `must_fail` list.
 //!
@@ -102,12 +103,17 @@ pub fn observe(
             unbundle(b, &root)?;
         }
         let (emb, ora) = (root.join("embedding"), root.join("oracles"));
+        // An engine-format embedding dump travels as the single file `embedding.bin`.
+        let engine = root.join("embedding.bin");
+        let emb = if engine.is_file() { engine } else { emb };
         let opts = Options {
             template,
             sweep: true,
-            dump: emb.is_dir().then_some(emb.as_path()),
+            dump: emb.exists().then_some(emb.as_path()),
             oracle_dump: ora.is_dir().then_some(ora.as_path()),
             oracle_object: None,
+            profile: None,
+            dump_format: None,
         };
         let r = verify::verify("artifact", artifact, "gguf", gguf, opts).map_err(|e| {
             crate::Error::new(crate::ErrorClass::CliUsage, "verify", format!("{e:#}"))
@@ -121,6 +127,27 @@ pub fn observe(
     })();
     let _ = std::fs::remove_dir_all(&root);
     result
+}
+
+/// A bundle holding only the engine's embedding dump file (`embedding.bin`), written correctly
+/// or with the transposed layout (k*T + t).
+fn engine_dump_bundle(artifact: &[u8], transposed: bool) -> Vec<u8> {
+    let root = scratch("engine");
+    std::fs::create_dir_all(&root).expect("scratch");
+    let a = Artifact::parse(artifact).expect("healthy artifact");
+    let f = root.join("embedding.bin");
+    crate::verify::dumps::write_engine_embedding(&a, &f, None, transposed).expect("engine dump");
+    let b = std::fs::read(&f).expect("engine dump");
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = plan(
+        Identity {
+            model_id: "dump-bundle".into(),
+            weights_id: "reference-dumps".into(),
+        },
+        vec![PlannedObject::resource("embedding.bin", b.len() as u64)],
+    )
+    .expect("bundle plan");
+    to_bytes(&dir, &[b]).expect("bundle")
 }
 
 fn write_dumps(artifact: &[u8], mutation: Option<&str>) -> Vec<u8> {
@@ -220,7 +247,7 @@ pub fn cases() -> Vec<Case> {
                     "PTQ1_0_G128"
                 }
             ))
-            .spec("spec/verifier.md#gates (the seven gates), spec/gates.json")
+            .spec("spec/verifier.md#gates (the ten gates), spec/gates.json")
         };
         v.push(
             verify_case(format!("y_verify_{tn}_healthy"), None, Some(&df))
@@ -230,6 +257,41 @@ pub fn cases() -> Vec<Case> {
             verify_case(format!("y_verify_{tn}_no_dumps"), None, None)
                 .recipe("healthy artifact without dumps: embedding and engine_oracles SKIP"),
         );
+        // The engine's own embedding dump file (bf16, token-major under [hidden, T] extents):
+        // correct, and transposed (must fail the embedding gate).
+        for (suffix, transposed) in [("engine", false), ("engine_transposed", true)] {
+            let bundle = format!("y_dumps_{suffix}_{tn}");
+            let bf = format!("verify/{bundle}.ninfer");
+            v.push(
+                Case::new(
+                    "verify",
+                    bundle,
+                    "ninfer",
+                    "ninfer",
+                    engine_dump_bundle(&art, transposed),
+                )
+                .feature("ninfer:dump-bundle")
+                .derived(
+                    af.clone(),
+                    if transposed {
+                        "dump-reference --format engine, activations stored (k, t) at k*T + t"
+                    } else {
+                        "dump-reference --format engine (embedding.bin)"
+                    },
+                ),
+            );
+            let mut c = verify_case(format!("y_verify_{tn}_{suffix}_dump"), None, Some(&bf))
+                .feature("dump:engine")
+                .recipe(if transposed {
+                    "healthy artifact, engine dump written transposed: embedding FAILS"
+                } else {
+                    "healthy artifact, engine-format embedding dump: embedding passes, engine_oracles SKIP"
+                });
+            if transposed {
+                c = c.param("must_fail", vec!["embedding".to_string()]);
+            }
+            v.push(c);
+        }
         artifacts.push((ty, tn, art, af.clone(), df.clone()));
     }
     // Every mutation once; artifact mutations alternate between the two formats.

@@ -1,0 +1,322 @@
+//! Gate: dense_values — every dense produced object (norm shifts, a_log, dt_bias, the head rows,
+//! the conv1d transpose) recomputed from the source GGUF and compared bit for bit.
+//!
+//! The arithmetic is the verifier's own: values in f64, the head gather from `rules.rs`, and the
+//! final rounding by [`round_to_bits`] (integer scaling + round-half-even), not the packer's
+//! `pack::dense` nor `codec::direct::f32_to_bf16`, so a rounding bug in either cannot hide.
+
+use super::{rules, Ctx, Finding};
+use crate::codec::Codec;
+use crate::spec::{mapping, LayerSet, Produce};
+use anyhow::{anyhow, bail, Result};
+
+/// `v` rounded to nearest-even with `bits` significand bits and the f32/bf16 exponent range
+/// (min normal 2^-126, max finite (2 - 2^(1-bits)) · 2^127); overflow gives ±inf.
+pub fn round_to_bits(v: f64, bits: i32) -> f64 {
+    if v == 0.0 || !v.is_finite() {
+        return v;
+    }
+    // Unbiased exponent of |v| (v comes from f32 inputs, never an f64 subnormal).
+    let e = ((v.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    let quantum = 2f64.powi(e.max(-126) - (bits - 1));
+    let q = v / quantum; // exact: a power-of-two scaling
+    let fl = q.floor();
+    let frac = q - fl; // exact: q has at most 53 significant bits
+    let up = frac > 0.5 || (frac == 0.5 && fl % 2.0 != 0.0);
+    // copysign: an underflow to zero keeps the sign of v (-0.0 for a tiny negative value).
+    let r = ((if up { fl + 1.0 } else { fl }) * quantum).copysign(v);
+    let max = (2.0 - 2f64.powi(1 - bits)) * 2f64.powi(127);
+    if r.abs() > max {
+        f64::INFINITY.copysign(v)
+    } else {
+        r
+    }
+}
+
+/// bf16 bits of the correctly rounded `v` (exact: the rounded value is a bf16).
+fn bf16_of(v: f64) -> u16 {
+    if v.is_nan() {
+        return 0x7fc0;
+    }
+    ((round_to_bits(v, 8) as f32).to_bits() >> 16) as u16
+}
+
+fn f32_of(v: f64) -> u32 {
+    if v.is_nan() {
+        return f32::NAN.to_bits();
+    }
+    (round_to_bits(v, 24) as f32).to_bits()
+}
+
+/// Expected little-endian bytes of one dense object, or why it cannot be computed.
+pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(String, Vec<u8>)> {
+    let p = &ctx.profile;
+    let src_name = |s: &str| ctx.name(s, l);
+    let load = |s: &str| -> Result<(Vec<f64>, Vec<u64>)> {
+        let name = src_name(s)?;
+        let t = ctx
+            .g
+            .tensor(&name)
+            .ok_or_else(|| anyhow!("{name} is absent from the GGUF"))?;
+        let c = Codec::for_ggml_type_checked(t.ggml).map_err(|e| anyhow!("{name}: {e}"))?;
+        let v = c
+            .decode_to_vec(ctx.g.tensor_data(t))
+            .map_err(|e| anyhow!("{name}: {e}"))?;
+        Ok((v.into_iter().map(f64::from).collect(), t.ne.to_vec()))
+    };
+    let bf16 = |v: &mut dyn Iterator<Item = f64>| -> Vec<u8> {
+        v.flat_map(|x| bf16_of(x).to_le_bytes()).collect()
+    };
+    let heads = p.v_heads as usize;
+    Ok(match produce {
+        Produce::Norm { src, minus_one } => {
+            let (v, _) = load(src)?;
+            let shift = if *minus_one { 1.0 } else { 0.0 };
+            ("norm".into(), bf16(&mut v.iter().map(|x| x - shift)))
+        }
+        Produce::HeadVector { src, func } => {
+            let (v, _) = load(src)?;
+            if v.len() != heads {
+                bail!("{}: {} values, not {heads} heads", src_name(src)?, v.len());
+            }
+            let mut out = Vec::with_capacity(4 * heads);
+            for i in 0..heads {
+                let a = v[rules::perm48(p, i as u64) as usize];
+                let y = match func.as_str() {
+                    "identity" => a,
+                    "log_neg" if a < 0.0 => (-a).ln(),
+                    "log_neg" => bail!("{}[{i}] = {a} is not negative", src_name(src)?),
+                    other => bail!("unknown head-vector function '{other}'"),
+                };
+                out.extend_from_slice(&f32_of(y).to_le_bytes());
+            }
+            (format!("head_vector:{func}"), out)
+        }
+        Produce::HeadRows { src } => {
+            let (v, ne) = load(src)?;
+            let row = ne[0] as usize;
+            if ne[1] as usize != heads {
+                bail!("{}: {} rows, not {heads} heads", src_name(src)?, ne[1]);
+            }
+            let mut it = (0..heads).flat_map(|i| {
+                let s = rules::perm48(p, i as u64) as usize;
+                v[s * row..(s + 1) * row].iter().copied()
+            });
+            ("head_rows".into(), bf16(&mut it))
+        }
+        Produce::Conv1d { src } => {
+            let (v, ne) = load(src)?;
+            let (kernel, c) = (ne[0] as usize, ne[1] as usize);
+            let qk = ctx.dim(&crate::spec::Dim::Name("qk_rows".into()))? as usize;
+            if v.len() != kernel * c || qk > c {
+                bail!(
+                    "{}: ne=[{kernel}, {c}] does not fit qk_rows {qk}",
+                    src_name(src)?
+                );
+            }
+            // Stored (kernel, C): element (tap, ch) reads source channel ch (q, k) or the
+            // head-permuted V channel, tap `tap`; the source is physically (C, kernel).
+            let channel = |ch: usize| {
+                if ch < qk {
+                    ch
+                } else {
+                    qk + rules::perm_row(p, (ch - qk) as u64) as usize
+                }
+            };
+            let mut it = (0..kernel).flat_map(|tap| (0..c).map(move |ch| (tap, ch)));
+            let mut vals =
+                std::iter::from_fn(|| it.next().map(|(tap, ch)| v[channel(ch) * kernel + tap]));
+            ("conv1d".into(), bf16(&mut vals))
+        }
+        Produce::TernaryRows { .. } => bail!("ternary rows are not dense"),
+    })
+}
+
+/// Whether little-endian FP32 (4 bytes) or BF16 (2 bytes) bits are a NaN.
+fn is_nan(b: &[u8]) -> bool {
+    match b.len() {
+        4 => f32::from_le_bytes(b.try_into().expect("4")).is_nan(),
+        _ => {
+            let h = u16::from_le_bytes([b[0], b[1]]);
+            h & 0x7f80 == 0x7f80 && h & 0x7f != 0
+        }
+    }
+}
+
+/// Element width of a dense object's stored format.
+fn elem_bytes(kind: &str) -> usize {
+    if kind.starts_with("head_vector") {
+        4
+    } else {
+        2
+    }
+}
+
+pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
+    let p = &ctx.profile;
+    let mut f = Finding::new("dense_values");
+    let (mut objects, mut values, mut mismatched_objects, mut mismatches, mut absent) =
+        (0usize, 0usize, 0usize, 0usize, 0usize);
+    let mut max_ulps = 0u64;
+    // Controls: a norm expected WITHOUT its −1 shift, and the first expected value moved by one
+    // ulp, must both differ from the artifact.
+    let (mut shift_control, mut ulp_control) = (None::<bool>, None::<bool>);
+    for rule in &mapping().rules {
+        if matches!(rule.produce, Produce::TernaryRows { .. }) {
+            continue;
+        }
+        let layers: Vec<Option<u64>> = match rule.layers {
+            LayerSet::Global => vec![None],
+            set => ctx
+                .layers
+                .iter()
+                .copied()
+                .filter(|&l| match set {
+                    LayerSet::Gdn => !p.is_attention_layer(l),
+                    LayerSet::Attention => p.is_attention_layer(l),
+                    _ => true,
+                })
+                .map(Some)
+                .collect(),
+        };
+        for l in layers {
+            let target = ctx.name(&rule.target, l)?;
+            let Some(o) = ctx.a.directory.find(&target) else {
+                absent += 1;
+                f.line(format!("{target}: ABSENT from the artifact"));
+                continue;
+            };
+            let got = ctx.a.object_bytes(o);
+            let (kind, want) = expected(ctx, &rule.produce, l)?;
+            objects += 1;
+            let w = elem_bytes(&kind);
+            values += want.len() / w;
+            if got.len() != want.len() {
+                mismatched_objects += 1;
+                mismatches += want.len() / w;
+                f.line(format!(
+                    "{target}: {} bytes, expected {} ({kind})",
+                    got.len(),
+                    want.len()
+                ));
+                continue;
+            }
+            let mut bad = 0usize;
+            let mut first = None;
+            for (i, (g, e)) in got.chunks_exact(w).zip(want.chunks_exact(w)).enumerate() {
+                // NaN payloads are not specified: any NaN matches any NaN.
+                if g != e && !(is_nan(g) && is_nan(e)) {
+                    bad += 1;
+                    first.get_or_insert(i);
+                    let (gb, eb) = if w == 4 {
+                        (
+                            u32::from_le_bytes(g.try_into().expect("4")) as i64,
+                            u32::from_le_bytes(e.try_into().expect("4")) as i64,
+                        )
+                    } else {
+                        (
+                            u16::from_le_bytes(g.try_into().expect("2")) as i64,
+                            u16::from_le_bytes(e.try_into().expect("2")) as i64,
+                        )
+                    };
+                    max_ulps = max_ulps.max(gb.abs_diff(eb));
+                }
+            }
+            if bad > 0 {
+                mismatched_objects += 1;
+                mismatches += bad;
+                f.line(format!(
+                    "{target}: {bad} value(s) differ ({kind}), first at element {}",
+                    first.unwrap_or(0)
+                ));
+            }
+            if ulp_control.is_none() && !want.is_empty() {
+                let mut nudged = want.clone();
+                nudged[0] ^= 1; // one ulp of the first element's low byte
+                ulp_control = Some(nudged.as_slice() != got);
+            }
+            if let Produce::Norm {
+                src,
+                minus_one: true,
+            } = &rule.produce
+            {
+                if shift_control.is_none() {
+                    let unshifted = Produce::Norm {
+                        src: src.clone(),
+                        minus_one: false,
+                    };
+                    let (_, raw) = expected(ctx, &unshifted, l)?;
+                    shift_control = Some(raw.as_slice() != got);
+                }
+            }
+        }
+    }
+    let controls_ok = ulp_control == Some(true) && shift_control == Some(true);
+    f.num("objects", objects)
+        .num("values", values)
+        .num("mismatched_objects", mismatched_objects)
+        .num("value_mismatches", mismatches)
+        .num("max_ulps", max_ulps as usize)
+        .num("absent", absent);
+    f.line(format!(
+        "negative controls: one-ulp nudge {}, norm without its -1 shift {}",
+        verdict(ulp_control),
+        verdict(shift_control)
+    ));
+    let ok = mismatches == 0 && absent == 0 && objects > 0 && controls_ok;
+    f.set_ok(ok);
+    f.detail = if ok {
+        format!("{objects}/{objects} dense objects ({values} values) equal the correctly rounded recomputation bit for bit")
+    } else if !controls_ok {
+        "a negative control was not rejected: the comparison cannot see a wrong value".into()
+    } else {
+        format!(
+            "{mismatches} value(s) in {mismatched_objects} object(s) differ from the correctly rounded recomputation (max {max_ulps} ulp); {absent} absent"
+        )
+    };
+    Ok(f)
+}
+
+fn verdict(c: Option<bool>) -> &'static str {
+    match c {
+        Some(true) => "rejected",
+        Some(false) => "SURVIVED",
+        None => "NOT RUN",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_matches_hand_cases() {
+        // bf16: 1 + 2^-8 + 2^-30 rounds up; the exact midpoint ties to even.
+        let x = 1.0 + 2f64.powi(-8) + 2f64.powi(-30);
+        assert_eq!(bf16_of(x), 0x3f81);
+        assert_eq!(bf16_of(1.0 + 2f64.powi(-8)), 0x3f80);
+        assert_eq!(bf16_of(-(1.0 + 3.0 * 2f64.powi(-8))), 0xbf82);
+        // f32: 1 + 2^-24 ties to 1; a hair above goes up.
+        assert_eq!(f32_of(1.0 + 2f64.powi(-24)), 1f32.to_bits());
+        assert_eq!(
+            f32_of(1.0 + 2f64.powi(-24) + 2f64.powi(-40)),
+            1f32.to_bits() + 1
+        );
+        // Subnormal range and overflow.
+        assert_eq!(f32_of(2f64.powi(-149)), 1);
+        assert_eq!(f32_of(2f64.powi(-151)), 0);
+        assert_eq!(bf16_of(2f64.powi(-133)), 1);
+        assert_eq!(bf16_of(1e39), 0x7f80);
+        assert_eq!(f32_of(3.5e38), f32::INFINITY.to_bits());
+        // Agrees with the hardware f64 -> f32 conversion (nearest-even) everywhere it is defined.
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = f64::from_bits((s >> 2) | 0x3000_0000_0000_0000)
+                * if s & 1 == 1 { -1.0 } else { 1.0 };
+            assert_eq!(f32_of(v), (v as f32).to_bits(), "{v:e}");
+        }
+    }
+}

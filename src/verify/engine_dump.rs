@@ -1,0 +1,135 @@
+//! The engine tooling's embedding dump file, read and written directly (no conversion step):
+//!
+//! ```text
+//! i32 T, i32 hidden, i32 count, count x i32 token ids, then T*hidden bf16 activations
+//! ```
+//!
+//! all little-endian. The header's extents read [hidden, T], but the buffer is TOKEN-MAJOR:
+//! element (k, t) is at t*hidden + k (the public checker reshapes it (hidden, T) in Fortran
+//! order; reading it C-order is the silent transpose its comment warns about). Evidence and
+//! what is unconfirmed: spec/dumps.json `engine_embedding`.
+
+use anyhow::{bail, Result};
+
+/// A parsed engine embedding dump. `h` is in file order (token-major).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineEmbedding {
+    pub tokens: usize,
+    pub hidden: usize,
+    pub ids: Vec<i64>,
+    pub h: Vec<f64>,
+}
+
+/// Largest T * hidden accepted (4 GiB of bf16): bounds the allocation before reading.
+const MAX_ELEMS: u64 = 1 << 31;
+
+fn i32_at(b: &[u8], off: usize, what: &str) -> Result<i32> {
+    match b.get(off..off + 4) {
+        Some(c) => Ok(i32::from_le_bytes(c.try_into().expect("4"))),
+        None => bail!(
+            "engine embedding dump: {what} at byte {off} is past the end ({} bytes)",
+            b.len()
+        ),
+    }
+}
+
+pub fn parse(b: &[u8]) -> Result<EngineEmbedding> {
+    let t = i32_at(b, 0, "T")?;
+    let hidden = i32_at(b, 4, "hidden")?;
+    let count = i32_at(b, 8, "count")?;
+    if t < 1 || hidden < 1 || count < 0 {
+        bail!("engine embedding dump: header T={t} hidden={hidden} count={count} at byte 0: T and hidden must be >= 1, count >= 0");
+    }
+    if count != t {
+        bail!(
+            "engine embedding dump: count={count} at byte 8 differs from T={t} (one id per token)"
+        );
+    }
+    let (t, hidden, count) = (t as u64, hidden as u64, count as u64);
+    let elems = t * hidden;
+    if elems > MAX_ELEMS {
+        bail!("engine embedding dump: T*hidden = {elems} at byte 0 exceeds {MAX_ELEMS}");
+    }
+    let act = 12 + 4 * count;
+    let want = act + 2 * elems;
+    if b.len() as u64 != want {
+        bail!(
+            "engine embedding dump: {} bytes, expected {want} (12-byte header + {count} ids + {elems} bf16 from byte {act})",
+            b.len()
+        );
+    }
+    let ids = (0..count as usize)
+        .map(|i| i32_at(b, 12 + 4 * i, "token id").map(i64::from))
+        .collect::<Result<Vec<_>>>()?;
+    let h = b[act as usize..]
+        .chunks_exact(2)
+        .map(|c| f32::from_bits((u16::from_le_bytes([c[0], c[1]]) as u32) << 16) as f64)
+        .collect();
+    Ok(EngineEmbedding {
+        tokens: t as usize,
+        hidden: hidden as usize,
+        ids,
+        h,
+    })
+}
+
+/// Writes a dump from token-major values (`h[t*hidden + k]`); `transposed` stores element
+/// (k, t) at k*T + t instead (the layout bug a correct reader must reject).
+pub fn write(ids: &[u64], hidden: usize, h: &[f64], transposed: bool) -> Vec<u8> {
+    let t = ids.len();
+    let mut out = Vec::with_capacity(12 + 4 * t + 2 * h.len());
+    for v in [t as i32, hidden as i32, t as i32] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for &id in ids {
+        out.extend_from_slice(&(id as i32).to_le_bytes());
+    }
+    for i in 0..t * hidden {
+        let (tt, k) = if transposed {
+            (i % t, i / t)
+        } else {
+            (i / hidden, i % hidden)
+        };
+        let x = h[tt * hidden + k] as f32;
+        out.extend_from_slice(&crate::codec::direct::f32_to_bf16(x).to_le_bytes());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_layout_and_refusals() {
+        // 2 tokens x 3 hidden, values chosen exact in bf16; token-major on disk.
+        let h = [1.0, 2.0, 3.0, -1.0, -2.0, -3.0];
+        let b = write(&[7, 9], 3, &h, false);
+        assert_eq!(b.len(), 12 + 8 + 12);
+        // Element (k=1, t=0) sits at index 0*3 + 1: bf16 of 2.0 = 0x4000.
+        assert_eq!(&b[20 + 2..20 + 4], &0x4000u16.to_le_bytes());
+        let d = parse(&b).unwrap();
+        assert_eq!((d.tokens, d.hidden, d.ids.clone()), (2, 3, vec![7, 9]));
+        assert_eq!(d.h, h.to_vec());
+        // Transposed: (k, t) at k*T + t, so index 1 holds (k=0, t=1) = -1.
+        let tr = parse(&write(&[7, 9], 3, &h, true)).unwrap();
+        assert_eq!(tr.h[1], -1.0);
+        // Truncated, count != T, T = 0, huge extents: clear errors, no allocation.
+        assert!(parse(&b[..b.len() - 1])
+            .unwrap_err()
+            .to_string()
+            .contains("expected 32"));
+        let mut c = b.clone();
+        c[8] = 3;
+        assert!(parse(&c).unwrap_err().to_string().contains("count=3"));
+        let mut z = b.clone();
+        z[0..4].copy_from_slice(&0i32.to_le_bytes());
+        assert!(parse(&z).is_err());
+        let mut big = b.clone();
+        big[0..4].copy_from_slice(&i32::MAX.to_le_bytes());
+        big[4..8].copy_from_slice(&i32::MAX.to_le_bytes());
+        big[8..12].copy_from_slice(&i32::MAX.to_le_bytes());
+        assert!(parse(&big).unwrap_err().to_string().contains("exceeds"));
+        assert!(parse(&b[..5]).unwrap_err().to_string().contains("byte 4"));
+    }
+}
