@@ -41,6 +41,7 @@
 
 mod hostile;
 mod reader;
+mod rule_layer;
 mod value;
 mod writer;
 
@@ -48,6 +49,7 @@ pub use hostile::{
     accepted_controls, hostile_cases, run_case, ControlCase, Decode, HostileCase, RawBytes,
 };
 pub use reader::{parse, parse_with, Gguf, Kv, TensorInfo, MIN_KV_BYTES, MIN_TENSOR_INFO_BYTES};
+pub use rule_layer::RuleLayer;
 pub use value::{ArrayView, MetaValue, Scalar, StrIter, Value, ValueType};
 pub use writer::{GgufStream, GgufWriter, WriterTensor};
 
