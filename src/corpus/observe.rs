@@ -144,6 +144,16 @@ pub fn observe_gguf_with(
     id42: Id42Policy,
     consumer: Option<&Decode>,
 ) -> Result<Value> {
+    // A real big-endian file is read through its little-endian transcoding (same layout);
+    // `data_sha256` stays the digest of the bytes in the file. A file that only looks
+    // big-endian (one swapped field) fails the transcoding and is refused as big-endian.
+    let raw = bytes;
+    let swapped = if gguf::is_big_endian(bytes) {
+        gguf::swap_byte_order(bytes, gguf::ByteOrder::Big).ok()
+    } else {
+        None
+    };
+    let bytes = swapped.as_deref().unwrap_or(bytes);
     let g = gguf::parse_with(bytes, Options { mode, id42 })?;
     if consumer.is_some() {
         gguf::run_case(bytes, mode, consumer)?;
@@ -178,7 +188,8 @@ pub fn observe_gguf_with(
         o.insert("name".into(), t.name.into());
         o.insert("type".into(), t.type_id.into());
         o.insert("ne".into(), json!(t.dims()));
-        o.insert("data_sha256".into(), sha256_hex(data).into());
+        let in_file = &raw[t.abs_offset as usize..(t.abs_offset + t.nbytes) as usize];
+        o.insert("data_sha256".into(), sha256_hex(in_file).into());
         if let Some(c) = Codec::for_ggml_type(t.ggml) {
             let values = c.decode_to_vec(data)?;
             o.insert("values_sha256".into(), values_sha256(&values).into());

@@ -39,12 +39,14 @@
 //!   mainline g64 with a warning. A last tensor shorter than both candidates is left to the
 //!   bounds check (it is a truncation, not an ambiguity).
 
+mod endian;
 mod hostile;
 mod reader;
 mod rule_layer;
 mod value;
 mod writer;
 
+pub use endian::{is_big_endian, swap_byte_order, ByteOrder};
 pub use hostile::{
     accepted_controls, hostile_cases, run_case, ControlCase, Decode, HostileCase, RawBytes,
 };

@@ -89,6 +89,75 @@ pub fn cases() -> Vec<Case> {
     v.extend(value_type_cases());
     v.extend(layout_cases());
     v.extend(type_cases());
+    v.extend(big_endian_cases());
+    v
+}
+
+/// The little-endian twin of a big-endian case: every value type as a scalar and an array, a
+/// custom alignment, and tensors of each type whose big-endian form is defined (F32, F16, I32
+/// element-wise; Q8_0 per block scale).
+pub fn big_endian_twin(version: u32) -> Vec<u8> {
+    let spec = crate::spec::get();
+    let mut w = GgufWriter::new();
+    w.version(version);
+    arch(&mut w);
+    let _ = w.alignment(64);
+    for t in ValueType::ALL {
+        if t != ValueType::Array {
+            let n = t.name().to_lowercase();
+            w.kv(&format!("corpus.be.{n}"), sample(t, 2));
+            w.kv(
+                &format!("corpus.be.array_{n}"),
+                MetaValue::Array(t, (0..3).map(|k| sample(t, k)).collect()),
+            );
+        }
+    }
+    let mut r = Bytes::new(0xb1_9e4d);
+    let mut data = Vec::new();
+    for (name, ty, dims) in [
+        ("f32", "F32", [8u64, 2]),
+        ("f16", "F16", [16, 3]),
+        ("i32", "I32", [4, 1]),
+        ("q8_0", "Q8_0", [64, 2]),
+    ] {
+        let t = spec.ggml_type_named(ty).expect("type in spec");
+        w.tensor_as(name, &dims, t).expect("small tensor");
+        let elems = (dims[0] * dims[1]) as usize;
+        let x: Vec<f32> = (0..elems).map(|_| (r.unit() - 0.5) * 4.0).collect();
+        let codec = Codec::for_ggml_type(t).expect("decodable");
+        data.push(
+            codec
+                .quantize_to_vec(&x)
+                .unwrap_or_else(|_| r.fill(codec.bytes_for(elems).unwrap_or(0))),
+        );
+    }
+    let parts: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
+    w.to_bytes(&parts).expect("writer")
+}
+
+fn big_endian_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for ver in [3u32, 2] {
+        let le = big_endian_twin(ver);
+        let be = gguf::swap_byte_order(&le, gguf::ByteOrder::Little).expect("own file");
+        v.push(
+            gguf_case(format!("y_big_endian_v{ver}"), be, Mode::Strict)
+                .feature("gguf:big-endian")
+                .feature(format!("gguf:v{ver}"))
+                .feature("gguf:array")
+                .feature("gguf:alignment")
+                .feature("ggml_type:0")
+                .feature("ggml_type:1")
+                .feature("ggml_type:26")
+                .feature("ggml_type:8")
+                .feature("codec:f16")
+                .feature("codec:q8_0")
+                .spec("ggml docs/gguf.md (files may be big-endian; the version field tells)")
+                .recipe(format!(
+                    "a real big-endian GGUF v{ver}: every header field, key length, value (scalars and array elements), tensor-info field and tensor element (F32, F16, I32; the Q8_0 block scales) byte-swapped from a little-endian twin (families::gguf::big_endian_twin); the observation equals the twin's except data_sha256, the digest of the big-endian bytes"
+                )),
+        );
+    }
     v
 }
 
