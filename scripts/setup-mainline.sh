@@ -23,7 +23,11 @@ if [ ! -d "$SRC" ]; then
   # --no-binary for this one package only: the sdist is what we want; it is not built.
   "$PY" -m pip download --quiet --disable-pip-version-check --no-deps \
     --no-binary llama-cpp-python "llama-cpp-python==$PIN" -d "$DIR"
-  tar -xzf "$DIR/llama_cpp_python-$PIN.tar.gz" -C "$DIR" "llama_cpp_python-$PIN/vendor/llama.cpp/ggml"
+  # ggml is compiled; the loader sources and test-gguf.cpp are extracted for reading only
+  # (spec/gguf.json rule_layers cites lines in them).
+  V=llama_cpp_python-$PIN/vendor/llama.cpp
+  tar -xzf "$DIR/llama_cpp_python-$PIN.tar.gz" -C "$DIR" "$V/ggml" "$V/src/llama-model-loader.h" \
+    "$V/src/llama-model-loader.cpp" "$V/src/llama-model.cpp" "$V/tests/test-gguf.cpp"
 fi
 got=$(sed -n 's/^set(GGML_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\))/\2/p' "$SRC/CMakeLists.txt" | paste -sd.)
 if [ "$got" != "$GGML_VERSION" ]; then
