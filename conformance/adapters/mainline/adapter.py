@@ -60,8 +60,12 @@ def main():
         msg = " | ".join(err[-3:]) or "gguf_init_from_file returned NULL"
         answer({"result": "reject", "class": None, "message": msg}, 1)
     if p.returncode != 0:
+        # A crash of the driver (gguf.cpp or ggml) is a crash of this reader: die the same way.
         sys.stderr.write(p.stderr.decode("utf-8", "replace"))
-        sys.exit(3)  # a driver crash is a crash of this reader
+        sys.stderr.flush()
+        if p.returncode < 0:
+            os.kill(os.getpid(), -p.returncode)
+        sys.exit(128 + 6)
     lines = p.stdout.decode("ascii").splitlines()
     head = lines[0].split()
     assert head[0] == "gguf", head
