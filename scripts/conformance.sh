@@ -3,7 +3,11 @@
 #  1. regenerate the corpus into a temp dir and byte-compare with conformance/
 #  2. check-reader for every adapter with its capabilities and known failures
 #     (ref: 100 %; gguf_py: every supported case, known failures exactly; py_ninfer: all its cases)
-#  3. stub meta-test: every stub reader fails exactly its non-empty expected set
+#  3. strict = mainline: llama.cpp gguf.cpp (scripts/setup-mainline.sh, pinned) over every GGUF
+#     case it supports, no_alloc=true and false; the run fails when mainline disagrees with a case
+#     of rule layer 'mainline' beyond the recorded known failures; negative control: the same run
+#     on a copy whose n_bool_2 is relabelled 'mainline' must fail on exactly that case
+#  4. stub meta-test: every stub reader fails exactly its non-empty expected set
 # Options: --matrix  also re-render conformance/INTEROP.md from this run.
 #          JOBS=N    parallel adapter processes (default: CPUs).
 set -euo pipefail
@@ -17,6 +21,7 @@ mkdir -p "$OUT"
 cargo build --release --quiet
 B=$PWD/target/release/ninfer-ternary
 [ -x .venv/bin/python ] || bash scripts/setup-python.sh
+bash scripts/setup-mainline.sh
 fail=0
 step() { printf '\n== %s\n' "$*"; }
 
@@ -45,13 +50,38 @@ run gguf_py $A/gguf_py/adapter.sh --capabilities $A/gguf_py/capabilities.json \
   --known-failures $A/gguf_py/known-failures.txt --timeout 10
 run py_ninfer $A/py_ninfer/adapter.sh --capabilities $A/py_ninfer/capabilities.json
 
-step "3. stub meta-test (each stub must fail exactly its expected, non-empty set)"
-for s in accept_all reject_all crash garbage flip_trit no_perm scale_at_0 drop_high ptq1_sequential; do
+step "3. strict = mainline (llama.cpp gguf.cpp; PROTOCOL.md §6.1)"
+run mainline $A/mainline/adapter.sh --capabilities $A/mainline/capabilities.json \
+  --known-failures $A/mainline/known-failures.txt --timeout 10
+run mainline_alloc $A/mainline_alloc/adapter.sh --capabilities $A/mainline_alloc/capabilities.json \
+  --known-failures $A/mainline_alloc/known-failures.txt --timeout 10
+# Negative control: a case mainline accepts, relabelled as a 'mainline' rule, must fail the step.
+neg=$tmp/negative-control; mkdir -p "$neg"; cp -r conformance/gguf "$neg/gguf"
+python3 - conformance/MANIFEST.json "$neg/MANIFEST.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+hit = [c for c in m["cases"] if c["id"] == "gguf/n_bool_2" and c.get("rule_layer") == "recommended"]
+assert len(hit) == 1, "negative control: gguf/n_bool_2 is no longer a 'recommended' case"
+hit[0]["rule_layer"] = "mainline"
+json.dump(m, open(sys.argv[2], "w"))
+PY
+if "$B" check-reader --corpus "$neg" --adapter $A/mainline/adapter.sh --filter 'gguf/n_bool_2' \
+    --capabilities $A/mainline/capabilities.json --quiet > "$OUT/mainline_negative.log" 2>&1; then
+  echo "DEVIATION: the mainline step passes a case relabelled 'mainline' that gguf.cpp accepts"; fail=1
+elif grep -q '^FAIL  gguf/n_bool_2 ' "$OUT/mainline_negative.log"; then
+  echo "negative control: relabelling gguf/n_bool_2 as a 'mainline' rule fails the mainline step"
+else
+  echo "DEVIATION: the negative control failed for another reason"; cat "$OUT/mainline_negative.log"; fail=1
+fi
+
+step "4. stub meta-test (each stub must fail exactly its expected, non-empty set)"
+for s in accept_all reject_all crash garbage flip_trit no_perm scale_at_0 drop_high ptq1_sequential id42_g64; do
   exp=$A/stubs/$s.expected
   n=$(grep -cv '^\s*\(#\|$\)' "$exp" || true)
   if [ "${n:-0}" -eq 0 ]; then echo "DEVIATION: $exp is empty"; fail=1; continue; fi
   caps=()
-  case $s in flip_trit|no_perm|scale_at_0|drop_high|ptq1_sequential) caps=(--capabilities $A/py_ninfer/capabilities.json);; esac
+  case $s in flip_trit|no_perm|scale_at_0|drop_high|ptq1_sequential) caps=(--capabilities $A/py_ninfer/capabilities.json);;
+    id42_g64) caps=(--capabilities $A/ref/capabilities.json);; esac
   if "$B" check-reader --adapter $A/stubs/$s.sh --jobs "$JOBS" --quiet --timeout 10 \
       --known-failures "$exp" "${caps[@]}" --json "$OUT/stub_$s.json" > "$OUT/stub_$s.log" 2>&1; then
     echo "stub $s: fails its $n expected cases, nothing else"
@@ -62,7 +92,8 @@ done
 
 if [ $MATRIX = 1 ]; then
   "$B" corpus matrix --run ref="$OUT/ref.json" --run gguf_py="$OUT/gguf_py.json" \
-    --run py_ninfer="$OUT/py_ninfer.json" -o "$OUT/matrix.md"
+    --run py_ninfer="$OUT/py_ninfer.json" --run mainline="$OUT/mainline.json" \
+    --run mainline_alloc="$OUT/mainline_alloc.json" -o "$OUT/matrix.md"
   echo "matrix: $OUT/matrix.md"
 fi
 

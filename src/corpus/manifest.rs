@@ -5,7 +5,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Bumped when the manifest's shape changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -56,8 +56,12 @@ pub struct CaseEntry {
     pub file: String,
     pub sha256: String,
     pub bytes: u64,
-    /// The family (codec, gguf, ninfer, pack, verify).
+    /// The family (codec, gguf, ninfer, pack, verify). Not a rule layer: see `rule_layer`.
     pub layer: String,
+    /// `n_` cases: the rule layer that refuses the input — `mainline`, `loader`,
+    /// `recommended` or `spec` (PROTOCOL.md §2.1). Absent on `y_` and `i_` cases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_layer: Option<String>,
     /// The request kind (codec, gguf, ninfer, rows, pack).
     pub kind: String,
     pub params: Value,

@@ -42,6 +42,9 @@ pub struct Case {
     pub features: Vec<String>,
     pub spec_refs: Vec<String>,
     pub class: Option<ErrorClass>,
+    /// `n_` cases: the rule layer that refuses the input (PROTOCOL.md §2.1). GGUF cases set it
+    /// from `spec/gguf.json` `rule_layers`; other families' rules are their own spec (`spec`).
+    pub rule_layer: Option<crate::gguf::RuleLayer>,
     pub phase: Option<&'static str>,
     pub derived_from: Option<String>,
     pub recipe: Option<String>,
@@ -68,6 +71,7 @@ impl Case {
             features: vec![format!("kind:{kind}")],
             spec_refs: Vec::new(),
             class: None,
+            rule_layer: None,
             phase: None,
             derived_from: None,
             recipe: None,
@@ -105,6 +109,10 @@ impl Case {
     }
     pub fn reject(mut self, class: ErrorClass) -> Case {
         self.class = Some(class);
+        self
+    }
+    pub fn rule_layer(mut self, l: crate::gguf::RuleLayer) -> Case {
+        self.rule_layer = Some(l);
         self
     }
     pub fn phase(mut self, p: &'static str) -> Case {
@@ -278,6 +286,18 @@ pub fn generate() -> anyhow::Result<Corpus> {
                 c.name
             ),
         }
+        let rule_layer = match (outcome, c.rule_layer) {
+            (Outcome::Reject, Some(l)) => Some(l.name().to_string()),
+            (Outcome::Reject, None) if c.layer != "gguf" => {
+                Some(crate::gguf::RuleLayer::Spec.name().to_string())
+            }
+            (Outcome::Reject, None) => bail!(
+                "{}: a gguf n_ case needs a rule layer (spec/gguf.json rule_layers)",
+                c.id()
+            ),
+            (_, Some(_)) => bail!("{}: only n_ cases name a rule layer", c.id()),
+            (_, None) => None,
+        };
         let fc = families.entry(c.layer.to_string()).or_default();
         fc.cases += 1;
         match outcome {
@@ -291,6 +311,7 @@ pub fn generate() -> anyhow::Result<Corpus> {
             sha256: observe::sha256_hex(bytes),
             bytes: bytes.len() as u64,
             layer: c.layer.to_string(),
+            rule_layer,
             kind: c.kind.to_string(),
             params,
             inputs: c.inputs.clone(),

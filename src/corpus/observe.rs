@@ -131,28 +131,56 @@ pub fn consumer_to_json(d: &Decode) -> Value {
     }
 }
 
-/// The GGUF observation (PROTOCOL.md §4.2).
+/// The GGUF observation (PROTOCOL.md §4.2) with the default id-42 policy.
 pub fn observe_gguf(bytes: &[u8], mode: Mode, consumer: Option<&Decode>) -> Result<Value> {
-    let g = gguf::parse_with(
-        bytes,
-        Options {
-            mode,
-            id42: Id42Policy::Auto,
-        },
-    )?;
+    observe_gguf_with(bytes, mode, Id42Policy::Auto, consumer)
+}
+
+/// The GGUF observation under an explicit id-42 policy (`params.id42`, used by the
+/// `id42_g64` stub to misread legacy files as mainline Q2_0).
+pub fn observe_gguf_with(
+    bytes: &[u8],
+    mode: Mode,
+    id42: Id42Policy,
+    consumer: Option<&Decode>,
+) -> Result<Value> {
+    // A real big-endian file is read through its little-endian transcoding (same layout);
+    // `data_sha256` stays the digest of the bytes in the file. A file that only looks
+    // big-endian (one swapped field) fails the transcoding and is refused as big-endian.
+    let raw = bytes;
+    let swapped = if gguf::is_big_endian(bytes) {
+        gguf::swap_byte_order(bytes, gguf::ByteOrder::Big).ok()
+    } else {
+        None
+    };
+    let bytes = swapped.as_deref().unwrap_or(bytes);
+    let g = gguf::parse_with(bytes, Options { mode, id42 })?;
     if consumer.is_some() {
         gguf::run_case(bytes, mode, consumer)?;
     }
-    let mut meta = Vec::new();
+    // Each KV serialized as in the file; the ordered digest concatenates them in file order,
+    // the unordered one sorted by key bytes (keys are unique).
+    let mut records: Vec<(&str, Vec<u8>)> = Vec::with_capacity(g.kvs.len());
     let mut keys = Vec::new();
     for kv in &g.kvs {
-        meta.extend_from_slice(&(kv.key.len() as u64).to_le_bytes());
-        meta.extend_from_slice(kv.key.as_bytes());
+        let mut rec = Vec::new();
+        rec.extend_from_slice(&(kv.key.len() as u64).to_le_bytes());
+        rec.extend_from_slice(kv.key.as_bytes());
         let owned = kv.value.to_owned_value();
-        meta.extend_from_slice(&owned.type_id().to_le_bytes());
-        owned.write_payload(&mut meta);
+        rec.extend_from_slice(&owned.type_id().to_le_bytes());
+        owned.write_payload(&mut rec);
+        records.push((kv.key, rec));
         keys.push(Value::from(kv.key));
     }
+    let meta: Vec<u8> = records
+        .iter()
+        .flat_map(|(_, r)| r.iter().copied())
+        .collect();
+    records.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let meta_unordered: Vec<u8> = records
+        .iter()
+        .flat_map(|(_, r)| r.iter().copied())
+        .collect();
     let mut tensors = Vec::new();
     for t in &g.tensors {
         let data = g.tensor_data(t);
@@ -160,7 +188,8 @@ pub fn observe_gguf(bytes: &[u8], mode: Mode, consumer: Option<&Decode>) -> Resu
         o.insert("name".into(), t.name.into());
         o.insert("type".into(), t.type_id.into());
         o.insert("ne".into(), json!(t.dims()));
-        o.insert("data_sha256".into(), sha256_hex(data).into());
+        let in_file = &raw[t.abs_offset as usize..(t.abs_offset + t.nbytes) as usize];
+        o.insert("data_sha256".into(), sha256_hex(in_file).into());
         if let Some(c) = Codec::for_ggml_type(t.ggml) {
             let values = c.decode_to_vec(data)?;
             o.insert("values_sha256".into(), values_sha256(&values).into());
@@ -173,6 +202,7 @@ pub fn observe_gguf(bytes: &[u8], mode: Mode, consumer: Option<&Decode>) -> Resu
         "kv_count": g.kvs.len(),
         "keys": keys,
         "metadata_sha256": sha256_hex(&meta),
+        "metadata_unordered_sha256": sha256_hex(&meta_unordered),
         "tensors": tensors,
     }))
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::manifest::{CaseEntry, Outcome};
 use super::observe;
 use crate::error::{Error, ErrorClass, Result};
-use crate::gguf::Mode;
+use crate::gguf::{Id42Policy, Mode, RuleLayer};
 
 /// Version of `conformance/PROTOCOL.md` this code speaks.
 pub const PROTOCOL_VERSION: u32 = 2;
@@ -142,7 +142,13 @@ fn respond_inner(
                 .get("consumer")
                 .map(observe::consumer_from_json)
                 .transpose()?;
-            observe::observe_gguf(file, mode, consumer.as_ref())?
+            let id42 = match p_str("id42") {
+                None | Some("auto") => Id42Policy::Auto,
+                Some("g64") => Id42Policy::Mainline,
+                Some("g128") => Id42Policy::LegacyPrism,
+                Some(_) => return Err(usage("id42 must be auto, g64 or g128")),
+            };
+            observe::observe_gguf_with(file, mode, id42, consumer.as_ref())?
         }
         "ninfer" => observe::observe_ninfer(file)?,
         "rows" => observe::observe_rows(file, params)?,
@@ -308,16 +314,101 @@ pub enum Verdict {
     Unsupported(String),
 }
 
+/// What a reader declared in its capabilities that changes how answers are judged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Judging {
+    pub classes: ClassCheck,
+    /// The rule layers the reader implements (PROTOCOL.md §5.3): an `n_` case of another
+    /// layer is judged like an `i_` case (either outcome; never a crash).
+    pub rule_layers: Vec<RuleLayer>,
+    /// GGUF observations compared without file order: `keys` and `tensors` sorted, and
+    /// `metadata_unordered_sha256` instead of `metadata_sha256`.
+    pub order_insensitive: bool,
+}
+
+impl Judging {
+    /// Every rule layer, file order: the defaults when capabilities say nothing.
+    pub fn new(classes: ClassCheck) -> Judging {
+        Judging {
+            classes,
+            rule_layers: RuleLayer::ALL.to_vec(),
+            order_insensitive: false,
+        }
+    }
+
+    /// Whether `case` must be rejected by this reader (an `n_` case of a declared layer).
+    pub fn must_reject(&self, case: &CaseEntry) -> bool {
+        case.expect.outcome == Outcome::Reject
+            && case
+                .rule_layer
+                .as_deref()
+                .and_then(RuleLayer::from_name)
+                .is_none_or(|l| self.rule_layers.contains(&l))
+    }
+}
+
+/// Normalizes a GGUF observation for comparison (PROTOCOL.md §4.2): `ne` without trailing 1s
+/// (ggml keeps no n_dims) and, for order-insensitive readers, `keys` and `tensors` sorted.
+pub fn normalize_gguf(obs: &Value, order_insensitive: bool) -> Value {
+    let mut v = obs.clone();
+    if let Some(ts) = v.get_mut("tensors").and_then(Value::as_array_mut) {
+        for t in ts.iter_mut() {
+            if let Some(ne) = t.get_mut("ne").and_then(Value::as_array_mut) {
+                while ne.last().and_then(Value::as_u64) == Some(1) {
+                    ne.pop();
+                }
+            }
+        }
+        if order_insensitive {
+            ts.sort_by(|a, b| {
+                let name = |x: &Value| x.get("name").and_then(Value::as_str).map(str::to_owned);
+                name(a).cmp(&name(b))
+            });
+        }
+    }
+    if order_insensitive {
+        if let Some(keys) = v.get_mut("keys").and_then(Value::as_array_mut) {
+            keys.sort_by(|a, b| a.as_str().unwrap_or("").cmp(b.as_str().unwrap_or("")));
+        }
+    }
+    v
+}
+
 pub fn judge(case: &CaseEntry, answer: &Answer, classes: ClassCheck) -> Verdict {
+    judge_with(case, answer, &Judging::new(classes))
+}
+
+pub fn judge_with(case: &CaseEntry, answer: &Answer, j: &Judging) -> Verdict {
     let exp = &case.expect;
-    match (exp.outcome, answer) {
+    // An n_ case of a layer the reader does not implement: either outcome.
+    let outcome = match exp.outcome {
+        Outcome::Reject if !j.must_reject(case) => Outcome::Either,
+        o => o,
+    };
+    match (outcome, answer) {
         (_, Answer::Unsupported { feature }) => Verdict::Unsupported(feature.clone()),
         (Outcome::Accept | Outcome::Either, Answer::Accept { observation }) => {
             match &exp.observation {
-                Some(want) => match contains(want, observation, "observation") {
-                    Ok(()) => Verdict::Pass,
-                    Err(why) => Verdict::Fail(format!("accepted, but {why}")),
-                },
+                Some(want) => {
+                    let (want, got) = if case.kind == "gguf" {
+                        let mut w = normalize_gguf(want, j.order_insensitive);
+                        // Each reader is held to one of the two metadata digests.
+                        if let Some(m) = w.as_object_mut() {
+                            m.remove(if j.order_insensitive {
+                                "metadata_sha256"
+                            } else {
+                                "metadata_unordered_sha256"
+                            });
+                        }
+                        (w, normalize_gguf(observation, j.order_insensitive))
+                    } else {
+                        (want.clone(), observation.clone())
+                    };
+                    match contains(&want, &got, "observation") {
+                        Ok(()) => Verdict::Pass,
+                        Err(why) => Verdict::Fail(format!("accepted, but {why}")),
+                    }
+                }
                 None => Verdict::Pass,
             }
         }
@@ -327,11 +418,12 @@ pub fn judge(case: &CaseEntry, answer: &Answer, classes: ClassCheck) -> Verdict 
             first_line(message)
         )),
         (Outcome::Reject, Answer::Accept { .. }) => Verdict::Fail(format!(
-            "accepted a case that must be rejected with {}",
-            exp.class.as_deref().unwrap_or("an error")
+            "accepted a case that must be rejected with {} (rule layer {})",
+            exp.class.as_deref().unwrap_or("an error"),
+            case.rule_layer.as_deref().unwrap_or("-")
         )),
         (Outcome::Reject, Answer::Reject { class, message }) => {
-            if classes == ClassCheck::Strict && class.as_deref() != exp.class.as_deref() {
+            if j.classes == ClassCheck::Strict && class.as_deref() != exp.class.as_deref() {
                 Verdict::Fail(format!(
                     "rejected with class {}, expected {} ({})",
                     class.as_deref().unwrap_or("none"),

@@ -12,7 +12,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::manifest::{CaseEntry, Manifest};
-use super::protocol::{judge, request_json, Answer, ClassCheck, Verdict};
+use super::protocol::{judge_with, request_json, Answer, ClassCheck, Judging, Verdict};
+use crate::gguf::RuleLayer;
 
 /// `--capabilities FILE`: what a reader declares it does not support, and how it names errors.
 #[derive(Clone, Debug, Default)]
@@ -21,6 +22,10 @@ pub struct Capabilities {
     /// Glob patterns over case features (`kind:ninfer`, `ggml_type:142`, `codec:q1_0`).
     pub unsupported: Vec<String>,
     pub classes: Option<ClassCheck>,
+    /// `rule_layers`: the layers the reader implements; `None` (absent) means all four.
+    pub rule_layers: Option<Vec<RuleLayer>>,
+    /// `order_insensitive: true`: GGUF observations are compared without file order.
+    pub order_insensitive: bool,
 }
 
 impl Capabilities {
@@ -49,7 +54,35 @@ impl Capabilities {
                 path.display()
             ),
         };
+        let rule_layers = match v.get("rule_layers") {
+            None => None,
+            Some(Value::Array(a)) => {
+                let mut out = Vec::new();
+                for x in a {
+                    let name = x.as_str().unwrap_or("");
+                    let l = RuleLayer::from_name(name).ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "{}: rule_layers: '{name}' is not one of mainline, loader, recommended, spec",
+                            path.display()
+                        )
+                    })?;
+                    out.push(l);
+                }
+                Some(out)
+            }
+            Some(_) => anyhow::bail!(
+                "{}: rule_layers must be an array of layer names",
+                path.display()
+            ),
+        };
+        let order_insensitive = match v.get("order_insensitive") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => anyhow::bail!("{}: order_insensitive must be a boolean", path.display()),
+        };
         Ok(Capabilities {
+            rule_layers,
+            order_insensitive,
             reader: v
                 .get("reader")
                 .and_then(Value::as_str)
@@ -68,6 +101,16 @@ impl Capabilities {
             }
         }
         None
+    }
+
+    /// How this reader's answers are judged.
+    pub fn judging(&self) -> Judging {
+        let mut j = Judging::new(self.classes.unwrap_or(ClassCheck::Lenient));
+        if let Some(l) = &self.rule_layers {
+            j.rule_layers = l.clone();
+        }
+        j.order_insensitive = self.order_insensitive;
+        j
     }
 
     fn declares(&self, feature: &str) -> bool {
@@ -310,7 +353,7 @@ fn tail(s: &str) -> String {
 
 /// Runs one case: the raw verdict before known failures are applied.
 fn run_case(opts: &RunOptions, case: &CaseEntry) -> (bool, String) {
-    let classes = opts.capabilities.classes.unwrap_or(ClassCheck::Lenient);
+    let judging = opts.capabilities.judging();
     match run_process(opts, case) {
         Proc::SpawnError(e) => (false, format!("could not start the adapter: {e}")),
         Proc::Timeout => (
@@ -361,7 +404,7 @@ fn run_case(opts: &RunOptions, case: &CaseEntry) -> (bool, String) {
                     ),
                 );
             }
-            match judge(case, &answer, classes) {
+            match judge_with(case, &answer, &judging) {
                 Verdict::Pass => (true, String::new()),
                 Verdict::Fail(why) => (false, why),
                 Verdict::Unsupported(feature) => {

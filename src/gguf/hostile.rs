@@ -303,14 +303,14 @@ pub fn hostile_cases() -> Vec<HostileCase> {
         set_version(valid.clone(), 0x0300_0000),
         s,
         C::GgufBigEndian,
-        "spec/gguf.md#gguf-header (big-endian GGUF)",
+        "version field byte-swapped, every other field little-endian: a mixed-endian file (real big-endian files are the y_big_endian_* cases)",
     );
     add(
         "big_endian_v2",
         set_version(valid.clone(), 0x0200_0000),
         s,
         C::GgufBigEndian,
-        "spec/gguf.md#gguf-header (big-endian GGUF)",
+        "version field byte-swapped, every other field little-endian: a mixed-endian file (real big-endian files are the y_big_endian_* cases)",
     );
     let cnt = |t: u64, k: u64| {
         RawBytes::header(3, t, k)

@@ -248,6 +248,36 @@ pub struct GgufTable {
     pub strict: GgufStrictRules,
     pub limits: GgufLimits,
     pub notes: Vec<String>,
+    pub rule_layers: GgufRuleLayers,
+}
+
+/// Which rule layer each hostile case belongs to, with the mainline evidence
+/// (`crate::gguf::RuleLayer`; PROTOCOL.md §2.1).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GgufRuleLayers {
+    #[serde(rename = "_source")]
+    pub source: String,
+    pub mainline_pin: serde_json::Value,
+    pub layers: std::collections::BTreeMap<String, String>,
+    pub reference_strict_mode: Vec<String>,
+    pub cases: Vec<GgufRuleCase>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GgufRuleCase {
+    /// Corpus case name without the `n_` prefix.
+    pub case: String,
+    /// `mainline`, `loader`, `recommended` or `spec`.
+    pub layer: String,
+    /// What mainline `gguf_init_from_file(no_alloc=true)` does: `refuses` or `accepts`.
+    pub mainline: String,
+    /// Source path and line(s) in the pinned mainline sources.
+    #[serde(rename = "where")]
+    pub where_: String,
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

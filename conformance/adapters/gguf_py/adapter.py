@@ -101,14 +101,18 @@ def observe_gguf(path, p):
             continue
         keys.append(name)
         for part in f.parts:  # key length, key, type, value parts: the KV as gguf-py parsed it
-            meta += np.ascontiguousarray(part).tobytes()
+            part = np.ascontiguousarray(part)  # serialized little-endian (PROTOCOL.md §4.2)
+            meta += part.astype(part.dtype.newbyteorder("<")).tobytes()
     tensors = []
     for t in reader.tensors:
         raw = np.ascontiguousarray(t.data).tobytes()
         o = {"name": t.name, "type": int(t.tensor_type), "ne": [int(x) for x in t.shape],
              "data_sha256": hashlib.sha256(raw).hexdigest()}
+        data = np.asarray(t.data)
+        if data.dtype.byteorder == ">":  # a big-endian file: GGUFReader returns big-endian views
+            data = data.astype(data.dtype.newbyteorder("<"))
         try:
-            o["values_sha256"] = values_sha256(to_f32(t.data, t.tensor_type))
+            o["values_sha256"] = values_sha256(to_f32(data, t.tensor_type))
         except Unsupported:
             pass
         tensors.append(o)

@@ -136,8 +136,8 @@ pub fn cases() -> Vec<Case> {
             let mut bytes = Vec::with_capacity(256 * bb);
             for val in 0..256usize {
                 let mut b = base_block(f, &mut r);
-                for j in lo..hi {
-                    b[j] = (val + 37 * (j - lo)) as u8;
+                for (k, x) in b[lo..hi].iter_mut().enumerate() {
+                    *x = (val + 37 * k) as u8;
                 }
                 bytes.extend_from_slice(&b);
             }
@@ -219,11 +219,11 @@ fn special_vectors() -> Vec<Case> {
         let mut bytes = Vec::new();
         for val in 0..243usize {
             let mut b = vec![0u8; c.block_bytes()];
-            for j in qs.1..qs.2 {
-                b[j] = canon5((val + j - qs.1) % 243);
+            for (k, x) in b[qs.1..qs.2].iter_mut().enumerate() {
+                *x = canon5((val + k) % 243);
             }
-            for j in qh.1..qh.2 {
-                b[j] = canon4((val + j - qh.1) % 81);
+            for (k, x) in b[qh.1..qh.2].iter_mut().enumerate() {
+                *x = canon4((val + k) % 81);
             }
             set_scale(f, &mut b, 0x3c00);
             bytes.extend_from_slice(&b);

@@ -6,7 +6,27 @@
 use crate::codec::Codec;
 use crate::corpus::observe::consumer_to_json;
 use crate::corpus::{Bytes, Case};
-use crate::gguf::{self, GgufWriter, MetaValue, Mode, ValueType};
+use crate::gguf::{self, GgufWriter, MetaValue, Mode, RuleLayer, ValueType};
+
+/// The rule layer of catalog case `name` (without `n_`), from `spec/gguf.json` `rule_layers`.
+pub fn rule_layer_of(name: &str) -> Option<RuleLayer> {
+    crate::spec::get()
+        .gguf
+        .rule_layers
+        .cases
+        .iter()
+        .find(|c| c.case == name)
+        .and_then(|c| RuleLayer::from_name(&c.layer))
+}
+
+/// Tags an `n_` case with its rule layer (a case missing from the table is left untagged and
+/// the generator refuses it).
+fn with_rule_layer(c: Case, name: &str) -> Case {
+    match rule_layer_of(name) {
+        Some(l) => c.rule_layer(l),
+        None => c,
+    }
+}
 
 fn mode_name(m: Mode) -> &'static str {
     match m {
@@ -26,11 +46,18 @@ fn gguf_case(name: String, bytes: Vec<u8>, mode: Mode) -> Case {
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for h in gguf::hostile_cases() {
-        let mut c = gguf_case(format!("n_{}", h.name), h.bytes.clone(), h.mode)
+        let mut c = gguf_case(format!("n_{}", h.name), h.bytes.clone(), h.mode);
+        c = with_rule_layer(c, h.name)
             .reject(h.class)
             .feature("gguf:hostile")
             .spec("spec/gguf.md#gguf-hostile-inputs")
             .recipe(h.source);
+        if h.name.starts_with("id42") {
+            c = c.feature("ggml_type:42");
+        }
+        if h.name.starts_with("id42_mixed") {
+            c = c.feature("ggml_type:42-g128");
+        }
         if let Some(d) = &h.decode {
             c = c
                 .param("consumer", consumer_to_json(d))
@@ -54,11 +81,85 @@ pub fn cases() -> Vec<Case> {
                 .feature("ggml_type:42")
                 .spec("spec/ggml-types.md#id-42 (id 42)");
         }
+        if k.name.starts_with("id42_legacy") {
+            c = c.feature("ggml_type:42-g128");
+        } else if k.name.starts_with("id42_mainline") {
+            c = c.feature("ggml_type:42-g64");
+        }
         v.push(c);
     }
     v.extend(value_type_cases());
     v.extend(layout_cases());
     v.extend(type_cases());
+    v.extend(big_endian_cases());
+    v
+}
+
+/// The little-endian twin of a big-endian case: every value type as a scalar and an array, a
+/// custom alignment, and tensors of each type whose big-endian form is defined (F32, F16, I32
+/// element-wise; Q8_0 per block scale).
+pub fn big_endian_twin(version: u32) -> Vec<u8> {
+    let spec = crate::spec::get();
+    let mut w = GgufWriter::new();
+    w.version(version);
+    arch(&mut w);
+    let _ = w.alignment(64);
+    for t in ValueType::ALL {
+        if t != ValueType::Array {
+            let n = t.name().to_lowercase();
+            w.kv(&format!("corpus.be.{n}"), sample(t, 2));
+            w.kv(
+                &format!("corpus.be.array_{n}"),
+                MetaValue::Array(t, (0..3).map(|k| sample(t, k)).collect()),
+            );
+        }
+    }
+    let mut r = Bytes::new(0xb1_9e4d);
+    let mut data = Vec::new();
+    for (name, ty, dims) in [
+        ("f32", "F32", [8u64, 2]),
+        ("f16", "F16", [16, 3]),
+        ("i32", "I32", [4, 1]),
+        ("q8_0", "Q8_0", [64, 2]),
+    ] {
+        let t = spec.ggml_type_named(ty).expect("type in spec");
+        w.tensor_as(name, &dims, t).expect("small tensor");
+        let elems = (dims[0] * dims[1]) as usize;
+        let x: Vec<f32> = (0..elems).map(|_| (r.unit() - 0.5) * 4.0).collect();
+        let codec = Codec::for_ggml_type(t).expect("decodable");
+        data.push(
+            codec
+                .quantize_to_vec(&x)
+                .unwrap_or_else(|_| r.fill(codec.bytes_for(elems).unwrap_or(0))),
+        );
+    }
+    let parts: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
+    w.to_bytes(&parts).expect("writer")
+}
+
+fn big_endian_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for ver in [3u32, 2] {
+        let le = big_endian_twin(ver);
+        let be = gguf::swap_byte_order(&le, gguf::ByteOrder::Little).expect("own file");
+        v.push(
+            gguf_case(format!("y_big_endian_v{ver}"), be, Mode::Strict)
+                .feature("gguf:big-endian")
+                .feature(format!("gguf:v{ver}"))
+                .feature("gguf:array")
+                .feature("gguf:alignment")
+                .feature("ggml_type:0")
+                .feature("ggml_type:1")
+                .feature("ggml_type:26")
+                .feature("ggml_type:8")
+                .feature("codec:f16")
+                .feature("codec:q8_0")
+                .spec("ggml docs/gguf.md (files may be big-endian; the version field tells)")
+                .recipe(format!(
+                    "a real big-endian GGUF v{ver}: every header field, key length, value (scalars and array elements), tensor-info field and tensor element (F32, F16, I32; the Q8_0 block scales) byte-swapped from a little-endian twin (families::gguf::big_endian_twin); the observation equals the twin's except data_sha256, the digest of the big-endian bytes"
+                )),
+        );
+    }
     v
 }
 
@@ -228,6 +329,13 @@ fn layout_cases() -> Vec<Case> {
     v
 }
 
+/// Row length of the legacy id-42 cases: 16 g128 blocks = 544 B, a multiple of the default
+/// alignment, so a row's span is exactly its g128 size and the g64 size (576 B) cannot fit —
+/// only a legacy-aware reader decodes these files (PROTOCOL.md §4.2, id 42).
+pub fn legacy42_ne0() -> u64 {
+    2048
+}
+
 /// One file per decodable ggml type (and a few sized-only types).
 fn type_cases() -> Vec<Case> {
     let spec = crate::spec::get();
@@ -253,10 +361,26 @@ fn type_cases() -> Vec<Case> {
         let t = spec.ggml_type_named(name).expect("type in spec");
         let codec = Codec::for_ggml_type(t).expect("decodable");
         let be = t.block_elems as u64;
-        let ne0 = if be == 1 { 64 } else { be * 2 };
+        // Legacy 42 (g128, 34 B) needs byte spans only g128 fits: 16 blocks per row are
+        // 544 B (a multiple of 32, no padding) where g64 would need 576 B (see `legacy42_ne0`).
+        let ne0 = if be == 1 {
+            64
+        } else if t.retag_to.is_some() {
+            legacy42_ne0()
+        } else {
+            be * 2
+        };
         let dims = [ne0, 3];
         let elems = (ne0 * 3) as usize;
-        let x: Vec<f32> = (0..elems).map(|_| (r.unit() - 0.5) * 2.0).collect();
+        // Legacy 42 draws from its own generator so that its longer rows leave the other
+        // cases' bytes unchanged.
+        let mut legacy_r = Bytes::new(0x0001_e9ac_0042);
+        let g = if t.retag_to.is_some() {
+            &mut legacy_r
+        } else {
+            &mut r
+        };
+        let x: Vec<f32> = (0..elems).map(|_| (g.unit() - 0.5) * 2.0).collect();
         let data = match codec.quantize_to_vec(&x) {
             Ok(d) => d,
             Err(_) => {
@@ -284,8 +408,15 @@ fn type_cases() -> Vec<Case> {
             bytes,
             Mode::Strict,
         );
+        if t.id == 42 {
+            c = c.feature(if t.retag_to.is_some() {
+                "ggml_type:42-g128"
+            } else {
+                "ggml_type:42-g64"
+            });
+        }
         if kv_cache_only {
-            c = c
+            c = with_rule_layer(c, &format!("type_{lname}"))
                 .reject(crate::error::ErrorClass::GgufTensorType)
                 .note("53/47 are BeeLlama KV-cache types (planar Q2_0S), not tensor types of mainline or Prism; the codec itself is in the codec family");
         }
@@ -299,28 +430,36 @@ fn type_cases() -> Vec<Case> {
                 )),
         );
     }
-    // Legacy 42 with several tensors; a file retagged 42 -> 142 decodes the same.
+    // Legacy 42 with several tensors; a file retagged 42 -> 142 decodes the same. Every span
+    // fits g128 only (rows of 544 B, no padding; g64 would need 576 B per row).
     let legacy = spec.ggml_type_named("Q2_0_PRISM_LEGACY").unwrap();
     let pq2 = spec.ggml_type_named("PQ2_0").unwrap();
-    let x: Vec<f32> = (0..128 * 4 * 3).map(|_| (r.unit() - 0.5) * 2.0).collect();
+    let ne0 = legacy42_ne0();
+    let mut legacy_r = Bytes::new(0x0001_e9ac_0142);
+    let x: Vec<f32> = (0..ne0 * 3)
+        .map(|_| (legacy_r.unit() - 0.5) * 2.0)
+        .collect();
     let data = Codec::Pq2_0.quantize_to_vec(&x).unwrap();
-    let (d1, d2) = data.split_at(34 * 4);
+    let (d1, d2) = data.split_at(data.len() / 3);
     for (t, name) in [
         (legacy, "y_id42_legacy_g128_two_tensors"),
         (pq2, "y_id142_same_blocks_as_legacy"),
     ] {
         let mut w = GgufWriter::new();
         arch(&mut w);
-        w.tensor_as("a", &[512, 1], t)
+        w.tensor_as("a", &[ne0, 1], t)
             .unwrap()
-            .tensor_as("b", &[512, 2], t)
+            .tensor_as("b", &[ne0, 2], t)
             .unwrap();
+        let mut c = gguf_case(name.into(), w.to_bytes(&[d1, d2]).unwrap(), Mode::Strict)
+            .feature(format!("ggml_type:{}", t.id));
+        if t.id == 42 {
+            c = c.feature("ggml_type:42-g128");
+        }
         v.push(
-            gguf_case(name.into(), w.to_bytes(&[d1, d2]).unwrap(), Mode::Strict)
-                .feature(format!("ggml_type:{}", t.id))
-                .feature("codec:pq2_0")
+            c.feature("codec:pq2_0")
                 .spec("spec/ggml-types.md#id-42 (legacy 42 is byte-identical to 142; re-tagging is header-only)")
-                .recipe("the same PQ2_0 blocks tagged 42 (legacy g128) or 142"),
+                .recipe(format!("the same PQ2_0 blocks tagged 42 (legacy g128) or 142: tensors a [{ne0}, 1] and b [{ne0}, 2], 544 B per row, so every span fits g128 (34 B / 128) and not g64 (18 B / 64 would need 576 B per row)")),
         );
     }
     // Sizes known, values not decoded by this suite: readers must still lay the file out.
