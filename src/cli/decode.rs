@@ -1,7 +1,8 @@
 //! `decode FILE NAME [--rows A:B] -o OUT.npy`: f32 values in logical row order, from a GGUF
-//! tensor (ggml blocks) or a .ninfer object (contiguous words or row-split planes).
+//! tensor (ggml blocks) or a .ninfer object of any registry format (contiguous words, row-split
+//! planes of ternary or grouped integer codes, NVFP4 block scales, FP8 row scales).
 
-use crate::codec::{direct, Codec};
+use crate::codec::{direct, fp8_row, grouped_int, nvfp4, Codec};
 use crate::ninfer::{Artifact, ObjectView};
 use anyhow::{bail, Context};
 use std::path::Path;
@@ -95,27 +96,42 @@ pub fn decode_ninfer(
             }
         }
         ObjectView::RowSplit(v) => {
-            let t = v.format.ternary.as_ref().with_context(|| {
-                format!(
-                    "{name}: {} has no ggml block mapping; its values are not decoded",
-                    v.format.name
-                )
-            })?;
-            let codec = Codec::from_name(&t.codec).context("spec names an unknown codec")?;
             let range = match rows {
                 Some(r) => parse_rows(r, v.geom.n)?,
                 None => 0..v.geom.n,
             };
+            let shape = vec![range.end - range.start, v.geom.k];
+            let Some(t) = v.format.ternary.as_ref() else {
+                // Q4G64_F16S / Q5G64_F16S / Q6G64_F16S / W8G32_F16S: signed codes x f16 scales.
+                let vals = grouped_int::decode_rows(v.format, &v.geom, v.bytes, range)?;
+                return Ok((shape, vals));
+            };
+            let codec = Codec::from_name(&t.codec).context("spec names an unknown codec")?;
             let blocks = v.ggml_rows(range.clone())?;
-            Ok((
-                vec![range.end - range.start, v.geom.k],
-                codec.decode_to_vec(&blocks)?,
-            ))
+            Ok((shape, codec.decode_to_vec(&blocks)?))
         }
-        ObjectView::Opaque { format, layout, .. } => bail!(
-            "{name}: {} in {layout} is not decoded by this suite",
-            format.name
-        ),
+        ObjectView::Opaque {
+            format,
+            layout,
+            bytes,
+        } => {
+            let dims = a.object(name)?.shape().to_vec();
+            let (n, k) = match dims[..] {
+                [n, k] => (n, k),
+                _ => bail!("{name}: {} in {layout} must be rank 2", format.name),
+            };
+            let range = match rows {
+                Some(r) => parse_rows(r, n)?,
+                None => 0..n,
+            };
+            let shape = vec![range.end - range.start, k];
+            let vals = match format.name.as_str() {
+                "NVFP4" => nvfp4::decode_rows(n, k, bytes, range)?,
+                "FP8_E4M3FN_ROW_BF16S" => fp8_row::decode_rows(n, k, bytes, range)?,
+                other => bail!("{name}: {other} in {layout} is not decoded by this suite"),
+            };
+            Ok((shape, vals))
+        }
         ObjectView::Resource { .. } => bail!("{name} is a raw-bytes resource, not a tensor"),
     }
 }
