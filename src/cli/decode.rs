@@ -161,3 +161,41 @@ pub fn run(
     );
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::decode_ninfer;
+    use crate::corpus::observe::values_sha256;
+
+    /// `decode` of every non-ternary registry format against the corpus cases' independently
+    /// computed digests (the generator's chosen codes x scales), whole and by row ranges.
+    #[test]
+    fn decode_matches_the_independent_registry_digests() {
+        let cases = crate::corpus::families::registry::cases();
+        assert_eq!(cases.len(), 7);
+        let mut formats = std::collections::BTreeSet::new();
+        for c in cases {
+            let bytes = c.bytes.as_ref().unwrap();
+            let want = c.check.as_ref().unwrap()["objects"][0]["values_sha256"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let (shape, vals) = decode_ninfer(bytes, "q", None).unwrap();
+            assert_eq!(values_sha256(&vals), want, "{}", c.name);
+            assert_eq!(vals.len() as u64, shape[0] * shape[1]);
+            let n = shape[0];
+            let (s1, head) = decode_ninfer(bytes, "q", Some(&format!("0:{}", n / 2))).unwrap();
+            let (_, tail) = decode_ninfer(bytes, "q", Some(&format!("{}:", n / 2))).unwrap();
+            assert_eq!(s1[1], shape[1]);
+            assert_eq!([head, tail].concat(), vals, "{}", c.name);
+            formats.insert(
+                c.features
+                    .iter()
+                    .find(|f| f.starts_with("format:"))
+                    .unwrap()
+                    .clone(),
+            );
+        }
+        assert_eq!(formats.len(), 6);
+    }
+}
