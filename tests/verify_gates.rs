@@ -391,3 +391,74 @@ fn engine_format_embedding_dumps_pass_and_the_transposed_one_fails() {
     let e = r.findings.iter().find(|f| f.step == "embedding").unwrap();
     assert!(e.detail.contains("expected"), "{}", e.detail);
 }
+
+/// The engine tooling's harness directories (spec/dumps.json `harness`): the six rotation-harness
+/// cases plus the gemm oracle, written by `dump-reference --format harness`, pass `engine_oracles`
+/// (auto-detected and named); signs applied after the rotation fail it, and so does a gemm.y.f32
+/// computed with signs after the rotation.
+#[test]
+fn engine_harness_directories_pass_and_signs_after_rotation_fails() {
+    use verify::harness::{write_gemm, write_rotation, HarnessFault};
+    let fx = Fixture::new(model::TernaryType::Pq2_0);
+    let a = Artifact::parse(&fx.artifact).unwrap();
+    let p = verify::profile_for_artifact(&a).unwrap();
+    let layers = verify::artifact_layers(&a);
+    let obj = verify::resolve_name(
+        &p,
+        &layers,
+        &ninfer_ternary::spec::dumps().harness.gemm.gemm_object,
+        None,
+    )
+    .unwrap();
+    let write = |name: &str, fault: HarnessFault, gemm_fault: HarnessFault| {
+        let d = fx.dir.path().join(name);
+        write_rotation(&d, fault).unwrap();
+        write_gemm(&a, &d, &obj, gemm_fault).unwrap();
+        d
+    };
+    let good = write("h_good", HarnessFault::None, HarnessFault::None);
+    let run = |dir: &Path, format: Option<&'static str>| {
+        let opts = Options {
+            template: Some(&fx.template),
+            oracle_dump: Some(dir),
+            dump_format: format,
+            ..Default::default()
+        };
+        verify::verify("a", &fx.artifact, "g", &fx.gguf, opts).unwrap()
+    };
+    for format in [None, Some("harness")] {
+        let r = run(&good, format);
+        let e = r
+            .findings
+            .iter()
+            .find(|f| f.step == "engine_oracles")
+            .unwrap();
+        assert_eq!(e.status, Status::Pass, "{}", report::text(&r));
+        assert!(e.detail.starts_with("7/7 engine harness"), "{}", e.detail);
+    }
+    let rot_bad = write(
+        "h_rot_bad",
+        HarnessFault::SignsAfterRotation,
+        HarnessFault::None,
+    );
+    let gemm_bad = write(
+        "h_gemm_bad",
+        HarnessFault::None,
+        HarnessFault::SignsAfterRotation,
+    );
+    let transposed = write("h_transposed", HarnessFault::Transposed, HarnessFault::None);
+    for (d, want) in [(&rot_bad, "1/7"), (&gemm_bad, "6/7"), (&transposed, "4/7")] {
+        let r = run(d, None);
+        let e = r
+            .findings
+            .iter()
+            .find(|f| f.step == "engine_oracles")
+            .unwrap();
+        assert_eq!(e.status, Status::Fail, "{}", report::text(&r));
+        assert!(e.detail.starts_with(want), "{}: {}", d.display(), e.detail);
+    }
+    // A native oracle directory read as harness has no harness files: a failure, not a panic.
+    let (_, native) = fx.dumps("healthy");
+    let r = run(&native, Some("harness"));
+    assert_eq!(r.failed_steps(), vec!["engine_oracles".to_string()]);
+}

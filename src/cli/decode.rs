@@ -1,7 +1,8 @@
 //! `decode FILE NAME [--rows A:B] -o OUT.npy`: f32 values in logical row order, from a GGUF
-//! tensor (ggml blocks) or a .ninfer object (contiguous words or row-split planes).
+//! tensor (ggml blocks) or a .ninfer object of any registry format (contiguous words, row-split
+//! planes of ternary or grouped integer codes, NVFP4 block scales, FP8 row scales).
 
-use crate::codec::{direct, Codec};
+use crate::codec::{direct, fp8_row, grouped_int, nvfp4, Codec};
 use crate::ninfer::{Artifact, ObjectView};
 use anyhow::{bail, Context};
 use std::path::Path;
@@ -95,27 +96,42 @@ pub fn decode_ninfer(
             }
         }
         ObjectView::RowSplit(v) => {
-            let t = v.format.ternary.as_ref().with_context(|| {
-                format!(
-                    "{name}: {} has no ggml block mapping; its values are not decoded",
-                    v.format.name
-                )
-            })?;
-            let codec = Codec::from_name(&t.codec).context("spec names an unknown codec")?;
             let range = match rows {
                 Some(r) => parse_rows(r, v.geom.n)?,
                 None => 0..v.geom.n,
             };
+            let shape = vec![range.end - range.start, v.geom.k];
+            let Some(t) = v.format.ternary.as_ref() else {
+                // Q4G64_F16S / Q5G64_F16S / Q6G64_F16S / W8G32_F16S: signed codes x f16 scales.
+                let vals = grouped_int::decode_rows(v.format, &v.geom, v.bytes, range)?;
+                return Ok((shape, vals));
+            };
+            let codec = Codec::from_name(&t.codec).context("spec names an unknown codec")?;
             let blocks = v.ggml_rows(range.clone())?;
-            Ok((
-                vec![range.end - range.start, v.geom.k],
-                codec.decode_to_vec(&blocks)?,
-            ))
+            Ok((shape, codec.decode_to_vec(&blocks)?))
         }
-        ObjectView::Opaque { format, layout, .. } => bail!(
-            "{name}: {} in {layout} is not decoded by this suite",
-            format.name
-        ),
+        ObjectView::Opaque {
+            format,
+            layout,
+            bytes,
+        } => {
+            let dims = a.object(name)?.shape().to_vec();
+            let (n, k) = match dims[..] {
+                [n, k] => (n, k),
+                _ => bail!("{name}: {} in {layout} must be rank 2", format.name),
+            };
+            let range = match rows {
+                Some(r) => parse_rows(r, n)?,
+                None => 0..n,
+            };
+            let shape = vec![range.end - range.start, k];
+            let vals = match format.name.as_str() {
+                "NVFP4" => nvfp4::decode_rows(n, k, bytes, range)?,
+                "FP8_E4M3FN_ROW_BF16S" => fp8_row::decode_rows(n, k, bytes, range)?,
+                other => bail!("{name}: {other} in {layout} is not decoded by this suite"),
+            };
+            Ok((shape, vals))
+        }
         ObjectView::Resource { .. } => bail!("{name} is a raw-bytes resource, not a tensor"),
     }
 }
@@ -144,4 +160,42 @@ pub fn run(
         vals.len()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode_ninfer;
+    use crate::corpus::observe::values_sha256;
+
+    /// `decode` of every non-ternary registry format against the corpus cases' independently
+    /// computed digests (the generator's chosen codes x scales), whole and by row ranges.
+    #[test]
+    fn decode_matches_the_independent_registry_digests() {
+        let cases = crate::corpus::families::registry::cases();
+        assert_eq!(cases.len(), 7);
+        let mut formats = std::collections::BTreeSet::new();
+        for c in cases {
+            let bytes = c.bytes.as_ref().unwrap();
+            let want = c.check.as_ref().unwrap()["objects"][0]["values_sha256"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let (shape, vals) = decode_ninfer(bytes, "q", None).unwrap();
+            assert_eq!(values_sha256(&vals), want, "{}", c.name);
+            assert_eq!(vals.len() as u64, shape[0] * shape[1]);
+            let n = shape[0];
+            let (s1, head) = decode_ninfer(bytes, "q", Some(&format!("0:{}", n / 2))).unwrap();
+            let (_, tail) = decode_ninfer(bytes, "q", Some(&format!("{}:", n / 2))).unwrap();
+            assert_eq!(s1[1], shape[1]);
+            assert_eq!([head, tail].concat(), vals, "{}", c.name);
+            formats.insert(
+                c.features
+                    .iter()
+                    .find(|f| f.starts_with("format:"))
+                    .unwrap()
+                    .clone(),
+            );
+        }
+        assert_eq!(formats.len(), 6);
+    }
 }

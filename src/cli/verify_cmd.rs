@@ -146,10 +146,26 @@ pub fn dump_reference(
             );
             return Ok(ExitCode::SUCCESS);
         }
-        "harness" => anyhow::bail!(
-            "--format harness (the rotation-harness directory) is not implemented yet; use native"
-        ),
-        other => anyhow::bail!("--format '{other}': expected native or engine"),
+        "harness" => {
+            use verify::harness::{write_gemm, write_rotation, HarnessFault};
+            write_rotation(output, HarnessFault::None)?;
+            let p = verify::profile_for_artifact(&a)?;
+            let layers = verify::artifact_layers(&a);
+            let object = verify::resolve_name(
+                &p,
+                &layers,
+                &crate::spec::dumps().harness.gemm.gemm_object,
+                None,
+            )?;
+            write_gemm(&a, output, &object, HarnessFault::None)?;
+            println!(
+                "wrote the engine harness directory (6 rotation cases <case>.in/.signs/.out.f32, gemm oracle of {object}: gemm.payload.bin, gemm.signs.f32, gemm.x.f32, gemm.y.f32; bf16 of the f64 reference) to {0}\n  verify {1} --gguf SRC --oracle-dump {0}",
+                output.display(),
+                artifact.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        other => anyhow::bail!("--format '{other}': expected native, engine or harness"),
     }
     verify::dumps::write_reference(&a, output, tokens, seed, Default::default())?;
     println!(

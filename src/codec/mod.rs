@@ -8,6 +8,9 @@
 
 pub mod base3;
 pub mod direct;
+pub mod fp8_row;
+pub mod grouped_int;
+pub mod nvfp4;
 pub mod pq2;
 pub mod ptq1;
 pub mod q1_0;
@@ -532,3 +535,6 @@ pub(crate) fn lroundf(x: f32) -> i32 {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod registry_tests;

@@ -49,6 +49,9 @@ pub struct Case {
     pub derived_from: Option<String>,
     pub recipe: Option<String>,
     pub note: Option<String>,
+    /// An expected partial observation computed by the generator independently of the reference
+    /// decoder; `generate` refuses a corpus whose reference observation does not contain it.
+    pub check: Option<Value>,
 }
 
 impl Case {
@@ -76,6 +79,7 @@ impl Case {
             derived_from: None,
             recipe: None,
             note: None,
+            check: None,
         }
     }
 
@@ -128,6 +132,11 @@ impl Case {
         self.recipe = Some(r.into());
         self
     }
+    pub fn check(mut self, v: Value) -> Case {
+        self.check = Some(v);
+        self
+    }
+
     pub fn note(mut self, n: impl Into<String>) -> Case {
         self.note = Some(n.into());
         self
@@ -253,6 +262,14 @@ pub fn generate() -> anyhow::Result<Corpus> {
         use protocol::Answer;
         match (outcome, &answer) {
             (Outcome::Accept, Answer::Accept { observation }) => {
+                if let Some(chk) = &c.check {
+                    protocol::contains(chk, observation, "observation").map_err(|e| {
+                        anyhow!(
+                            "{}: the reference disagrees with the independent expectation: {e}",
+                            c.id()
+                        )
+                    })?;
+                }
                 expect.observation = Some(observation.clone())
             }
             (Outcome::Reject, Answer::Reject { class, message }) => {

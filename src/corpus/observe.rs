@@ -207,6 +207,28 @@ pub fn observe_gguf_with(
     }))
 }
 
+/// Logical values of a tensor in a non-ternary, non-direct registry format (grouped integer,
+/// NVFP4, FP8 row-scaled), or `None` for other objects.
+fn registry_values(art: &Artifact<'_>, o: &crate::ninfer::Object) -> Result<Option<Vec<f32>>> {
+    let Some((format, _)) = o.format_layout() else {
+        return Ok(None);
+    };
+    let shape = o.shape();
+    let raw = art.object_bytes(o);
+    let v = match format {
+        "Q4G64_F16S" | "Q5G64_F16S" | "Q6G64_F16S" | "W8G32_F16S" => {
+            let v = art.row_split(&o.name)?;
+            crate::codec::grouped_int::decode_rows(v.format, &v.geom, v.bytes, 0..v.geom.n)?
+        }
+        "NVFP4" => crate::codec::nvfp4::decode_rows(shape[0], shape[1], raw, 0..shape[0])?,
+        "FP8_E4M3FN_ROW_BF16S" => {
+            crate::codec::fp8_row::decode_rows(shape[0], shape[1], raw, 0..shape[0])?
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(v))
+}
+
 /// The `.ninfer` observation (PROTOCOL.md §4.3).
 pub fn observe_ninfer(bytes: &[u8]) -> Result<Value> {
     let art = Artifact::parse(bytes)?;
@@ -251,6 +273,8 @@ pub fn observe_ninfer(bytes: &[u8]) -> Result<Value> {
                 logical.extend_from_slice(&all[start..start + k as usize]);
             }
             m.insert("values_sha256".into(), values_sha256(&logical).into());
+        } else if let Some(values) = registry_values(&art, o)? {
+            m.insert("values_sha256".into(), values_sha256(&values).into());
         }
         objects.push(Value::Object(m));
     }

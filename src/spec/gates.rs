@@ -183,6 +183,52 @@ pub struct Dumps {
     pub layout: String,
     pub embedding: EmbeddingDumpSpec,
     pub kernel_oracles: OracleDumpSpec,
+    pub harness: HarnessDumpSpec,
+}
+
+/// The engine tooling's manifest-less rotation-harness and gemm-oracle directories.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HarnessDumpSpec {
+    #[serde(rename = "_evidence")]
+    pub evidence: String,
+    pub lcg: HarnessLcg,
+    pub rotation_cases: Vec<HarnessCase>,
+    pub gemm: HarnessGemm,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HarnessLcg {
+    pub multiplier: u32,
+    pub increment: u32,
+    pub value: String,
+    pub sign: String,
+    pub signs_seed_xor: u32,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct HarnessCase {
+    pub name: String,
+    pub k: usize,
+    pub tokens: usize,
+    /// (head_dim, key heads, repeats) of the kernel's P; repeats <= 1 = no permutation.
+    pub perm: [usize; 3],
+    pub inverse: bool,
+    pub seed: u32,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HarnessGemm {
+    pub y_file: String,
+    pub x_file: String,
+    pub signs_file: String,
+    pub payload_file: String,
+    pub x_seed: u32,
+    pub tokens: usize,
+    pub gemm_object: String,
 }
 
 #[derive(Debug, Deserialize)]

@@ -11,6 +11,7 @@ pub mod dumps;
 pub mod embedding;
 pub mod engine_dump;
 pub mod findings;
+pub mod harness;
 pub mod heap;
 pub mod inspect;
 pub mod mutate;

@@ -15,6 +15,14 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let Some(dir) = ctx.opts.oracle_dump else {
         return Ok(super::skip_naming("engine_oracles"));
     };
+    match ctx.opts.dump_format {
+        Some("harness") => return super::harness::run(ctx, dir),
+        Some("native") | Some("engine") | None => {}
+        Some(other) => bail!("--dump-format '{other}': expected native, engine or harness"),
+    }
+    if ctx.opts.dump_format.is_none() && super::harness::is_harness_dir(dir) {
+        return super::harness::run(ctx, dir);
+    }
     let th = &gates().thresholds;
     let ds = crate::spec::dumps();
     let m: OracleManifest = dumps::read_manifest(dir, &ds.kernel_oracles.manifest)?;

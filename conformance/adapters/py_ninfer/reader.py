@@ -502,6 +502,80 @@ def ternary_values_from_planes(fmt, shape, obj):
     return vals.reshape(n, g["k_pad"])[:, :k]
 
 
+# ------------------------------------------- other registry formats (spec/formats.json _note)
+
+GROUPED_BITS = {"Q4G64_F16S": 4, "Q5G64_F16S": 5, "Q6G64_F16S": 6, "W8G32_F16S": 8}
+
+
+def grouped_values(fmt, shape, obj):
+    """Signed b-bit codes (base nibbles even-low/odd-high, W8 one byte a lane; high bits a
+    lane-major little-endian bit stream) times the group's binary16 multiplier."""
+    n, k = shape
+    g = row_split_geometry(fmt, n, k)
+    bits, gs, groups = GROUPED_BITS[fmt["name"]], fmt["group_size"], g["groups"]
+    buf = np.frombuffer(obj, dtype=np.uint8)
+    base = buf[0:n * g["base_row"]].reshape(n * groups, fmt["base_bytes_per_group"])
+    if bits == 8:
+        u = base.astype(np.int32)
+    else:
+        u = np.empty((n * groups, gs), dtype=np.int32)
+        u[:, 0::2] = base & 0x0F
+        u[:, 1::2] = base >> 4
+        per = bits - 4
+        if per:
+            high = buf[g["high_offset"]:g["high_offset"] + n * g["high_row"]].reshape(n * groups, fmt["high_bytes_per_group"])
+            stream = np.unpackbits(high, axis=1, bitorder="little").astype(np.int32).reshape(n * groups, gs, per)
+            for j in range(per):
+                u |= stream[:, :, j] << (4 + j)
+    q = np.where(u < (1 << (bits - 1)), u, u - (1 << bits)).astype(np.float32)
+    d = f16(buf[g["scale_offset"]:g["scale_offset"] + n * g["scale_row"]].reshape(n * groups, 2))
+    return (d[:, None] * q).reshape(n, g["k_pad"])[:, :k]
+
+
+def e4m3fn_table():
+    c = np.arange(256)
+    e, m = (c >> 3) & 15, (c & 7).astype(np.float64)
+    v = np.where(e == 0, m * 2.0 ** -9, (1 + m / 8) * 2.0 ** (e - 7))
+    v = np.where(c & 0x80, -v, v)
+    v[(c & 0x7F) == 0x7F] = np.nan
+    return v.astype(np.float32)
+
+
+def nvfp4_values(shape, obj):
+    n, k = shape
+    buf = np.frombuffer(obj, dtype=np.uint8)
+    soff = align_up(n * k // 2, 256)
+    doff = soff + n * k // 16
+    cb = buf[0:n * k // 2]
+    codes = np.empty(n * k, dtype=np.uint8)
+    codes[0::2], codes[1::2] = cb & 0x0F, cb >> 4
+    mag = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6], dtype=np.float32)
+    e2 = np.where(codes & 8, -mag[codes & 7], mag[codes & 7]).reshape(n, k)
+    row, grp = np.arange(n)[:, None], np.arange(k // 16)[None, :]
+    off = (row // 128 * (k // 64) + grp // 4) * 512 + (row % 128 % 32) * 16 + (row % 128 // 32) * 4 + grp % 4
+    s = e4m3fn_table()[buf[soff + off]]
+    div = np.frombuffer(buf[doff:doff + 4].tobytes(), dtype="<f4")[0]
+    return (e2 * np.repeat(s, 16, axis=1)) / div
+
+
+def fp8_row_values(shape, obj):
+    n, k = shape
+    buf = np.frombuffer(obj, dtype=np.uint8)
+    soff = align_up(n * k, 256)
+    sc = (buf[soff:soff + 2 * n].view("<u2").astype(np.uint32) << 16).view(np.float32)
+    return e4m3fn_table()[buf[0:n * k]].reshape(n, k) * sc[:, None]
+
+
+def registry_values(fmt, shape, obj):
+    if fmt["name"] in GROUPED_BITS:
+        return grouped_values(fmt, shape, obj)
+    if fmt["name"] == "NVFP4":
+        return nvfp4_values(shape, obj)
+    if fmt["name"] == "FP8_E4M3FN_ROW_BF16S":
+        return fp8_row_values(shape, obj)
+    return None
+
+
 def observe_ninfer(data):
     json_bytes, payload_offset, ident, objs, formats = parse_ninfer(data)
     out = []
@@ -515,6 +589,11 @@ def observe_ninfer(data):
         m.update(offset=o["offset"], bytes=o["bytes"], sha256=hashlib.sha256(raw).hexdigest())
         if o["kind"] == "tensor" and o["format"] in TERNARY:
             m["values_sha256"] = values_sha256(ternary_values_from_planes(formats[o["format"]], o["shape"], raw))
+        elif o["kind"] == "tensor":
+            with np.errstate(all="ignore"):
+                rv = registry_values(formats[o["format"]], o["shape"], raw)
+            if rv is not None:
+                m["values_sha256"] = values_sha256(rv)
         out.append(m)
     return {"json_bytes": json_bytes, "payload_offset": payload_offset,
             "identity": {"model_id": ident["model_id"], "weights_id": ident["weights_id"]}, "objects": out}

@@ -5,4 +5,5 @@ pub mod gguf;
 pub mod kernel;
 pub mod ninfer;
 pub mod pack;
+pub mod registry;
 pub mod verify;

@@ -32,6 +32,7 @@ pub fn cases() -> Vec<Case> {
         v.push(c);
     }
     v.extend(layout_cases());
+    v.extend(super::registry::cases());
     v
 }
 

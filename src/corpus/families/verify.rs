@@ -1,7 +1,8 @@
 //! The verify family (PROTOCOL.md §8): every mutation of `spec/gates.json` applied to the
 //! `bonsai-micro` artifacts (the smallest Bonsai-shaped model, so twelve whole artifacts fit the
 //! corpus budget), healthy controls with and without dumps, good and broken reference dumps, and
-//! the engine's own embedding dump file (correct and transposed; bundled as `embedding.bin`).
+//! the engine's own embedding dump file (correct and transposed; bundled as `embedding.bin`),
+//! and the engine harness directory (correct and signs-after-rotation; bundled as `oracles/`).
 //! Each case's observation is the verifier's per-gate verdict; the generator also checks that
 //! the failing set equals the mutation's `must_fail` list.
 //!
@@ -150,6 +151,29 @@ fn engine_dump_bundle(artifact: &[u8], transposed: bool) -> Vec<u8> {
     to_bytes(&dir, &[b]).expect("bundle")
 }
 
+/// A bundle whose `oracles/` is an engine harness directory (no manifest): the six rotation
+/// cases and the gemm oracle of `text/layers/{first_gdn}/gdn/query_key`.
+fn harness_bundle(artifact: &[u8], fault: crate::verify::harness::HarnessFault) -> Vec<u8> {
+    use crate::verify::{self, harness};
+    let root = scratch("harness");
+    let a = Artifact::parse(artifact).expect("healthy artifact");
+    let p = verify::profile_for_artifact(&a).expect("profile");
+    let layers = verify::artifact_layers(&a);
+    let obj = verify::resolve_name(
+        &p,
+        &layers,
+        &crate::spec::dumps().harness.gemm.gemm_object,
+        None,
+    )
+    .expect("gemm object");
+    let d = root.join("oracles");
+    harness::write_rotation(&d, fault).expect("rotation harness");
+    harness::write_gemm(&a, &d, &obj, fault).expect("gemm oracle");
+    let b = bundle_dir(&root).expect("bundle");
+    let _ = std::fs::remove_dir_all(&root);
+    b
+}
+
 fn write_dumps(artifact: &[u8], mutation: Option<&str>) -> Vec<u8> {
     let root = scratch("gen");
     let a = Artifact::parse(artifact).expect("healthy artifact");
@@ -291,6 +315,49 @@ pub fn cases() -> Vec<Case> {
                 c = c.param("must_fail", vec!["embedding".to_string()]);
             }
             v.push(c);
+        }
+        // The engine tooling's harness directory (rotation harness + gemm oracle), correct and
+        // with the signs applied after the rotation (must fail engine_oracles).
+        if ty == TernaryType::Pq2_0 {
+            use crate::verify::harness::HarnessFault;
+            for (suffix, fault) in [
+                ("harness", HarnessFault::None),
+                (
+                    "harness_signs_after_rotation",
+                    HarnessFault::SignsAfterRotation,
+                ),
+            ] {
+                let bundle = format!("y_dumps_{suffix}_{tn}");
+                let bf = format!("verify/{bundle}.ninfer");
+                v.push(
+                    Case::new(
+                        "verify",
+                        bundle,
+                        "ninfer",
+                        "ninfer",
+                        harness_bundle(&art, fault),
+                    )
+                    .feature("ninfer:dump-bundle")
+                    .derived(
+                        af.clone(),
+                        if fault == HarnessFault::None {
+                            "dump-reference --format harness (oracles/: six rotation-harness cases + gemm oracle)"
+                        } else {
+                            "dump-reference --format harness, outputs computed with the signs after the rotation"
+                        },
+                    ),
+                );
+                let mut c = verify_case(format!("y_verify_{tn}_{suffix}_dump"), None, Some(&bf))
+                    .feature("dump:harness")
+                    .spec("spec/dumps.md#harness-dumps");
+                c = if fault == HarnessFault::None {
+                    c.recipe("healthy artifact, engine harness directory as the oracle dump: engine_oracles passes (7 cases), embedding SKIP")
+                } else {
+                    c.recipe("healthy artifact, harness outputs with signs after the rotation: engine_oracles FAILS")
+                        .param("must_fail", vec!["engine_oracles".to_string()])
+                };
+                v.push(c);
+            }
         }
         artifacts.push((ty, tn, art, af.clone(), df.clone()));
     }
