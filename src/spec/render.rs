@@ -19,6 +19,7 @@ pub const REGIONS: &[&str] = &[
     "gguf_header",
     "gguf_value_types",
     "gguf_limits",
+    "gguf_rule_layers",
     "ggml_types",
     "ggml_variants",
     "ggml_id42",
@@ -155,6 +156,52 @@ pub fn region(name: &str) -> Option<String> {
                 ]
             }),
         ),
+        "gguf_rule_layers" => {
+            let r = &s.gguf.rule_layers;
+            let p = &r.mainline_pin;
+            let _ = writeln!(
+                o,
+                "Observed with `{}` {} (ggml {}), built by `{}`. {}\n",
+                p.package,
+                p.version,
+                p.ggml,
+                p.setup,
+                cell(&r.source)
+            );
+            table(
+                &mut o,
+                &["layer", "meaning"],
+                r.layers.iter().map(|(k, v)| vec![code(k), cell(v)]),
+            );
+            let _ = writeln!(
+                o,
+                "\nThe reference reader's strict mode applies: {}.\n",
+                r.reference_strict_mode
+                    .iter()
+                    .map(|l| code(l))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            table(
+                &mut o,
+                &[
+                    "case (`n_` + name)",
+                    "layer",
+                    "mainline gguf.cpp",
+                    "where",
+                    "note",
+                ],
+                r.cases.iter().map(|c| {
+                    vec![
+                        code(&c.case),
+                        code(&c.layer),
+                        c.mainline.clone(),
+                        code(&c.where_),
+                        cell(c.note.as_deref().unwrap_or("")),
+                    ]
+                }),
+            );
+        }
         "gguf_limits" => {
             let st = &s.gguf.strict;
             table(

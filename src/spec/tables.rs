@@ -258,10 +258,23 @@ pub struct GgufTable {
 pub struct GgufRuleLayers {
     #[serde(rename = "_source")]
     pub source: String,
-    pub mainline_pin: serde_json::Value,
+    pub mainline_pin: MainlinePin,
     pub layers: std::collections::BTreeMap<String, String>,
     pub reference_strict_mode: Vec<String>,
     pub cases: Vec<GgufRuleCase>,
+}
+
+/// The pinned mainline sources the `mainline` layer was observed with.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MainlinePin {
+    /// Registry and package, e.g. `pypi:llama-cpp-python`.
+    pub package: String,
+    pub version: String,
+    /// The ggml version vendored in that package.
+    pub ggml: String,
+    /// The project script that downloads and builds it.
+    pub setup: String,
 }
 
 #[derive(Debug, Deserialize)]

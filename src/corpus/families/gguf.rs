@@ -154,7 +154,7 @@ fn big_endian_cases() -> Vec<Case> {
                 .feature("ggml_type:8")
                 .feature("codec:f16")
                 .feature("codec:q8_0")
-                .spec("ggml docs/gguf.md (files may be big-endian; the version field tells)")
+                .spec("spec/gguf.md#gguf-big-endian")
                 .recipe(format!(
                     "a real big-endian GGUF v{ver}: every header field, key length, value (scalars and array elements), tensor-info field and tensor element (F32, F16, I32; the Q8_0 block scales) byte-swapped from a little-endian twin (families::gguf::big_endian_twin); the observation equals the twin's except data_sha256, the digest of the big-endian bytes"
                 )),
