@@ -11,6 +11,7 @@
 
 pub mod families;
 pub mod manifest;
+pub mod matrix;
 pub mod observe;
 pub mod protocol;
 pub mod runner;
