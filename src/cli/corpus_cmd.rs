@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::corpus::{self, manifest::Manifest, matrix, runner};
+use crate::corpus::{self, differential, manifest::Manifest, matrix, runner};
 
 #[derive(Subcommand)]
 pub enum CorpusAction {
@@ -39,6 +39,42 @@ pub enum CorpusAction {
         #[arg(long)]
         splice: Option<PathBuf>,
     },
+    /// Differential fuzzing: mutate corpus GGUF files, run the reference and a reader adapter on
+    /// each, minimize every disagreement and write it as a candidate case (OUT/candidates.json,
+    /// OUT/cases/). Deterministic given --seed.
+    DiffFuzz {
+        #[arg(long, default_value = "conformance")]
+        corpus: PathBuf,
+        /// Adapter command (as for check-reader).
+        #[arg(long)]
+        adapter: String,
+        /// The reader's capabilities.json (seed cases with an unsupported feature are skipped).
+        #[arg(long)]
+        capabilities: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Mutants to try.
+        #[arg(long, default_value_t = 200)]
+        iterations: usize,
+        /// Mutations per mutant (1..=N).
+        #[arg(long, default_value_t = 3)]
+        max_mutations: usize,
+        /// Compare accept/reject only (for readers that lose file order).
+        #[arg(long)]
+        outcome_only: bool,
+        /// Only seed cases whose id matches this glob.
+        #[arg(long)]
+        filter: Option<String>,
+        #[arg(long, default_value_t = 10.0)]
+        timeout: f64,
+        #[arg(long, default_value_t = 4096)]
+        memory_mb: u64,
+        #[arg(short, long)]
+        out: PathBuf,
+        /// Exit 1 when any disagreement is found (negative controls).
+        #[arg(long)]
+        fail_on_disagreement: bool,
+    },
 }
 
 pub fn corpus(action: CorpusAction) -> anyhow::Result<ExitCode> {
@@ -59,6 +95,50 @@ pub fn corpus(action: CorpusAction) -> anyhow::Result<ExitCode> {
             html.as_deref(),
             splice.as_deref(),
         ),
+        CorpusAction::DiffFuzz {
+            corpus,
+            adapter,
+            capabilities,
+            seed,
+            iterations,
+            max_mutations,
+            outcome_only,
+            filter,
+            timeout,
+            memory_mb,
+            out,
+            fail_on_disagreement,
+        } => {
+            let manifest = Manifest::load(&corpus.join("MANIFEST.json"))?;
+            let caps = match capabilities {
+                Some(p) => runner::Capabilities::load(&p)?,
+                None => Default::default(),
+            };
+            let opts = differential::DiffOptions {
+                corpus: std::fs::canonicalize(&corpus)?,
+                adapter,
+                unsupported: caps.unsupported,
+                seed,
+                iterations,
+                max_mutations,
+                timeout: Duration::from_secs_f64(timeout),
+                memory_mb,
+                outcome_only,
+                filter,
+            };
+            std::fs::create_dir_all(&out)?;
+            let work = out.join("work");
+            let report = differential::run(&manifest, &opts, &work)?;
+            let _ = std::fs::remove_dir_all(&work);
+            differential::write_candidates(&report, &opts, &out)?;
+            println!("{}", differential::summary(&report));
+            println!("candidates: {}", out.join("candidates.json").display());
+            Ok(if fail_on_disagreement && report.disagreements > 0 {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
     }
 }
 
