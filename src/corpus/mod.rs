@@ -162,6 +162,7 @@ pub const FAMILIES: &[Family] = &[
     ("pack", families::pack::cases),
     ("verify", families::verify::cases),
     ("kernel", families::kernel::cases),
+    ("boundaries", families::boundaries::cases),
 ];
 
 /// The generated corpus: manifest plus files by relative path.

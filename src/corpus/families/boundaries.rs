@@ -1,0 +1,126 @@
+//! The `boundaries` family: exact-boundary values of the `.ninfer` framing rules (one below, at,
+//! one above a limit) that the other families leave untested. Each case was found by mutation
+//! testing of an independent reader (`scripts/reader_mutants.py`): a reader mutant with a
+//! shifted comparison or constant passed every other case, and this case fails it.
+
+use crate::corpus::{Bytes, Case};
+use crate::error::ErrorClass;
+use crate::ninfer::violations::base_artifact;
+use crate::ninfer::writer::{header_bytes, plan, to_bytes};
+use crate::ninfer::{Directory, Identity, PlannedObject};
+
+fn case(name: &str, bytes: Vec<u8>, recipe: &str) -> Case {
+    Case::new("boundaries", name, "ninfer", "ninfer", bytes)
+        .feature("ninfer:boundary")
+        .spec("FORMATS.md §3 (container v2 framing)")
+        .recipe(recipe.to_string())
+}
+
+fn valid_base() -> (Directory, Vec<u8>) {
+    let (dir, payloads) = base_artifact();
+    let bytes = to_bytes(&dir, &payloads).expect("base artifact");
+    (dir, bytes)
+}
+
+/// A valid file's magic, a directory of the given text, padding to 4096, and its payload.
+fn with_directory(valid: &[u8], json: &str) -> Vec<u8> {
+    let old_len = u64::from_le_bytes(valid[8..16].try_into().expect("8 bytes"));
+    let payload_at = (16 + old_len).div_ceil(4096) * 4096;
+    let mut out = valid[..8].to_vec();
+    out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    out.extend_from_slice(json.as_bytes());
+    out.resize(((16 + json.len() as u64).div_ceil(4096) * 4096) as usize, 0);
+    out.extend_from_slice(&valid[payload_at as usize..]);
+    out
+}
+
+pub fn cases() -> Vec<Case> {
+    let (dir, valid) = valid_base();
+    let mut v = Vec::new();
+
+    v.push(
+        case(
+            "n_magic_prefix_7_bytes",
+            valid[..7].to_vec(),
+            "the first 7 bytes of a valid file: one byte short of the 8-byte magic",
+        )
+        .reject(ErrorClass::NinferTruncated),
+    );
+
+    let mut b = valid.clone();
+    b[8..16].copy_from_slice(&(u64::MAX - 16).to_le_bytes());
+    v.push(
+        case(
+            "n_json_end_exactly_u64_max",
+            b,
+            "json_bytes = 2^64 - 17: 16 + json_bytes is exactly u64::MAX (no overflow; past EOF)",
+        )
+        .reject(ErrorClass::NinferTruncated),
+    );
+
+    let mut d = dir.clone();
+    d.objects[0].offset = u64::MAX - d.objects[0].bytes; // the resource: alignment 1
+    let mut b = header_bytes(&d);
+    let payload_at = header_bytes(&dir).len();
+    b.extend_from_slice(&valid[payload_at..]);
+    v.push(
+        case(
+            "n_range_end_exactly_u64_max",
+            b,
+            "the resource's offset = u64::MAX - bytes: offset + bytes is exactly u64::MAX (no overflow; past the payload)",
+        )
+        .reject(ErrorClass::NinferRangeBounds),
+    );
+
+    // One level past the limit (PROTOCOL §4.3: deeper than 128 is refused), reached only after
+    // an earlier inner array closed: a depth counter must go back down by exactly one.
+    v.push(
+        case(
+            "n_directory_depth_129_after_close",
+            with_directory(
+                &valid,
+                &format!("[[],{}{}]", "[".repeat(128), "]".repeat(128)),
+            ),
+            "[[],[[...]]]: 129 levels reached after an inner array closed",
+        )
+        .reject(ErrorClass::NinferJsonSyntax),
+    );
+
+    // Brackets inside strings are not nesting, an escaped quote does not end a string.
+    let deep_name = format!("x\\\"{}", "[".repeat(200));
+    let json = dir.to_json().replace("corpus-model", &deep_name);
+    v.push(case(
+        "y_directory_brackets_in_strings",
+        with_directory(&valid, &json),
+        "model_id is x\\\" followed by 200 '[': string content, not nesting",
+    ));
+
+    // K = 129 (one above a multiple of 128): the row-split geometry pads K to 256.
+    let mut r = Bytes::new(0xb0_0129);
+    let spec = crate::spec::get();
+    let (format, layout, shape) = ("W8G32_F16S", "row-split-k128-v1", vec![2u64, 129]);
+    let size = crate::ninfer::layout::encoded_size(
+        spec.layout(layout).expect("layout"),
+        spec.format(format).expect("format"),
+        &shape,
+        "x",
+    )
+    .expect("size");
+    let d = plan(
+        Identity {
+            model_id: "corpus-boundaries".into(),
+            weights_id: "groupwise-int".into(),
+        },
+        vec![PlannedObject::tensor("q", shape, format, layout)],
+    )
+    .expect("plan");
+    v.push(
+        case(
+            "y_rowsplit_w8g32_2x129",
+            to_bytes(&d, &[r.fill(size as usize)]).expect("write"),
+            &format!("a W8G32_F16S tensor [2, 129] ({size} bytes): K one above a multiple of 128 pads to 256"),
+        )
+        .feature(format!("format:{format}")),
+    );
+    v
+}
