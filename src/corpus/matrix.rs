@@ -163,7 +163,18 @@ pub fn render_readers(manifest: &Value, runs: &[ReaderRun]) -> String {
     s.push('\n');
     for r in runs {
         let (fam, lay, all) = reader_cells(&cases, &r.report);
-        let version = cap_str(&r.capabilities, "version");
+        // `version`, else the head of `description` (older capabilities files name it there).
+        let version = match cap_str(&r.capabilities, "version") {
+            v if v.is_empty() => cap_str(&r.capabilities, "description")
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .chars()
+                .take(60)
+                .collect(),
+            v => v,
+        };
         let classes = match cap_str(&r.capabilities, "error_classes").as_str() {
             "" => "lenient".to_string(),
             c => c.to_string(),
