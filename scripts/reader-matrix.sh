@@ -5,7 +5,8 @@
 # of the py_ninfer reader mutants. Exits non-zero on any deviation: an unexpected failure, a stale
 # known failure, a panic of the reference under diff-fuzz, or a reader mutant run that breaks.
 # The readers are installed from their registries at pinned versions by scripts/setup-readers.sh.
-# Options: --update        also splice the matrices into conformance/INTEROP.md
+# Options: --update        also splice the matrices (and, with --full-mutants, the mutation score)
+#                          into conformance/INTEROP.md
 #          --full-mutants  run all reader mutants (default: every 6th; the full set takes ~4 min)
 #          DIFF_ITERATIONS=N  diff-fuzz mutants per reader (default 60)
 set -euo pipefail
@@ -71,8 +72,10 @@ for r in hf_gguf gguf_inspect gguf_py candle; do
 done
 
 step "reader mutants (every ${EVERY}th of the py_ninfer framing/codec mutants)"
+splice=()
+[ $UPDATE = 1 ] && [ "$EVERY" = 1 ] && splice=(--splice conformance/INTEROP.md)
 if ! .venv/bin/python scripts/reader_mutants.py --bin "$B" --every "$EVERY" --json "$OUT/mutants.json" \
-    > "$OUT/mutants.log" 2>&1; then
+    "${splice[@]}" > "$OUT/mutants.log" 2>&1; then
   echo "DEVIATION: reader_mutants.py"; tail -20 "$OUT/mutants.log"; fail=1
 fi
 sed -n '/^mutation score/,$p' "$OUT/mutants.log"

@@ -221,6 +221,7 @@ def main():
     ap.add_argument("--every", type=int, default=1)
     ap.add_argument("--json")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--splice", help="replace the mutation-score block of this Markdown file")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
     src = open(READER).read()
@@ -274,6 +275,22 @@ def main():
     for r in results:
         if r["status"] != "killed":
             print(f"  SURVIVOR line {r['line']} {r['function']}: {r['mutation']}  {r['by']}")
+    if args.splice:
+        md = [f"Mutants: {len(results)} of {total_sites} sites "
+              f"(`reader.py` sha256 `{hashlib.sha256(src.encode()).hexdigest()[:16]}`); "
+              f"**mutation score {killed}/{len(results)} = {100.0 * killed / max(1, len(results)):.1f} %**.",
+              "", "| survivor | line | function | mutation |", "|---:|---:|---|---|"]
+        for i, r in enumerate(x for x in results if x["status"] != "killed"):
+            md.append(f"| {i + 1} | {r['line']} | `{r['function']}` | `{r['mutation']}` |")
+        doc = open(args.splice).read()
+        b, e = "<!-- BEGIN mutation-score -->", "<!-- END mutation-score -->"
+        if b not in doc or e not in doc:
+            print(f"{args.splice}: no mutation-score markers")
+            return 2
+        head, rest = doc.split(b, 1)
+        _, tail = rest.split(e, 1)
+        with open(args.splice, "w") as fh:
+            fh.write(head + b + "\n" + "\n".join(md) + "\n" + e + tail)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"reader": "conformance/adapters/py_ninfer/reader.py",

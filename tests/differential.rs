@@ -11,7 +11,14 @@ fn root() -> PathBuf {
 fn diff_fuzz(adapter: &str, seed: u64, out: &Path, extra: &[&str]) -> (bool, serde_json::Value) {
     let st = Command::new(env!("CARGO_BIN_EXE_ninfer-ternary"))
         .current_dir(root())
-        .args(["corpus", "diff-fuzz", "--adapter", adapter, "--iterations", "24"])
+        .args([
+            "corpus",
+            "diff-fuzz",
+            "--adapter",
+            adapter,
+            "--iterations",
+            "24",
+        ])
         .args(["--seed", &seed.to_string(), "--out"])
         .arg(out)
         .args(extra)

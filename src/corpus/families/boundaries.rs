@@ -86,6 +86,57 @@ pub fn cases() -> Vec<Case> {
         .reject(ErrorClass::NinferJsonSyntax),
     );
 
+    // The same depth reached inside a member value: a depth counter must still count after a
+    // string (an escape flag that never clears would hide everything behind the first string).
+    v.push(
+        case(
+            "n_directory_depth_129_after_string",
+            with_directory(
+                &valid,
+                &format!("{{\"k\":{}{}}}", "[".repeat(128), "]".repeat(128)),
+            ),
+            "{\"k\":[[...]]}: 129 levels after a string",
+        )
+        .reject(ErrorClass::NinferJsonSyntax),
+    );
+
+    // A rank-2 row-split shape with a zero dimension, either one.
+    for (i, name) in [(0usize, "rows"), (1, "cols")] {
+        let mut d = dir.clone();
+        let t = d
+            .objects
+            .iter_mut()
+            .find(|o| o.name == "w/pq2")
+            .expect("w/pq2");
+        if let crate::ninfer::ObjectBody::Tensor { shape, .. } = &mut t.body {
+            shape[i] = 0;
+        }
+        let mut b = header_bytes(&d);
+        b.extend_from_slice(&valid[header_bytes(&dir).len()..]);
+        v.push(
+            case(
+                &format!("n_rowsplit_zero_{name}"),
+                b,
+                &format!("w/pq2 (PQ2_0_G128, row-split) with shape[{i}] = 0"),
+            )
+            .reject(ErrorClass::NinferDirShape),
+        );
+    }
+
+    // A container with no objects whose directory ends exactly at the 4096-byte payload offset
+    // and whose file ends there: json_end == payload_offset == file length.
+    let head =
+        "{\"identity\":{\"model_id\":\"corpus-boundaries\",\"weights_id\":\"w\"},\"objects\":[]}";
+    let json = format!("{head}{}", " ".repeat(4096 - 16 - head.len()));
+    let mut b = valid[..8].to_vec();
+    b.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    b.extend_from_slice(json.as_bytes());
+    v.push(case(
+        "y_empty_directory_ends_at_eof",
+        b,
+        "no objects; 16 + json_bytes = 4096 = payload offset = file length",
+    ));
+
     // Brackets inside strings are not nesting, an escaped quote does not end a string.
     let deep_name = format!("x\\\"{}", "[".repeat(200));
     let json = dir.to_json().replace("corpus-model", &deep_name);
@@ -98,29 +149,31 @@ pub fn cases() -> Vec<Case> {
     // K = 129 (one above a multiple of 128): the row-split geometry pads K to 256.
     let mut r = Bytes::new(0xb0_0129);
     let spec = crate::spec::get();
-    let (format, layout, shape) = ("W8G32_F16S", "row-split-k128-v1", vec![2u64, 129]);
-    let size = crate::ninfer::layout::encoded_size(
-        spec.layout(layout).expect("layout"),
-        spec.format(format).expect("format"),
-        &shape,
-        "x",
-    )
-    .expect("size");
-    let d = plan(
-        Identity {
-            model_id: "corpus-boundaries".into(),
-            weights_id: "groupwise-int".into(),
-        },
-        vec![PlannedObject::tensor("q", shape, format, layout)],
-    )
-    .expect("plan");
-    v.push(
+    for k in [129u64, 1] {
+        let (format, layout, shape) = ("W8G32_F16S", "row-split-k128-v1", vec![2u64, k]);
+        let size = crate::ninfer::layout::encoded_size(
+            spec.layout(layout).expect("layout"),
+            spec.format(format).expect("format"),
+            &shape,
+            "x",
+        )
+        .expect("size");
+        let d = plan(
+            Identity {
+                model_id: "corpus-boundaries".into(),
+                weights_id: "groupwise-int".into(),
+            },
+            vec![PlannedObject::tensor("q", shape, format, layout)],
+        )
+        .expect("plan");
+        v.push(
         case(
-            "y_rowsplit_w8g32_2x129",
+            &format!("y_rowsplit_w8g32_2x{k}"),
             to_bytes(&d, &[r.fill(size as usize)]).expect("write"),
-            &format!("a W8G32_F16S tensor [2, 129] ({size} bytes): K one above a multiple of 128 pads to 256"),
+            &format!("a W8G32_F16S tensor [2, {k}] ({size} bytes): K one above a multiple of 128 (or 1) pads up"),
         )
         .feature(format!("format:{format}")),
     );
+    }
     v
 }
