@@ -137,6 +137,16 @@ pub fn reader_cells(
     (fam, lay, all)
 }
 
+/// At most `max` characters, cut at a word boundary with an ellipsis.
+fn short(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(max).collect();
+    let cut = head.rfind(' ').unwrap_or(head.len());
+    format!("{}…", head[..cut].trim_end_matches([',', ' ']))
+}
+
 fn cap_str(caps: &Option<Value>, key: &str) -> String {
     caps.as_ref()
         .and_then(|c| c[key].as_str())
@@ -170,15 +180,14 @@ pub fn render_readers(manifest: &Value, runs: &[ReaderRun]) -> String {
                 .next()
                 .unwrap_or("")
                 .trim()
-                .chars()
-                .take(60)
-                .collect(),
+                .to_string(),
             v => v,
         };
         let classes = match cap_str(&r.capabilities, "error_classes").as_str() {
             "" => "lenient".to_string(),
             c => c.to_string(),
         };
+        let version = short(&version, 48);
         s.push_str(&format!(
             "| {} | {} | {} |",
             r.name,
@@ -380,6 +389,12 @@ mod tests {
         assert!(html.contains("<td class=\"fail\">"));
         assert!(html.contains("<b>1 FAIL</b>"));
         assert!(html.starts_with("<!DOCTYPE html>"));
+    }
+
+    #[test]
+    fn long_versions_are_cut_at_a_word() {
+        assert_eq!(short("abc def", 48), "abc def");
+        assert_eq!(short("one two three four", 10), "one two…");
     }
 
     #[test]
