@@ -265,7 +265,10 @@ fn observe_codec(path: &str, p: &Json) -> Answer {
         "q8_0" => GgmlDType::Q8_0,
         other => return Answer::Unsupported(format!("codec:{other}")),
     };
-    let (rows, cols) = (p["rows"].as_u64().unwrap_or(0), p["cols"].as_u64().unwrap_or(0));
+    let (rows, cols) = (
+        p["rows"].as_u64().unwrap_or(0),
+        p["cols"].as_u64().unwrap_or(0),
+    );
     let data = match std::fs::read(path) {
         Ok(d) => d,
         Err(e) => return Answer::Reject(None, format!("read: {e}")),
@@ -307,7 +310,10 @@ fn main() {
     };
     let (out, code) = match answer {
         Answer::Accept(o) => (json!({"result": "accept", "observation": o}), 0),
-        Answer::Reject(class, msg) => (json!({"result": "reject", "class": class, "message": msg}), 1),
+        Answer::Reject(class, msg) => (
+            json!({"result": "reject", "class": class, "message": msg}),
+            1,
+        ),
         Answer::Unsupported(f) => (json!({"result": "unsupported", "feature": f}), 0),
     };
     println!("{out}");
