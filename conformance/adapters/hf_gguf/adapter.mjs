@@ -38,15 +38,18 @@ function f16(h) {
   return s * (1 + m / 1024) * 2 ** (e - 15);
 }
 
-function decodePlain(type, b) {
+// Plain-type values from the tensor's bytes, in the byte order the reader detected
+// (`littleEndian` of its result).
+function decodePlain(type, b, le) {
   const n = { 0: 4, 1: 2, 30: 2, 26: 4 }[type];
   if (n === undefined) return null;
+  const u16 = (o) => (le ? b.readUInt16LE(o) : b.readUInt16BE(o));
   const v = new Float32Array(Math.floor(b.length / n));
   for (let i = 0; i < v.length; i++) {
-    if (type === 0) v[i] = b.readFloatLE(4 * i);
-    else if (type === 1) v[i] = f16(b.readUInt16LE(2 * i));
-    else if (type === 30) { const t = Buffer.alloc(4); t.writeUInt32LE(b.readUInt16LE(2 * i) << 16 >>> 0); v[i] = t.readFloatLE(0); }
-    else v[i] = b.readInt32LE(4 * i);
+    if (type === 0) v[i] = le ? b.readFloatLE(4 * i) : b.readFloatBE(4 * i);
+    else if (type === 1) v[i] = f16(u16(2 * i));
+    else if (type === 30) { const t = Buffer.alloc(4); t.writeUInt32LE(u16(2 * i) << 16 >>> 0); v[i] = t.readFloatLE(0); }
+    else v[i] = le ? b.readInt32LE(4 * i) : b.readInt32BE(4 * i);
   }
   return v;
 }
@@ -127,7 +130,7 @@ async function observeGguf(path, params) {
     const e = start + nbytes > BigInt(file.length) ? file.length : Number(start + nbytes);
     const bytes = file.subarray(s, e);
     const o = { name: t.name, type: t.dtype, ne: t.shape.map(Number), data_sha256: sha(bytes) };
-    const v = decodePlain(t.dtype, bytes);
+    const v = decodePlain(t.dtype, bytes, r.littleEndian);
     if (v) o.values_sha256 = valuesSha256(v);
     tensors.push(o);
   }
