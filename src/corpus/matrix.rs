@@ -159,14 +159,14 @@ pub fn render_readers(manifest: &Value, runs: &[ReaderRun]) -> String {
     let cases = case_infos(manifest);
     let fams = families(&cases);
     let layers = layer_columns(&cases);
-    let mut s = String::from("| reader | version | error classes |");
+    let mut s = String::from("| reader | version | error classes | rule layers held |");
     for f in &fams {
         s.push_str(&format!(" {f} |"));
     }
     for l in &layers {
         s.push_str(&format!(" n_ rule layer: {l} |"));
     }
-    s.push_str(" all |\n|---|---|---|");
+    s.push_str(" all |\n|---|---|---|---|");
     for _ in 0..fams.len() + layers.len() + 1 {
         s.push_str("---|");
     }
@@ -188,11 +188,22 @@ pub fn render_readers(manifest: &Value, runs: &[ReaderRun]) -> String {
             c => c.to_string(),
         };
         let version = short(&version, 48);
+        // `rule_layers` absent: every layer (PROTOCOL §5.3).
+        let layers_held = match r.capabilities.as_ref().map(|c| &c["rule_layers"]) {
+            Some(Value::Array(a)) if a.len() == 4 => "all".to_string(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => "all".to_string(),
+        };
         s.push_str(&format!(
-            "| {} | {} | {} |",
+            "| {} | {} | {} | {} |",
             r.name,
             if version.is_empty() { "–" } else { &version },
-            classes
+            classes,
+            layers_held
         ));
         for f in &fams {
             s.push_str(&format!(
@@ -382,7 +393,7 @@ mod tests {
     #[test]
     fn table_names_reader_version_and_layers() {
         let md = render_readers(&manifest(), &[run()]);
-        assert!(md.contains("| r | r 1.2.3 | lenient |"), "{md}");
+        assert!(md.contains("| r | r 1.2.3 | lenient | all |"), "{md}");
         assert!(md.contains("n_ rule layer: mainline"));
         assert!(md.contains("**1 FAIL**"));
         let html = render_html("m", &[("readers", md)]);

@@ -5,8 +5,8 @@
 //! deliberately not caught — it is a finding, and the runner records the abnormal exit.
 //!
 //! candle keeps metadata and tensor infos in `HashMap`s, so file order is lost: keys and tensors
-//! are reported sorted by name and `metadata_sha256` is taken over the KVs in key order (the
-//! reader declares `order_insensitive`).
+//! are reported sorted by name and the metadata digest is `metadata_unordered_sha256` (the KV
+//! records sorted by key bytes, PROTOCOL §4.2); the reader declares `order_insensitive`.
 
 use candle_core::quantized::gguf_file::{Content, Value, VersionedMagic};
 use candle_core::quantized::{ggml_file, GgmlDType};
@@ -252,7 +252,7 @@ fn observe_gguf(path: &str, params: &Json) -> Answer {
     }
     Answer::Accept(json!({
         "version": version, "alignment": alignment, "kv_count": keys.len(), "keys": keys,
-        "metadata_sha256": hex(Sha256::digest(&meta)), "tensors": tensors,
+        "metadata_unordered_sha256": hex(Sha256::digest(&meta)), "tensors": tensors,
     }))
 }
 
