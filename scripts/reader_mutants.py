@@ -3,8 +3,8 @@
 
 Every comparison, integer constant, offset (+/-) and bit position (shift amounts and masks are
 integer constants) in the framing and codec code of the independent Python reader
-(conformance/adapters/py_ninfer/reader.py: the codec section, FORMATS §2, and the `.ninfer` v2
-section, §3-4) is mutated one at a time by an AST rewrite:
+(conformance/adapters/py_ninfer/reader.py: its "codecs" section, spec/codecs.md, and its
+".ninfer v2" section, spec/ninfer-container.md) is mutated one at a time by an AST rewrite:
 
   comparison  <  -> <=, <= -> <, > -> >=, >= -> >, == -> !=, != -> ==
   constant    n  -> n + 1 and n - 1 (integers only; not inside f-strings, not bools)
@@ -40,7 +40,7 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 READER = os.path.join(ROOT, "conformance", "adapters", "py_ninfer", "reader.py")
 CAPS = os.path.join(ROOT, "conformance", "adapters", "py_ninfer", "capabilities.json")
-SECTIONS = ("codecs (FORMATS §2)", ".ninfer v2 (FORMATS §3-4)")
+SECTIONS = ("- codecs (", "- .ninfer v2 (")  # section header prefixes in reader.py
 SKIP_FUNCS = {"flip", "values_sha256", "load_registry"}
 CMP_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
             ast.NotEq: ast.Eq}
@@ -53,7 +53,7 @@ def mutable_lines(src):
     starts = [i + 1 for i, l in enumerate(lines) if l.startswith("# ----")]
     ranges = []
     for i, l in enumerate(lines):
-        if l.startswith("# ----") and any(s in l for s in SECTIONS):
+        if l.startswith("# ----") and any(s in l.replace("-" * 8 + " ", "- ") for s in SECTIONS):
             end = min([s for s in starts if s > i + 1] + [len(lines) + 1])
             ranges.append((i + 1, end))
     return ranges
@@ -230,6 +230,9 @@ def main():
     v.visit(tree)
     sites = v.sites
     total_sites = len(sites)
+    if not total_sites:
+        print("no mutation sites: the section headers of reader.py changed (SECTIONS)")
+        return 2
     chosen = sites[::max(1, args.every)]
     if args.limit:
         chosen = chosen[:args.limit]

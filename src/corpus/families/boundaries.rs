@@ -10,9 +10,18 @@ use crate::ninfer::writer::{header_bytes, plan, to_bytes};
 use crate::ninfer::{Directory, Identity, PlannedObject};
 
 fn case(name: &str, bytes: Vec<u8>, recipe: &str) -> Case {
+    let anchor = if name.contains("range") {
+        "ninfer-ranges"
+    } else if name.contains("rowsplit") {
+        "ninfer-layouts"
+    } else if name.contains("directory") {
+        "ninfer-directory"
+    } else {
+        "ninfer-framing"
+    };
     Case::new("boundaries", name, "ninfer", "ninfer", bytes)
         .feature("ninfer:boundary")
-        .spec("FORMATS.md §3 (container v2 framing)")
+        .spec(format!("spec/ninfer-container.md#{anchor}"))
         .recipe(recipe.to_string())
 }
 
