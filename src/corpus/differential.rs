@@ -312,9 +312,13 @@ pub fn run_reference(kind: &str, params: &Value, bytes: &[u8]) -> Result<Answer,
     })
 }
 
-/// Drops the digests of tensors whose type the reader declares unsupported.
+/// Drops the digests of tensors whose type the reader declares unsupported, and the order-free
+/// metadata digest (an order-sensitive reader is held to `metadata_sha256`, PROTOCOL §4.2).
 fn comparable(observation: &Value, unsupported: &[String]) -> Value {
     let mut o = observation.clone();
+    if let Some(m) = o.as_object_mut() {
+        m.remove("metadata_unordered_sha256");
+    }
     if let Some(ts) = o.get_mut("tensors").and_then(Value::as_array_mut) {
         for t in ts {
             let ty = t["type"].as_u64().unwrap_or(u64::MAX);
@@ -354,8 +358,11 @@ pub fn classify(
             if opts.outcome_only {
                 return None;
             }
-            let want = comparable(a, &opts.unsupported);
-            protocol::contains(&want, b, "")
+            // Compared as the judge compares GGUF observations (PROTOCOL §4.2: `ne` modulo
+            // trailing 1s).
+            let want = protocol::normalize_gguf(&comparable(a, &opts.unsupported), false);
+            let got = protocol::normalize_gguf(b, false);
+            protocol::contains(&want, &got, "")
                 .err()
                 .map(|_| Kind::Observation)
         }
