@@ -28,7 +28,7 @@ step() { printf '\n== %s\n' "$*"; }
 step "1. regenerate and byte-compare"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$B" corpus generate -o "$tmp" | tail -n +1
-for p in MANIFEST.json codec gguf ninfer pack verify kernel; do
+for p in MANIFEST.json codec gguf ninfer pack verify kernel boundaries; do
   if ! diff -rq "$tmp/$p" "conformance/$p"; then
     echo "DEVIATION: conformance/$p differs from a fresh generation"; fail=1
   fi

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::corpus::{self, manifest::Manifest, runner};
+use crate::corpus::{self, differential, manifest::Manifest, matrix, runner};
 
 #[derive(Subcommand)]
 pub enum CorpusAction {
@@ -17,15 +17,63 @@ pub enum CorpusAction {
         #[arg(long)]
         check: bool,
     },
-    /// Render the interop matrix (Markdown) from check-reader --json outputs.
+    /// Render the interop matrices (Markdown; HTML with --html) from check-reader --json outputs:
+    /// readers × (families, rule layers), then feature groups × readers.
     Matrix {
         #[arg(long, default_value = "conformance")]
         corpus: PathBuf,
-        /// NAME=RESULTS.json, one per reader column, in order.
+        /// NAME=RESULTS.json, one per reader, in order.
         #[arg(long = "run", required = true)]
         runs: Vec<String>,
+        /// NAME=capabilities.json: the reader's version and error classes for its row.
+        #[arg(long = "caps")]
+        caps: Vec<String>,
+        /// Write the Markdown here (stdout when neither this, --html nor --splice is given).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Also write a standalone HTML page.
+        #[arg(long)]
+        html: Option<PathBuf>,
+        /// Replace the text between `<!-- BEGIN reader-matrix -->`/`END` and
+        /// `<!-- BEGIN group-matrix -->`/`END` in this file (conformance/INTEROP.md).
+        #[arg(long)]
+        splice: Option<PathBuf>,
+    },
+    /// Differential fuzzing: mutate corpus GGUF files, run the reference and a reader adapter on
+    /// each, minimize every disagreement and write it as a candidate case (OUT/candidates.json,
+    /// OUT/cases/). Deterministic given --seed.
+    DiffFuzz {
+        #[arg(long, default_value = "conformance")]
+        corpus: PathBuf,
+        /// Adapter command (as for check-reader).
+        #[arg(long)]
+        adapter: String,
+        /// The reader's capabilities.json (seed cases with an unsupported feature are skipped).
+        #[arg(long)]
+        capabilities: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Mutants to try.
+        #[arg(long, default_value_t = 200)]
+        iterations: usize,
+        /// Mutations per mutant (1..=N).
+        #[arg(long, default_value_t = 3)]
+        max_mutations: usize,
+        /// Compare accept/reject only (for readers that lose file order).
+        #[arg(long)]
+        outcome_only: bool,
+        /// Only seed cases whose id matches this glob.
+        #[arg(long)]
+        filter: Option<String>,
+        #[arg(long, default_value_t = 10.0)]
+        timeout: f64,
+        #[arg(long, default_value_t = 4096)]
+        memory_mb: u64,
+        #[arg(short, long)]
+        out: PathBuf,
+        /// Exit 1 when any disagreement is found (negative controls).
+        #[arg(long)]
+        fail_on_disagreement: bool,
     },
 }
 
@@ -35,8 +83,62 @@ pub fn corpus(action: CorpusAction) -> anyhow::Result<ExitCode> {
         CorpusAction::Matrix {
             corpus,
             runs,
+            caps,
             output,
-        } => matrix(&corpus, &runs, output.as_deref()),
+            html,
+            splice,
+        } => matrix(
+            &corpus,
+            &runs,
+            &caps,
+            output.as_deref(),
+            html.as_deref(),
+            splice.as_deref(),
+        ),
+        CorpusAction::DiffFuzz {
+            corpus,
+            adapter,
+            capabilities,
+            seed,
+            iterations,
+            max_mutations,
+            outcome_only,
+            filter,
+            timeout,
+            memory_mb,
+            out,
+            fail_on_disagreement,
+        } => {
+            let manifest = Manifest::load(&corpus.join("MANIFEST.json"))?;
+            let caps = match capabilities {
+                Some(p) => runner::Capabilities::load(&p)?,
+                None => Default::default(),
+            };
+            let opts = differential::DiffOptions {
+                corpus: std::fs::canonicalize(&corpus)?,
+                adapter,
+                unsupported: caps.unsupported,
+                seed,
+                iterations,
+                max_mutations,
+                timeout: Duration::from_secs_f64(timeout),
+                memory_mb,
+                outcome_only,
+                filter,
+            };
+            std::fs::create_dir_all(&out)?;
+            let work = out.join("work");
+            let report = differential::run(&manifest, &opts, &work)?;
+            let _ = std::fs::remove_dir_all(&work);
+            differential::write_candidates(&report, &opts, &out)?;
+            println!("{}", differential::summary(&report));
+            println!("candidates: {}", out.join("candidates.json").display());
+            Ok(if fail_on_disagreement && report.disagreements > 0 {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
     }
 }
 
@@ -147,20 +249,79 @@ pub fn reader_adapter(file: &Path, request: Option<&Path>) -> anyhow::Result<Exi
     ))
 }
 
-fn matrix(corpus: &Path, runs: &[String], output: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let manifest = Manifest::load(&corpus.join("MANIFEST.json"))?;
-    let mut cols = Vec::new();
-    for r in runs {
-        let (name, path) = r
-            .split_once('=')
-            .ok_or_else(|| anyhow::anyhow!("--run {r}: expected NAME=RESULTS.json"))?;
-        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
-        cols.push((name.to_string(), v));
+fn name_eq_path(arg: &str, flag: &str) -> anyhow::Result<(String, PathBuf)> {
+    let (name, path) = arg
+        .split_once('=')
+        .ok_or_else(|| anyhow::anyhow!("{flag} {arg}: expected NAME=FILE"))?;
+    Ok((name.to_string(), PathBuf::from(path)))
+}
+
+fn read_json(path: &Path) -> anyhow::Result<serde_json::Value> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+fn matrix(
+    corpus: &Path,
+    runs: &[String],
+    caps: &[String],
+    output: Option<&Path>,
+    html: Option<&Path>,
+    splice: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let manifest_path = corpus.join("MANIFEST.json");
+    let manifest = Manifest::load(&manifest_path)?;
+    let raw_manifest = read_json(&manifest_path)?;
+    let mut capabilities = std::collections::BTreeMap::new();
+    for c in caps {
+        let (name, path) = name_eq_path(c, "--caps")?;
+        capabilities.insert(name, read_json(&path)?);
     }
-    let md = runner::render_matrix(&manifest, &cols);
+    let mut cols = Vec::new();
+    let mut readers = Vec::new();
+    for r in runs {
+        let (name, path) = name_eq_path(r, "--run")?;
+        let v = read_json(&path)?;
+        cols.push((name.clone(), v.clone()));
+        readers.push(matrix::ReaderRun {
+            capabilities: capabilities.get(&name).cloned(),
+            name,
+            report: v,
+        });
+    }
+    let by_reader = matrix::render_readers(&raw_manifest, &readers);
+    let by_group = runner::render_matrix(&manifest, &cols);
+    if let Some(p) = splice {
+        let doc = std::fs::read_to_string(p)?;
+        let doc = matrix::splice(&doc, "reader-matrix", &by_reader)
+            .and_then(|d| matrix::splice(&d, "group-matrix", &by_group))
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: needs <!-- BEGIN reader-matrix -->, <!-- END reader-matrix -->, \
+                     <!-- BEGIN group-matrix --> and <!-- END group-matrix --> markers",
+                    p.display()
+                )
+            })?;
+        std::fs::write(p, doc)?;
+    }
+    if let Some(p) = html {
+        let page = matrix::render_html(
+            "ninfer-ternary conformance: real-reader matrix",
+            &[
+                ("Readers × families and rule layers", by_reader.clone()),
+                ("Feature groups × readers", by_group.clone()),
+            ],
+        );
+        std::fs::write(p, page)?;
+    }
+    let md = format!(
+        "## Readers × families and rule layers\n\n{by_reader}\n## Feature groups × readers\n\n{by_group}"
+    );
     match output {
         Some(p) => std::fs::write(p, md)?,
-        None => print!("{md}"),
+        None if html.is_none() && splice.is_none() => print!("{md}"),
+        None => {}
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,8 +9,10 @@
 //! Adding a family: write `fn cases() -> Vec<Case>` and list it in [`FAMILIES`]. The verifier
 //! family checks artifact verifiers (PROTOCOL.md §8).
 
+pub mod differential;
 pub mod families;
 pub mod manifest;
+pub mod matrix;
 pub mod observe;
 pub mod protocol;
 pub mod runner;
@@ -169,6 +171,7 @@ pub const FAMILIES: &[Family] = &[
     ("pack", families::pack::cases),
     ("verify", families::verify::cases),
     ("kernel", families::kernel::cases),
+    ("boundaries", families::boundaries::cases),
 ];
 
 /// The generated corpus: manifest plus files by relative path.

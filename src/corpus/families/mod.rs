@@ -1,5 +1,6 @@
 //! One module per corpus family.
 
+pub mod boundaries;
 pub mod codec;
 pub mod gguf;
 pub mod kernel;
