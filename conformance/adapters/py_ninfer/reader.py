@@ -271,7 +271,7 @@ def bad_constant(name):
     raise ValueError(f"{name} is not JSON")
 
 
-MAX_DEPTH = 128  # PROTOCOL.md §4.3: directories nested deeper are refused (json_syntax)
+MAX_DEPTH = 128  # PROTOCOL.md §4.3: directories nested this deep or deeper are refused (json_syntax)
 
 
 def nesting_depth(text):
@@ -385,8 +385,8 @@ def parse_ninfer(data):
         text = data[16:json_end].decode("utf-8")
     except UnicodeDecodeError as e:
         raise Reject("ninfer.json_syntax", f"directory is not UTF-8: {e}")
-    if nesting_depth(text) > MAX_DEPTH:
-        raise Reject("ninfer.json_syntax", f"directory nests deeper than {MAX_DEPTH} levels")
+    if nesting_depth(text) >= MAX_DEPTH:
+        raise Reject("ninfer.json_syntax", f"directory nests {MAX_DEPTH} levels or deeper")
     try:
         root = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=bad_constant)
     except DupKey as e:

@@ -81,7 +81,18 @@ pub fn cases() -> Vec<Case> {
         .reject(ErrorClass::NinferRangeBounds),
     );
 
-    // One level past the limit (PROTOCOL §4.3: deeper than 128 is refused), reached only after
+    // Exactly at the limit (PROTOCOL §4.3: 128 levels or deeper are refused; 127 is the deepest
+    // accepted nesting, serde_json's recursion limit in the reference).
+    v.push(
+        case(
+            "n_directory_depth_128",
+            with_directory(&valid, &format!("{}{}", "[".repeat(128), "]".repeat(128))),
+            "[[...]]: exactly 128 levels, the first refused depth",
+        )
+        .reject(ErrorClass::NinferJsonSyntax),
+    );
+
+    // One level past the limit, reached only after
     // an earlier inner array closed: a depth counter must go back down by exactly one.
     v.push(
         case(
