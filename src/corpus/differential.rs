@@ -10,7 +10,7 @@
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -216,26 +216,7 @@ pub fn run_reader(adapter: &str, file: &Path, request: &Value, opts: &DiffOption
         .stderr(Stdio::null())
         .env("OPENBLAS_NUM_THREADS", "1")
         .env("OMP_NUM_THREADS", "1");
-    let mem = opts.memory_mb.saturating_mul(1 << 20);
-    // SAFETY: only async-signal-safe calls (setpgid, setrlimit) between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::setpgid(0, 0);
-            if mem > 0 {
-                let lim = libc::rlimit {
-                    rlim_cur: mem as libc::rlim_t,
-                    rlim_max: mem as libc::rlim_t,
-                };
-                libc::setrlimit(libc::RLIMIT_AS, &lim);
-            }
-            let core = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            libc::setrlimit(libc::RLIMIT_CORE, &core);
-            Ok(())
-        });
-    }
+    super::runner::isolate_child(&mut cmd, opts.memory_mb);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return Outcome::Abnormal(format!("spawn: {e}")),

@@ -271,26 +271,7 @@ fn run_process(opts: &RunOptions, case: &CaseEntry) -> Proc {
         .env("OPENBLAS_NUM_THREADS", "1")
         .env("OMP_NUM_THREADS", "1")
         .env("MKL_NUM_THREADS", "1");
-    let mem = opts.memory_mb.saturating_mul(1 << 20);
-    // SAFETY: only async-signal-safe calls (setpgid, setrlimit) between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::setpgid(0, 0);
-            if mem > 0 {
-                let lim = libc::rlimit {
-                    rlim_cur: mem as libc::rlim_t,
-                    rlim_max: mem as libc::rlim_t,
-                };
-                libc::setrlimit(libc::RLIMIT_AS, &lim);
-            }
-            let core = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            libc::setrlimit(libc::RLIMIT_CORE, &core);
-            Ok(())
-        });
-    }
+    isolate_child(&mut cmd, opts.memory_mb);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return Proc::SpawnError(e.to_string()),
@@ -664,4 +645,29 @@ pub fn render_matrix(manifest: &Manifest, runs: &[(String, Value)]) -> String {
     }
     s.push('\n');
     s
+}
+
+/// Puts an adapter child in its own process group (so a timeout kills everything it started),
+/// caps its address space at `memory_mb` MiB (0 = no cap) and disables core dumps.
+pub(crate) fn isolate_child(cmd: &mut Command, memory_mb: u64) {
+    let mem = memory_mb.saturating_mul(1 << 20);
+    // SAFETY: only async-signal-safe calls (setpgid, setrlimit) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::setpgid(0, 0);
+            if mem > 0 {
+                let lim = libc::rlimit {
+                    rlim_cur: mem as libc::rlim_t,
+                    rlim_max: mem as libc::rlim_t,
+                };
+                libc::setrlimit(libc::RLIMIT_AS, &lim);
+            }
+            let core = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &core);
+            Ok(())
+        });
+    }
 }

@@ -23,7 +23,6 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     if ctx.opts.dump_format.is_none() && super::harness::is_harness_dir(dir) {
         return super::harness::run(ctx, dir);
     }
-    let th = &gates().thresholds;
     let ds = crate::spec::dumps();
     let m: OracleManifest = dumps::read_manifest(dir, &ds.kernel_oracles.manifest)?;
     dumps::check_header(
@@ -37,8 +36,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut f = Finding::new("engine_oracles");
     let mut problems: Vec<String> = Vec::new();
     let mut checked = 0;
-    let mut passed = 0;
-    let (mut worst_doc, mut best_wrong) = (0f64, f64::INFINITY);
+    let mut tally = OracleTally::default();
     let only = ctx.opts.oracle_object;
     for rc in &ds.kernel_oracles.required_cases {
         let object = ctx.name(&rc.object, None)?;
@@ -61,29 +59,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         }
         match check_case(ctx, &rot, dir, c) {
             Ok((doc, wrongs)) => {
-                let doc_ok = doc <= th.oracle_documented_rel_l2_max;
-                let wrong_ok = wrongs.iter().all(|(_, r)| *r >= th.oracle_wrong_rel_l2_min);
-                worst_doc = worst_doc.max(doc);
-                for (_, r) in &wrongs {
-                    best_wrong = best_wrong.min(*r);
-                }
-                if doc_ok && wrong_ok {
-                    passed += 1;
-                }
-                let w: Vec<String> = wrongs
-                    .iter()
-                    .map(|(n, r)| {
-                        format!(
-                            "{n}={}{}",
-                            super::findings::round6(*r),
-                            if *r >= th.oracle_wrong_rel_l2_min {
-                                ""
-                            } else {
-                                " MATCHES"
-                            }
-                        )
-                    })
-                    .collect();
+                let (doc_ok, w) = tally.judge(doc, &wrongs);
                 f.line(format!(
                     "{} ({} {}, T={}): documented rel L2 {} -> {}; wrong variants: {}",
                     c.name,
@@ -92,7 +68,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
                     c.tokens,
                     super::findings::round6(doc),
                     if doc_ok { "ok" } else { "DIFFERS" },
-                    w.join(" ")
+                    w
                 ));
             }
             Err(e) => problems.push(format!("case {}: {e:#}", c.name)),
@@ -107,12 +83,8 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     for p in &problems {
         f.line(p.clone());
     }
-    f.num("cases", checked)
-        .num("cases_passed", passed)
-        .num("worst_documented_rel_l2", worst_doc)
-        .num("best_wrong_rel_l2", best_wrong)
-        .num("documented_max", th.oracle_documented_rel_l2_max)
-        .num("wrong_min", th.oracle_wrong_rel_l2_min);
+    tally.record(&mut f, checked);
+    let passed = tally.passed;
     let ok = problems.is_empty() && passed == checked;
     f.set_ok(ok);
     f.detail = format!(
@@ -123,6 +95,59 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         }
     );
     Ok(f)
+}
+
+/// Running verdicts of rotation/gemm oracle cases, shared by the native dump reader and the
+/// engine harness reader: the documented variant must be within the documented bound and every
+/// wrong variant at least the wrong-variant minimum.
+#[derive(Default)]
+pub(super) struct OracleTally {
+    pub passed: usize,
+    worst_doc: f64,
+    best_wrong: Option<f64>,
+}
+
+impl OracleTally {
+    /// Judges one case; returns whether the documented variant is within bounds and the wrong
+    /// variants rendered as `name=relL2` (` MATCHES` marks one that is not rejected).
+    pub fn judge<N: std::fmt::Display>(&mut self, doc: f64, wrongs: &[(N, f64)]) -> (bool, String) {
+        let th = &gates().thresholds;
+        let doc_ok = doc <= th.oracle_documented_rel_l2_max;
+        let wrong_ok = wrongs.iter().all(|(_, r)| *r >= th.oracle_wrong_rel_l2_min);
+        self.worst_doc = self.worst_doc.max(doc);
+        for (_, r) in wrongs {
+            self.best_wrong = Some(self.best_wrong.map_or(*r, |b| b.min(*r)));
+        }
+        if doc_ok && wrong_ok {
+            self.passed += 1;
+        }
+        let w: Vec<String> = wrongs
+            .iter()
+            .map(|(n, r)| {
+                let tag = if *r >= th.oracle_wrong_rel_l2_min {
+                    ""
+                } else {
+                    " MATCHES"
+                };
+                format!("{n}={}{tag}", super::findings::round6(*r))
+            })
+            .collect();
+        (doc_ok, w.join(" "))
+    }
+
+    /// Adds the gate's numbers to its finding.
+    pub fn record(&self, f: &mut Finding, checked: usize) {
+        let th = &gates().thresholds;
+        f.num("cases", checked)
+            .num("cases_passed", self.passed)
+            .num("worst_documented_rel_l2", self.worst_doc)
+            .num(
+                "best_wrong_rel_l2",
+                self.best_wrong.unwrap_or(f64::INFINITY),
+            )
+            .num("documented_max", th.oracle_documented_rel_l2_max)
+            .num("wrong_min", th.oracle_wrong_rel_l2_min);
+    }
 }
 
 /// (documented rel L2, [(wrong variant, rel L2)]) of one case.
