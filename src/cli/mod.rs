@@ -491,6 +491,11 @@ pub fn main() -> ExitCode {
                 &format,
                 force,
             ),
+            // The device rewrite recomputes the native dump files; engine/harness files are
+            // written by the host path only.
+            "cuda" if format != "native" => Err(anyhow::anyhow!(
+                "--device cuda writes the native dump format only (got --format {format})"
+            )),
             "cuda" => check_kernel::dump_reference_device(
                 &artifact,
                 &output,
