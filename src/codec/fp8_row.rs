@@ -37,23 +37,14 @@ pub fn decode_rows(n: u64, k: u64, payload: &[u8], rows: std::ops::Range<u64>) -
             "shape overflows",
         )
     })?;
-    if (payload.len() as u64) < size {
-        return Err(Error::new(
-            ErrorClass::CodecLength,
-            "row-scale-v1",
-            format!(
-                "payload has {} bytes, [{n}, {k}] needs {size}",
-                payload.len()
-            ),
-        ));
-    }
-    if rows.start > rows.end || rows.end > n {
-        return Err(Error::new(
-            ErrorClass::CliUsage,
-            "row-scale-v1",
-            format!("rows {}..{} outside 0..{n}", rows.start, rows.end),
-        ));
-    }
+    super::check_payload_and_rows(
+        "row-scale-v1",
+        payload.len(),
+        size,
+        &format!("[{n}, {k}]"),
+        n,
+        &rows,
+    )?;
     let k = k as usize;
     let mut out = Vec::with_capacity((rows.end - rows.start) as usize * k);
     for r in rows {

@@ -81,24 +81,14 @@ pub fn decode_rows(
             "group geometry does not match the code width",
         ));
     }
-    if (payload.len() as u64) < geom.payload_bytes {
-        return Err(Error::new(
-            ErrorClass::CodecLength,
-            format.name.clone(),
-            format!(
-                "payload has {} bytes, geometry needs {}",
-                payload.len(),
-                geom.payload_bytes
-            ),
-        ));
-    }
-    if rows.start > rows.end || rows.end > geom.n {
-        return Err(Error::new(
-            ErrorClass::CliUsage,
-            format.name.clone(),
-            format!("rows {}..{} outside 0..{}", rows.start, rows.end, geom.n),
-        ));
-    }
+    super::check_payload_and_rows(
+        &format.name,
+        payload.len(),
+        geom.payload_bytes,
+        "geometry",
+        geom.n,
+        &rows,
+    )?;
     let bpg = geom.base_bytes_per_group as usize;
     let hpg = geom.high_bytes_per_group as usize;
     let k = geom.k as usize;

@@ -22,6 +22,33 @@ pub mod transcode;
 
 use crate::error::{Error, ErrorClass, Result};
 
+/// The shared preconditions of the registry-format decoders (grouped int, NVFP4, FP8 row):
+/// the payload holds the `needs` bytes its shape (`what_needs`) requires, and `rows` lies in `0..n`.
+pub(crate) fn check_payload_and_rows(
+    layout: &str,
+    payload_len: usize,
+    needs: u64,
+    what_needs: &str,
+    n: u64,
+    rows: &std::ops::Range<u64>,
+) -> Result<()> {
+    if (payload_len as u64) < needs {
+        return Err(Error::new(
+            ErrorClass::CodecLength,
+            layout,
+            format!("payload has {payload_len} bytes, {what_needs} needs {needs}"),
+        ));
+    }
+    if rows.start > rows.end || rows.end > n {
+        return Err(Error::new(
+            ErrorClass::CliUsage,
+            layout,
+            format!("rows {}..{} outside 0..{n}", rows.start, rows.end),
+        ));
+    }
+    Ok(())
+}
+
 /// A block format's decoder. Names match the `codec` column of `spec/ggml_types.json`.
 #[allow(non_camel_case_types)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -47,23 +47,14 @@ pub fn decode_rows(n: u64, k: u64, payload: &[u8], rows: std::ops::Range<u64>) -
             format!("[{n}, {k}] is not n % 128 == 0, k % 64 == 0"),
         )
     })?;
-    if (payload.len() as u64) < size {
-        return Err(Error::new(
-            ErrorClass::CodecLength,
-            "blockscale-k16-m128x4-v1",
-            format!(
-                "payload has {} bytes, [{n}, {k}] needs {size}",
-                payload.len()
-            ),
-        ));
-    }
-    if rows.start > rows.end || rows.end > n {
-        return Err(Error::new(
-            ErrorClass::CliUsage,
-            "blockscale-k16-m128x4-v1",
-            format!("rows {}..{} outside 0..{n}", rows.start, rows.end),
-        ));
-    }
+    super::check_payload_and_rows(
+        "blockscale-k16-m128x4-v1",
+        payload.len(),
+        size,
+        &format!("[{n}, {k}]"),
+        n,
+        &rows,
+    )?;
     let d = doff as usize;
     let div = f32::from_le_bytes([payload[d], payload[d + 1], payload[d + 2], payload[d + 3]]);
     let mut out = Vec::with_capacity((rows.end - rows.start) as usize * k as usize);

@@ -44,19 +44,7 @@ pub fn launch_once(
     class: KernelClass,
     l: &super::abi::Launch,
 ) -> Result<Vec<f32>> {
-    available()?;
-    let ptx = super::nvrtc::compile(source, None)?;
-    super::nvrtc::check_entry(&ptx.to_src(), entry, class)?;
-    let ctx = CudaContext::new(0).map_err(|e| drv("context", e))?;
-    let stream = ctx.default_stream();
-    let module = ctx.load_module(ptx).map_err(|e| drv("load_module", e))?;
-    let func = module.load_function(entry).map_err(|e| {
-        Error::new(
-            ErrorClass::KernelEntryMissing,
-            entry,
-            format!("CUDA driver: {e}"),
-        )
-    })?;
+    let (stream, func) = load(source, entry, class)?;
     let buf = launch(&stream, &func, class, entry, l)?;
     Ok(super::judge::strip_guards(entry, &buf, l.out_elems)?.to_vec())
 }
@@ -125,12 +113,15 @@ fn launch(
 }
 
 /// Compiles `source`, loads `entry` and runs every case on device 0.
-pub fn run(
+/// Compiles `source` with NVRTC, checks the entry's ABI and loads it on GPU 0.
+fn load(
     source: &str,
     entry: &str,
     class: KernelClass,
-    cases: &[KernelCase],
-) -> Result<Vec<CaseResult>> {
+) -> Result<(
+    std::sync::Arc<cudarc::driver::CudaStream>,
+    cudarc::driver::CudaFunction,
+)> {
     available()?;
     let ptx = super::nvrtc::compile(source, None)?;
     super::nvrtc::check_entry(&ptx.to_src(), entry, class)?;
@@ -144,6 +135,16 @@ pub fn run(
             format!("CUDA driver: {e}"),
         )
     })?;
+    Ok((stream, func))
+}
+
+pub fn run(
+    source: &str,
+    entry: &str,
+    class: KernelClass,
+    cases: &[KernelCase],
+) -> Result<Vec<CaseResult>> {
+    let (stream, func) = load(source, entry, class)?;
     let mut results = Vec::new();
     for c in cases {
         let l = c.launch()?;
