@@ -80,8 +80,26 @@ pub struct KernelArg {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelLaunchRule {
-    pub grid: Vec<serde_json::Value>,
+    pub grid: Vec<GridDim>,
     pub block: Vec<u32>,
+}
+
+/// One grid dimension of a launch rule: a constant or an expression over the entry's arguments
+/// (e.g. `ceil(n / 4)`), kept as written for the ABI document.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum GridDim {
+    Count(u32),
+    Rule(String),
+}
+
+impl std::fmt::Display for GridDim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GridDim::Count(n) => write!(f, "{n}"),
+            GridDim::Rule(r) => f.write_str(r),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]

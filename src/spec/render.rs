@@ -984,11 +984,8 @@ Byte facts: qs all −1 / 0 / +1 = `{}` / `{}` / `{}`; qh all −1 / 0 / +1 = `{
 /// The kernel ABIs of `kernels.json`: one signature table per class, then the acceptance rules,
 /// the reference kernels and the wrong variants with the cases each must fail.
 fn render_kernels(o: &mut String, k: &super::KernelsTable) {
-    let grid = |g: &[serde_json::Value]| {
-        let parts: Vec<String> = g
-            .iter()
-            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-            .collect();
+    let grid = |g: &[super::GridDim]| {
+        let parts: Vec<String> = g.iter().map(ToString::to_string).collect();
         format!("({})", parts.join(", "))
     };
     for c in &k.classes {
