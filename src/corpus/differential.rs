@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::manifest::{CaseEntry, Manifest};
 use super::observe::sha256_hex;
@@ -235,19 +235,7 @@ pub fn run_reader(adapter: &str, file: &Path, request: &Value, opts: &DiffOption
             b
         })
     });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if start.elapsed() >= opts.timeout => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(_) => break None,
-        }
-    };
-    // SAFETY: kill(2) on the adapter's own process group.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-    }
+    let status = super::runner::wait_then_kill_group(&mut child, pid, opts.timeout);
     let _ = child.wait();
     if let Some(w) = writer {
         let _ = w.join();

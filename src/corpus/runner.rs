@@ -293,19 +293,7 @@ fn run_process(opts: &RunOptions, case: &CaseEntry) -> Proc {
         let _ = err.by_ref().take(1 << 20).read_to_end(&mut b);
         b
     });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if start.elapsed() >= opts.timeout => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(_) => break None,
-        }
-    };
-    // The adapter's process group goes in every case (grandchildren included).
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-    }
+    let status = wait_then_kill_group(&mut child, pid, opts.timeout);
     let status = match status {
         Some(s) => s,
         None => {
@@ -670,4 +658,27 @@ pub(crate) fn isolate_child(cmd: &mut Command, memory_mb: u64) {
             Ok(())
         });
     }
+}
+
+/// Polls `child` until it exits or `timeout` passes, then kills its whole process group
+/// (grandchildren included) in every case; `None` means it timed out or could not be waited on.
+pub(crate) fn wait_then_kill_group(
+    child: &mut std::process::Child,
+    pid: i32,
+    timeout: Duration,
+) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if start.elapsed() >= timeout => break None,
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(_) => break None,
+        }
+    };
+    // SAFETY: kill(2) on the adapter's own process group.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+    status
 }
