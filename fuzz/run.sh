@@ -5,14 +5,36 @@
 #
 #   fuzz/run.sh [SECONDS]            # all targets
 #   TARGETS="gguf_parse" fuzz/run.sh 30
+#   fuzz/run.sh --list               # print the targets and exit
 #
+# The targets are the [[bin]] sections of fuzz/Cargo.toml (the one list; the root crate's
+# `fuzz_targets` tests check it against the testkit's table, fuzz_targets/ and seeds/), and a
+# target's -max_len is its entry in [package.metadata.fuzz-max-len] there (default 4096).
 # Corpora grow in fuzz/corpus/<target> (git-ignored), seeded from fuzz/seeds/<target>.
 # Logs: fuzz/logs/<target>/fuzz-0.log (git-ignored by fuzz/.gitignore).
 set -euo pipefail
 
-SECONDS_PER_TARGET="${1:-60}"
 FUZZ_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$FUZZ_DIR"
+
+# `name = "..."` of every [[bin]] section, in file order.
+all_targets() {
+    awk '/^\[/ { in_bin = ($0 == "[[bin]]") }
+         in_bin && /^name *=/ { sub(/^name *= *"/, ""); sub(/".*/, ""); print }' Cargo.toml
+}
+
+# The target's entry in [package.metadata.fuzz-max-len], else 4096.
+max_len() {
+    awk -v t="$1" '/^\[/ { in_table = ($0 == "[package.metadata.fuzz-max-len]") }
+         in_table && $1 == t && $2 == "=" { print $3; found = 1; exit }
+         END { if (!found) print 4096 }' Cargo.toml
+}
+
+if [ "${1:-}" = "--list" ]; then
+    all_targets
+    exit 0
+fi
+SECONDS_PER_TARGET="${1:-60}"
 
 if ! command -v cargo-fuzz >/dev/null 2>&1 && ! cargo fuzz --version >/dev/null 2>&1; then
     echo "cargo-fuzz missing; installing (cargo install cargo-fuzz --locked)" >&2
@@ -25,19 +47,7 @@ nice -n 19 cargo fuzz build -s none --release -a >&2
 
 TRIPLE="$(rustc -vV | sed -n 's/^host: //p')"
 BIN_DIR="$FUZZ_DIR/target/$TRIPLE/release"
-ALL_TARGETS="gguf_parse gguf_structured ninfer_parse ninfer_roundtrip codec_fast_vs_ref pack_nano"
-TARGETS="${TARGETS:-$ALL_TARGETS}"
-
-max_len() {
-    case "$1" in
-        gguf_parse) echo 16384 ;;
-        gguf_structured) echo 4096 ;;
-        ninfer_parse | ninfer_roundtrip) echo 32768 ;;
-        codec_fast_vs_ref) echo 2048 ;;
-        pack_nano) echo 81 ;;
-        *) echo 4096 ;;
-    esac
-}
+TARGETS="${TARGETS:-$(all_targets | tr '\n' ' ')}"
 
 findings=0
 rows=()

@@ -1,9 +1,7 @@
-//! Fuzzing support for `ninfer-ternary`: the checks every target runs ([`checks`], shared
-//! verbatim with the root crate's `tests/fuzz_regressions.rs`), the structured GGUF generator
-//! ([`structured`]), the deep checks of the codec and packer targets ([`deep`], also shared) and
-//! the deterministic seed corpus ([`seeds`], also shared).
+//! Fuzzing support for `ninfer-ternary`: the structured GGUF generator ([`structured`]), plus
+//! the checks, seeds and target table of the `ninfer-ternary-testkit` crate (`testkit/`),
+//! re-exported here for the targets in `fuzz_targets/`. The root crate's tests replay every seed
+//! and finding through the same testkit functions.
 
-pub mod checks;
-pub mod deep;
-pub mod seeds;
+pub use ninfer_ternary_testkit::{checks, deep, seeds, targets};
 pub mod structured;

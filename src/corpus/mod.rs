@@ -9,6 +9,7 @@
 //! Adding a family: write `fn cases() -> Vec<Case>` and list it in [`FAMILIES`]. The verifier
 //! family checks artifact verifiers (PROTOCOL.md §8).
 
+pub mod catalogs;
 pub mod differential;
 pub mod families;
 pub mod manifest;

@@ -9,7 +9,8 @@ use sha2::{Digest, Sha256};
 
 use crate::codec::Codec;
 use crate::error::{Error, ErrorClass, Result};
-use crate::gguf::{self, Decode, Id42Policy, Mode, Options, ValueType};
+use crate::corpus::catalogs::gguf_hostile::{self, Decode};
+use crate::gguf::{self, Id42Policy, Mode, Options, ValueType};
 use crate::ninfer::{Artifact, ObjectBody};
 use crate::perm::{self, HeadTiling};
 
@@ -156,7 +157,7 @@ pub fn observe_gguf_with(
     let bytes = swapped.as_deref().unwrap_or(bytes);
     let g = gguf::parse_with(bytes, Options { mode, id42 })?;
     if consumer.is_some() {
-        gguf::run_case(bytes, mode, consumer)?;
+        gguf_hostile::run_case(bytes, mode, consumer)?;
     }
     // Each KV serialized as in the file; the ordered digest concatenates them in file order,
     // the unordered one sorted by key bytes (keys are unique).

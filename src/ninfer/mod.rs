@@ -4,7 +4,6 @@ pub mod directory;
 pub mod json;
 pub mod layout;
 pub mod reader;
-pub mod violations;
 pub mod writer;
 
 pub use directory::{Directory, Identity, Object, ObjectBody};

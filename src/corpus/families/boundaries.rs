@@ -5,7 +5,7 @@
 
 use crate::corpus::{Bytes, Case};
 use crate::error::ErrorClass;
-use crate::ninfer::violations::base_artifact;
+use crate::corpus::catalogs::ninfer_violations::base_artifact;
 use crate::ninfer::writer::{header_bytes, plan, to_bytes};
 use crate::ninfer::{Directory, Identity, PlannedObject};
 

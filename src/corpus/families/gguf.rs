@@ -7,6 +7,7 @@ use crate::codec::Codec;
 use crate::corpus::observe::consumer_to_json;
 use crate::corpus::{Bytes, Case};
 use crate::gguf::{self, GgufWriter, MetaValue, Mode, RuleLayer, ValueType};
+use crate::corpus::catalogs::gguf_hostile;
 
 /// The rule layer of catalog case `name` (without `n_`), from `spec/gguf.json` `rule_layers`.
 pub fn rule_layer_of(name: &str) -> Option<RuleLayer> {
@@ -45,7 +46,7 @@ fn gguf_case(name: String, bytes: Vec<u8>, mode: Mode) -> Case {
 
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
-    for h in gguf::hostile_cases() {
+    for h in gguf_hostile::hostile_cases() {
         let mut c = gguf_case(format!("n_{}", h.name), h.bytes.clone(), h.mode);
         c = with_rule_layer(c, h.name)
             .reject(h.class)
@@ -67,7 +68,7 @@ pub fn cases() -> Vec<Case> {
         }
         v.push(c);
     }
-    for k in gguf::accepted_controls() {
+    for k in gguf_hostile::accepted_controls() {
         let mut c = gguf_case(format!("y_{}", k.name), k.bytes.clone(), k.mode)
             .feature("gguf:control")
             .recipe(k.source);

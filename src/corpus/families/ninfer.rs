@@ -1,6 +1,6 @@
 //! The `.ninfer` family (PROTOCOL.md §3.3): valid containers for every layout and for
 //! resources (ternary payloads are real planes assembled from encoded blocks, with padded
-//! shapes), and `ninfer::violations::cases()`: every directory/range rule violated once,
+//! shapes), and `corpus::catalogs::ninfer_violations::cases()`: every directory/range rule violated once,
 //! v1/v3/part-file magics included.
 
 use crate::codec::Codec;
@@ -16,7 +16,7 @@ fn ninfer_case(name: String, bytes: Vec<u8>) -> Case {
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     let base = "ninfer/y_valid_all_layouts";
-    for x in crate::ninfer::violations::cases() {
+    for x in crate::corpus::catalogs::ninfer_violations::cases() {
         let mut c = ninfer_case(
             format!("{}_{}", if x.class.is_some() { "n" } else { "y" }, x.name),
             x.bytes,

@@ -1,0 +1,12 @@
+//! Test-only support for `ninfer-ternary`, kept out of the library's public API: the checks
+//! every fuzz target runs ([`checks`], [`deep`]), the deterministic seed corpus ([`seeds`]) and
+//! the table of fuzz targets ([`targets`]).
+//!
+//! Two crates use it: the cargo-fuzz crate in `fuzz/` (its targets call these checks) and the
+//! root crate's integration tests (`tests/it/fuzz_regressions.rs` replays every seed and
+//! finding through the same checks), so a replay runs exactly the code the fuzzers run.
+
+pub mod checks;
+pub mod deep;
+pub mod seeds;
+pub mod targets;

@@ -1,0 +1,247 @@
+//! The command line end to end, on files the suite generates itself.
+
+use crate::common::cli as bin;
+use ninfer_ternary::gguf::{self, GgufWriter, Mode};
+use ninfer_ternary::npy;
+use std::path::Path;
+use std::process::Output;
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("binary runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "{args:?} failed: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn npy(p: &Path) -> (Vec<u64>, Vec<f32>) {
+    npy::read_f32(&std::fs::read(p).unwrap()).unwrap()
+}
+
+#[test]
+fn synth_pack_inspect_decode_unpack() {
+    let d = tempfile::tempdir().unwrap();
+    let (g, t, a) = (
+        d.path().join("m.gguf"),
+        d.path().join("t.ninfer"),
+        d.path().join("a.ninfer"),
+    );
+    ok(&["synth", "--format", "ptq1_0", "--seed", "3", "-o", s(&g)]);
+    ok(&["synth-template", "-o", s(&t)]);
+    ok(&["pack", "--gguf", s(&g), "--template", s(&t), "-o", s(&a)]);
+    // Refuses to overwrite without --force (usage error = exit 2) and leaves the file alone.
+    let before = std::fs::read(&a).unwrap();
+    let o = run(&["pack", "--gguf", s(&g), "--template", s(&t), "-o", s(&a)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--force"));
+    assert_eq!(std::fs::read(&a).unwrap(), before);
+    let out = ok(&["inspect", s(&g)]);
+    assert!(
+        out.contains("GGUF v3")
+            && out.contains("PTQ1_0")
+            && out.contains("-> PTQ1_0_G128 [1031, 128]"),
+        "{out}"
+    );
+    let out = ok(&["inspect", s(&a), "--json"]);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["identity"]["weights_id"], "folded-ternary");
+    assert!(j["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|o| o["geometry"]["scale_offset"].is_u64()));
+    // The same weights decoded from the GGUF tensor and from the artifact's planes agree.
+    let (x, y) = (d.path().join("x.npy"), d.path().join("y.npy"));
+    ok(&[
+        "decode",
+        s(&g),
+        "token_embd.weight",
+        "--rows",
+        "5:9",
+        "-o",
+        s(&x),
+    ]);
+    ok(&[
+        "decode",
+        s(&a),
+        "text/token_embedding",
+        "--rows",
+        "5:9",
+        "-o",
+        s(&y),
+    ]);
+    let (sx, vx) = npy(&x);
+    assert_eq!(sx, vec![4, 128]);
+    assert_eq!((sx, vx), npy(&y));
+    // A permuted object: artifact row 8 of value_z is GGUF attn_qkv row qk + perm_row(8) = 256 + 16*8.
+    ok(&[
+        "decode",
+        s(&a),
+        "text/layers/0/gdn/value_z",
+        "--rows",
+        "8:9",
+        "-o",
+        s(&x),
+        "--force",
+    ]);
+    ok(&[
+        "decode",
+        s(&g),
+        "blk.0.attn_qkv.weight",
+        "--rows",
+        "384:385",
+        "-o",
+        s(&y),
+        "--force",
+    ]);
+    assert_eq!(npy(&x), npy(&y));
+    // Contiguous objects decode too.
+    ok(&["decode", s(&a), "text/final_norm", "-o", s(&x), "--force"]);
+    assert_eq!(npy(&x).0, vec![128]);
+    let out = ok(&["unpack", s(&a), "--gguf", s(&g)]);
+    assert!(
+        out.contains("52/52 ternary tensors byte-identical"),
+        "{out}"
+    );
+    let out = ok(&["pack", "--gguf", s(&g), "--check"]);
+    assert!(out.contains(" 0 failed"), "{out}");
+}
+
+#[test]
+fn transcode_between_formats_is_lossless_and_refuses_code_3() {
+    let d = tempfile::tempdir().unwrap();
+    let (p, t, back) = (
+        d.path().join("p.gguf"),
+        d.path().join("t.gguf"),
+        d.path().join("back.gguf"),
+    );
+    let synth_t = d.path().join("synth_t.gguf");
+    ok(&["synth", "--format", "pq2_0", "--seed", "9", "-o", s(&p)]);
+    ok(&[
+        "synth",
+        "--format",
+        "ptq1_0",
+        "--seed",
+        "9",
+        "-o",
+        s(&synth_t),
+    ]);
+    ok(&["transcode", s(&p), "--to", "ptq1_0", "-o", s(&t)]);
+    ok(&["transcode", s(&t), "--to", "pq2_0", "-o", s(&back)]);
+    let (pb, tb, bb, sb) = (
+        std::fs::read(&p).unwrap(),
+        std::fs::read(&t).unwrap(),
+        std::fs::read(&back).unwrap(),
+        std::fs::read(&synth_t).unwrap(),
+    );
+    assert_eq!(pb, bb, "PQ2_0 -> PTQ1_0 -> PQ2_0 is the identity");
+    // The transcoded tensors equal the PTQ1_0 synthesized from the same seed, byte for byte.
+    let (gt, gs) = (
+        gguf::parse(&tb, Mode::Strict).unwrap(),
+        gguf::parse(&sb, Mode::Strict).unwrap(),
+    );
+    for (a, b) in gt.tensors.iter().zip(&gs.tensors) {
+        assert_eq!(gt.tensor_data(a), gs.tensor_data(b), "{}", a.name);
+    }
+    // A PQ2_0 block holding code 3 (+2d) has no trit encoding: refused, output not written.
+    let g = gguf::parse(&pb, Mode::Strict).unwrap();
+    let t0 = g.tensor("blk.0.ffn_gate.weight").unwrap();
+    let mut bad = pb.clone();
+    bad[t0.abs_offset as usize + 2] = 0xff;
+    let (bp, bo) = (d.path().join("bad.gguf"), d.path().join("bad_out.gguf"));
+    std::fs::write(&bp, &bad).unwrap();
+    let o = run(&["transcode", s(&bp), "--to", "ptq1_0", "-o", s(&bo)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("blk.0.ffn_gate.weight"));
+    assert!(!bo.exists());
+}
+
+#[test]
+fn retag_42_is_header_only_and_inspect_warns() {
+    let s_ = ninfer_ternary::spec::get();
+    let legacy = s_.ggml_type_named("Q2_0_PRISM_LEGACY").unwrap();
+    let mut w = GgufWriter::new();
+    w.kv("general.architecture", "qwen35");
+    // Large enough that 34 B/128 and 18 B/64 spans cannot be confused (> 2048 weights).
+    w.tensor_as("blk.0.ffn_up.weight", &[512, 8], legacy)
+        .unwrap();
+    w.tensor_as("blk.0.ffn_down.weight", &[256, 16], legacy)
+        .unwrap();
+    let data: Vec<Vec<u8>> = vec![
+        (0..32 * 34).map(|i| i as u8).collect(),
+        (0..32 * 34).map(|i| (i * 7) as u8).collect(),
+    ];
+    let bytes = w.to_bytes(&[&data[0], &data[1]]).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let (i, o) = (d.path().join("legacy.gguf"), d.path().join("retagged.gguf"));
+    std::fs::write(&i, &bytes).unwrap();
+    let out = ok(&["inspect", s(&i)]);
+    assert!(
+        out.contains("legacy Prism layout") && out.contains("retag to 142"),
+        "{out}"
+    );
+    ok(&["transcode", s(&i), "--retag-42", "-o", s(&o)]);
+    let after = std::fs::read(&o).unwrap();
+    assert_eq!(after.len(), bytes.len());
+    let diff: Vec<usize> = (0..bytes.len()).filter(|&k| bytes[k] != after[k]).collect();
+    assert_eq!(
+        diff.len(),
+        2,
+        "one byte per tensor: 42 (0x2a) -> 142 (0x8e)"
+    );
+    let g = gguf::parse(&after, Mode::Strict).unwrap();
+    assert!(g
+        .tensors
+        .iter()
+        .all(|t| t.type_id == 142 && t.ggml.name == "PQ2_0"));
+    assert_eq!(std::fs::read(&i).unwrap(), bytes, "input untouched");
+}
+
+#[test]
+fn hostile_input_is_a_clean_error_with_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    for c in ninfer_ternary::corpus::catalogs::gguf_hostile::hostile_cases()
+        .iter()
+        .filter(|c| c.decode.is_none())
+        .take(20)
+    {
+        let p = d.path().join(format!("{}.gguf", c.name));
+        std::fs::write(&p, &c.bytes).unwrap();
+        let o = run(&[
+            "inspect",
+            s(&p),
+            "--mode",
+            if c.mode == Mode::Strict {
+                "strict"
+            } else {
+                "spec"
+            },
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", c.name);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(&format!("[{}]", c.class)), "{}: {err}", c.name);
+    }
+}
+
+#[test]
+fn demo_runs_and_spec_renders() {
+    let d = tempfile::tempdir().unwrap();
+    let out = ok(&["demo", "--dir", s(d.path())]);
+    assert!(out.contains("demo PASSED"), "{out}");
+    let out = ok(&["spec", "geometry"]);
+    assert!(
+        out.contains("| PQ2_0_G128 | [248320, 5120] | 337715200 |"),
+        "{out}"
+    );
+}

@@ -1,0 +1,21 @@
+//! The integration tests, one binary with one module per area (one link instead of eleven).
+//! Shared fixtures live in [`common`]. The conformance corpus driver stays its own binary
+//! (`tests/conformance.rs`): it has its own `main` (libtest-mimic, one trial per corpus case).
+//!
+//! Run one area: `cargo test --test it pack::` (module paths prefix the test names).
+
+mod common;
+
+mod cli;
+mod differential;
+mod fuzz_regressions;
+mod fuzz_targets;
+mod gguf_big_endian;
+mod gguf_hostile;
+mod gguf_reader_writer;
+mod gguf_rule_layers;
+mod kernels;
+mod layout;
+mod pack;
+mod spec_docs;
+mod verify_gates;

@@ -1,0 +1,770 @@
+//! The packer against independently computed expectations: every mapping rule on the nano
+//! model, where the expected source row of each artifact row is built by explicit loops in this
+//! file (reshape/transpose semantics), not by the packer's own row maps. Plus the directory
+//! snapshot, the unpack proof with its negative control, and every pack error.
+
+use crate::common::{nano, packed};
+use ninfer_ternary::gguf::{self, Gguf, GgufWriter, MetaValue, Mode, ValueType};
+use ninfer_ternary::ninfer::Artifact;
+use ninfer_ternary::pack::{pack_bytes, unpack, PackOptions};
+use ninfer_ternary::spec::ModelProfile;
+use ninfer_ternary::synth::model::{model_bytes, TernaryType};
+use ninfer_ternary::synth::template::template_bytes;
+use ninfer_ternary::ErrorClass;
+use sha2::{Digest, Sha256};
+
+/// Row `r` of a GGUF ternary tensor (ggml blocks).
+fn src_row<'a>(g: &Gguf<'a>, name: &str, r: usize) -> &'a [u8] {
+    let t = g.tensor(name).unwrap();
+    let rb = (t.nbytes / t.ne[1]) as usize;
+    &g.tensor_data(t)[r * rb..(r + 1) * rb]
+}
+
+/// Expected (source tensor, source row) for every row of each ternary object, built by loops.
+fn expected_rows(p: &ModelProfile, object: &str, l: u64) -> Vec<(String, usize)> {
+    let b = |s: &str| format!("blk.{l}.{s}.weight");
+    let all = |name: String, n: u64| (0..n as usize).map(move |r| (name.clone(), r));
+    let qk = p.derived["qk_rows"] as usize;
+    let (hv, hd) = (p.head_v_dim as usize, p.head_dim as usize);
+    // Grouped order of the 48 value heads: for key head g, its 3 tiled copies t*16 + g.
+    let grouped_heads: Vec<usize> = (0..16)
+        .flat_map(|g| (0..3).map(move |t| t * 16 + g))
+        .collect();
+    let value_rows = |name: String, base: usize| -> Vec<(String, usize)> {
+        grouped_heads
+            .iter()
+            .flat_map(|&h| (0..hv).map(move |r| base + h * hv + r))
+            .map(|r| (name.clone(), r))
+            .collect()
+    };
+    match object {
+        "mlp/gate_up" => all(b("ffn_gate"), p.ffn)
+            .chain(all(b("ffn_up"), p.ffn))
+            .collect(),
+        "mlp/down" => all(b("ffn_down"), p.hidden).collect(),
+        "gdn/query_key" => (0..qk).map(|r| (b("attn_qkv"), r)).collect(),
+        "gdn/value_z" => [value_rows(b("attn_qkv"), qk), value_rows(b("attn_gate"), 0)].concat(),
+        "gdn/output" => all(b("ssm_out"), p.hidden).collect(),
+        "attention/query_key" => (0..p.q_heads as usize)
+            .flat_map(|h| (0..hd).map(move |r| 2 * h * hd + r))
+            .map(|r| (b("attn_q"), r))
+            .chain(all(b("attn_k"), p.derived["kv_rows"]))
+            .collect(),
+        "attention/gate_value" => (0..p.q_heads as usize)
+            .flat_map(|h| (0..hd).map(move |r| (2 * h + 1) * hd + r))
+            .map(|r| (b("attn_q"), r))
+            .chain(all(b("attn_v"), p.derived["kv_rows"]))
+            .collect(),
+        "attention/output" => all(b("attn_output"), p.hidden).collect(),
+        other => panic!("no expectation for {other}"),
+    }
+}
+
+#[test]
+fn every_ternary_rule_places_the_rows_the_spec_names() {
+    let p = nano();
+    for ty in [TernaryType::Pq2_0, TernaryType::Ptq1_0] {
+        let pk = packed(ty);
+        let g = gguf::parse(&pk.gguf, Mode::Strict).unwrap();
+        let a = Artifact::parse(&pk.artifact).unwrap();
+        let mut checked = 0;
+        let mut objects = vec![
+            (
+                "text/token_embedding".to_string(),
+                all_rows(&p, "token_embd.weight"),
+            ),
+            (
+                "text/output_head".to_string(),
+                all_rows(&p, "output.weight"),
+            ),
+        ];
+        for l in 0..p.n_layers {
+            let kinds: &[&str] = if (l + 1) % 4 == 0 {
+                &[
+                    "attention/query_key",
+                    "attention/gate_value",
+                    "attention/output",
+                    "mlp/gate_up",
+                    "mlp/down",
+                ]
+            } else {
+                &[
+                    "gdn/query_key",
+                    "gdn/value_z",
+                    "gdn/output",
+                    "mlp/gate_up",
+                    "mlp/down",
+                ]
+            };
+            for k in kinds {
+                objects.push((format!("text/layers/{l}/{k}"), expected_rows(&p, k, l)));
+            }
+        }
+        for (name, want) in &objects {
+            let v = a.row_split(name).unwrap();
+            assert_eq!(v.geom.n as usize, want.len(), "{name}");
+            for (row, (src, sr)) in want.iter().enumerate() {
+                let got = v.ggml_rows(row as u64..row as u64 + 1).unwrap();
+                assert_eq!(
+                    got.as_slice(),
+                    src_row(&g, src, *sr),
+                    "{:?} {name} row {row} should be {src} row {sr}",
+                    ty
+                );
+                checked += 1;
+            }
+        }
+        // 2 globals + 6 GDN layers x 5 + 2 attention layers x 5 = 42 ternary objects.
+        assert_eq!(objects.len(), 42);
+        assert!(checked > 10_000);
+    }
+}
+
+fn all_rows(p: &ModelProfile, name: &str) -> Vec<(String, usize)> {
+    (0..p.vocab as usize)
+        .map(|r| (name.to_string(), r))
+        .collect()
+}
+
+fn f32s(g: &Gguf<'_>, name: &str) -> Vec<f32> {
+    let t = g.tensor(name).unwrap();
+    let d = g.tensor_data(t);
+    match t.ggml.name.as_str() {
+        "F32" => d
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect(),
+        "BF16" => d
+            .chunks_exact(2)
+            .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
+        other => panic!("{other}"),
+    }
+}
+
+fn bf16s(b: &[u8]) -> Vec<u16> {
+    b.chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect()
+}
+
+#[test]
+fn every_dense_rule_matches_an_independent_computation() {
+    let p = nano();
+    let pk = packed(TernaryType::Pq2_0);
+    let g = gguf::parse(&pk.gguf, Mode::Strict).unwrap();
+    let a = Artifact::parse(&pk.artifact).unwrap();
+    let bf = |x: f32| half::bf16::from_f32(x).to_bits();
+    let grouped_heads: Vec<usize> = (0..16)
+        .flat_map(|g| (0..3).map(move |t| t * 16 + g))
+        .collect();
+    let obj = |n: &str| a.contiguous(n).unwrap().2;
+    // Norms: gguf - 1, except ssm_norm (raw).
+    let want: Vec<u16> = f32s(&g, "output_norm.weight")
+        .iter()
+        .map(|x| bf(x - 1.0))
+        .collect();
+    assert_eq!(bf16s(obj("text/final_norm")), want);
+    let want: Vec<u16> = f32s(&g, "blk.3.attn_q_norm.weight")
+        .iter()
+        .map(|x| bf(x - 1.0))
+        .collect();
+    assert_eq!(bf16s(obj("text/layers/3/attention/query_norm")), want);
+    let want: Vec<u16> = f32s(&g, "blk.0.ssm_norm.weight")
+        .iter()
+        .map(|x| bf(*x))
+        .collect();
+    assert_eq!(
+        bf16s(obj("text/layers/0/gdn/norm")),
+        want,
+        "ssm_norm is copied raw (T-6)"
+    );
+    // a_log = grouped(log(-a)); dt_bias = grouped(bias).
+    let ssm_a = f32s(&g, "blk.1.ssm_a");
+    let want: Vec<u8> = grouped_heads
+        .iter()
+        .flat_map(|&h| (-ssm_a[h]).ln().to_le_bytes())
+        .collect();
+    assert_eq!(obj("text/layers/1/gdn/a_log"), want.as_slice());
+    let dt = f32s(&g, "blk.1.ssm_dt.bias");
+    let want: Vec<u8> = grouped_heads
+        .iter()
+        .flat_map(|&h| dt[h].to_le_bytes())
+        .collect();
+    assert_eq!(obj("text/layers/1/gdn/dt_bias"), want.as_slice());
+    // a/b projections: BF16 rows moved verbatim in grouped head order.
+    let t = g.tensor("blk.2.ssm_alpha.weight").unwrap();
+    let rb = 2 * p.hidden as usize;
+    let want: Vec<u8> = grouped_heads
+        .iter()
+        .flat_map(|&h| g.tensor_data(t)[h * rb..(h + 1) * rb].to_vec())
+        .collect();
+    assert_eq!(obj("text/layers/2/gdn/a_projection"), want.as_slice());
+    // conv1d: physical (C, 4); channels [0, qk) kept, V channels head-permuted, then transposed.
+    let conv = f32s(&g, "blk.0.ssm_conv1d.weight");
+    let qk = p.derived["qk_rows"] as usize;
+    let hv = p.head_v_dim as usize;
+    let channels: Vec<usize> = (0..qk)
+        .chain(
+            grouped_heads
+                .iter()
+                .flat_map(|&h| (0..hv).map(move |r| qk + h * hv + r)),
+        )
+        .collect();
+    let want: Vec<u16> = (0..4)
+        .flat_map(|tap| channels.iter().map(move |&c| (c, tap)))
+        .map(|(c, tap)| bf(conv[c * 4 + tap]))
+        .collect();
+    assert_eq!(bf16s(obj("text/layers/0/gdn/convolution")), want);
+    // Sign objects: FP32 of the i32 values; widths are the widths themselves.
+    let signs = g.get_array_as::<i32>("prism.hadamard.sign_values").unwrap();
+    let want: Vec<u8> = signs
+        .iter()
+        .flat_map(|&s| (s as f32).to_le_bytes())
+        .collect();
+    assert_eq!(obj("text/hadamard_signs"), want.as_slice());
+    let want: Vec<u8> = [128i32, 384, 512]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    assert_eq!(obj("text/hadamard_widths"), want.as_slice());
+}
+
+#[test]
+fn borrowed_objects_are_byte_identical_and_identity_is_rewritten() {
+    let p = nano();
+    let tpl = template_bytes(&p).unwrap();
+    let t = Artifact::parse(&tpl).unwrap();
+    let pk = packed(TernaryType::Ptq1_0);
+    let a = Artifact::parse(&pk.artifact).unwrap();
+    assert_eq!(a.directory.identity.model_id, t.directory.identity.model_id);
+    assert_eq!(a.directory.identity.weights_id, "folded-ternary");
+    let mut borrowed = 0;
+    for o in &t.directory.objects {
+        if ninfer_ternary::mapping::is_borrowed(&o.name) {
+            let ao = a.object(&o.name).unwrap();
+            assert_eq!(a.object_bytes(ao), t.object_bytes(o), "{}", o.name);
+            assert_eq!(ao.body, o.body);
+            borrowed += 1;
+        } else {
+            // T-16: produced objects never reuse the template's format.
+            let ao = a.object(&o.name).unwrap();
+            assert_ne!(ao.format_layout().unwrap().0, "Q4G64_F16S");
+        }
+    }
+    assert_eq!(borrowed, 6 + 9 + 12 + 2);
+    assert_eq!(a.directory.objects.len(), t.directory.objects.len() + 2);
+    assert_eq!(
+        a.directory.objects[a.directory.objects.len() - 2].name,
+        "text/hadamard_signs"
+    );
+}
+
+#[test]
+fn nano_pack_directory_and_payload_digest_are_pinned() {
+    for ty in [TernaryType::Pq2_0, TernaryType::Ptq1_0] {
+        let pk = packed(ty);
+        assert_eq!(pk.artifact, packed(ty).artifact, "deterministic");
+        let a = Artifact::parse(&pk.artifact).unwrap();
+        let mut text = format!(
+            "identity: {} / {}\npayload_offset: {}\npayload sha256: {:x}\n",
+            a.directory.identity.model_id,
+            a.directory.identity.weights_id,
+            a.payload_offset,
+            Sha256::digest(&pk.artifact[a.payload_offset as usize..])
+        );
+        for o in &a.directory.objects {
+            let (f, l) = o.format_layout().unwrap_or(("resource", "raw-bytes-v1"));
+            text.push_str(&format!(
+                "{} {} {} {:?} {} {}\n",
+                o.name,
+                f,
+                l,
+                o.shape(),
+                o.offset,
+                o.bytes
+            ));
+        }
+        insta::assert_snapshot!(format!("nano_pack_{}", ty.name()), text);
+    }
+}
+
+#[test]
+fn unpack_proves_losslessness_and_catches_a_single_changed_byte() {
+    for ty in [TernaryType::Pq2_0, TernaryType::Ptq1_0] {
+        let pk = packed(ty);
+        let g = gguf::parse(&pk.gguf, Mode::Strict).unwrap();
+        let a = Artifact::parse(&pk.artifact).unwrap();
+        let r = unpack::prove(&g, &a).unwrap();
+        assert_eq!(r.len(), 52);
+        assert!(r.iter().all(|x| x.identical));
+        // Negative control: one byte of one plane changed → exactly that tensor differs.
+        let v = a.row_split("text/layers/0/gdn/value_z").unwrap();
+        let at = a.payload_offset as usize
+            + a.object("text/layers/0/gdn/value_z").unwrap().offset as usize
+            + v.geom.scale_offset as usize
+            + 5;
+        let mut broken = pk.artifact.clone();
+        broken[at] ^= 0x40;
+        let b = Artifact::parse(&broken).unwrap();
+        let r = unpack::prove(&g, &b).unwrap();
+        let bad: Vec<&str> = r
+            .iter()
+            .filter(|x| !x.identical)
+            .map(|x| x.name.as_str())
+            .collect();
+        assert_eq!(bad, vec!["blk.0.attn_qkv.weight"], "{ty:?}");
+    }
+}
+
+/// (name, ne, type id, data) of a tensor being re-written.
+type EditTensor = (String, Vec<u64>, u32, Vec<u8>);
+
+/// Re-writes a GGUF with edits to its KVs and tensors (name, dims, type, data).
+fn rewrite(
+    src: &[u8],
+    edit: impl Fn(&mut Vec<(String, MetaValue)>, &mut Vec<EditTensor>),
+) -> Vec<u8> {
+    let g = gguf::parse(src, Mode::Strict).unwrap();
+    let mut kvs: Vec<(String, MetaValue)> = g
+        .kvs
+        .iter()
+        .map(|k| (k.key.to_string(), k.value.to_owned_value()))
+        .collect();
+    let mut ts: Vec<EditTensor> = g
+        .tensors
+        .iter()
+        .map(|t| {
+            (
+                t.name.to_string(),
+                t.dims().to_vec(),
+                t.type_id,
+                g.tensor_data(t).to_vec(),
+            )
+        })
+        .collect();
+    edit(&mut kvs, &mut ts);
+    let mut w = GgufWriter::new();
+    for (k, v) in kvs {
+        w.kv(&k, v);
+    }
+    for (n, d, ty, data) in &ts {
+        w.tensor_raw(gguf::WriterTensor {
+            name: n.clone(),
+            dims: d.clone(),
+            type_id: *ty,
+            nbytes: data.len() as u64,
+            offset: None,
+        });
+    }
+    let data: Vec<&[u8]> = ts.iter().map(|t| t.3.as_slice()).collect();
+    w.to_bytes(&data).unwrap()
+}
+
+fn pack_err(gguf: &[u8], template: &[u8]) -> ninfer_ternary::Error {
+    pack_bytes(gguf, template, &PackOptions::default()).unwrap_err()
+}
+
+#[test]
+fn every_pack_error_is_reached_with_its_class() {
+    let p = nano();
+    let src = model_bytes(&p, TernaryType::Pq2_0, 5).unwrap();
+    let tpl = template_bytes(&p).unwrap();
+    let set_kv = |key: &'static str, v: MetaValue| {
+        rewrite(&src, move |kvs, _| {
+            for kv in kvs.iter_mut().filter(|kv| kv.0 == key) {
+                kv.1 = v.clone();
+            }
+        })
+    };
+    type Case<'a> = (&'a str, Vec<u8>, Vec<u8>, ErrorClass, &'a str);
+    let cases: Vec<Case> = vec![
+        (
+            "template v1",
+            src.clone(),
+            {
+                let mut t = tpl.clone();
+                t[7] = 1;
+                t
+            },
+            ErrorClass::NinferMagicV1,
+            "v1",
+        ),
+        (
+            "template v3",
+            src.clone(),
+            {
+                let mut t = tpl.clone();
+                t[7] = 3;
+                t
+            },
+            ErrorClass::NinferMagicV3,
+            "v3",
+        ),
+        (
+            "template of nvfp4 kind",
+            src.clone(),
+            retag_template(&tpl, "nvfp4"),
+            ErrorClass::PackTemplate,
+            "nvfp4",
+        ),
+        (
+            "template that is a packed artifact",
+            src.clone(),
+            retag_template(&tpl, "folded-ternary"),
+            ErrorClass::PackTemplate,
+            "folded-ternary",
+        ),
+        (
+            "missing tensor",
+            rewrite(&src, |_, ts| ts.retain(|t| t.0 != "blk.2.attn_gate.weight")),
+            tpl.clone(),
+            ErrorClass::GgufTensorMissing,
+            "blk.2.attn_gate.weight",
+        ),
+        (
+            "mis-shaped tensor",
+            rewrite(&src, |_, ts| {
+                let t = ts
+                    .iter_mut()
+                    .find(|t| t.0 == "blk.1.ffn_down.weight")
+                    .unwrap();
+                t.1 = vec![256, 256];
+            }),
+            tpl.clone(),
+            ErrorClass::GgufTensorShape,
+            "blk.1.ffn_down.weight",
+        ),
+        (
+            "mixed ternary formats",
+            rewrite(&src, |_, ts| {
+                let t = ts
+                    .iter_mut()
+                    .find(|t| t.0 == "blk.4.ffn_up.weight")
+                    .unwrap();
+                t.2 = 143;
+                t.3 = ninfer_ternary::codec::transcode::pq2_to_ptq1(&t.3).unwrap();
+            }),
+            tpl.clone(),
+            ErrorClass::PackMixedTernary,
+            "blk.4.ffn_up.weight",
+        ),
+        (
+            "no prism.hadamard metadata",
+            rewrite(&src, |kvs, _| {
+                kvs.retain(|k| !k.0.starts_with("prism.hadamard"))
+            }),
+            tpl.clone(),
+            ErrorClass::PackHadamard,
+            "sign_widths",
+        ),
+        (
+            "widths not matching sign_values",
+            set_kv(
+                "prism.hadamard.sign_widths",
+                MetaValue::Array(
+                    ValueType::I32,
+                    vec![MetaValue::I32(128), MetaValue::I32(384)],
+                ),
+            ),
+            tpl.clone(),
+            ErrorClass::PackHadamard,
+            "sum to 512",
+        ),
+        (
+            "sign value not ±1",
+            rewrite(&src, |kvs, _| {
+                let kv = kvs
+                    .iter_mut()
+                    .find(|k| k.0 == "prism.hadamard.sign_values")
+                    .unwrap();
+                if let MetaValue::Array(_, items) = &mut kv.1 {
+                    items[7] = MetaValue::I32(2);
+                }
+            }),
+            tpl.clone(),
+            ErrorClass::PackHadamard,
+            "sign_values[7]",
+        ),
+        (
+            "unknown profile",
+            set_kv("qwen35.block_count", MetaValue::U32(9)),
+            tpl.clone(),
+            ErrorClass::PackProfile,
+            "block_count=Some(9)",
+        ),
+        (
+            "ne[0] not a multiple of 128",
+            rewrite(&src, |_, ts| {
+                let t = ts
+                    .iter_mut()
+                    .find(|t| t.0 == "blk.0.ffn_gate.weight")
+                    .unwrap();
+                t.1 = vec![64, 1024];
+            }),
+            tpl.clone(),
+            ErrorClass::GgufTensorBlockMultiple,
+            "blk.0.ffn_gate.weight",
+        ),
+    ];
+    for (what, g, t, class, needle) in cases {
+        let e = pack_err(&g, &t);
+        assert_eq!(e.class, class, "{what}: {e}");
+        assert!(
+            e.to_string().contains(needle),
+            "{what}: '{e}' lacks '{needle}'"
+        );
+    }
+}
+
+/// The template with another weights_id (same objects).
+fn retag_template(tpl: &[u8], weights_id: &str) -> Vec<u8> {
+    let a = Artifact::parse(tpl).unwrap();
+    let mut d = a.directory.clone();
+    d.identity.weights_id = weights_id.into();
+    let payloads: Vec<Vec<u8>> = a
+        .directory
+        .objects
+        .iter()
+        .map(|o| a.object_bytes(o).to_vec())
+        .collect();
+    ninfer_ternary::ninfer::writer::to_bytes(&d, &payloads).unwrap()
+}
+
+#[test]
+fn a_template_missing_a_mapped_object_or_with_an_unmapped_one_is_refused() {
+    let p = nano();
+    let src = model_bytes(&p, TernaryType::Pq2_0, 5).unwrap();
+    let a_tpl = template_bytes(&p).unwrap();
+    let a = Artifact::parse(&a_tpl).unwrap();
+    let payloads: Vec<Vec<u8>> = a
+        .directory
+        .objects
+        .iter()
+        .map(|o| a.object_bytes(o).to_vec())
+        .collect();
+    type Edit<'e> = &'e dyn Fn(&mut Vec<ninfer_ternary::ninfer::PlannedObject>, &mut Vec<Vec<u8>>);
+    let rebuild = |f: Edit| -> Vec<u8> {
+        let mut objs: Vec<_> = a
+            .directory
+            .objects
+            .iter()
+            .map(|o| ninfer_ternary::ninfer::PlannedObject {
+                name: o.name.clone(),
+                body: o.body.clone(),
+                resource_bytes: o.bytes,
+            })
+            .collect();
+        let mut pl = payloads.clone();
+        f(&mut objs, &mut pl);
+        let d = ninfer_ternary::ninfer::plan(a.directory.identity.clone(), objs).unwrap();
+        ninfer_ternary::ninfer::writer::to_bytes(&d, &pl).unwrap()
+    };
+    let missing = rebuild(&|o, p| {
+        let i = o
+            .iter()
+            .position(|x| x.name == "text/layers/5/gdn/value_z")
+            .unwrap();
+        o.remove(i);
+        p.remove(i);
+    });
+    let e = pack_err(&src, &missing);
+    assert_eq!(e.class, ErrorClass::PackTemplate);
+    assert!(e.to_string().contains("template lacks"), "{e}");
+    let unmapped = rebuild(&|o, p| {
+        o.insert(
+            20,
+            ninfer_ternary::ninfer::PlannedObject::tensor(
+                "text/layers/0/gdn/query_key_value_z",
+                vec![4],
+                "BF16",
+                "contiguous-le-v1",
+            ),
+        );
+        p.insert(20, vec![0; 8]);
+    });
+    let e = pack_err(&src, &unmapped);
+    assert_eq!(e.class, ErrorClass::PackTemplate);
+    assert!(e.to_string().contains("unmapped gdn object"), "{e}");
+}
+
+#[test]
+fn layers_option_leaves_other_layers_out() {
+    let p = nano();
+    let src = model_bytes(&p, TernaryType::Pq2_0, 5).unwrap();
+    let out = pack_bytes(
+        &src,
+        &template_bytes(&p).unwrap(),
+        &PackOptions {
+            layers: Some(vec![0, 3]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let a = Artifact::parse(&out).unwrap();
+    assert!(a.object("text/layers/0/gdn/value_z").is_ok());
+    assert!(a.object("text/layers/3/attention/query_key").is_ok());
+    assert!(a.object("text/layers/1/gdn/value_z").is_err());
+    assert!(a.object("text/token_embedding").is_ok());
+}
+
+/// prism.hadamard.sign_values in every numeric element type seen in the wild (INT32 from Python
+/// ints, FLOAT32 from float tensors, INT8, F64) packs to the byte-identical artifact; a value that
+/// is not ±1 or a non-numeric array is refused with its class and field.
+#[test]
+fn sign_values_of_any_numeric_type_pack_identically() {
+    let p = nano();
+    let src = model_bytes(&p, TernaryType::Ptq1_0, 3).unwrap();
+    let tpl = template_bytes(&p).unwrap();
+    let reference = pack_bytes(&src, &tpl, &PackOptions::default()).unwrap();
+    let retype = |ty: ValueType, conv: fn(i32) -> MetaValue| {
+        rewrite(&src, move |kvs, _| {
+            let kv = kvs
+                .iter_mut()
+                .find(|k| k.0 == "prism.hadamard.sign_values")
+                .unwrap();
+            if let MetaValue::Array(_, items) = &kv.1 {
+                let v: Vec<MetaValue> = items
+                    .iter()
+                    .map(|m| match m {
+                        MetaValue::I32(x) => conv(*x),
+                        other => panic!("synth writes I32 signs, got {other:?}"),
+                    })
+                    .collect();
+                kv.1 = MetaValue::Array(ty, v);
+            }
+        })
+    };
+    let variants: Vec<(&str, Vec<u8>)> = vec![
+        ("F32", retype(ValueType::F32, |x| MetaValue::F32(x as f32))),
+        ("F64", retype(ValueType::F64, |x| MetaValue::F64(x as f64))),
+        ("I8", retype(ValueType::I8, |x| MetaValue::I8(x as i8))),
+        ("I64", retype(ValueType::I64, |x| MetaValue::I64(x as i64))),
+    ];
+    for (what, g) in &variants {
+        let got = pack_bytes(g, &tpl, &PackOptions::default()).unwrap();
+        assert!(
+            got == reference,
+            "{what}: artifact differs from the I32 one"
+        );
+    }
+    let half = rewrite(&variants[0].1, |kvs, _| {
+        let kv = kvs
+            .iter_mut()
+            .find(|k| k.0 == "prism.hadamard.sign_values")
+            .unwrap();
+        if let MetaValue::Array(_, items) = &mut kv.1 {
+            items[5] = MetaValue::F32(0.5);
+        }
+    });
+    let e = pack_err(&half, &tpl);
+    assert_eq!(e.class, ErrorClass::PackHadamard, "{e}");
+    assert!(e.to_string().contains("sign_values[5]"), "{e}");
+    let strings = retype(ValueType::String, |x| MetaValue::String(x.to_string()));
+    let e = pack_err(&strings, &tpl);
+    assert_eq!(e.class, ErrorClass::PackHadamard, "{e}");
+    assert!(e.to_string().contains("numeric"), "{e}");
+}
+
+/// Reduced GGUFs: block_count may be the full model's, the held count, or absent; --profile names
+/// the profile; what is inconsistent is refused with pack.profile and the field.
+#[test]
+fn reduced_gguf_profile_resolution_and_refusals() {
+    use ninfer_ternary::synth::model::write_model_layers;
+    let p = nano();
+    let tpl = template_bytes(&p).unwrap();
+    let red =
+        write_model_layers(&p, TernaryType::Pq2_0, 2, Some(&[0, 3]), Vec::new(), |_| {}).unwrap();
+    let reference = pack_bytes(&red, &tpl, &PackOptions::default()).unwrap();
+    let set_blocks = |v: Option<u32>| {
+        rewrite(&red, move |kvs, _| match v {
+            Some(n) => kvs
+                .iter_mut()
+                .filter(|k| k.0 == "qwen35.block_count")
+                .for_each(|k| k.1 = MetaValue::U32(n)),
+            None => kvs.retain(|k| k.0 != "qwen35.block_count"),
+        })
+    };
+    let named = PackOptions {
+        profile: Some("bonsai-nano".into()),
+        ..Default::default()
+    };
+    for (what, g) in [
+        ("absent", set_blocks(None)),
+        ("held count", set_blocks(Some(2))),
+    ] {
+        let a = pack_bytes(&g, &tpl, &PackOptions::default()).unwrap();
+        assert!(a == reference, "block_count {what}");
+        assert!(
+            pack_bytes(&g, &tpl, &named).unwrap() == reference,
+            "{what} --profile"
+        );
+    }
+    let cases: Vec<(&str, Vec<u8>, PackOptions, &str)> = vec![
+        (
+            "block_count neither",
+            set_blocks(Some(5)),
+            PackOptions::default(),
+            "block_count=Some(5)",
+        ),
+        (
+            "unknown --profile",
+            red.clone(),
+            PackOptions {
+                profile: Some("nope".into()),
+                ..Default::default()
+            },
+            "unknown profile 'nope'",
+        ),
+        (
+            "--profile of another shape",
+            red.clone(),
+            PackOptions {
+                profile: Some("bonsai-2-27b".into()),
+                ..Default::default()
+            },
+            "embedding_length",
+        ),
+        (
+            "--layers not held",
+            red.clone(),
+            PackOptions {
+                layers: Some(vec![1]),
+                ..Default::default()
+            },
+            "layer 1 is not in the GGUF",
+        ),
+        (
+            "no layer at all",
+            rewrite(&red, |_, ts| ts.retain(|t| !t.0.starts_with("blk."))),
+            named.clone(),
+            "no blk.N",
+        ),
+    ];
+    for (what, g, o, needle) in cases {
+        let e = pack_bytes(&g, &tpl, &o).unwrap_err();
+        assert_eq!(e.class, ErrorClass::PackProfile, "{what}: {e}");
+        assert!(e.to_string().contains(needle), "{what}: {e}");
+    }
+    // A layer beyond the profile is refused by synth and by the packer.
+    assert!(
+        write_model_layers(&p, TernaryType::Pq2_0, 2, Some(&[99]), Vec::new(), |_| {}).is_err()
+    );
+    let beyond = rewrite(&red, |_, ts| {
+        for t in ts.iter_mut().filter(|t| t.0.starts_with("blk.3.")) {
+            t.0 = t.0.replacen("blk.3.", "blk.99.", 1);
+        }
+    });
+    let e = pack_bytes(&beyond, &tpl, &named).unwrap_err();
+    assert_eq!(e.class, ErrorClass::PackProfile, "{e}");
+    assert!(e.to_string().contains("layer 99 is beyond"), "{e}");
+    // --layers filters what the reduced GGUF holds.
+    let only3 = PackOptions {
+        layers: Some(vec![3]),
+        ..Default::default()
+    };
+    let a = pack_bytes(&red, &tpl, &only3).unwrap();
+    let a = Artifact::parse(&a).unwrap();
+    assert!(a.object("text/layers/3/mlp/down").is_ok());
+    assert!(a.object("text/layers/0/mlp/down").is_err());
+}

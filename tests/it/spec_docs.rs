@@ -1,0 +1,316 @@
+//! The specification documents in `spec/*.md`: generated regions match the tables, every
+//! citation in the repository resolves inside it, and the reader guide's worked C adapter passes
+//! `check-reader` on its declared subset (with a negative control that must fail).
+
+use crate::common::{cli_path as bin, repo_root as root};
+use ninfer_ternary::spec::{citations, render};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Files that may mention the team's out-of-tree research notes (design history). Keep it small.
+const ALLOW_EXTERNAL: &[&str] = &[];
+
+fn spec_docs(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Tracked files (git), or every file outside `target/` and `.git/` when git is unavailable.
+fn tracked_files(root: &Path) -> Vec<String> {
+    if let Ok(out) = Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(root)
+        .output()
+    {
+        if out.status.success() && !out.stdout.is_empty() {
+            return String::from_utf8_lossy(&out.stdout)
+                .split('\0')
+                .filter(|s| !s.is_empty() && root.join(s).is_file())
+                .map(str::to_string)
+                .collect();
+        }
+    }
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().to_string();
+            if rel == "target" || rel == ".git" || rel.starts_with(".venv") {
+                continue;
+            }
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(root, root, &mut v);
+    v.sort();
+    v
+}
+
+#[test]
+fn generated_regions_match_the_tables() {
+    let docs = spec_docs(&root().join("spec"));
+    assert!(docs.len() >= 13, "spec documents: {}", docs.len());
+    let mut regions = 0;
+    let mut seen = std::collections::BTreeSet::new();
+    for d in &docs {
+        let text = std::fs::read_to_string(d).unwrap();
+        let rs = render::regions(&text).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+        regions += rs.len();
+        seen.extend(rs.into_iter().map(|r| r.name));
+        let stale = render::stale_regions(&text).unwrap();
+        assert!(
+            stale.is_empty(),
+            "{}: generated regions {stale:?} differ from spec/*.json; run `ninfer-ternary spec --write`",
+            d.display()
+        );
+    }
+    // Every region the renderer knows is used by some document.
+    for r in render::REGIONS {
+        assert!(
+            seen.contains(*r),
+            "region {r} is rendered but no document includes it"
+        );
+    }
+    assert!(regions >= render::REGIONS.len());
+}
+
+/// Copies `spec/` into a temporary directory.
+fn spec_copy() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("spec");
+    std::fs::create_dir_all(&dst).unwrap();
+    for e in std::fs::read_dir(root().join("spec")).unwrap().flatten() {
+        if e.path().is_file() {
+            std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
+        }
+    }
+    tmp
+}
+
+#[test]
+fn a_hand_edited_region_fails_spec_check() {
+    let tmp = spec_copy();
+    let dir = tmp.path().join("spec");
+    let ok = Command::new(bin())
+        .args(["spec", "--check", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+
+    // Edit one cell inside a generated region: the PTQ1_0 block size in the ggml type table.
+    let p = dir.join("ggml-types.md");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let edited = text.replacen("| `PTQ1_0` | 128 | 28 |", "| `PTQ1_0` | 128 | 26 |", 1);
+    assert_ne!(edited, text, "the edit must hit the generated table");
+    std::fs::write(&p, &edited).unwrap();
+    assert_eq!(
+        render::stale_regions(&edited).unwrap(),
+        vec!["ggml_types".to_string()]
+    );
+    let bad = Command::new(bin())
+        .args(["spec", "--check", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("region 'ggml_types'"));
+
+    // Prose outside the regions is free to change; --write restores the region.
+    let w = Command::new(bin())
+        .args(["spec", "--write", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(w.status.success());
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
+}
+
+#[test]
+fn every_citation_in_the_repository_resolves_inside_it() {
+    let root = root();
+    let files = tracked_files(&root);
+    let rep = citations::check(&root, &files, ALLOW_EXTERNAL);
+    let listing: Vec<String> = rep.findings.iter().map(|f| f.to_string()).collect();
+    assert!(
+        rep.findings.is_empty(),
+        "{} citation problems:\n{}",
+        listing.len(),
+        listing.join("\n")
+    );
+    eprintln!(
+        "{} files, {} citations ({} with an anchor), {} allow-listed external mentions",
+        rep.files, rep.citations, rep.anchored, rep.allowed_external
+    );
+    assert!(rep.anchored > 100, "anchored citations: {}", rep.anchored);
+}
+
+#[test]
+fn manifest_spec_refs_cite_spec_documents() {
+    let m: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("conformance/MANIFEST.json")).unwrap(),
+    )
+    .unwrap();
+    let mut n = 0;
+    for c in m["cases"].as_array().unwrap() {
+        for r in c["spec_refs"].as_array().into_iter().flatten() {
+            let r = r.as_str().unwrap();
+            assert!(r.starts_with("spec/"), "{}: spec_ref {r:?}", c["id"]);
+            let cited = citations::citations(r);
+            assert!(
+                cited
+                    .first()
+                    .is_some_and(|x| x.anchor.is_some() || x.path.ends_with(".json")),
+                "{}: spec_ref {r:?} names no anchor",
+                c["id"]
+            );
+            n += 1;
+        }
+    }
+    assert!(n > 300, "spec_refs: {n}");
+}
+
+#[test]
+fn dangling_and_external_citations_are_caught() {
+    let tmp = spec_copy();
+    let r = tmp.path();
+    // A document without one of its anchors, and files citing it, a missing file and the notes.
+    let codecs = std::fs::read_to_string(r.join("spec/codecs.md")).unwrap();
+    let cut = codecs.replace("<a id=\"ptq1-0-digit-order\"></a>", "");
+    let cut = cut.replace("### Digit order", "### Digit sequence");
+    std::fs::write(r.join("spec/codecs.md"), cut).unwrap();
+    // Spelled in pieces so that this file itself holds no dangling or external citation.
+    let ext = concat!("see FORMATS", ".md §2 and ../shared", "/docs/x\n");
+    let missing = concat!("spec", "/nope.md");
+    std::fs::write(
+        r.join("a.rs"),
+        format!(
+            "// spec/codecs.md#ptq1-0-digit-formula ok\n// spec/codecs.md#ptq1-0-digit-order gone\n// {missing}#x\n// {ext}"
+        ),
+    )
+    .unwrap();
+    let files = vec!["a.rs".to_string(), "spec/codecs.md".to_string()];
+    let rep = citations::check(r, &files, &[]);
+    let kinds: Vec<String> = rep.findings.iter().map(|f| f.to_string()).collect();
+    assert_eq!(rep.findings.len(), 3, "{kinds:#?}");
+    assert!(
+        matches!(&rep.findings[0], citations::Finding::MissingAnchor { anchor, line: 2, .. } if anchor == "ptq1-0-digit-order")
+    );
+    assert!(
+        matches!(&rep.findings[1], citations::Finding::MissingFile { cited, .. } if cited == missing)
+    );
+    assert!(matches!(
+        &rep.findings[2],
+        citations::Finding::External { line: 4, .. }
+    ));
+    // The allow-list exempts a named file from the external check only.
+    let rep = citations::check(r, &files, &["a.rs"]);
+    assert_eq!(rep.findings.len(), 2);
+    assert_eq!(rep.allowed_external, 1);
+}
+
+/// Compiles the worked adapter of conformance/README.md with the system C compiler.
+fn build_c_example(out: &Path, defines: &[&str]) -> Option<PathBuf> {
+    let src = root().join("conformance/adapters/c_example/reader.c");
+    let exe = out.join(if defines.is_empty() {
+        "reader"
+    } else {
+        "reader_wrong"
+    });
+    let status = Command::new("cc")
+        .args(["-O2", "-std=c99", "-Wall", "-Werror"])
+        .args(defines)
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .status();
+    match status {
+        Ok(s) if s.success() => Some(exe),
+        Ok(s) => panic!("cc failed on {}: {s}", src.display()),
+        Err(e) => {
+            // No C compiler: say so loudly rather than pass silently.
+            eprintln!("SKIPPED: no system C compiler ({e})");
+            None
+        }
+    }
+}
+
+fn check_reader(exe: &Path, json: &Path) -> (Option<i32>, serde_json::Value) {
+    let out = Command::new(bin())
+        .arg("check-reader")
+        .arg("--adapter")
+        .arg(exe)
+        .arg("--corpus")
+        .arg(root().join("conformance"))
+        .arg("--capabilities")
+        .arg(root().join("conformance/adapters/c_example/capabilities.json"))
+        .arg("--json")
+        .arg(json)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let v = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    (out.status.code(), v)
+}
+
+fn statuses(v: &serde_json::Value, status: &str) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == status)
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_worked_c_adapter_passes_its_declared_subset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(exe) = build_c_example(tmp.path(), &[]) else {
+        return;
+    };
+    let (code, v) = check_reader(&exe, &tmp.path().join("good.json"));
+    assert_eq!(code, Some(0), "{:#}", v["summary"]);
+    let passed = statuses(&v, "pass");
+    assert!(statuses(&v, "fail").is_empty());
+    // Every PTQ1_0 / PQ2_0 codec case ran and passed; everything else was declared unsupported.
+    assert!(passed.len() >= 26, "passed {}", passed.len());
+    assert!(passed
+        .iter()
+        .all(|id| id.starts_with("codec/") && (id.contains("ptq1_0") || id.contains("pq2_0"))));
+    assert!(passed.contains(&"codec/y_ptq1_0_trits_all".to_string()));
+    assert!(passed.contains(&"codec/y_pq2_0_code3".to_string()));
+
+    // Negative control: the same adapter with PTQ1_0 trits read sequentially must fail the
+    // staged-order cases and still pass PQ2_0.
+    let wrong = build_c_example(tmp.path(), &["-DWRONG_ORDER"]).unwrap();
+    let (code, v) = check_reader(&wrong, &tmp.path().join("wrong.json"));
+    assert_eq!(code, Some(1));
+    let failed = statuses(&v, "fail");
+    for id in [
+        "codec/y_ptq1_0_random",
+        "codec/y_ptq1_0_trits_all",
+        "codec/y_ptq1_0_vector_pattern",
+        "codec/y_ptq1_0_noncanonical",
+    ] {
+        assert!(
+            failed.contains(&id.to_string()),
+            "{id} must fail: {failed:?}"
+        );
+    }
+    assert!(failed.iter().all(|id| id.contains("ptq1_0")), "{failed:?}");
+    assert!(statuses(&v, "pass").contains(&"codec/y_pq2_0_random".to_string()));
+}

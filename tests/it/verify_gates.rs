@@ -1,0 +1,466 @@
+//! The verifier on the nano artifacts (both ternary formats): healthy runs pass every gate, every
+//! mutation of spec/gates.json fails exactly the gates the spec names (the table is read from the
+//! spec, not listed here), and every report is snapshotted (text and JSON).
+
+use crate::common::{packed_with_seed, Packed};
+use ninfer_ternary::ninfer::Artifact;
+use ninfer_ternary::pack::{pack_bytes, PackOptions};
+use ninfer_ternary::spec::{gates, profile, Produce};
+use ninfer_ternary::synth::{model, template};
+use ninfer_ternary::verify::{self, dumps, mutate, report, Options, Report, Status};
+use std::path::{Path, PathBuf};
+
+struct Fixture {
+    tag: &'static str,
+    gguf: Vec<u8>,
+    template: Vec<u8>,
+    artifact: Vec<u8>,
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new(ty: model::TernaryType) -> Fixture {
+        let Packed {
+            gguf,
+            template,
+            artifact,
+        } = packed_with_seed(ty, 0);
+        let dir = tempfile::tempdir().unwrap();
+        let a = Artifact::parse(&artifact).unwrap();
+        dumps::write_reference(&a, &dir.path().join("healthy"), None, 0, Default::default())
+            .unwrap();
+        let tag = match ty {
+            model::TernaryType::Pq2_0 => "pq2_0",
+            model::TernaryType::Ptq1_0 => "ptq1_0",
+        };
+        Fixture {
+            tag,
+            gguf,
+            template,
+            artifact,
+            dir,
+        }
+    }
+
+    fn dumps(&self, name: &str) -> (PathBuf, PathBuf) {
+        let d = self.dir.path().join(name);
+        (d.join("embedding"), d.join("oracles"))
+    }
+
+    fn run(&self, name: &str, artifact: &[u8], opts: Options<'_>) -> Report {
+        verify::verify(
+            &format!("bonsai-nano-{}{name}.ninfer", self.tag),
+            artifact,
+            &format!("bonsai-nano-{}.gguf", self.tag),
+            &self.gguf,
+            opts,
+        )
+        .unwrap()
+    }
+
+    fn full<'a>(&'a self, emb: &'a Path, orc: &'a Path) -> Options<'a> {
+        Options {
+            template: Some(&self.template),
+            sweep: true,
+            dump: Some(emb),
+            oracle_dump: Some(orc),
+            oracle_object: None,
+            profile: None,
+            dump_format: None,
+        }
+    }
+}
+
+fn snap(name: &str, r: &Report) {
+    insta::assert_snapshot!(format!("{name}__text"), report::text(r));
+    insta::assert_snapshot!(
+        format!("{name}__json"),
+        serde_json::to_string_pretty(&report::json(r)).unwrap()
+    );
+}
+
+fn fixtures() -> Vec<Fixture> {
+    vec![
+        Fixture::new(model::TernaryType::Pq2_0),
+        Fixture::new(model::TernaryType::Ptq1_0),
+    ]
+}
+
+#[test]
+fn healthy_nano_artifacts_pass_every_gate_with_nothing_skipped() {
+    for fx in fixtures() {
+        let (e, o) = fx.dumps("healthy");
+        let r = fx.run("", &fx.artifact, fx.full(&e, &o));
+        assert!(r.ok(), "{}", report::text(&r));
+        assert_eq!(r.count(Status::Pass), 10, "{}", report::text(&r));
+        assert_eq!(r.count(Status::Skip), 0);
+        snap(&format!("healthy_{}", fx.tag), &r);
+    }
+}
+
+#[test]
+fn without_dumps_the_two_dump_gates_skip_naming_what_opens_them() {
+    for fx in fixtures() {
+        let r = fx.run(
+            "",
+            &fx.artifact,
+            Options {
+                template: Some(&fx.template),
+                sweep: true,
+                ..Default::default()
+            },
+        );
+        assert!(r.ok());
+        let skipped: Vec<_> = r
+            .findings
+            .iter()
+            .filter(|f| f.status == Status::Skip)
+            .collect();
+        assert_eq!(skipped.len(), 2);
+        assert!(skipped[0].step == "embedding" && skipped[0].detail.contains("--dump"));
+        assert!(skipped[1].step == "engine_oracles" && skipped[1].detail.contains("--oracle-dump"));
+        snap(&format!("nodumps_{}", fx.tag), &r);
+        // Nothing but the GGUF: provenance, sweep and the dump gates skip; nothing fails.
+        let r = fx.run("", &fx.artifact, Options::default());
+        assert!(r.ok());
+        assert_eq!(r.count(Status::Skip), 4);
+    }
+}
+
+/// The mutation table comes from spec/gates.json: each kind must fail exactly its gates.
+#[test]
+fn every_mutation_fails_exactly_the_gates_the_spec_names() {
+    let mut wrong = Vec::new();
+    for fx in fixtures() {
+        let a = Artifact::parse(&fx.artifact).unwrap();
+        for m in &gates().mutations {
+            let (bytes, dump_name) = if m.target == "artifact" {
+                let b = mutate::mutate_bytes(&fx.artifact, &m.kind).unwrap();
+                Artifact::parse(&b).expect("a mutated artifact is a valid container");
+                (b, "healthy".to_string())
+            } else {
+                mutate::mutate_dumps(&a, &m.kind, &fx.dir.path().join(&m.kind), 0).unwrap();
+                (fx.artifact.clone(), m.kind.clone())
+            };
+            let (e, o) = fx.dumps(&dump_name);
+            let suffix = if m.target == "artifact" {
+                format!(".{}", m.kind)
+            } else {
+                String::new()
+            };
+            let r = fx.run(&suffix, &bytes, fx.full(&e, &o));
+            let mut got = r.failed_steps();
+            let mut want = m.must_fail.clone();
+            got.sort();
+            want.sort();
+            if got != want {
+                wrong.push(format!(
+                    "{} {}: failed {got:?}, spec says {want:?}\n{}",
+                    fx.tag,
+                    m.kind,
+                    report::text(&r)
+                ));
+            }
+            assert_eq!(r.count(Status::Skip), 0, "{} {}", fx.tag, m.kind);
+            snap(&format!("mutation_{}_{}", fx.tag, m.kind), &r);
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+#[test]
+fn a_gguf_of_the_other_format_is_refused_before_any_gate() {
+    let p = profile("bonsai-nano").unwrap();
+    let fx = Fixture::new(model::TernaryType::Pq2_0);
+    let other = model::model_bytes(&p, model::TernaryType::Ptq1_0, 0).unwrap();
+    let e = verify::verify(
+        "a.ninfer",
+        &fx.artifact,
+        "b.gguf",
+        &other,
+        Options::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("format mismatch") && e.contains("matched=0"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_single_token_embedding_dump_fails_and_oracle_object_filters_cases() {
+    let fx = Fixture::new(model::TernaryType::Ptq1_0);
+    let a = Artifact::parse(&fx.artifact).unwrap();
+    let d = fx.dir.path().join("t1");
+    dumps::write_reference(&a, &d, Some(vec![5]), 0, Default::default()).unwrap();
+    let (e, o) = fx.dumps("t1");
+    let mut opts = fx.full(&e, &o);
+    opts.oracle_object = Some("text/layers/0/gdn/output");
+    let r = fx.run("", &fx.artifact, opts);
+    assert_eq!(r.failed_steps(), vec!["embedding".to_string()]);
+    let orc = r
+        .findings
+        .iter()
+        .find(|f| f.step == "engine_oracles")
+        .unwrap();
+    assert_eq!(orc.numbers["cases"], 2, "{}", report::text(&r));
+}
+
+/// The assembly audits and row-order sections restate mapping.json rules; they must agree.
+#[test]
+fn audits_and_sections_agree_with_the_mapping_rules() {
+    let m = ninfer_ternary::spec::mapping();
+    let g = gates();
+    let all = g
+        .assembly
+        .audits
+        .iter()
+        .chain(&g.row_order.gdn_sections)
+        .chain(&g.row_order.attention_sections);
+    for s in all {
+        let rule = m
+            .rules
+            .iter()
+            .find(|r| r.target == s.object)
+            .unwrap_or_else(|| panic!("{}: no rule targets {}", s.name, s.object));
+        let Produce::TernaryRows { parts } = &rule.produce else {
+            panic!("{} is not a ternary rule", s.object)
+        };
+        let part = parts
+            .iter()
+            .find(|p| p.src == s.source && p.order == s.order)
+            .unwrap_or_else(|| panic!("{}: no part {} {}", s.name, s.source, s.order));
+        let start = part
+            .rows
+            .as_ref()
+            .map_or(ninfer_ternary::spec::Dim::Num(0), |r| r[0].clone());
+        assert_eq!(start, s.source_start, "{}", s.name);
+    }
+}
+
+#[test]
+fn cli_exit_codes_are_0_pass_1_fail_2_usage() {
+    let fx = Fixture::new(model::TernaryType::Pq2_0);
+    let d = fx.dir.path();
+    let (art, src) = (d.join("a.ninfer"), d.join("a.gguf"));
+    std::fs::write(&art, &fx.artifact).unwrap();
+    std::fs::write(&src, &fx.gguf).unwrap();
+    let bin = env!("CARGO_BIN_EXE_ninfer-ternary");
+    let run =
+        |args: &[&std::ffi::OsStr]| std::process::Command::new(bin).args(args).output().unwrap();
+    let ok = run(&[
+        "verify".as_ref(),
+        art.as_os_str(),
+        "--gguf".as_ref(),
+        src.as_os_str(),
+    ]);
+    assert_eq!(ok.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("RESULT: PASSED"));
+    let bad = d.join("bad.ninfer");
+    let m = run(&[
+        "mutate".as_ref(),
+        art.as_os_str(),
+        "--kind".as_ref(),
+        "rotate-rows".as_ref(),
+        "-o".as_ref(),
+        bad.as_os_str(),
+    ]);
+    assert_eq!(
+        m.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&m.stderr)
+    );
+    let f = run(&[
+        "verify".as_ref(),
+        bad.as_os_str(),
+        "--gguf".as_ref(),
+        src.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(f.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&f.stdout).unwrap();
+    assert_eq!(j["ok"], false);
+    let missing = run(&[
+        "verify".as_ref(),
+        d.join("nope").as_os_str(),
+        "--gguf".as_ref(),
+        src.as_os_str(),
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+/// A reduced model (layers 0 and 3 of the profile's shape) packs, unpacks byte-identically and
+/// verifies with every gate over exactly the layers it holds; mutants of it still fail.
+#[test]
+fn a_reduced_model_packs_unpacks_and_verifies() {
+    let p = profile("bonsai-nano").unwrap();
+    let ty = model::TernaryType::Pq2_0;
+    let gguf = model::write_model_layers(&p, ty, 0, Some(&[3, 0]), Vec::new(), |_| {}).unwrap();
+    let full = model::model_bytes(&p, ty, 0).unwrap();
+    assert!(gguf.len() < full.len());
+    let tpl = template::template_bytes(&p).unwrap();
+    let art = pack_bytes(&gguf, &tpl, &PackOptions::default()).unwrap();
+    let a = Artifact::parse(&art).unwrap();
+    assert_eq!(verify::artifact_layers(&a), vec![0, 3]);
+    let g = ninfer_ternary::gguf::parse(&gguf, ninfer_ternary::gguf::Mode::Strict).unwrap();
+    let proof = ninfer_ternary::pack::unpack::prove(&g, &a).unwrap();
+    assert!(!proof.is_empty() && proof.iter().all(|r| r.identical));
+    // Every held layer's objects are the full model's objects byte for byte.
+    let fa_bytes = pack_bytes(&full, &tpl, &PackOptions::default()).unwrap();
+    let fa = Artifact::parse(&fa_bytes).unwrap();
+    for o in &a.directory.objects {
+        let fo = fa.object(&o.name).unwrap();
+        assert!(a.object_bytes(o) == fa.object_bytes(fo), "{}", o.name);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    dumps::write_reference(&a, &dir.path().join("d"), None, 0, Default::default()).unwrap();
+    let (e, o) = (dir.path().join("d/embedding"), dir.path().join("d/oracles"));
+    let opts = Options {
+        template: Some(&tpl),
+        sweep: true,
+        dump: Some(&e),
+        oracle_dump: Some(&o),
+        oracle_object: None,
+        profile: Some("bonsai-nano"),
+        dump_format: None,
+    };
+    let r = verify::verify("reduced", &art, "reduced.gguf", &gguf, opts).unwrap();
+    assert!(r.ok(), "{}", report::text(&r));
+    assert_eq!(r.count(Status::Pass), 10, "{}", report::text(&r));
+    let sweep = r
+        .findings
+        .iter()
+        .find(|f| f.step == "row_order_sweep")
+        .unwrap();
+    assert!(sweep.detail.starts_with("2/2 layers"), "{}", sweep.detail);
+    for (kind, gate) in [
+        ("dense-one-ulp", "dense_values"),
+        ("swap-two-rows", "row_order"),
+    ] {
+        let m = mutate::mutate_bytes(&art, kind).unwrap();
+        let r = verify::verify("m", &m, "reduced.gguf", &gguf, opts).unwrap();
+        assert!(
+            r.failed_steps().contains(&gate.to_string()),
+            "{kind}: {}",
+            report::text(&r)
+        );
+    }
+    // The full GGUF against the reduced artifact: the missing layers fail inspect.
+    let r = verify::verify("reduced", &art, "full.gguf", &full, opts).unwrap();
+    assert!(r.failed_steps().contains(&"inspect".to_string()));
+}
+
+/// The engine's embedding dump file (bf16, token-major under [hidden, T] extents) is read
+/// directly: a correct dump (T = 8) passes, the transposed one (k*T + t) fails as row-major,
+/// and a truncated file is a usage error naming the expected size.
+#[test]
+fn engine_format_embedding_dumps_pass_and_the_transposed_one_fails() {
+    let fx = Fixture::new(model::TernaryType::Ptq1_0);
+    let a = Artifact::parse(&fx.artifact).unwrap();
+    let good = fx.dir.path().join("embedding.T8.bin");
+    let bad = fx.dir.path().join("transposed.T8.bin");
+    dumps::write_engine_embedding(&a, &good, None, false).unwrap();
+    dumps::write_engine_embedding(&a, &bad, None, true).unwrap();
+    let run = |dump: &Path, format: Option<&'static str>| {
+        let opts = Options {
+            template: Some(&fx.template),
+            dump: Some(dump),
+            dump_format: format,
+            ..Default::default()
+        };
+        verify::verify("a", &fx.artifact, "g", &fx.gguf, opts)
+    };
+    for format in [None, Some("engine")] {
+        let r = run(&good, format).unwrap();
+        let e = r.findings.iter().find(|f| f.step == "embedding").unwrap();
+        assert_eq!(e.status, Status::Pass, "{}", report::text(&r));
+        assert!(e.detail.contains("engine bf16 dump"), "{}", e.detail);
+        let r = run(&bad, format).unwrap();
+        let e = r.findings.iter().find(|f| f.step == "embedding").unwrap();
+        assert_eq!(e.status, Status::Fail, "{}", report::text(&r));
+        assert!(e.detail.contains("row-major"), "{}", e.detail);
+    }
+    // A native directory named as engine, and a truncated engine file, are refused clearly.
+    let (native, _) = fx.dumps("healthy");
+    let r = run(&native, Some("engine")).unwrap();
+    assert_eq!(r.failed_steps(), vec!["embedding".to_string()]);
+    let cut = fx.dir.path().join("cut.bin");
+    let b = std::fs::read(&good).unwrap();
+    std::fs::write(&cut, &b[..b.len() - 2]).unwrap();
+    let r = run(&cut, None).unwrap();
+    let e = r.findings.iter().find(|f| f.step == "embedding").unwrap();
+    assert!(e.detail.contains("expected"), "{}", e.detail);
+}
+
+/// The engine tooling's harness directories (spec/dumps.json `harness`): the six rotation-harness
+/// cases plus the gemm oracle, written by `dump-reference --format harness`, pass `engine_oracles`
+/// (auto-detected and named); signs applied after the rotation fail it, and so does a gemm.y.f32
+/// computed with signs after the rotation.
+#[test]
+fn engine_harness_directories_pass_and_signs_after_rotation_fails() {
+    use verify::harness::{write_gemm, write_rotation, HarnessFault};
+    let fx = Fixture::new(model::TernaryType::Pq2_0);
+    let a = Artifact::parse(&fx.artifact).unwrap();
+    let p = verify::profile_for_artifact(&a).unwrap();
+    let layers = verify::artifact_layers(&a);
+    let obj = verify::resolve_name(
+        &p,
+        &layers,
+        &ninfer_ternary::spec::dumps().harness.gemm.gemm_object,
+        None,
+    )
+    .unwrap();
+    let write = |name: &str, fault: HarnessFault, gemm_fault: HarnessFault| {
+        let d = fx.dir.path().join(name);
+        write_rotation(&d, fault).unwrap();
+        write_gemm(&a, &d, &obj, gemm_fault).unwrap();
+        d
+    };
+    let good = write("h_good", HarnessFault::None, HarnessFault::None);
+    let run = |dir: &Path, format: Option<&'static str>| {
+        let opts = Options {
+            template: Some(&fx.template),
+            oracle_dump: Some(dir),
+            dump_format: format,
+            ..Default::default()
+        };
+        verify::verify("a", &fx.artifact, "g", &fx.gguf, opts).unwrap()
+    };
+    for format in [None, Some("harness")] {
+        let r = run(&good, format);
+        let e = r
+            .findings
+            .iter()
+            .find(|f| f.step == "engine_oracles")
+            .unwrap();
+        assert_eq!(e.status, Status::Pass, "{}", report::text(&r));
+        assert!(e.detail.starts_with("7/7 engine harness"), "{}", e.detail);
+    }
+    let rot_bad = write(
+        "h_rot_bad",
+        HarnessFault::SignsAfterRotation,
+        HarnessFault::None,
+    );
+    let gemm_bad = write(
+        "h_gemm_bad",
+        HarnessFault::None,
+        HarnessFault::SignsAfterRotation,
+    );
+    let transposed = write("h_transposed", HarnessFault::Transposed, HarnessFault::None);
+    for (d, want) in [(&rot_bad, "1/7"), (&gemm_bad, "6/7"), (&transposed, "4/7")] {
+        let r = run(d, None);
+        let e = r
+            .findings
+            .iter()
+            .find(|f| f.step == "engine_oracles")
+            .unwrap();
+        assert_eq!(e.status, Status::Fail, "{}", report::text(&r));
+        assert!(e.detail.starts_with(want), "{}: {}", d.display(), e.detail);
+    }
+    // A native oracle directory read as harness has no harness files: a failure, not a panic.
+    let (_, native) = fx.dumps("healthy");
+    let r = run(&native, Some("harness"));
+    assert_eq!(r.failed_steps(), vec!["engine_oracles".to_string()]);
+}
