@@ -9,35 +9,56 @@ use serde::Serialize;
 /// The 16 fields, in the order of `spec/geometry.json` `fields`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct RowSplitGeometry {
+    /// Rows of the tensor.
     pub n: u64,
+    /// Logical elements per row.
     pub k: u64,
+    /// `k` rounded up to the container's K alignment (a multiple of the group size).
     pub k_pad: u64,
+    /// Groups per row (`k_pad / group size`).
     pub groups_per_row: u64,
+    /// Base-plane bytes of one group.
     pub base_bytes_per_group: u64,
+    /// High-plane bytes of one group (0 for formats without one).
     pub high_bytes_per_group: u64,
+    /// Base-plane bytes of one row.
     pub base_row_bytes: u64,
+    /// High-plane bytes of one row.
     pub high_row_bytes: u64,
+    /// Scale-plane bytes of one row.
     pub scale_row_bytes: u64,
+    /// Offset of the base plane in the object payload.
     pub base_offset: u64,
+    /// Size of the base plane.
     pub base_bytes: u64,
+    /// Offset of the high plane (after the base plane, at the plane alignment).
     pub high_offset: u64,
+    /// Size of the high plane.
     pub high_bytes: u64,
+    /// Offset of the scale plane (after the high plane, at the plane alignment).
     pub scale_offset: u64,
+    /// Size of the scale plane.
     pub scale_bytes: u64,
+    /// Total object payload size, the three planes with their alignment padding.
     pub payload_bytes: u64,
 }
 
 /// One of the three planes of a row-split tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Plane {
+    /// The low bits of every element.
     Base,
+    /// The high bits of every element (empty for one-bit-plane formats).
     High,
+    /// The per-group scales.
     Scale,
 }
 
 impl Plane {
+    /// The planes in payload order.
     pub const ALL: [Plane; 3] = [Plane::Base, Plane::High, Plane::Scale];
 
+    /// The plane's name as the spec and reports spell it.
     pub fn name(self) -> &'static str {
         match self {
             Plane::Base => "base",

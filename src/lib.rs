@@ -1,9 +1,30 @@
 //! ninfer-ternary: a specification-driven test and conformance suite for PrismML's ternary
 //! GGUF models (PQ2_0 = 142, PTQ1_0 = 143) and their `.ninfer` v2 container.
 //!
-//! Layout: `spec` (the tables), `gguf` and `ninfer` (containers), `codec` (block formats),
-//! `geometry` / `planes` / `perm` / `hadamard` (the math of the conversion), `npy` (output),
-//! `cli` (the commands behind the binary).
+//! Modules, each with what it owns:
+//! - `spec`: typed views of the `spec/*.json` tables (the single source of truth), their
+//!   rendering into `spec/*.md` and the citation checker;
+//! - `error`: the one error type, one `ErrorClass` per rule (`spec/errors.json`);
+//! - `fsio`: memory maps and atomic file replacement;
+//! - `gguf`: the zero-copy GGUF reader and the deterministic writer;
+//! - `ninfer`: the `.ninfer` v2 container (directory, reader, planned writer);
+//! - `codec`: the block formats (scalar reference + fast decoders, encoders);
+//! - `geometry`: row-split plane geometry of a grouped tensor;
+//! - `planes`: ggml blocks ↔ row-split planes;
+//! - `perm`: the row and head permutations of the GGUF → ninfer mapping;
+//! - `hadamard`: the normalized Walsh–Hadamard transform of folded weights;
+//! - `mapping`: `spec/mapping.json` expanded for a model profile;
+//! - `pack`: the packer (GGUF + template → `.ninfer`) and its unpack proof;
+//! - `synth`: synthetic Bonsai-shaped GGUF models and templates;
+//! - `verify`: the verifier's gates, reports, dumps and mutations;
+//! - `corpus`: the conformance corpus (families, the hostile/violation catalogs it is built
+//!   from, manifest, reader protocol, `check-reader` runner, differential fuzzing);
+//! - `cuda`: kernel conformance (reference kernels, cases, host/NVRTC/device tiers);
+//! - `npy`: the `.npy` files dumps are written in;
+//! - `cli`: the commands behind the `ninfer-ternary` binary.
+//!
+//! Test-only support (fuzz checks, seeds, fixtures) is not here: it lives in the
+//! `ninfer-ternary-testkit` crate (`testkit/`) and `tests/it/common.rs`.
 
 pub mod cli;
 pub mod codec;

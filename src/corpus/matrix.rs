@@ -9,17 +9,24 @@ use std::collections::BTreeMap;
 /// One reader's run: its column name, the `check-reader --json` report and, when given, its
 /// `capabilities.json` (for the version and error-class columns).
 pub struct ReaderRun {
+    /// Column name of the reader in the matrix.
     pub name: String,
+    /// Its `check-reader --json` report.
     pub report: Value,
+    /// Its `capabilities.json`, when given.
     pub capabilities: Option<Value>,
 }
 
 /// Counts of one cell.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Cell {
+    /// Cases passed.
     pub pass: usize,
+    /// Known failures (listed in the reader's capabilities).
     pub known: usize,
+    /// Failed or stale cases.
     pub fail: usize,
+    /// Cases skipped as unsupported.
     pub unsupported: usize,
 }
 
@@ -34,6 +41,7 @@ impl Cell {
         }
     }
 
+    /// All cases counted in the cell.
     pub fn total(&self) -> usize {
         self.pass + self.known + self.fail + self.unsupported
     }
@@ -59,10 +67,13 @@ impl Cell {
 /// The manifest facts the matrix needs, read leniently from the raw MANIFEST.json so that cases
 /// with or without a `rule_layer` member both render.
 pub struct CaseInfo {
+    /// The case's family.
     pub family: String,
+    /// The rule layer of an `n_` case, when the manifest names one.
     pub rule_layer: Option<String>,
 }
 
+/// Case id → [`CaseInfo`] for every case of a raw MANIFEST.json value.
 pub fn case_infos(manifest: &Value) -> BTreeMap<String, CaseInfo> {
     let mut m = BTreeMap::new();
     for c in manifest["cases"].as_array().into_iter().flatten() {

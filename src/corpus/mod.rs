@@ -31,7 +31,9 @@ use crate::error::ErrorClass;
 /// One case before its expected outcome is computed.
 #[derive(Clone, Debug)]
 pub struct Case {
+    /// The family (the case id's first part and its folder).
     pub layer: &'static str,
+    /// The case name, starting with `y_`, `n_` or `i_`.
     pub name: String,
     /// File extension of a case that brings its own bytes.
     pub ext: &'static str,
@@ -39,18 +41,28 @@ pub struct Case {
     pub bytes: Option<Vec<u8>>,
     /// Relative path of the file when `bytes` is `None`.
     pub shared_file: Option<String>,
+    /// The request kind (codec, gguf, ninfer, rows, pack, …).
     pub kind: &'static str,
+    /// The request's parameters.
     pub params: serde_json::Map<String, Value>,
+    /// Extra corpus files the case reads.
     pub inputs: Vec<String>,
+    /// Feature tags a reader may declare unsupported.
     pub features: Vec<String>,
+    /// The spec/ sections the case exercises.
     pub spec_refs: Vec<String>,
+    /// `n_` cases: the error class the reference must refuse it with.
     pub class: Option<ErrorClass>,
     /// `n_` cases: the rule layer that refuses the input (PROTOCOL.md §2.1). GGUF cases set it
     /// from `spec/gguf.json` `rule_layers`; other families' rules are their own spec (`spec`).
     pub rule_layer: Option<crate::gguf::RuleLayer>,
+    /// `n_` cases: the phase that refuses it (parse, validate, decode).
     pub phase: Option<&'static str>,
+    /// The case this one was mutated from.
     pub derived_from: Option<String>,
+    /// How the bytes were made, in words.
     pub recipe: Option<String>,
+    /// Free-form remark copied into the manifest.
     pub note: Option<String>,
     /// An expected partial observation computed by the generator independently of the reference
     /// decoder; `generate` refuses a corpus whose reference observation does not contain it.
@@ -58,6 +70,7 @@ pub struct Case {
 }
 
 impl Case {
+    /// A case of family `layer` with its own file `<layer>/<name>.<ext>` holding `bytes`.
     pub fn new(
         layer: &'static str,
         name: impl Into<String>,
@@ -99,10 +112,12 @@ impl Case {
         c
     }
 
+    /// Adds request parameter `k`.
     pub fn param(mut self, k: &str, v: impl Into<Value>) -> Case {
         self.params.insert(k.into(), v.into());
         self
     }
+    /// Adds a feature tag (once).
     pub fn feature(mut self, f: impl Into<String>) -> Case {
         let f = f.into();
         if !self.features.contains(&f) {
@@ -110,49 +125,60 @@ impl Case {
         }
         self
     }
+    /// Adds a spec/ reference.
     pub fn spec(mut self, r: impl Into<String>) -> Case {
         self.spec_refs.push(r.into());
         self
     }
+    /// Declares the error class the case must be refused with.
     pub fn reject(mut self, class: ErrorClass) -> Case {
         self.class = Some(class);
         self
     }
+    /// Declares the rule layer that refuses the case.
     pub fn rule_layer(mut self, l: crate::gguf::RuleLayer) -> Case {
         self.rule_layer = Some(l);
         self
     }
+    /// Declares the phase that refuses the case.
     pub fn phase(mut self, p: &'static str) -> Case {
         self.phase = Some(p);
         self
     }
+    /// Records the case it was mutated from and how.
     pub fn derived(mut self, from: impl Into<String>, recipe: impl Into<String>) -> Case {
         self.derived_from = Some(from.into());
         self.recipe = Some(recipe.into());
         self
     }
+    /// Records how the bytes were made.
     pub fn recipe(mut self, r: impl Into<String>) -> Case {
         self.recipe = Some(r.into());
         self
     }
+    /// Sets the independently computed partial observation that `generate` checks.
     pub fn check(mut self, v: Value) -> Case {
         self.check = Some(v);
         self
     }
 
+    /// Adds a remark.
     pub fn note(mut self, n: impl Into<String>) -> Case {
         self.note = Some(n.into());
         self
     }
+    /// Adds an extra corpus file the case reads.
     pub fn input(mut self, rel: impl Into<String>) -> Case {
         self.inputs.push(rel.into());
         self
     }
 
+    /// `family/name`.
     pub fn id(&self) -> String {
         format!("{}/{}", self.layer, self.name)
     }
 
+    /// The case file's path relative to the corpus root.
     pub fn file(&self) -> String {
         match &self.shared_file {
             Some(f) => f.clone(),
@@ -177,7 +203,9 @@ pub const FAMILIES: &[Family] = &[
 
 /// The generated corpus: manifest plus files by relative path.
 pub struct Corpus {
+    /// The manifest.
     pub manifest: Manifest,
+    /// Every file, by path relative to the corpus root.
     pub files: BTreeMap<String, Vec<u8>>,
 }
 
@@ -434,12 +462,16 @@ impl Corpus {
 /// Result of [`Corpus::compare`].
 #[derive(Debug, Default)]
 pub struct Comparison {
+    /// Files present in both with different bytes.
     pub differ: Vec<String>,
+    /// Generated files absent on disk.
     pub missing: Vec<String>,
+    /// Files on disk the generator does not write.
     pub extra: Vec<String>,
 }
 
 impl Comparison {
+    /// Whether there is no difference.
     pub fn identical(&self) -> bool {
         self.differ.is_empty() && self.missing.is_empty() && self.extra.is_empty()
     }
@@ -449,9 +481,11 @@ impl Comparison {
 pub struct Bytes(u64);
 
 impl Bytes {
+    /// A generator starting from `seed`.
     pub fn new(seed: u64) -> Bytes {
         Bytes(seed)
     }
+    /// The next splitmix64 output.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
@@ -459,9 +493,11 @@ impl Bytes {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
+    /// `n` pseudo-random bytes.
     pub fn fill(&mut self, n: usize) -> Vec<u8> {
         (0..n).map(|_| self.next_u64() as u8).collect()
     }
+    /// A pseudo-random f32 in [0, 1) with 24 random bits.
     pub fn unit(&mut self) -> f32 {
         (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
     }

@@ -15,6 +15,7 @@ pub enum KernelClass {
 }
 
 impl KernelClass {
+    /// Every class, in spec/kernels.json order.
     pub const ALL: [KernelClass; 6] = [
         KernelClass::Dequantize,
         KernelClass::GetRows,
@@ -24,6 +25,7 @@ impl KernelClass {
         KernelClass::HadamardRotate,
     ];
 
+    /// The class name spec/kernels.json and the CLI use.
     pub fn name(self) -> &'static str {
         match self {
             KernelClass::Dequantize => "dequantize",
@@ -35,6 +37,7 @@ impl KernelClass {
         }
     }
 
+    /// The class called `s`, if any.
     pub fn from_name(s: &str) -> Option<KernelClass> {
         KernelClass::ALL.into_iter().find(|c| c.name() == s)
     }
@@ -96,6 +99,7 @@ pub enum ArgKind {
 }
 
 impl ArgKind {
+    /// The kind of a kernel parameter from its C type; `None` for a type the ABI does not allow.
     pub fn from_c(ty: &str) -> Option<ArgKind> {
         Some(match ty {
             "const unsigned char*" | "const int*" | "const float*" => ArgKind::Input,
@@ -119,13 +123,19 @@ impl ArgKind {
 /// the order of the class's pointer arguments), the scalars (in order) and the output length.
 #[derive(Clone, Debug)]
 pub struct Launch {
+    /// Grid dimensions (blocks).
     pub grid: [u32; 3],
+    /// Block dimensions (threads).
     pub block: [u32; 3],
+    /// Input buffers, in the order of the class's pointer arguments.
     pub inputs: Vec<Vec<u8>>,
+    /// Scalar arguments, in order.
     pub scalars: Vec<i64>,
+    /// f32 elements of the output buffer.
     pub out_elems: usize,
 }
 
+/// `a / b` rounded up, as a launch dimension.
 pub fn ceil_div(a: u64, b: u64) -> u32 {
     a.div_ceil(b) as u32
 }

@@ -12,26 +12,38 @@ use crate::planes::{self, BlockLayout};
 /// Shapes of a case (unused ones are 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Dims {
+    /// Output rows (weight rows).
     pub n: u64,
+    /// Elements per weight row (the reduction length).
     pub k: u64,
+    /// Tokens (activation columns).
     pub t: u64,
+    /// Rows gathered by `get_rows`.
     pub n_ids: u64,
+    /// Hadamard block size.
     pub block: u64,
+    /// Hadamard blocks per vector.
     pub n_blocks: u64,
 }
 
 /// One kernel case with its inputs and its reference.
 #[derive(Clone, Debug)]
 pub struct KernelCase {
+    /// Case name, unique within its class.
     pub name: String,
+    /// The kernel class the case is for.
     pub class: KernelClass,
+    /// The weight format (spec/formats.json name).
     pub format: String,
+    /// The case's shapes.
     pub dims: Dims,
     /// ggml blocks, or a `.ninfer` row-split object for `mul_mat_vec_planes`.
     pub weights: Vec<u8>,
+    /// Row ids of a `get_rows` case.
     pub ids: Vec<i32>,
     /// Activations, token-major.
     pub x: Vec<f32>,
+    /// Per-column signs of a Hadamard case.
     pub signs: Vec<f32>,
     /// The f64 reference output (exact classes: the decoded f32 values, widened).
     pub reference: Vec<f64>,
@@ -39,6 +51,7 @@ pub struct KernelCase {
     pub magnitude: Vec<f64>,
     /// Terms per output sum (k, or the Hadamard block).
     pub terms: u64,
+    /// How the inputs were generated, in words.
     pub recipe: String,
 }
 

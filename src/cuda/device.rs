@@ -138,6 +138,7 @@ fn load(
     Ok((stream, func))
 }
 
+/// Runs `entry` of `source` on the GPU over `cases` and judges each output.
 pub fn run(
     source: &str,
     entry: &str,

@@ -47,6 +47,7 @@ pub fn available() -> Result<String> {
 pub struct TempDir(PathBuf);
 
 impl TempDir {
+    /// Creates a fresh folder under the system temp dir, named after `tag` and this process.
     pub fn new(tag: &str) -> Result<TempDir> {
         use std::sync::atomic::{AtomicU64, Ordering};
         static N: AtomicU64 = AtomicU64::new(0);
@@ -62,6 +63,7 @@ impl TempDir {
         std::fs::create_dir_all(&p).map_err(|e| Error::io(ErrorClass::IoWrite, &p, e))?;
         Ok(TempDir(p))
     }
+    /// The folder.
     pub fn path(&self) -> &Path {
         &self.0
     }
@@ -153,7 +155,9 @@ int main(int argc, char** argv) {{
 pub struct HostKernel {
     dir: TempDir,
     exe: PathBuf,
+    /// The kernel's entry point.
     pub entry: String,
+    /// The kernel's class (its ABI).
     pub class: KernelClass,
 }
 

@@ -7,6 +7,7 @@ use crate::error::{Error, ErrorClass, Result};
 /// The judgement of one kernel output against one case.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
+    /// Whether the output meets the class's rule (exact, or within the bound).
     pub pass: bool,
     /// First element that breaks the rule: (index, got, reference).
     pub first_bad: Option<(usize, f32, f64)>,
@@ -19,6 +20,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// One line for reports: the first bad element and, for bounded classes, the error ratio and NMSE.
     pub fn summary(&self, exact: bool) -> String {
         let mut s = match &self.first_bad {
             None => String::new(),

@@ -32,12 +32,16 @@ use crate::error::{Error, ErrorClass, Result};
 /// Where a kernel runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tier {
+    /// The host C++ compiler and a CUDA-on-CPU shim.
     Host,
+    /// NVRTC compilation for the spec's architectures.
     Compile,
+    /// A real GPU.
     Device,
 }
 
 impl Tier {
+    /// The tier's name on the command line.
     pub fn name(self) -> &'static str {
         match self {
             Tier::Host => "host",
@@ -45,6 +49,7 @@ impl Tier {
             Tier::Device => "device",
         }
     }
+    /// Parses `--tier`.
     pub fn parse(s: &str) -> Result<Tier> {
         Ok(match s {
             "host" => Tier::Host,
@@ -64,21 +69,29 @@ impl Tier {
 /// The outcome of one case.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Status {
+    /// The output meets the rule.
     Pass,
+    /// The output breaks the rule.
     Fail,
     /// The kernel could not be judged on this case (timeout, crash, out-of-bounds write).
     Error(ErrorClass),
 }
 
+/// One kernel's outcome on one case.
 #[derive(Clone, Debug)]
 pub struct CaseResult {
+    /// The case name.
     pub case: String,
+    /// The outcome.
     pub status: Status,
+    /// What happened, in words.
     pub detail: String,
+    /// The judgement, when an output was produced.
     pub verdict: Option<Verdict>,
 }
 
 impl CaseResult {
+    /// Whether the case did not pass.
     pub fn failed(&self) -> bool {
         self.status != Status::Pass
     }
@@ -87,9 +100,13 @@ impl CaseResult {
 /// A kernel shipped with the crate (reference or wrong variant), from spec/kernels.json.
 #[derive(Clone, Debug)]
 pub struct Builtin {
+    /// The kernel's entry point.
     pub entry: String,
+    /// The kernel's class.
     pub class: KernelClass,
+    /// The weight formats it handles.
     pub formats: Vec<String>,
+    /// The CUDA source text.
     pub source: String,
     /// Wrong variants: the cases it must fail (and it must pass every other case it runs).
     pub must_fail: Option<Vec<String>>,

@@ -88,6 +88,7 @@ pub fn compile_checked(source: &str, entry: &str, class: KernelClass, arch: &str
     Ok(ptx)
 }
 
+/// Checks that `entry` exists in `ptx` with the parameter list of `class`'s ABI.
 pub fn check_entry(ptx: &str, entry: &str, class: KernelClass) -> Result<()> {
     let params = entry_params(ptx, entry).ok_or_else(|| {
         Error::new(

@@ -57,9 +57,11 @@ pub fn slug(heading: &str) -> String {
 /// One citation found in a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Citation {
+    /// 1-based line of the citation in its file.
     pub line: usize,
     /// Repository-relative path, e.g. `spec/codecs.md`.
     pub path: String,
+    /// The `#anchor` part, if the citation has one.
     pub anchor: Option<String>,
 }
 
@@ -172,10 +174,15 @@ impl std::fmt::Display for Finding {
 /// Totals of a [`check`] run.
 #[derive(Debug, Default, Clone)]
 pub struct Report {
+    /// Files scanned.
     pub files: usize,
+    /// Citations found in them.
     pub citations: usize,
+    /// Citations of a `.md` file with an `#anchor`, each checked against its headings.
     pub anchored: usize,
+    /// Lines mentioning out-of-tree material in files on the allow-list.
     pub allowed_external: usize,
+    /// Citations that do not resolve.
     pub findings: Vec<Finding>,
 }
 

@@ -3,7 +3,7 @@
 //! A document marks a generated region with
 //! `<!-- BEGIN GENERATED: <region> -->` … `<!-- END GENERATED -->`; [`apply`] replaces the text
 //! between the markers with [`region`]`(<region>)`. `ninfer-ternary spec --write` rewrites the
-//! documents, `spec --check` (and `tests/spec_docs.rs`) fails when a committed region differs
+//! documents, `spec --check` (and `tests/it/spec_docs.rs`) fails when a committed region differs
 //! from what the tables produce, so prose-side tables cannot drift from the data the code runs on.
 
 use super::{gates, get, mapping, Dim, LayerSet, Produce};
@@ -1107,6 +1107,7 @@ fn yes(b: bool) -> String {
 /// A generated region found in a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Region {
+    /// The region's name, as in its `<!-- BEGIN GENERATED: <name> -->` marker.
     pub name: String,
     /// Byte range of the body (between the end of the BEGIN line and the start of the END marker).
     pub body: std::ops::Range<usize>,

@@ -16,6 +16,7 @@ mod gguf_reader_writer;
 mod gguf_rule_layers;
 mod kernels;
 mod layout;
+mod msrv;
 mod pack;
 mod spec_docs;
 mod verify_gates;

@@ -267,11 +267,14 @@ fn nano_pack_directory_and_payload_digest_are_pinned() {
         assert_eq!(pk.artifact, packed(ty).artifact, "deterministic");
         let a = Artifact::parse(&pk.artifact).unwrap();
         let mut text = format!(
-            "identity: {} / {}\npayload_offset: {}\npayload sha256: {:x}\n",
+            "identity: {} / {}\npayload_offset: {}\npayload sha256: {}\n",
             a.directory.identity.model_id,
             a.directory.identity.weights_id,
             a.payload_offset,
             Sha256::digest(&pk.artifact[a.payload_offset as usize..])
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
         );
         for o in &a.directory.objects {
             let (f, l) = o.format_layout().unwrap_or(("resource", "raw-bytes-v1"));

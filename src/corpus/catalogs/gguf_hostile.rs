@@ -18,16 +18,20 @@ impl RawBytes {
             .u64(tensor_count)
             .u64(kv_count)
     }
+    /// Appends `b` verbatim.
     pub fn bytes(mut self, b: &[u8]) -> Self {
         self.0.extend_from_slice(b);
         self
     }
+    /// Appends one byte.
     pub fn u8(self, x: u8) -> Self {
         self.bytes(&[x])
     }
+    /// Appends a little-endian u32.
     pub fn u32(self, x: u32) -> Self {
         self.bytes(&x.to_le_bytes())
     }
+    /// Appends a little-endian u64.
     pub fn u64(self, x: u64) -> Self {
         self.bytes(&x.to_le_bytes())
     }
@@ -56,12 +60,15 @@ impl RawBytes {
         self.0.resize(n, 0);
         self
     }
+    /// Bytes built so far.
     pub fn len(&self) -> usize {
         self.0.len()
     }
+    /// Whether nothing was built yet.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+    /// The built bytes.
     pub fn into_vec(self) -> Vec<u8> {
         self.0
     }
@@ -87,9 +94,13 @@ pub enum Decode {
 /// A hostile input and the one error class it must produce.
 #[derive(Clone, Debug)]
 pub struct HostileCase {
+    /// Unique case name (the corpus file name and fuzz seed name derive from it).
     pub name: &'static str,
+    /// The complete file.
     pub bytes: Vec<u8>,
+    /// The reader mode the case is parsed in.
     pub mode: Mode,
+    /// The error class the reader must refuse it with.
     pub class: C,
     /// Where the case comes from (CVE, test-gguf.cpp case, spec/ document section).
     pub source: &'static str,
@@ -100,10 +111,15 @@ pub struct HostileCase {
 /// An input that must be accepted.
 #[derive(Clone, Debug)]
 pub struct ControlCase {
+    /// Unique control name.
     pub name: &'static str,
+    /// The complete file.
     pub bytes: Vec<u8>,
+    /// The reader mode that must accept it.
     pub mode: Mode,
+    /// Where the control comes from (spec/ section or upstream test).
     pub source: &'static str,
+    /// `Some`: the consumer step that must also succeed after parsing.
     pub decode: Option<Decode>,
 }
 
@@ -160,6 +176,7 @@ impl HostileCase {
 }
 
 impl ControlCase {
+    /// Runs the control; it must return `Ok`.
     pub fn run(&self) -> Result<()> {
         run_case(&self.bytes, self.mode, self.decode.as_ref())
     }

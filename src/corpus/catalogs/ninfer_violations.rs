@@ -8,10 +8,13 @@ use crate::ninfer::{Directory, Identity, ObjectBody};
 
 /// One broken (or, for controls, valid) container.
 pub struct Violation {
+    /// Unique case name (corpus file and fuzz seed names derive from it).
     pub name: &'static str,
+    /// The complete `.ninfer` file.
     pub bytes: Vec<u8>,
     /// `None` for the valid controls.
     pub class: Option<ErrorClass>,
+    /// The rule the case breaks, in words (`control: …` for the valid controls).
     pub rule: &'static str,
 }
 

@@ -43,6 +43,7 @@ fn with_directory(valid: &[u8], json: &str) -> Vec<u8> {
     out
 }
 
+/// Every case of the `boundaries` family, in a fixed order (the corpus is byte-identical across runs).
 pub fn cases() -> Vec<Case> {
     let (dir, valid) = valid_base();
     let mut v = Vec::new();

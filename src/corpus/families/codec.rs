@@ -124,6 +124,7 @@ const SPECIAL_SCALES: &[(&str, &[u16], &str)] = &[
     ),
 ];
 
+/// Every case of the `codec` family, in a fixed order (the corpus is byte-identical across runs).
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for (fi, f) in FMTS.iter().enumerate() {

@@ -44,6 +44,7 @@ fn gguf_case(name: String, bytes: Vec<u8>, mode: Mode) -> Case {
     c
 }
 
+/// Every case of the `gguf` family, in a fixed order (the corpus is byte-identical across runs).
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for h in gguf_hostile::hostile_cases() {

@@ -7,6 +7,7 @@
 use crate::corpus::Case;
 use crate::cuda::cases;
 
+/// Every case of the `kernel` family, in a fixed order (the corpus is byte-identical across runs).
 pub fn cases() -> Vec<Case> {
     cases::all()
         .into_iter()

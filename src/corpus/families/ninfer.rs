@@ -13,6 +13,7 @@ fn ninfer_case(name: String, bytes: Vec<u8>) -> Case {
     Case::new("ninfer", name, "ninfer", "ninfer", bytes)
 }
 
+/// Every case of the `ninfer` family, in a fixed order (the corpus is byte-identical across runs).
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     let base = "ninfer/y_valid_all_layouts";

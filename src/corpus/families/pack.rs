@@ -12,6 +12,7 @@ use crate::synth::template::template_bytes;
 const PROFILE: &str = "bonsai-nano";
 const TEMPLATE: &str = "pack/y_nano_template.ninfer";
 
+/// Every case of the `pack` family, in a fixed order (the corpus is byte-identical across runs).
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     let p = crate::spec::profile(PROFILE).expect("nano profile");

@@ -187,6 +187,7 @@ fn fp8_row(n: usize, k: usize, r: &mut Bytes) -> Case {
         format!("FP8_E4M3FN_ROW_BF16S [{n}, {k}]: random non-NaN E4M3FN codes row-major, BF16 row multipliers 0.5, -3, 2^-7, 96; values_sha256 of e4m3fn x scale"))
 }
 
+/// Every case of the `registry` family, in a fixed order (the corpus is byte-identical across runs).
 pub fn cases() -> Vec<Case> {
     let mut r = Bytes::new(0x4e6_7157);
     vec![

@@ -189,6 +189,7 @@ fn write_dumps(artifact: &[u8], mutation: Option<&str>) -> Vec<u8> {
     b
 }
 
+/// Every case of the `verify` family, in a fixed order (the corpus is byte-identical across runs).
 pub fn cases() -> Vec<Case> {
     let p = crate::spec::profile(PROFILE).expect("micro profile");
     let mut v = Vec::new();
