@@ -5,23 +5,20 @@
 //! `cargo test --manifest-path fuzz/Cargo.toml`
 
 use arbitrary::{Arbitrary, Unstructured};
-use ninfer_ternary_fuzz::{checks, structured};
+use ninfer_ternary_fuzz::{structured, targets};
 use std::path::{Path, PathBuf};
 
 fn replay(target: &str, bytes: &[u8]) {
-    match target {
-        "gguf_parse" => checks::check_gguf(bytes),
-        "ninfer_parse" => checks::check_ninfer(bytes),
-        "ninfer_roundtrip" => checks::check_ninfer_roundtrip(bytes),
-        "codec_fast_vs_ref" => ninfer_ternary_fuzz::deep::check_codec(bytes),
-        "pack_nano" => ninfer_ternary_fuzz::deep::check_pack(bytes),
-        // What libfuzzer-sys does with a typed input.
-        "gguf_structured" => {
-            if let Ok(d) = structured::GgufDesc::arbitrary_take_rest(Unstructured::new(bytes)) {
-                structured::check_desc(&d);
-            }
+    // What libfuzzer-sys does with a typed input; every other target takes raw bytes.
+    if target == "gguf_structured" {
+        if let Ok(d) = structured::GgufDesc::arbitrary_take_rest(Unstructured::new(bytes)) {
+            structured::check_desc(&d);
         }
-        other => panic!("no checks for {other}"),
+        return;
+    }
+    match targets::target(target) {
+        Some(t) => (t.replay)(bytes),
+        None => panic!("no checks for {target}"),
     }
 }
 

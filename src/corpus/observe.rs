@@ -8,8 +8,8 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::codec::Codec;
-use crate::error::{Error, ErrorClass, Result};
 use crate::corpus::catalogs::gguf_hostile::{self, Decode};
+use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{self, Id42Policy, Mode, Options, ValueType};
 use crate::ninfer::{Artifact, ObjectBody};
 use crate::perm::{self, HeadTiling};

@@ -38,7 +38,13 @@ fn declared_msrv_covers_every_dependency() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = std::process::Command::new(cargo)
         .current_dir(repo_root())
-        .args(["metadata", "--format-version", "1", "--locked", "--all-features"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--locked",
+            "--all-features",
+        ])
         .output()
         .expect("cargo metadata runs");
     assert!(

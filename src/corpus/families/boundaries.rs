@@ -3,9 +3,9 @@
 //! testing of an independent reader (`scripts/reader_mutants.py`): a reader mutant with a
 //! shifted comparison or constant passed every other case, and this case fails it.
 
+use crate::corpus::catalogs::ninfer_violations::base_artifact;
 use crate::corpus::{Bytes, Case};
 use crate::error::ErrorClass;
-use crate::corpus::catalogs::ninfer_violations::base_artifact;
 use crate::ninfer::writer::{header_bytes, plan, to_bytes};
 use crate::ninfer::{Directory, Identity, PlannedObject};
 

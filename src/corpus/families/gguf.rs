@@ -4,10 +4,10 @@
 //! BeeLlama 53/47) and a few sized-but-not-decoded types.
 
 use crate::codec::Codec;
+use crate::corpus::catalogs::gguf_hostile;
 use crate::corpus::observe::consumer_to_json;
 use crate::corpus::{Bytes, Case};
 use crate::gguf::{self, GgufWriter, MetaValue, Mode, RuleLayer, ValueType};
-use crate::corpus::catalogs::gguf_hostile;
 
 /// The rule layer of catalog case `name` (without `n_`), from `spec/gguf.json` `rule_layers`.
 pub fn rule_layer_of(name: &str) -> Option<RuleLayer> {
