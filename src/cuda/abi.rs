@@ -6,11 +6,17 @@ use crate::spec::{self, KernelClassSpec};
 /// A kernel class (one ABI each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum KernelClass {
+    /// ggml blocks → f32 values.
     Dequantize,
+    /// Selected rows of a ggml-block matrix → f32.
     GetRows,
+    /// A ggml-block weight matrix × one activation vector.
     MulMatVec,
+    /// Matrix × vector reading a `.ninfer` row-split object's planes.
     MulMatVecPlanes,
+    /// A ggml-block weight matrix × token-major activations.
     MulMat,
+    /// Block-diagonal Hadamard rotation with per-column signs.
     HadamardRotate,
 }
 
@@ -94,7 +100,9 @@ pub enum ArgKind {
     Input,
     /// The f32 output buffer.
     Output,
+    /// A 32-bit integer scalar.
     I32,
+    /// A 64-bit integer scalar.
     I64,
 }
 

@@ -125,21 +125,31 @@ pub fn citations(text: &str) -> Vec<Citation> {
 pub enum Finding {
     /// The cited file does not exist.
     MissingFile {
+        /// The file holding the citation.
         file: String,
+        /// Its 1-based line.
         line: usize,
+        /// The cited path.
         cited: String,
     },
     /// The cited file exists, the anchor does not.
     MissingAnchor {
+        /// The file holding the citation.
         file: String,
+        /// Its 1-based line.
         line: usize,
+        /// The cited path.
         cited: String,
+        /// The cited anchor.
         anchor: String,
     },
     /// A reference to a document outside the repository.
     External {
+        /// The file holding the citation.
         file: String,
+        /// Its 1-based line.
         line: usize,
+        /// The offending text.
         text: String,
     },
 }

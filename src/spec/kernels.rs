@@ -4,83 +4,125 @@
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
+/// `spec/kernels.json`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelsTable {
+    /// Where the kernel ABI comes from (`_source`).
     #[serde(rename = "_source")]
     pub source: String,
+    /// What the table is (`_doc`).
     #[serde(rename = "_doc")]
     pub doc: String,
+    /// C parameter type → its PTX type and role.
     pub arg_types: BTreeMap<String, KernelArgType>,
+    /// The activation and output layout (token-major f32), in words.
     pub activations: String,
+    /// When an output passes.
     pub acceptance: KernelAcceptance,
+    /// The kernel classes and their ABIs.
     pub classes: Vec<KernelClassSpec>,
+    /// The shipped reference kernels.
     pub reference_kernels: Vec<KernelReference>,
+    /// Deliberately wrong kernels (negative controls).
     pub wrong_variants: Vec<KernelWrongVariant>,
+    /// The NVRTC compile tier's settings.
     pub compile: KernelCompileSpec,
+    /// The host tier's compiler settings.
     pub host: KernelHostSpec,
+    /// The out-of-bounds-write guard around output buffers.
     pub guard: KernelGuard,
 }
 
+/// How one C parameter type is passed.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelArgType {
+    /// Its PTX parameter type (`.u64`, `.u32`).
     pub ptx: String,
+    /// What it carries, in words.
     pub role: String,
 }
 
+/// The two acceptance rules.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelAcceptance {
+    /// Bit-exact classes.
     pub exact: ExactRule,
+    /// Classes judged against a rounding-error bound.
     pub bounded: BoundedRule,
 }
 
+/// The rule of exact classes.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExactRule {
+    /// The rule, in words.
     pub rule: String,
+    /// Why it is exact.
     pub why: String,
 }
 
+/// The rule of bounded classes: a forward error bound plus an NMSE limit.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BoundedRule {
+    /// f32 unit roundoff `u`.
     pub unit_roundoff: f64,
+    /// The per-output error bound formula.
     pub bound: String,
+    /// Where the bound comes from.
     pub bound_why: String,
+    /// The largest NMSE that passes.
     pub nmse_max: f64,
+    /// The NMSE formula.
     pub nmse: String,
+    /// Why that limit.
     pub nmse_why: String,
+    /// What a report states per case.
     pub report: String,
+    /// The rule's assumption about activations.
     pub activations_note: String,
 }
 
+/// One kernel class: its ABI, launch rule and acceptance.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelClassSpec {
+    /// The class name.
     pub class: String,
+    /// The entry's parameters, in order.
     pub args: Vec<KernelArg>,
+    /// How it is launched.
     pub launch: KernelLaunchRule,
     /// `exact` or `bounded`.
     pub acceptance: String,
+    /// The weight formats it applies to.
     pub formats: Vec<String>,
 }
 
+/// One parameter of a kernel entry.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelArg {
+    /// Its name.
     pub name: String,
+    /// Its C type (a key of `arg_types`).
     #[serde(rename = "type")]
     pub ty: String,
+    /// The buffer's layout, in words (pointer parameters).
     #[serde(default)]
     pub layout: Option<String>,
 }
 
+/// Grid and block dimensions of a class.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelLaunchRule {
+    /// Grid x, y, z.
     pub grid: Vec<GridDim>,
+    /// Block x, y, z (threads).
     pub block: Vec<u32>,
 }
 
@@ -89,7 +131,9 @@ pub struct KernelLaunchRule {
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 pub enum GridDim {
+    /// A constant.
     Count(u32),
+    /// An expression over the entry's arguments.
     Rule(String),
 }
 
@@ -102,46 +146,69 @@ impl std::fmt::Display for GridDim {
     }
 }
 
+/// A reference kernel shipped with the crate.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelReference {
+    /// Its entry point.
     pub entry: String,
+    /// Its class.
     pub class: String,
+    /// The formats it handles.
     pub formats: Vec<String>,
+    /// Its source file under `src/cuda/kernels/`.
     pub source: String,
 }
 
+/// A deliberately wrong kernel and the cases it must fail.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelWrongVariant {
+    /// Its entry point.
     pub entry: String,
+    /// Its class.
     pub class: String,
+    /// The format it handles.
     pub format: String,
+    /// Its source file under `src/cuda/kernels/`.
     pub source: String,
+    /// The engine bug it imitates.
     pub mimics: String,
+    /// The cases it must fail (it must pass every other case it runs).
     pub must_fail: Vec<String>,
 }
 
+/// The NVRTC compile tier.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelCompileSpec {
+    /// Architectures every kernel is compiled for.
     pub archs: Vec<String>,
+    /// Which NVRTC, and how it is loaded.
     pub nvrtc: String,
 }
 
+/// The host tier's compiler.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelHostSpec {
+    /// The C++ compiler (and its override), in words.
     pub compiler: String,
+    /// Compiler flags.
     pub flags: Vec<String>,
+    /// Per-case time limit in seconds.
     pub timeout_s: u64,
 }
 
+/// The guard: NaN-pattern elements around and inside the output buffer before a launch.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelGuard {
+    /// Guard elements on each side of the output.
     pub elems: usize,
+    /// The sentinel's f32 bit pattern, as hex.
     pub bits: String,
+    /// The rule, in words.
     pub rule: String,
 }
 
@@ -153,6 +220,7 @@ impl KernelGuard {
 }
 
 impl KernelsTable {
+    /// The class called `name`.
     pub fn class(&self, name: &str) -> Option<&KernelClassSpec> {
         self.classes.iter().find(|c| c.class == name)
     }

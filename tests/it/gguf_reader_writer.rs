@@ -346,7 +346,7 @@ fn data_section_starts_after_the_tensor_infos() {
         let d = [payload(64, 1), payload(32, 2)];
         let b = w.to_bytes(&[&d[0], &d[1]]).unwrap();
         let g = gguf::parse(&b, Mode::Strict).unwrap();
-        if g.tensor_info_offset % 32 != 0 {
+        if !g.tensor_info_offset.is_multiple_of(32) {
             continue;
         }
         let info_size = g.tensor_info_end - g.tensor_info_offset;

@@ -78,15 +78,31 @@ impl RawBytes {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decode {
     /// Read array `key` with elements of exactly `elem`.
-    ArrayAs { key: &'static str, elem: ValueType },
+    ArrayAs {
+        /// The metadata key.
+        key: &'static str,
+        /// The element type the consumer asks for.
+        elem: ValueType,
+    },
     /// Read scalar `key` of exactly `ty`.
-    ScalarAs { key: &'static str, ty: ValueType },
+    ScalarAs {
+        /// The metadata key.
+        key: &'static str,
+        /// The type the consumer asks for.
+        ty: ValueType,
+    },
     /// Require tensor `name`.
-    Tensor { name: &'static str },
+    Tensor {
+        /// The tensor name.
+        name: &'static str,
+    },
     /// Require tensor `name` with these dims and resolved ggml type name.
     TensorShape {
+        /// The tensor name.
         name: &'static str,
+        /// The dims it must have.
         dims: &'static [u64],
+        /// The ggml type name its type id must resolve to.
         ggml: &'static str,
     },
 }
