@@ -39,10 +39,16 @@
 //!   mainline g64 with a warning. A last tensor shorter than both candidates is left to the
 //!   bounds check (it is a truncation, not an ambiguity).
 
+mod cursor;
 mod endian;
+mod header;
 mod hostile;
+mod id42;
+mod kv_block;
+mod layout;
 mod reader;
 mod rule_layer;
+mod tensor_infos;
 mod value;
 mod writer;
 
@@ -50,7 +56,8 @@ pub use endian::{is_big_endian, swap_byte_order, ByteOrder};
 pub use hostile::{
     accepted_controls, hostile_cases, run_case, ControlCase, Decode, HostileCase, RawBytes,
 };
-pub use reader::{parse, parse_with, Gguf, Kv, TensorInfo, MIN_KV_BYTES, MIN_TENSOR_INFO_BYTES};
+pub use header::{MIN_KV_BYTES, MIN_TENSOR_INFO_BYTES};
+pub use reader::{parse, parse_with, Gguf, Kv, TensorInfo};
 pub use rule_layer::RuleLayer;
 pub use value::{ArrayView, MetaValue, Scalar, StrIter, Value, ValueType};
 pub use writer::{GgufStream, GgufWriter, WriterTensor};
