@@ -16,7 +16,9 @@
 //! * [`Mode::Spec`] follows `ggml/docs/gguf.md`: names ≤ 64 bytes, offsets aligned, tensors must not
 //!   overlap, `general.architecture` optional.
 //! * [`Mode::Strict`] follows mainline `gguf.cpp`: names < 64 bytes, each offset equals the running
-//!   sum of padded sizes, `general.architecture` required.
+//!   sum of padded sizes, `general.architecture` required; and refuses NUL twins (keys or tensor
+//!   names equal up to a NUL byte, `gguf.name_nul_twin`, layer `recommended`: mainline accepts
+//!   them but its C-string API hands them out as one name).
 //!
 //! Both modes refuse duplicate keys (the spec says keys are unique; one class), `n_dims` 0 and
 //! alignments that are not a non-zero power of two (`gguf.md` says "a multiple of 8", mainline
@@ -46,9 +48,11 @@ mod hostile;
 mod id42;
 mod kv_block;
 mod layout;
+mod nul_twin;
 mod reader;
 mod rule_layer;
 mod tensor_infos;
+pub mod transcode;
 mod value;
 mod writer;
 
@@ -58,6 +62,7 @@ pub use hostile::{
 };
 pub use header::{MIN_KV_BYTES, MIN_TENSOR_INFO_BYTES};
 pub use reader::{parse, parse_with, Gguf, Kv, TensorInfo};
+pub use nul_twin::c_string_form;
 pub use rule_layer::RuleLayer;
 pub use value::{ArrayView, MetaValue, Scalar, StrIter, Value, ValueType};
 pub use writer::{GgufStream, GgufWriter, WriterTensor};

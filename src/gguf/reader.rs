@@ -12,6 +12,7 @@ use super::kv_block::{alignment_of, check_architecture, read_kvs};
 use super::layout::{
     check_bounds, check_no_overlap, check_offsets_aligned, place_tensors, DataSection,
 };
+use super::nul_twin::{check_nul_twins, NameKind};
 use super::tensor_infos::{read_tensor_infos, InfoRules};
 use super::value::{ArrayView, Scalar, Value};
 use super::{Id42Policy, Mode, Options};
@@ -254,6 +255,11 @@ pub fn parse_with(bytes: &[u8], opts: Options) -> Result<Gguf<'_>> {
     let mut c = Cur::new(bytes);
     let header = read_header(&mut c)?;
     let kv = read_kvs(&mut c, header.kv_count)?;
+    if strict {
+        let keys: Vec<&str> = kv.kvs.iter().map(|k| k.key).collect();
+        let at: Vec<u64> = kv.kvs.iter().map(|k| k.offset).collect();
+        check_nul_twins(&keys, &at, NameKind::Key)?;
+    }
     let tensor_info_offset = c.at();
     let alignment = alignment_of(&kv)?;
     if strict {
@@ -270,6 +276,11 @@ pub fn parse_with(bytes: &[u8], opts: Options) -> Result<Gguf<'_>> {
         id42: &id42,
     };
     let infos = read_tensor_infos(&mut c, header.tensor_count, &rules)?;
+    if strict {
+        let names: Vec<&str> = infos.pend.iter().map(|p| p.name).collect();
+        let at: Vec<u64> = infos.pend.iter().map(|p| p.info_offset).collect();
+        check_nul_twins(&names, &at, NameKind::Tensor)?;
+    }
     let tensor_info_end = c.at();
     // pos <= file_len and alignment <= 2^31, so this cannot overflow; checked anyway.
     let data = DataSection {
