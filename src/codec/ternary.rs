@@ -122,7 +122,9 @@ mod tests {
             assert_eq!(TernaryType::parse(s), None, "{s}");
         }
         // The legacy id-42 variant shares PQ2_0's codec but is not PQ2_0.
-        let legacy = crate::spec::get().ggml_type_named("Q2_0_PRISM_LEGACY").unwrap();
+        let legacy = crate::spec::get()
+            .ggml_type_named("Q2_0_PRISM_LEGACY")
+            .unwrap();
         assert_eq!(TernaryType::of_ggml(legacy), None);
     }
 }

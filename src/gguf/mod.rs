@@ -57,12 +57,12 @@ mod value;
 mod writer;
 
 pub use endian::{is_big_endian, swap_byte_order, ByteOrder};
+pub use header::{MIN_KV_BYTES, MIN_TENSOR_INFO_BYTES};
 pub use hostile::{
     accepted_controls, hostile_cases, run_case, ControlCase, Decode, HostileCase, RawBytes,
 };
-pub use header::{MIN_KV_BYTES, MIN_TENSOR_INFO_BYTES};
-pub use reader::{parse, parse_with, Gguf, Kv, TensorInfo};
 pub use nul_twin::c_string_form;
+pub use reader::{parse, parse_with, Gguf, Kv, TensorInfo};
 pub use rule_layer::RuleLayer;
 pub use value::{ArrayView, MetaValue, Scalar, StrIter, Value, ValueType};
 pub use writer::{GgufStream, GgufWriter, WriterTensor};

@@ -87,7 +87,7 @@ mod tests {
         assert_eq!(e.class, C::GgufNameNulTwin);
         assert_eq!(e.offset, Some(90));
         assert_eq!(e.field, "tensor_infos[1].name");
-        assert!(e.detail.contains(r#""a\u{0}""#), "{e}");
+        assert!(e.detail.contains(r#""a\0""#), "{e}");
         assert!(check_nul_twins(&["a", "b"], &[1, 2], NameKind::Key).is_ok());
     }
 }

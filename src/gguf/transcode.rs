@@ -5,7 +5,7 @@
 //! * [`retag_legacy`]: the header-only retag of tensors resolved to a layout the table marks
 //!   `retag_to` (legacy Prism id 42 → 142), the rest of the file copied verbatim.
 
-use super::{GgufWriter, Gguf, TensorInfo};
+use super::{Gguf, GgufWriter, TensorInfo};
 use crate::codec::transcode::{pq2_to_ptq1_into_at, ptq1_to_pq2_into};
 use crate::codec::TernaryType;
 use crate::error::{Error, ErrorClass as C, Result};
@@ -19,7 +19,9 @@ const HEADER_BYTES: usize = 24;
 
 /// What a tensor becomes: its target format when it is the other ternary format.
 fn target_of(t: &TensorInfo<'_>, to: TernaryType) -> Option<TernaryType> {
-    TernaryType::of_ggml(t.ggml).filter(|&from| from != to).map(|_| to)
+    TernaryType::of_ggml(t.ggml)
+        .filter(|&from| from != to)
+        .map(|_| to)
 }
 
 fn werr(what: &str, e: std::io::Error) -> Error {
@@ -58,7 +60,12 @@ pub fn transcode<W: Write>(g: &Gguf<'_>, to: TernaryType, out: W) -> Result<(W, 
 
 /// Converts a whole run of blocks of `to.other()` into `to`, `CHUNK_BLOCKS` at a time; returns
 /// the bytes written. Errors name the tensor, the block and the absolute byte offset.
-fn convert<W: Write>(t: &TensorInfo<'_>, bytes: &[u8], to: TernaryType, out: &mut W) -> Result<u64> {
+fn convert<W: Write>(
+    t: &TensorInfo<'_>,
+    bytes: &[u8],
+    to: TernaryType,
+    out: &mut W,
+) -> Result<u64> {
     let in_tensor = |e: Error| Error {
         offset: e.offset.and_then(|o| o.checked_add(t.abs_offset)),
         field: format!("tensor '{}' {}", t.name, e.field),
@@ -66,7 +73,10 @@ fn convert<W: Write>(t: &TensorInfo<'_>, bytes: &[u8], to: TernaryType, out: &mu
     };
     let (from_bb, to_bb) = (to.other().block_bytes(), to.block_bytes());
     // The whole length first: a partial block is `codec.length` before anything is written.
-    to.other().codec().blocks_in(bytes.len()).map_err(in_tensor)?;
+    to.other()
+        .codec()
+        .blocks_in(bytes.len())
+        .map_err(in_tensor)?;
     let mut buf = vec![0u8; CHUNK_BLOCKS * to_bb];
     let mut wrote = 0u64;
     for (k, src) in bytes.chunks(CHUNK_BLOCKS * from_bb).enumerate() {
@@ -107,7 +117,10 @@ pub fn retag_legacy<W: Write>(g: &Gguf<'_>, mut out: W) -> Result<(W, usize)> {
                     C::GgufTensorType,
                     t.info_offset,
                     t.name,
-                    format!("type field of tensor '{}' not found where its record puts it", t.name),
+                    format!(
+                        "type field of tensor '{}' not found where its record puts it",
+                        t.name
+                    ),
                 )
             })?;
         patches.push((at, new_id, t.name));
@@ -116,7 +129,8 @@ pub fn retag_legacy<W: Write>(g: &Gguf<'_>, mut out: W) -> Result<(W, usize)> {
     let mut pos = 0usize;
     for &(at, id, name) in &patches {
         out.write_all(&src[pos..at]).map_err(|e| werr(name, e))?;
-        out.write_all(&id.to_le_bytes()).map_err(|e| werr(name, e))?;
+        out.write_all(&id.to_le_bytes())
+            .map_err(|e| werr(name, e))?;
         pos = at + 4;
     }
     out.write_all(&src[pos..]).map_err(|e| werr("output", e))?;

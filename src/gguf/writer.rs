@@ -386,10 +386,7 @@ impl<W: Write> GgufStream<'_, W> {
     /// Writes the next tensor through `fill`, which writes its bytes to the output in any
     /// number of pieces and returns how many it wrote (must equal the tensor's size): converts
     /// a tensor without holding it whole. `fill`'s errors pass through with their class.
-    pub fn write_tensor_with(
-        &mut self,
-        fill: impl FnOnce(&mut W) -> Result<u64>,
-    ) -> Result<()> {
+    pub fn write_tensor_with(&mut self, fill: impl FnOnce(&mut W) -> Result<u64>) -> Result<()> {
         let n = self.w.tensors.get(self.next).map(|t| t.nbytes).unwrap_or(0);
         let name = self.begin(n)?.name.clone();
         let wrote = fill(&mut self.out)?;
