@@ -107,10 +107,11 @@ fn transcode_streams_a_huge_metadata_array() {
         transcode_capped(&i, &o, &["--to", "pq2_0"]),
         Outcome::Success
     );
-    // The KV block is copied byte for byte.
+    // The KV block is copied byte for byte; the writer pads the (empty) data section to the
+    // alignment.
     let (a, b) = (std::fs::read(&i).unwrap(), std::fs::read(&o).unwrap());
-    assert_eq!(a.len(), b.len());
-    assert!(a == b, "no tensors: the output is the input");
+    assert!(b.starts_with(&a), "the output starts with the input");
+    assert!(b[a.len()..].iter().all(|&x| x == 0) && b.len() % 32 == 0 && b.len() - a.len() < 32);
 }
 
 #[test]
@@ -136,12 +137,13 @@ fn retag_streams_a_multi_gib_file() {
         .unwrap();
     let mut w = GgufWriter::new();
     w.kv("general.architecture", "hostile");
-    // 4096 blocks per row × 11,565 rows × 34 B = 1.5 GiB of (sparse, all-zero) data.
+    // 4096 blocks per row × 11,565 rows × 34 B ≈ 1.5 GiB of (sparse, all-zero) data.
     w.tensor_as("blk.0.ffn_up.weight", &[128 * 4096, 11_565], legacy)
         .unwrap();
     let head = w.header_bytes().unwrap();
     let total = w.file_len().unwrap();
-    assert!(total > 3 * GIB / 2);
+    // More than 1 GiB: a copy of the input next to its map exceeds the cap.
+    assert!(total > 14 * GIB / 10);
     let d = tempfile::tempdir().unwrap();
     let (i, o) = (d.path().join("legacy.gguf"), d.path().join("retagged.gguf"));
     std::fs::write(&i, &head).unwrap();
