@@ -52,6 +52,7 @@ mod nul_twin;
 mod reader;
 mod rule_layer;
 mod tensor_infos;
+/// Whole-file ternary transcoding and the id-42 retag, streamed.
 pub mod transcode;
 mod value;
 mod writer;
@@ -73,7 +74,9 @@ use crate::spec::GgmlType;
 /// Which rule set the reader applies (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
+    /// `ggml/docs/gguf.md` rules.
     Spec,
+    /// Mainline `gguf.cpp` + loader + recommended rules.
     Strict,
 }
 
@@ -92,7 +95,9 @@ pub enum Id42Policy {
 /// Reader options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
+    /// The rule set.
     pub mode: Mode,
+    /// How type id 42 is read.
     pub id42: Id42Policy,
 }
 
@@ -167,20 +172,24 @@ pub struct GgufFile {
 }
 
 impl GgufFile {
+    /// Maps `path` (read-only).
     pub fn open(path: &std::path::Path) -> Result<GgufFile> {
         Ok(GgufFile {
             map: crate::fsio::map_file(path)?,
         })
     }
 
+    /// The whole file.
     pub fn bytes(&self) -> &[u8] {
         &self.map
     }
 
+    /// Parses the map under `mode`.
     pub fn parse(&self, mode: Mode) -> Result<Gguf<'_>> {
         parse(&self.map, mode)
     }
 
+    /// Parses the map with `opts`.
     pub fn parse_with(&self, opts: Options) -> Result<Gguf<'_>> {
         parse_with(&self.map, opts)
     }

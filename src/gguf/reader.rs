@@ -23,7 +23,9 @@ use std::collections::HashMap;
 /// One metadata key/value pair, in file order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kv<'a> {
+    /// The key (non-empty, unique in the file).
     pub key: &'a str,
+    /// The value, borrowing the file bytes.
     pub value: Value<'a>,
     /// Absolute offset of the record (its key length field).
     pub offset: u64,
@@ -36,7 +38,9 @@ pub struct Kv<'a> {
 pub struct TensorInfo<'a> {
     /// Position in the tensor-info list.
     pub index: usize,
+    /// The tensor name (unique in the file).
     pub name: &'a str,
+    /// Number of stored dims (1..=4).
     pub n_dims: u32,
     /// ne[0] innermost; entries past `n_dims` are 1.
     pub ne: [u64; 4],
@@ -48,7 +52,9 @@ pub struct TensorInfo<'a> {
     pub offset: u64,
     /// Absolute offset in the file.
     pub abs_offset: u64,
+    /// Data bytes (without padding) for the resolved type.
     pub nbytes: u64,
+    /// Product of the dims.
     pub n_elements: u64,
     /// Absolute offset of the tensor-info record.
     pub info_offset: u64,
@@ -95,8 +101,11 @@ impl TensorInfo<'_> {
 /// A parsed GGUF file borrowing its bytes.
 #[derive(Debug)]
 pub struct Gguf<'a> {
+    /// The header version (2 or 3).
     pub version: u32,
+    /// The rule set the file was parsed under.
     pub mode: Mode,
+    /// The data alignment (`general.alignment` or the default 32).
     pub alignment: u64,
     /// Absolute offset of the data section: `align_up(end of tensor infos, alignment)`.
     pub data_offset: u64,
@@ -104,7 +113,9 @@ pub struct Gguf<'a> {
     pub tensor_info_offset: u64,
     /// Absolute offset where the tensor-info list ends.
     pub tensor_info_end: u64,
+    /// The metadata, in file order.
     pub kvs: Vec<Kv<'a>>,
+    /// The tensor infos, in file order.
     pub tensors: Vec<TensorInfo<'a>>,
     /// Non-fatal findings, e.g. legacy id-42 tensors that should be retagged.
     pub warnings: Vec<String>,
@@ -119,10 +130,12 @@ impl<'a> Gguf<'a> {
         self.bytes
     }
 
+    /// The value of `key`, if present.
     pub fn get(&self, key: &str) -> Option<&Value<'a>> {
         self.kv_index.get(key).map(|&i| &self.kvs[i].value)
     }
 
+    /// The record of `key`, if present.
     pub fn kv(&self, key: &str) -> Option<&Kv<'a>> {
         self.kv_index.get(key).map(|&i| &self.kvs[i])
     }
@@ -156,18 +169,23 @@ impl<'a> Gguf<'a> {
         T::from_value(&kv.value).ok_or_else(|| Self::type_err(kv, T::TYPE.name()))
     }
 
+    /// A required U32.
     pub fn get_u32(&self, key: &str) -> Result<u32> {
         self.get_as(key)
     }
+    /// A required I32.
     pub fn get_i32(&self, key: &str) -> Result<i32> {
         self.get_as(key)
     }
+    /// A required U64.
     pub fn get_u64(&self, key: &str) -> Result<u64> {
         self.get_as(key)
     }
+    /// A required F32.
     pub fn get_f32(&self, key: &str) -> Result<f32> {
         self.get_as(key)
     }
+    /// A required BOOL.
     pub fn get_bool(&self, key: &str) -> Result<bool> {
         self.get_as(key)
     }
@@ -180,6 +198,7 @@ impl<'a> Gguf<'a> {
             .ok_or_else(|| Self::type_err(kv, "a non-negative integer"))
     }
 
+    /// A required STRING.
     pub fn get_str(&self, key: &str) -> Result<&'a str> {
         let kv = self.require(key)?;
         kv.value
@@ -187,6 +206,7 @@ impl<'a> Gguf<'a> {
             .ok_or_else(|| Self::type_err(kv, "STRING"))
     }
 
+    /// A required ARRAY.
     pub fn get_array(&self, key: &str) -> Result<ArrayView<'a>> {
         let kv = self.require(key)?;
         kv.value
@@ -201,6 +221,7 @@ impl<'a> Gguf<'a> {
             .map_err(|e| e.with_field(key))
     }
 
+    /// A required array of STRINGs.
     pub fn get_strs(&self, key: &str) -> Result<Vec<&'a str>> {
         self.get_array(key)?
             .as_strs()
@@ -213,6 +234,7 @@ impl<'a> Gguf<'a> {
             .and_then(|v| v.as_str())
     }
 
+    /// The tensor named `name`, if present.
     pub fn tensor(&self, name: &str) -> Option<&TensorInfo<'a>> {
         self.tensor_index.get(name).map(|&i| &self.tensors[i])
     }

@@ -18,9 +18,11 @@ use std::io::{Read, Write};
 /// A tensor as the writer lays it out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriterTensor {
+    /// The tensor name, written as given.
     pub name: String,
     /// ne[0] innermost first; written as given (any length).
     pub dims: Vec<u64>,
+    /// The type id written.
     pub type_id: u32,
     /// Data bytes (without padding).
     pub nbytes: u64,
@@ -29,6 +31,7 @@ pub struct WriterTensor {
 }
 
 #[derive(Clone, Debug)]
+/// Builds a GGUF file deterministically (see the module docs).
 pub struct GgufWriter {
     version: u32,
     alignment: u64,
@@ -47,6 +50,7 @@ fn werr(what: &str, detail: impl Into<String>) -> Error {
 }
 
 impl GgufWriter {
+    /// An empty version-3 file with the default alignment.
     pub fn new() -> GgufWriter {
         GgufWriter {
             version: 3,
@@ -136,6 +140,7 @@ impl GgufWriter {
         self
     }
 
+    /// The tensors added so far.
     pub fn tensors(&self) -> &[WriterTensor] {
         &self.tensors
     }
