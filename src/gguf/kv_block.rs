@@ -2,6 +2,7 @@
 //! interprets (`general.alignment`, and in strict mode `general.architecture`).
 
 use super::cursor::Cur;
+use super::nul_twin::{check_nul_twins, NameKind};
 use super::reader::Kv;
 use super::value::{Value, ValueType};
 use crate::error::{Error, ErrorClass as C, Result};
@@ -71,6 +72,13 @@ fn read_kv<'a>(c: &mut Cur<'a>, i: u64, seen: &HashMap<&'a str, usize>) -> Resul
         offset: rec,
         value_offset: tpos,
     })
+}
+
+/// Strict mode: no two keys equal up to a NUL byte (`gguf.name_nul_twin`).
+pub(super) fn check_key_nul_twins(block: &KvBlock<'_>) -> Result<()> {
+    let keys: Vec<&str> = block.kvs.iter().map(|k| k.key).collect();
+    let at: Vec<u64> = block.kvs.iter().map(|k| k.offset).collect();
+    check_nul_twins(&keys, &at, NameKind::Key)
 }
 
 /// `general.alignment`: absent → the default; else a U32 that is a non-zero power of two.

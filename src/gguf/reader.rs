@@ -8,12 +8,11 @@
 use super::cursor::Cur;
 use super::header::read_header;
 use super::id42::{id42_candidates, resolve_id42, Geometry};
-use super::kv_block::{alignment_of, check_architecture, read_kvs};
+use super::kv_block::{alignment_of, check_architecture, check_key_nul_twins, read_kvs};
 use super::layout::{
     check_bounds, check_no_overlap, check_offsets_aligned, place_tensors, DataSection,
 };
-use super::nul_twin::{check_nul_twins, NameKind};
-use super::tensor_infos::{read_tensor_infos, InfoRules};
+use super::tensor_infos::{check_name_nul_twins, read_tensor_infos, InfoRules};
 use super::value::{ArrayView, Scalar, Value};
 use super::{Id42Policy, Mode, Options};
 use crate::error::{align_up, Error, ErrorClass as C, Result};
@@ -278,9 +277,7 @@ pub fn parse_with(bytes: &[u8], opts: Options) -> Result<Gguf<'_>> {
     let header = read_header(&mut c)?;
     let kv = read_kvs(&mut c, header.kv_count)?;
     if strict {
-        let keys: Vec<&str> = kv.kvs.iter().map(|k| k.key).collect();
-        let at: Vec<u64> = kv.kvs.iter().map(|k| k.offset).collect();
-        check_nul_twins(&keys, &at, NameKind::Key)?;
+        check_key_nul_twins(&kv)?;
     }
     let tensor_info_offset = c.at();
     let alignment = alignment_of(&kv)?;
@@ -288,20 +285,10 @@ pub fn parse_with(bytes: &[u8], opts: Options) -> Result<Gguf<'_>> {
         check_architecture(&kv)?;
     }
     let id42 = id42_candidates();
-    let rules = InfoRules {
-        strict,
-        max_name: if strict {
-            g.strict.max_tensor_name_bytes
-        } else {
-            64
-        },
-        id42: &id42,
-    };
+    let rules = InfoRules::new(strict, &id42);
     let infos = read_tensor_infos(&mut c, header.tensor_count, &rules)?;
     if strict {
-        let names: Vec<&str> = infos.pend.iter().map(|p| p.name).collect();
-        let at: Vec<u64> = infos.pend.iter().map(|p| p.info_offset).collect();
-        check_nul_twins(&names, &at, NameKind::Tensor)?;
+        check_name_nul_twins(&infos)?;
     }
     let tensor_info_end = c.at();
     // pos <= file_len and alignment <= 2^31, so this cannot overflow; checked anyway.

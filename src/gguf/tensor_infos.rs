@@ -3,6 +3,7 @@
 //! Offsets are only read here; their layout is the next phase's business.
 
 use super::cursor::Cur;
+use super::nul_twin::{check_nul_twins, NameKind};
 use super::tensor_size;
 use crate::error::{Error, ErrorClass as C, Result};
 use crate::spec::GgmlType;
@@ -32,6 +33,28 @@ pub(super) struct InfoRules<'t> {
     pub(super) max_name: u64,
     /// Types sharing the ambiguous id (empty when the table defines none).
     pub(super) id42: &'t [&'static GgmlType],
+}
+
+impl<'t> InfoRules<'t> {
+    /// The rules of `strict` or spec mode: names < 64 bytes (strict, from the table) or ≤ 64.
+    pub(super) fn new(strict: bool, id42: &'t [&'static GgmlType]) -> InfoRules<'t> {
+        let max_name = match strict {
+            true => crate::spec::get().gguf.strict.max_tensor_name_bytes,
+            false => 64,
+        };
+        InfoRules {
+            strict,
+            max_name,
+            id42,
+        }
+    }
+}
+
+/// Strict mode: no two tensor names equal up to a NUL byte (`gguf.name_nul_twin`).
+pub(super) fn check_name_nul_twins(infos: &TensorInfos<'_>) -> Result<()> {
+    let names: Vec<&str> = infos.pend.iter().map(|p| p.name).collect();
+    let at: Vec<u64> = infos.pend.iter().map(|p| p.info_offset).collect();
+    check_nul_twins(&names, &at, NameKind::Tensor)
 }
 
 pub(super) fn read_tensor_infos<'a>(
