@@ -136,3 +136,90 @@ pub fn retag_legacy<W: Write>(g: &Gguf<'_>, mut out: W) -> Result<(W, usize)> {
     out.write_all(&src[pos..]).map_err(|e| werr("output", e))?;
     Ok((out, patches.len()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gguf::{parse, Mode};
+
+    /// A GGUF with `general.alignment` after another key (so a verbatim KV block is visible),
+    /// one F32 tensor and one `ty` tensor of `blocks` blocks filled by `fill`.
+    fn file(ty: TernaryType, blocks: u64, fill: impl Fn(usize) -> u8) -> Vec<u8> {
+        let mut w = GgufWriter::new();
+        w.kv("general.architecture", "hostile");
+        w.alignment(64).unwrap();
+        w.kv("hostile.tail", MetaValue::U32(7));
+        w.tensor("f", &[4], 0).unwrap();
+        w.tensor_as("t", &[128 * blocks], ty.ggml()).unwrap();
+        let data: Vec<u8> = (0..blocks as usize * ty.block_bytes()).map(fill).collect();
+        w.to_bytes(&[&[1u8; 16], &data]).unwrap()
+    }
+    use crate::gguf::MetaValue;
+
+    #[test]
+    fn round_trip_across_chunks_is_the_identity_and_keeps_the_kv_block() {
+        let blocks = CHUNK_BLOCKS as u64 * 2 + 3;
+        // Canonical PTQ1_0 blocks: trits from a pattern, scale bits from the index.
+        let mut src = Vec::new();
+        for b in 0..blocks as usize {
+            let trits: [u8; 128] = std::array::from_fn(|i| ((i * 7 + b) % 3) as u8);
+            src.extend_from_slice(&crate::codec::ptq1::encode_block(&trits, b as u16));
+        }
+        let bytes = file(TernaryType::Ptq1_0, blocks, |i| src[i]);
+        let g = parse(&bytes, Mode::Strict).unwrap();
+        let (pq, n) = transcode(&g, TernaryType::Pq2_0, Vec::new()).unwrap();
+        assert_eq!(n, 1);
+        let gp = parse(&pq, Mode::Strict).unwrap();
+        assert_eq!(
+            gp.tensor("t").unwrap().type_id,
+            TernaryType::Pq2_0.type_id()
+        );
+        let kv = |g: &Gguf<'_>| g.bytes()[24..g.tensor_info_offset as usize].to_vec();
+        assert_eq!(kv(&gp), kv(&g), "KV block verbatim");
+        let (back, _) = transcode(&gp, TernaryType::Ptq1_0, Vec::new()).unwrap();
+        assert_eq!(back, bytes);
+    }
+
+    #[test]
+    fn code_3_past_the_first_chunk_names_its_block_and_file_offset() {
+        let blocks = CHUNK_BLOCKS as u64 + 10;
+        let bad_block = CHUNK_BLOCKS + 4;
+        // 0x55: every code 1 (a zero trit); one byte of qs holds code 3 at element 4 * 5 + 1.
+        let at = bad_block * 34 + 2 + 5;
+        let bytes = file(TernaryType::Pq2_0, blocks, |i| {
+            if i == at {
+                0x5d
+            } else {
+                0x55
+            }
+        });
+        let g = parse(&bytes, Mode::Strict).unwrap();
+        let e = transcode(&g, TernaryType::Ptq1_0, Vec::new()).unwrap_err();
+        assert_eq!(e.class, C::CodecUnsupported);
+        assert_eq!(e.field, format!("tensor 't' block[{bad_block}].qs[5]"));
+        let t = g.tensor("t").unwrap();
+        assert_eq!(e.offset, Some(t.abs_offset + at as u64));
+        assert_eq!(g.bytes()[e.offset.unwrap() as usize], 0x5d);
+    }
+
+    #[test]
+    fn retag_changes_only_the_type_field_of_legacy_tensors() {
+        let spec = crate::spec::get();
+        let legacy = spec.ggml_type_named("Q2_0_PRISM_LEGACY").unwrap();
+        let mut w = GgufWriter::new();
+        w.kv("general.architecture", "hostile");
+        w.tensor("f", &[8], 0).unwrap();
+        w.tensor_as("q", &[128 * 64], legacy).unwrap();
+        let bytes = w.to_bytes(&[&[0u8; 32], &[0x55u8; 64 * 34]]).unwrap();
+        let g = parse(&bytes, Mode::Strict).unwrap();
+        let (out, n) = retag_legacy(&g, Vec::new()).unwrap();
+        assert_eq!(n, 1);
+        let diff: Vec<usize> = (0..out.len()).filter(|&k| out[k] != bytes[k]).collect();
+        assert_eq!(diff.len(), 1, "42 -> 142 differs in one byte");
+        let q = parse(&out, Mode::Strict).unwrap();
+        assert_eq!(q.tensor("q").unwrap().type_id, legacy.retag_to.unwrap());
+        // Nothing to retag: a verbatim copy.
+        let (same, n) = retag_legacy(&q, Vec::new()).unwrap();
+        assert_eq!((same, n), (out, 0));
+    }
+}
