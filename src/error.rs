@@ -66,6 +66,7 @@ error_classes! {
     GgufTensorMissing => "gguf.tensor_missing",
     GgufTensorShape => "gguf.tensor_shape",
     GgufId42Ambiguous => "gguf.id42_ambiguous",
+    GgufNameNulTwin => "gguf.name_nul_twin",
     NinferTruncated => "ninfer.truncated",
     NinferMagic => "ninfer.magic",
     NinferMagicV1 => "ninfer.magic_v1",

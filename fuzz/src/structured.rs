@@ -7,9 +7,9 @@
 //! A description is well-formed when all of these hold:
 //! * version is 3 or 2; alignment is the default or a power of two 1..=4096 set with
 //!   `GgufWriter::alignment`; `general.architecture` is a string;
-//! * every KV key is unique, non-empty and not `general.alignment`/`general.architecture`,
+//! * every KV key is unique (also up to a NUL byte: `gguf.name_nul_twin`), non-empty and not `general.alignment`/`general.architecture`,
 //!   and every value is a proper scalar, string or array (no `Raw`, no mixed array);
-//! * every tensor has a unique non-empty name shorter than 64 bytes, a known `types` id,
+//! * every tensor has a unique (also up to a NUL byte) non-empty name shorter than 64 bytes, a known `types` id,
 //!   dims from [`ShapeChoice::Blocks`] (ne[0] a multiple of the block size, small), and the
 //!   writer's own offset (running padded sum);
 //! * the file is not truncated; trailing bytes only when no tensor has id 42 (they would
@@ -389,6 +389,8 @@ pub fn render(d: &GgufDesc) -> Option<Rendered> {
         }
     }
     let mut seen: HashSet<String> = keys.iter().cloned().collect();
+    // Keys equal up to a NUL byte are refused in strict mode (gguf.name_nul_twin).
+    let mut seen_c: HashSet<String> = keys.iter().map(|k| gguf::c_string_form(k).to_owned()).collect();
     for (i, kv) in d.kvs.iter().take(MAX_KVS).enumerate() {
         let key = match &kv.key {
             KeyChoice::Fresh => format!("fz.{i}"),
@@ -400,7 +402,11 @@ pub fn render(d: &GgufDesc) -> Option<Rendered> {
         // general.alignment / general.architecture carry type rules of their own: a generated
         // value under those names is a hostile field, not part of a well-formed file.
         let reserved = key == align_key || key == s.gguf.architecture_key;
-        wf &= !key.is_empty() && !reserved && seen.insert(key.clone()) && kv.value.well_formed();
+        wf &= !key.is_empty()
+            && !reserved
+            && seen.insert(key.clone())
+            && seen_c.insert(gguf::c_string_form(&key).to_owned())
+            && kv.value.well_formed();
         add_kv(&mut w, &mut kvs, &key, kv.value.meta());
         keys.push(key);
     }
@@ -464,7 +470,9 @@ pub fn render(d: &GgufDesc) -> Option<Rendered> {
         };
         wf &= !name.is_empty()
             && (name.len() as u64) < s.gguf.strict.max_tensor_name_bytes
-            && !names.contains(&name)
+            && !names
+                .iter()
+                .any(|n| gguf::c_string_form(n) == gguf::c_string_form(&name))
             && matches!(t.offset, OffsetChoice::Auto);
         names.push(name.clone());
         tensors.push((

@@ -16,9 +16,11 @@ pub mod ptq1;
 pub mod q1_0;
 pub mod q2s_planar;
 pub mod q8_0;
+pub mod ternary;
 pub mod tq1;
 pub mod tq2;
 pub mod transcode;
+pub use ternary::TernaryType;
 
 use crate::error::{Error, ErrorClass, Result};
 

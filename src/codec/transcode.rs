@@ -38,6 +38,12 @@ pub fn ptq1_to_pq2_into(bytes: &[u8], out: &mut [u8]) -> Result<()> {
 /// Transcodes a run of whole PQ2_0 blocks into `out` (the same number of PTQ1_0 blocks).
 /// A code 3 anywhere is an error naming the block, element and byte offset in `bytes`.
 pub fn pq2_to_ptq1_into(bytes: &[u8], out: &mut [u8]) -> Result<()> {
+    pq2_to_ptq1_into_at(bytes, out, 0)
+}
+
+/// [`pq2_to_ptq1_into`] for a run that starts at block `first_block` of a larger one: errors
+/// name blocks and byte offsets in the larger run's frame (for chunked conversion).
+pub fn pq2_to_ptq1_into_at(bytes: &[u8], out: &mut [u8], first_block: usize) -> Result<()> {
     let n = Codec::Pq2_0.blocks_in(bytes.len())?;
     check_out(Codec::Ptq1_0, n, out.len())?;
     for (i, (src, dst)) in bytes
@@ -48,10 +54,13 @@ pub fn pq2_to_ptq1_into(bytes: &[u8], out: &mut [u8]) -> Result<()> {
         match pq2_to_ptq1_block(src.try_into().unwrap()) {
             Ok(b) => dst.copy_from_slice(&b),
             Err(j) => {
-                let off = i * pq2::PQ2_0_BYTES + 2 + j / 4;
+                let i = first_block.saturating_add(i);
+                let off = (i as u64)
+                    .saturating_mul(pq2::PQ2_0_BYTES as u64)
+                    .saturating_add(2 + j as u64 / 4);
                 return Err(Error::at(
                     ErrorClass::CodecUnsupported,
-                    off as u64,
+                    off,
                     format!("block[{i}].qs[{}]", j / 4),
                     format!(
                         "PQ2_0 block {i} element {j} (bits {}..{} of that byte) holds code 3 (+2d), which is not a trit; PTQ1_0 cannot represent it",
@@ -65,12 +74,15 @@ pub fn pq2_to_ptq1_into(bytes: &[u8], out: &mut [u8]) -> Result<()> {
     Ok(())
 }
 
+/// A run of whole PTQ1_0 blocks as PQ2_0, in a new buffer.
 pub fn ptq1_to_pq2(bytes: &[u8]) -> Result<Vec<u8>> {
     let mut out = vec![0u8; Codec::Ptq1_0.blocks_in(bytes.len())? * pq2::PQ2_0_BYTES];
     ptq1_to_pq2_into(bytes, &mut out)?;
     Ok(out)
 }
 
+/// A run of whole PQ2_0 blocks as PTQ1_0, in a new buffer (code 3 refused, see
+/// [`pq2_to_ptq1_into`]).
 pub fn pq2_to_ptq1(bytes: &[u8]) -> Result<Vec<u8>> {
     let mut out = vec![0u8; Codec::Pq2_0.blocks_in(bytes.len())? * ptq1::BLOCK_BYTES];
     pq2_to_ptq1_into(bytes, &mut out)?;
@@ -78,8 +90,9 @@ pub fn pq2_to_ptq1(bytes: &[u8]) -> Result<Vec<u8>> {
 }
 
 fn check_out(to: Codec, blocks: usize, len: usize) -> Result<()> {
-    let want = blocks * to.block_bytes();
-    if len != want {
+    let want = blocks.checked_mul(to.block_bytes());
+    if want != Some(len) {
+        let want = want.map_or("more than usize::MAX".to_string(), |w| w.to_string());
         return Err(Error::new(
             ErrorClass::CodecLength,
             to.name(),

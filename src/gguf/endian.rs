@@ -15,7 +15,9 @@ use crate::error::{Error, ErrorClass as C, Result};
 /// The byte order a file is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ByteOrder {
+    /// Little-endian (every file this suite reads).
     Little,
+    /// Big-endian (the byte-swapped variant).
     Big,
 }
 
@@ -43,17 +45,7 @@ pub fn swap_byte_order(bytes: &[u8], from: ByteOrder) -> Result<Vec<u8>> {
     w.int(4, "header.version")?;
     let n_tensors = w.int(8, "header.tensor_count")?;
     let n_kv = w.int(8, "header.kv_count")?;
-    let mut alignment = crate::spec::get().gguf.default_alignment as u64;
-    for i in 0..n_kv {
-        let field = format!("kv[{i}]");
-        let klen = w.int(8, &field)?;
-        let key = w.skip(klen, &field)?;
-        let ty = w.int(4, &field)?;
-        let v = w.value(ty as u32, &field)?;
-        if key == b"general.alignment" && ty == 4 {
-            alignment = v;
-        }
-    }
+    let alignment = swap_kvs(&mut w, n_kv)?;
     let mut tensors = Vec::new();
     for i in 0..n_tensors {
         let field = format!("tensor_infos[{i}]");
@@ -72,7 +64,10 @@ pub fn swap_byte_order(bytes: &[u8], from: ByteOrder) -> Result<Vec<u8>> {
         // The reader refuses it with its own class; nothing below depends on it then.
         return Ok(w.out);
     }
-    let data_offset = (w.pos as u64).div_ceil(alignment) * alignment;
+    // pos <= file length and alignment <= u32::MAX: cannot wrap; checked anyway.
+    let Some(data_offset) = (w.pos as u64).div_ceil(alignment).checked_mul(alignment) else {
+        return Ok(w.out); // the reader reports it
+    };
     let spec = crate::spec::get();
     for (i, (ne, ty, offset)) in tensors.iter().enumerate() {
         let t = spec.ggml_type(*ty).ok_or_else(|| {
@@ -115,6 +110,23 @@ pub fn swap_byte_order(bytes: &[u8], from: ByteOrder) -> Result<Vec<u8>> {
         }
     }
     Ok(w.out)
+}
+
+/// Swaps the KV block in place; returns the layout alignment it declares (the default when
+/// `general.alignment` is absent or not a U32).
+fn swap_kvs(w: &mut Walk<'_>, n_kv: u64) -> Result<u64> {
+    let mut alignment = crate::spec::get().gguf.default_alignment as u64;
+    for i in 0..n_kv {
+        let field = format!("kv[{i}]");
+        let klen = w.int(8, &field)?;
+        let key = w.skip(klen, &field)?;
+        let ty = w.int(4, &field)?;
+        let v = w.value(ty as u32, &field)?;
+        if key == b"general.alignment" && ty == 4 {
+            alignment = v;
+        }
+    }
+    Ok(alignment)
 }
 
 struct Walk<'a> {

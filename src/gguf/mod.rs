@@ -17,7 +17,9 @@
 //! * [`Mode::Spec`] follows `ggml/docs/gguf.md`: names ≤ 64 bytes, offsets aligned, tensors must not
 //!   overlap, `general.architecture` optional.
 //! * [`Mode::Strict`] follows mainline `gguf.cpp`: names < 64 bytes, each offset equals the running
-//!   sum of padded sizes, `general.architecture` required.
+//!   sum of padded sizes, `general.architecture` required; and refuses NUL twins (keys or tensor
+//!   names equal up to a NUL byte, `gguf.name_nul_twin`, layer `recommended`: mainline accepts
+//!   them but its C-string API hands them out as one name).
 //!
 //! Both modes refuse duplicate keys (the spec says keys are unique; one class), `n_dims` 0 and
 //! alignments that are not a non-zero power of two (`gguf.md` says "a multiple of 8", mainline
@@ -40,14 +42,25 @@
 //!   mainline g64 with a warning. A last tensor shorter than both candidates is left to the
 //!   bounds check (it is a truncation, not an ambiguity).
 
+mod cursor;
 mod endian;
+mod header;
+mod id42;
+mod kv_block;
+mod layout;
+mod nul_twin;
 mod reader;
 mod rule_layer;
+mod tensor_infos;
+/// Whole-file ternary transcoding and the id-42 retag, streamed.
+pub mod transcode;
 mod value;
 mod writer;
 
 pub use endian::{is_big_endian, swap_byte_order, ByteOrder};
-pub use reader::{parse, parse_with, Gguf, Kv, TensorInfo, MIN_KV_BYTES, MIN_TENSOR_INFO_BYTES};
+pub use header::{MIN_KV_BYTES, MIN_TENSOR_INFO_BYTES};
+pub use nul_twin::c_string_form;
+pub use reader::{parse, parse_with, Gguf, Kv, TensorInfo};
 pub use rule_layer::RuleLayer;
 pub use value::{ArrayView, MetaValue, Scalar, StrIter, Value, ValueType};
 pub use writer::{GgufStream, GgufWriter, WriterTensor};
@@ -58,7 +71,9 @@ use crate::spec::GgmlType;
 /// Which rule set the reader applies (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
+    /// `ggml/docs/gguf.md` rules.
     Spec,
+    /// Mainline `gguf.cpp` + loader + recommended rules.
     Strict,
 }
 
@@ -77,7 +92,9 @@ pub enum Id42Policy {
 /// Reader options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
+    /// The rule set.
     pub mode: Mode,
+    /// How type id 42 is read.
     pub id42: Id42Policy,
 }
 
@@ -152,20 +169,24 @@ pub struct GgufFile {
 }
 
 impl GgufFile {
+    /// Maps `path` (read-only).
     pub fn open(path: &std::path::Path) -> Result<GgufFile> {
         Ok(GgufFile {
             map: crate::fsio::map_file(path)?,
         })
     }
 
+    /// The whole file.
     pub fn bytes(&self) -> &[u8] {
         &self.map
     }
 
+    /// Parses the map under `mode`.
     pub fn parse(&self, mode: Mode) -> Result<Gguf<'_>> {
         parse(&self.map, mode)
     }
 
+    /// Parses the map with `opts`.
     pub fn parse_with(&self, opts: Options) -> Result<Gguf<'_>> {
         parse_with(&self.map, opts)
     }

@@ -10,7 +10,8 @@
 //!   tensors and shapes.
 //! * [`RuleLayer::Recommended`]: neither refuses it; this suite recommends refusing it
 //!   (strings not UTF-8, BOOL bytes other than 0/1, `n_dims` 0, a zero dimension, mixed id-42
-//!   layouts).
+//!   layouts, and in strict mode NUL twins: keys or tensor names equal up to a NUL byte, which
+//!   mainline accepts but hands out as one C string).
 //! * [`RuleLayer::Spec`]: the GGUF specification (`ggml/docs/gguf.md`) forbids it where
 //!   mainline's rules differ (`Mode::Spec` cases).
 //!
@@ -18,15 +19,21 @@
 
 use std::fmt;
 
+/// The body of rules a refusal belongs to (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RuleLayer {
+    /// Mainline `gguf.cpp` refuses the file.
     Mainline,
+    /// llama.cpp's model loader refuses what `gguf.cpp` accepts.
     Loader,
+    /// Neither refuses; this suite recommends refusing.
     Recommended,
+    /// The GGUF specification forbids it where mainline differs.
     Spec,
 }
 
 impl RuleLayer {
+    /// Every layer, in table order.
     pub const ALL: [RuleLayer; 4] = [
         RuleLayer::Mainline,
         RuleLayer::Loader,
@@ -44,6 +51,7 @@ impl RuleLayer {
         }
     }
 
+    /// The layer named `s` (`mainline`, `loader`, `recommended`, `spec`).
     pub fn from_name(s: &str) -> Option<RuleLayer> {
         RuleLayer::ALL.into_iter().find(|l| l.name() == s)
     }

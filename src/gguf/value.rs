@@ -5,18 +5,31 @@ use crate::error::{Error, ErrorClass, Result};
 /// A GGUF metadata value type (ids 0..=12; `spec/gguf.json` `value_types`, a test keeps them equal).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ValueType {
+    /// GGUF value type U8.
     U8,
+    /// GGUF value type I8.
     I8,
+    /// GGUF value type U16.
     U16,
+    /// GGUF value type I16.
     I16,
+    /// GGUF value type U32.
     U32,
+    /// GGUF value type I32.
     I32,
+    /// GGUF value type F32.
     F32,
+    /// GGUF value type BOOL.
     Bool,
+    /// GGUF value type STRING.
     String,
+    /// GGUF value type ARRAY.
     Array,
+    /// GGUF value type U64.
     U64,
+    /// GGUF value type I64.
     I64,
+    /// GGUF value type F64.
     F64,
 }
 
@@ -43,6 +56,7 @@ impl ValueType {
         Self::ALL.get(id as usize).copied()
     }
 
+    /// The GGUF type id (0..=12).
     pub fn id(self) -> u32 {
         self as u32
     }
@@ -86,6 +100,7 @@ impl std::fmt::Display for ValueType {
 
 /// A fixed-size scalar that can be read from a GGUF value or array element.
 pub trait Scalar: Sized + Copy {
+    /// The GGUF value type of `Self`.
     const TYPE: ValueType;
     /// Decodes from exactly `TYPE.fixed_size()` little-endian bytes.
     fn read_le(b: &[u8]) -> Self;
@@ -139,22 +154,36 @@ impl Scalar for bool {
 /// A metadata value borrowed from the file bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value<'a> {
+    /// A U8 value (borrowed).
     U8(u8),
+    /// A I8 value (borrowed).
     I8(i8),
+    /// A U16 value (borrowed).
     U16(u16),
+    /// A I16 value (borrowed).
     I16(i16),
+    /// A U32 value (borrowed).
     U32(u32),
+    /// A I32 value (borrowed).
     I32(i32),
+    /// A F32 value (borrowed).
     F32(f32),
+    /// A BOOL value (borrowed).
     Bool(bool),
+    /// A STRING value (borrowed).
     String(&'a str),
+    /// A ARRAY value (borrowed).
     Array(ArrayView<'a>),
+    /// A U64 value (borrowed).
     U64(u64),
+    /// A I64 value (borrowed).
     I64(i64),
+    /// A F64 value (borrowed).
     F64(f64),
 }
 
 impl<'a> Value<'a> {
+    /// The value's GGUF type.
     pub fn value_type(&self) -> ValueType {
         match self {
             Value::U8(_) => ValueType::U8,
@@ -178,6 +207,7 @@ impl<'a> Value<'a> {
         T::from_value(self)
     }
 
+    /// The string, when this is a STRING.
     pub fn as_str(&self) -> Option<&'a str> {
         match self {
             Value::String(s) => Some(s),
@@ -185,6 +215,7 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// The array view, when this is an ARRAY.
     pub fn as_array(&self) -> Option<ArrayView<'a>> {
         match self {
             Value::Array(a) => Some(*a),
@@ -232,7 +263,9 @@ impl<'a> Value<'a> {
 /// (for STRING elements: the concatenated length-prefixed strings, already validated).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ArrayView<'a> {
+    /// The element type (never ARRAY).
     pub elem: ValueType,
+    /// The element count, as declared and checked against the bytes.
     pub count: u64,
     /// The element bytes, starting right after the u64 count.
     pub raw: &'a [u8],
@@ -265,36 +298,47 @@ impl<'a> ArrayView<'a> {
         Ok(self.raw.chunks_exact(size).map(T::read_le).collect())
     }
 
+    /// The elements of a U8 array.
     pub fn as_u8s(&self) -> Result<Vec<u8>> {
         self.as_vec()
     }
+    /// The elements of an I8 array.
     pub fn as_i8s(&self) -> Result<Vec<i8>> {
         self.as_vec()
     }
+    /// The elements of a U16 array.
     pub fn as_u16s(&self) -> Result<Vec<u16>> {
         self.as_vec()
     }
+    /// The elements of an I16 array.
     pub fn as_i16s(&self) -> Result<Vec<i16>> {
         self.as_vec()
     }
+    /// The elements of a U32 array.
     pub fn as_u32s(&self) -> Result<Vec<u32>> {
         self.as_vec()
     }
+    /// The elements of an I32 array.
     pub fn as_i32s(&self) -> Result<Vec<i32>> {
         self.as_vec()
     }
+    /// The elements of an F32 array.
     pub fn as_f32s(&self) -> Result<Vec<f32>> {
         self.as_vec()
     }
+    /// The elements of a BOOL array.
     pub fn as_bools(&self) -> Result<Vec<bool>> {
         self.as_vec()
     }
+    /// The elements of a U64 array.
     pub fn as_u64s(&self) -> Result<Vec<u64>> {
         self.as_vec()
     }
+    /// The elements of an I64 array.
     pub fn as_i64s(&self) -> Result<Vec<i64>> {
         self.as_vec()
     }
+    /// The elements of an F64 array.
     pub fn as_f64s(&self) -> Result<Vec<f64>> {
         self.as_vec()
     }
@@ -381,29 +425,39 @@ impl<'a> Iterator for StrIter<'a> {
 /// An owned metadata value, for [`super::GgufWriter`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum MetaValue {
+    /// A U8 value (owned).
     U8(u8),
+    /// A I8 value (owned).
     I8(i8),
+    /// A U16 value (owned).
     U16(u16),
+    /// A I16 value (owned).
     I16(i16),
+    /// A U32 value (owned).
     U32(u32),
+    /// A I32 value (owned).
     I32(i32),
+    /// A F32 value (owned).
     F32(f32),
+    /// A BOOL value (owned).
     Bool(bool),
+    /// A STRING value (owned).
     String(String),
     /// Element type and items. Items are written without their own type tag; an item whose type
     /// differs from the element type is written as-is (the escape hatch for hostile files).
     Array(ValueType, Vec<MetaValue>),
+    /// A U64 value (owned).
     U64(u64),
+    /// A I64 value (owned).
     I64(i64),
+    /// A F64 value (owned).
     F64(f64),
     /// Any type id followed by verbatim bytes (hostile files: type 13, BOOL byte 2, nested arrays).
-    Raw {
-        type_id: u32,
-        bytes: Vec<u8>,
-    },
+    Raw { type_id: u32, bytes: Vec<u8> },
 }
 
 impl MetaValue {
+    /// A STRING value.
     pub fn str(s: &str) -> MetaValue {
         MetaValue::String(s.to_owned())
     }

@@ -18,9 +18,11 @@ use std::io::{Read, Write};
 /// A tensor as the writer lays it out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriterTensor {
+    /// The tensor name, written as given.
     pub name: String,
     /// ne[0] innermost first; written as given (any length).
     pub dims: Vec<u64>,
+    /// The type id written.
     pub type_id: u32,
     /// Data bytes (without padding).
     pub nbytes: u64,
@@ -29,6 +31,7 @@ pub struct WriterTensor {
 }
 
 #[derive(Clone, Debug)]
+/// Builds a GGUF file deterministically (see the module docs).
 pub struct GgufWriter {
     version: u32,
     alignment: u64,
@@ -47,6 +50,7 @@ fn werr(what: &str, detail: impl Into<String>) -> Error {
 }
 
 impl GgufWriter {
+    /// An empty version-3 file with the default alignment.
     pub fn new() -> GgufWriter {
         GgufWriter {
             version: 3,
@@ -76,6 +80,20 @@ impl GgufWriter {
             crate::spec::get().gguf.alignment_key.clone(),
             MetaValue::U32(a),
         ));
+        Ok(self)
+    }
+
+    /// Sets the layout alignment without writing a KV, for [`Self::stream_with_kv_block`]
+    /// whose verbatim KV block already carries `general.alignment`.
+    pub fn set_layout_alignment(&mut self, a: u64) -> Result<&mut Self> {
+        if a == 0 || !a.is_power_of_two() || a > 1 << 31 {
+            return Err(Error::new(
+                C::GgufAlignmentValue,
+                "general.alignment",
+                format!("alignment {a} is not a power of two in 1..=2^31"),
+            ));
+        }
+        self.alignment = a;
         Ok(self)
     }
 
@@ -122,6 +140,7 @@ impl GgufWriter {
         self
     }
 
+    /// The tensors added so far.
     pub fn tensors(&self) -> &[WriterTensor] {
         &self.tensors
     }
@@ -258,6 +277,47 @@ impl GgufWriter {
     }
 }
 
+impl GgufWriter {
+    /// Starts a streaming write whose KV block is `kv_block` verbatim (`kv_count` records, as a
+    /// reader validated them) instead of this writer's KVs, which must be empty: rewrites a
+    /// file's tensors without materializing its metadata (`transcode`). Nothing is copied into
+    /// memory but the tensor infos.
+    pub fn stream_with_kv_block<W: Write>(
+        &self,
+        mut out: W,
+        kv_count: u64,
+        kv_block: &[u8],
+    ) -> Result<GgufStream<'_, W>> {
+        if !self.kvs.is_empty() {
+            return Err(werr(
+                "header",
+                "a verbatim KV block replaces the writer's KVs; it has some",
+            ));
+        }
+        let offsets = self.offsets()?;
+        let own = self.header_unpadded(&offsets);
+        // `own` is the 24-byte header (kv_count 0) followed by the tensor infos.
+        let (head, infos) = own.split_at(24);
+        let unpadded = (own.len() as u64)
+            .checked_add(kv_block.len() as u64)
+            .ok_or_else(|| werr("header", "header length overflows"))?;
+        let data = align_up(unpadded, self.alignment, C::IoWrite, "data_offset")?;
+        let io = |e: std::io::Error| werr("header", e.to_string());
+        out.write_all(&head[..16]).map_err(io)?;
+        out.write_all(&kv_count.to_le_bytes()).map_err(io)?;
+        out.write_all(kv_block).map_err(io)?;
+        out.write_all(infos).map_err(io)?;
+        zeros(&mut out, data - unpadded)?;
+        Ok(GgufStream {
+            w: self,
+            out,
+            offsets,
+            next: 0,
+            pos: 0,
+        })
+    }
+}
+
 /// A streaming write in progress (see [`GgufWriter::stream`]).
 pub struct GgufStream<'w, W: Write> {
     w: &'w GgufWriter,
@@ -323,6 +383,22 @@ impl<W: Write> GgufStream<'_, W> {
             return Err(werr(
                 &name,
                 format!("source ended after {copied} of {n} bytes"),
+            ));
+        }
+        self.end(n)
+    }
+
+    /// Writes the next tensor through `fill`, which writes its bytes to the output in any
+    /// number of pieces and returns how many it wrote (must equal the tensor's size): converts
+    /// a tensor without holding it whole. `fill`'s errors pass through with their class.
+    pub fn write_tensor_with(&mut self, fill: impl FnOnce(&mut W) -> Result<u64>) -> Result<()> {
+        let n = self.w.tensors.get(self.next).map(|t| t.nbytes).unwrap_or(0);
+        let name = self.begin(n)?.name.clone();
+        let wrote = fill(&mut self.out)?;
+        if wrote != n {
+            return Err(werr(
+                &name,
+                format!("wrote {wrote} bytes of tensor '{name}', its info says {n}"),
             ));
         }
         self.end(n)

@@ -13,40 +13,9 @@ use crate::spec::{self, mapping, ModelProfile};
 use std::io::{Read, Write};
 use std::path::Path;
 
-/// The ternary GGUF type a synthetic model uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TernaryType {
-    Pq2_0,
-    Ptq1_0,
-}
-
-impl TernaryType {
-    pub fn parse(s: &str) -> Option<TernaryType> {
-        match s.to_ascii_lowercase().as_str() {
-            "pq2_0" | "pq2" | "142" => Some(TernaryType::Pq2_0),
-            "ptq1_0" | "ptq1" | "143" => Some(TernaryType::Ptq1_0),
-            _ => None,
-        }
-    }
-    pub fn type_id(self) -> u32 {
-        match self {
-            TernaryType::Pq2_0 => 142,
-            TernaryType::Ptq1_0 => 143,
-        }
-    }
-    pub fn block_bytes(self) -> usize {
-        match self {
-            TernaryType::Pq2_0 => pq2::PQ2_0_BYTES,
-            TernaryType::Ptq1_0 => ptq1::BLOCK_BYTES,
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            TernaryType::Pq2_0 => "PQ2_0",
-            TernaryType::Ptq1_0 => "PTQ1_0",
-        }
-    }
-}
+/// The ternary GGUF type a synthetic model uses: the one table-derived name
+/// ([`crate::codec::TernaryType`]).
+pub use crate::codec::TernaryType;
 
 /// Zero trits per 128-element block (42/128 = 0.328125, within 0.0004 of the real 0.3278).
 pub const ZEROS_PER_BLOCK: usize = 42;

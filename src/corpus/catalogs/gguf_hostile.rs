@@ -858,6 +858,7 @@ pub fn hostile_cases() -> Vec<HostileCase> {
             ggml: "F32",
         },
     );
+    v.extend(nul_twin_cases());
     v
 }
 
@@ -958,4 +959,37 @@ pub fn accepted_controls() -> Vec<ControlCase> {
         "spec/ggml-types.md#id-42 (legacy Prism Q2_0 g128)",
     );
     v
+}
+
+/// NUL twins (layer `recommended`, strict mode): names equal up to a NUL byte, which mainline's
+/// C-string API hands out as one name (`conformance/INTEROP.md`, gguf.cpp:662, :1074-1076).
+fn nul_twin_cases() -> Vec<HostileCase> {
+    let case = |name, bytes, source| HostileCase {
+        name,
+        bytes,
+        mode: Mode::Strict,
+        class: C::GgufNameNulTwin,
+        source,
+        decode: None,
+    };
+    let mut w = base();
+    w.tensor_raw(raw_tensor("a", &[8], 0, 32, 0))
+        .tensor_raw(raw_tensor("a\0", &[8], 0, 32, 32));
+    let keys = RawBytes::header(3, 0, 3)
+        .kv("general.architecture", &MetaValue::str(ARCH))
+        .kv("hostile.k\0y", &MetaValue::U32(1))
+        .kv("hostile.k\0z", &MetaValue::U32(2))
+        .into_vec();
+    vec![
+        case(
+            "tensor_name_nul_twin",
+            with_data(&w, 64),
+            "conformance/INTEROP.md (gguf.cpp:662 ggml_set_name(name.c_str()))",
+        ),
+        case(
+            "key_nul_twin",
+            keys,
+            "conformance/INTEROP.md (gguf.cpp:1074-1076 gguf_get_key returns c_str())",
+        ),
+    ]
 }

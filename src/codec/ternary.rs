@@ -1,0 +1,130 @@
+//! One name for a ternary GGUF format. [`TernaryType::Pq2_0`] is the `spec/ggml_types.json`
+//! `types` entry whose codec is [`Codec::Pq2_0`] (PQ2_0, id 142, also known as `Q2_0_G128`);
+//! [`TernaryType::Ptq1_0`] the one whose codec is [`Codec::Ptq1_0`] (PTQ1_0, id 143). Ids and
+//! names come from the table, never from literals, so the synthesizer, `transcode` and the
+//! tables cannot drift apart.
+
+use super::Codec;
+use crate::spec::GgmlType;
+
+/// A ternary GGUF format that this suite writes and transcodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TernaryType {
+    /// PQ2_0 (2-bit codes, 34 B per 128 weights).
+    Pq2_0,
+    /// PTQ1_0 (base-3, 28 B per 128 weights).
+    Ptq1_0,
+}
+
+impl TernaryType {
+    /// Every ternary format.
+    pub const ALL: [TernaryType; 2] = [TernaryType::Pq2_0, TernaryType::Ptq1_0];
+
+    /// The codec that decodes this format.
+    pub const fn codec(self) -> Codec {
+        match self {
+            TernaryType::Pq2_0 => Codec::Pq2_0,
+            TernaryType::Ptq1_0 => Codec::Ptq1_0,
+        }
+    }
+
+    /// The `types` entry of `spec/ggml_types.json` decoded by [`Self::codec`] (legacy variants
+    /// sharing the codec are not `types` entries). The embedded table has exactly one; a unit
+    /// test keeps it so.
+    pub fn ggml(self) -> &'static GgmlType {
+        let name = self.codec().name();
+        crate::spec::get()
+            .ggml
+            .types
+            .iter()
+            .find(|t| t.codec.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("spec/ggml_types.json has no type with codec {name}"))
+    }
+
+    /// The GGUF type id (142 / 143 in the table).
+    pub fn type_id(self) -> u32 {
+        self.ggml().id
+    }
+
+    /// The table name (`PQ2_0`, `PTQ1_0`).
+    pub fn name(self) -> &'static str {
+        &self.ggml().name
+    }
+
+    /// Bytes per 128-element block.
+    pub fn block_bytes(self) -> usize {
+        self.codec().block_bytes()
+    }
+
+    /// The format of a tensor whose resolved type is `t` (only the `types` entries themselves:
+    /// a legacy id-42 tensor is retagged, not transcoded).
+    pub fn of_ggml(t: &GgmlType) -> Option<TernaryType> {
+        TernaryType::ALL
+            .into_iter()
+            .find(|ty| ty.ggml().id == t.id && ty.ggml().name == t.name)
+    }
+
+    /// The other ternary format (the target of a transcode).
+    pub fn other(self) -> TernaryType {
+        match self {
+            TernaryType::Pq2_0 => TernaryType::Ptq1_0,
+            TernaryType::Ptq1_0 => TernaryType::Pq2_0,
+        }
+    }
+
+    /// Parses a command-line name, case-insensitively: the table name (`pq2_0`), its `aka`
+    /// names (`q2_0_g128`), the name without its `_0` suffix (`pq2`), or the id (`142`).
+    pub fn parse(s: &str) -> Option<TernaryType> {
+        TernaryType::ALL.into_iter().find(|ty| {
+            let g = ty.ggml();
+            s.eq_ignore_ascii_case(&g.name)
+                || s.eq_ignore_ascii_case(g.name.trim_end_matches("_0"))
+                || g.aka.iter().any(|a| s.eq_ignore_ascii_case(a))
+                || s == g.id.to_string()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_format_is_one_table_entry_with_matching_sizes() {
+        let spec = crate::spec::get();
+        for ty in TernaryType::ALL {
+            let n = spec
+                .ggml
+                .types
+                .iter()
+                .filter(|t| t.codec.as_deref() == Some(ty.codec().name()))
+                .count();
+            assert_eq!(n, 1, "{ty:?}");
+            let g = ty.ggml();
+            assert_eq!(g.block_bytes as usize, ty.block_bytes());
+            assert_eq!(g.block_elems as usize, ty.codec().block_elems());
+            assert_eq!(TernaryType::of_ggml(g), Some(ty));
+            assert_eq!(ty.other().other(), ty);
+        }
+        assert_eq!(TernaryType::Pq2_0.type_id(), 142);
+        assert_eq!(TernaryType::Ptq1_0.type_id(), 143);
+    }
+
+    #[test]
+    fn parse_accepts_the_table_names_and_refuses_others() {
+        for s in ["pq2_0", "PQ2_0", "pq2", "142", "q2_0_g128"] {
+            assert_eq!(TernaryType::parse(s), Some(TernaryType::Pq2_0), "{s}");
+        }
+        for s in ["ptq1_0", "ptq1", "143"] {
+            assert_eq!(TernaryType::parse(s), Some(TernaryType::Ptq1_0), "{s}");
+        }
+        for s in ["", "q2_0", "42", "pq2_1", "tq1_0"] {
+            assert_eq!(TernaryType::parse(s), None, "{s}");
+        }
+        // The legacy id-42 variant shares PQ2_0's codec but is not PQ2_0.
+        let legacy = crate::spec::get()
+            .ggml_type_named("Q2_0_PRISM_LEGACY")
+            .unwrap();
+        assert_eq!(TernaryType::of_ggml(legacy), None);
+    }
+}
