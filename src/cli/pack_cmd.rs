@@ -8,17 +8,22 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// `--layers 0,3` as layer numbers.
-pub fn parse_layers(layers: Option<&str>) -> anyhow::Result<Option<Vec<u64>>> {
+/// `--layers 0,3` as layer numbers (`cli.usage` for anything else; which of them the GGUF
+/// holds, and duplicates, are the packer's check).
+pub fn parse_layers(layers: Option<&str>) -> crate::Result<Option<Vec<u64>>> {
     layers
-        .map(|s| {
-            s.split(',')
+        .map(|list| {
+            list.split(',')
                 .map(|x| {
-                    x.trim()
-                        .parse::<u64>()
-                        .with_context(|| format!("--layers: '{x}' is not a layer number"))
+                    x.trim().parse::<u64>().map_err(|e| {
+                        crate::Error::new(
+                            crate::ErrorClass::CliUsage,
+                            "--layers",
+                            format!("'{}' is not a layer number ({e})", x.escape_debug()),
+                        )
+                    })
                 })
-                .collect::<anyhow::Result<Vec<_>>>()
+                .collect::<crate::Result<Vec<_>>>()
         })
         .transpose()
 }
@@ -32,18 +37,17 @@ pub fn pack(
     check: bool,
     force: bool,
 ) -> anyhow::Result<ExitCode> {
+    let opts = PackOptions {
+        layers: parse_layers(layers)?,
+        profile: profile.map(str::to_string),
+    };
     if check {
-        return preflight(gguf);
+        return preflight(gguf, &opts);
     }
     let template =
         template.context("--template is required (the groupwise-int template to map onto)")?;
     let output = output.context("-o/--output is required")?;
     super::check_output(output, force)?;
-    let layers = parse_layers(layers)?;
-    let opts = PackOptions {
-        layers,
-        profile: profile.map(str::to_string),
-    };
     let total = {
         let gm = crate::fsio::map_file(gguf)?;
         let tm = crate::fsio::map_file(template)?;
@@ -76,10 +80,10 @@ pub fn pack(
     Ok(ExitCode::SUCCESS)
 }
 
-fn preflight(gguf: &Path) -> anyhow::Result<ExitCode> {
+fn preflight(gguf: &Path, opts: &PackOptions) -> anyhow::Result<ExitCode> {
     let gm = crate::fsio::map_file(gguf)?;
     let g = gguf::parse(&gm, Mode::Strict)?;
-    let checks = pack::preflight::preflight(&g, 8)?;
+    let checks = pack::preflight::preflight(&g, opts, 8)?;
     let failed = checks.iter().filter(|c| !c.ok).count();
     for c in &checks {
         println!(

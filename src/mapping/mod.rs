@@ -1,6 +1,8 @@
 //! Expands `spec/mapping.json` for a model profile: the concrete list of template objects,
 //! which of them are produced from the GGUF (and by which rule), and which are borrowed.
 
+pub mod profile;
+
 use crate::spec::{self, mapping, Dim, LayerSet, ModelProfile, Produce, Rule};
 
 /// One object of the (template) object list.

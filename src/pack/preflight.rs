@@ -2,6 +2,7 @@
 //! the assemble/disassemble byte round trip and decode equality (ggml blocks vs planes) on
 //! sampled tensors, and scale plausibility (no negative or non-finite f16, 0 < median < 1).
 
+use super::{check_source, PackOptions};
 use crate::codec::{f16_to_f32, Codec};
 use crate::error::Result;
 use crate::geometry::row_split_geometry;
@@ -12,14 +13,31 @@ use crate::spec;
 /// One finding of the pre-flight.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Check {
+    /// What was checked.
     pub what: String,
+    /// Whether it passed.
     pub ok: bool,
+    /// The measured facts behind the verdict.
     pub detail: String,
 }
 
-/// Runs the pre-flight; `sample` tensors (evenly spaced) get the round-trip and decode checks.
-pub fn preflight(g: &Gguf<'_>, sample: usize) -> Result<Vec<Check>> {
-    let mut out = Vec::new();
+/// Runs the pre-flight: first [`check_source`], the very checks `pack` runs on the GGUF (a
+/// refusal there is returned as the error `pack` would give), then geometry for every shape
+/// and, on `sample` tensors (evenly spaced), the round-trip and decode checks.
+pub fn preflight(g: &Gguf<'_>, opts: &PackOptions, sample: usize) -> Result<Vec<Check>> {
+    let facts = check_source(g, opts)?;
+    let mut out = vec![Check {
+        what: "source (profile, hparams, layers, prism.hadamard, tensors)".into(),
+        ok: true,
+        detail: format!(
+            "profile {}, {} of {} layers, {}, {} sign widths",
+            facts.profile.name,
+            facts.held.len(),
+            facts.profile.n_layers,
+            facts.format.name,
+            facts.signs.widths.len()
+        ),
+    }];
     let ternary: Vec<_> = g
         .tensors
         .iter()

@@ -37,7 +37,7 @@ pub fn rebuild_each(
     mut sink: impl FnMut(&str, Vec<u8>) -> Result<()>,
 ) -> Result<()> {
     // A reduced GGUF rebuilds exactly the layers it holds.
-    let (profile, held) = super::source::resolve_profile(g, None)?;
+    let (profile, held) = crate::mapping::profile::resolve_profile(g, None)?;
     // For every (source tensor, source row): (object, target row).
     let mut back: BTreeMap<String, Vec<Option<(String, u64)>>> = BTreeMap::new();
     for o in produced_objects_in(&profile, &held) {

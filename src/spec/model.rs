@@ -90,6 +90,7 @@ impl ModelProfile {
                 "k_heads" => Some(self.k_heads),
                 "q_heads" => Some(self.q_heads),
                 "kv_heads" => Some(self.kv_heads),
+                "full_attention_interval" => Some(self.full_attention_interval),
                 "sign_total" => Some(self.sign_widths.iter().sum()),
                 "sign_width_count" => Some(self.sign_widths.len() as u64),
                 _ => None,
@@ -123,6 +124,15 @@ pub enum Dim {
     Name(String),
 }
 
+impl std::fmt::Display for Dim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Dim::Num(n) => write!(f, "{n}"),
+            Dim::Name(s) => f.write_str(s),
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Mapping {
@@ -140,7 +150,24 @@ pub struct Mapping {
     pub sign_objects: Vec<SignObject>,
     pub gguf_tensors: Vec<GgufTensorSpec>,
     pub hadamard_inverse: Vec<String>,
+    /// Why `profile_hparams` holds what it holds.
+    pub profile_hparams_doc: String,
+    /// GGUF hyper-parameters (`{arch}.<key>`) the profile fixes.
+    pub profile_hparams: Vec<ProfileHparam>,
     pub counts_27b: BTreeMap<String, u64>,
+}
+
+/// One GGUF hyper-parameter a profile fixes: `{arch}.<key>` of GGUF type `type` equals `dim`.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileHparam {
+    /// The key after the `{arch}.` prefix.
+    pub key: String,
+    /// The GGUF value type name the key must have.
+    #[serde(rename = "type")]
+    pub value_type: String,
+    /// The profile dimension it equals.
+    pub dim: Dim,
 }
 
 #[derive(Debug, Deserialize)]
