@@ -92,7 +92,7 @@ fn write_dense(p: &ModelProfile, g: &Gguf<'_>, rule: &Rule) -> Result<Vec<u8>> {
     Ok(match &rule.produce {
         Produce::Norm { src, minus_one } => dense::norm(g, g.require_tensor(src)?, *minus_one)?,
         Produce::HeadVector { src, func } => {
-            dense::head_vector(p, g, g.require_tensor(src)?, func)?
+            dense::head_vector(p, g, g.require_tensor(src)?, *func)?
         }
         Produce::HeadRows { src } => dense::head_rows(p, g, g.require_tensor(src)?)?,
         Produce::Conv1d { src } => dense::conv1d(p, g, g.require_tensor(src)?)?,

@@ -68,11 +68,23 @@ fn parse<T: for<'de> Deserialize<'de>>(name: &str) -> T {
 /// The one loader of every spec table: strict schema (`deny_unknown_fields` on the types),
 /// and a panic naming the table on mismatch (tables are compiled in, so this is a build defect).
 pub(crate) fn parse_text<T: for<'de> Deserialize<'de>>(name: &str, text: &str) -> T {
-    match serde_json::from_str(text) {
+    match try_parse_text(name, text) {
         Ok(v) => v,
         // The tables are compiled in; a malformed one is a build defect caught by `cargo test`.
-        Err(e) => panic!("spec/{name} does not match its schema: {e}"),
+        Err(e) => panic!("{e}"),
     }
+}
+
+/// Parses a table's text against its schema; `spec.invalid` with the table, line and column
+/// when it does not match (an unknown field, or a vocabulary word no enum variant names).
+pub fn try_parse_text<T: for<'de> Deserialize<'de>>(name: &str, text: &str) -> crate::Result<T> {
+    serde_json::from_str(text).map_err(|e| {
+        crate::Error::new(
+            crate::ErrorClass::SpecInvalid,
+            format!("spec/{name} line {} column {}", e.line(), e.column()),
+            format!("does not match its schema: {e}"),
+        )
+    })
 }
 
 impl Spec {

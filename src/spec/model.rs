@@ -202,7 +202,7 @@ pub enum Produce {
     HeadVector {
         src: String,
         #[serde(rename = "fn")]
-        func: String,
+        func: HeadVectorFn,
     },
     /// BF16 rows on the head axis, tiled→grouped (bytes move verbatim).
     HeadRows { src: String },
@@ -217,8 +217,52 @@ pub struct RowPart {
     /// `[start, end)` of source rows; absent = all rows.
     #[serde(default)]
     pub rows: Option<[Dim; 2]>,
-    /// verbatim | perm_heads | attn_q_query | attn_q_gate
-    pub order: String,
+    /// How the part's rows are gathered.
+    pub order: RowOrder,
+}
+
+/// The gather a ternary rule part applies to its source rows (spec/mapping.json `order`).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RowOrder {
+    /// Rows in source order.
+    Verbatim,
+    /// perm_row over the value heads (tiled v_tile x k_heads -> grouped), head_v_dim rows each.
+    PermHeads,
+    /// The even head_dim-row blocks of attn_q (the query halves).
+    AttnQQuery,
+    /// The odd head_dim-row blocks of attn_q (the gate halves).
+    AttnQGate,
+}
+
+impl std::fmt::Display for RowOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RowOrder::Verbatim => "verbatim",
+            RowOrder::PermHeads => "perm_heads",
+            RowOrder::AttnQQuery => "attn_q_query",
+            RowOrder::AttnQGate => "attn_q_gate",
+        })
+    }
+}
+
+/// The function a head-vector rule applies per element (spec/mapping.json `fn`).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum HeadVectorFn {
+    /// `log(-a)`; the source must be negative.
+    LogNeg,
+    /// The value itself.
+    Identity,
+}
+
+impl std::fmt::Display for HeadVectorFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            HeadVectorFn::LogNeg => "log_neg",
+            HeadVectorFn::Identity => "identity",
+        })
+    }
 }
 
 #[derive(Debug, Deserialize, Clone)]
@@ -339,6 +383,36 @@ mod tests {
             48 * per(LayerSet::Gdn) + 16 * per(LayerSet::Attention) + per(LayerSet::Global);
         assert_eq!(tensors, m.counts_27b["gguf_tensors"]);
         assert_eq!((per(LayerSet::Gdn), per(LayerSet::Attention)), (14, 11));
+    }
+
+    /// A typo in a vocabulary word of mapping.json (a row order, a head-vector function) fails
+    /// when the table loads, with `spec.invalid` naming the table; the table as shipped loads.
+    #[test]
+    fn a_vocabulary_typo_fails_when_the_mapping_loads() {
+        let text = include_str!("../../spec/mapping.json");
+        crate::spec::try_parse_text::<Mapping>("mapping.json", text).expect("control loads");
+        for (good, typo) in [
+            ("\"order\": \"perm_heads\"", "\"order\": \"perm_head\""),
+            ("\"fn\": \"log_neg\"", "\"fn\": \"logneg\""),
+            ("\"layers\": \"gdn\"", "\"layers\": \"gdm\""),
+        ] {
+            assert!(text.contains(good), "{good}");
+            let bad = text.replacen(good, typo, 1);
+            let e = crate::spec::try_parse_text::<Mapping>("mapping.json", &bad).unwrap_err();
+            assert_eq!(e.class, crate::ErrorClass::SpecInvalid, "{typo}: {e}");
+            assert!(e.field.starts_with("spec/mapping.json line"), "{e}");
+            assert!(e.detail.contains("unknown variant"), "{typo}: {e}");
+        }
+    }
+
+    #[test]
+    fn every_profile_hparam_names_a_dimension_of_every_profile() {
+        for (name, _) in PROFILES {
+            let p = profile(name).unwrap();
+            for h in &mapping().profile_hparams {
+                assert!(p.dim(&h.dim).is_some(), "{name}: {}", h.dim);
+            }
+        }
     }
 
     #[test]
