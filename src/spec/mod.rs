@@ -13,10 +13,12 @@ mod kernels;
 mod model;
 pub mod render;
 mod tables;
+mod tiling;
 pub use gates::*;
 pub use kernels::*;
 pub use model::*;
 pub use tables::*;
+pub use tiling::HeadTiling;
 
 /// All tables, parsed.
 #[derive(Debug)]

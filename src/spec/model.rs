@@ -108,8 +108,8 @@ impl ModelProfile {
     }
 
     /// The head tiling of the value-head axis (3 x 16 for Bonsai).
-    pub fn v_tiling(&self) -> crate::perm::HeadTiling {
-        crate::perm::HeadTiling {
+    pub fn v_tiling(&self) -> super::HeadTiling {
+        super::HeadTiling {
             tile: self.v_tile as usize,
             group: self.k_heads as usize,
         }
