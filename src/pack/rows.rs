@@ -10,6 +10,7 @@ use crate::spec::{ModelProfile, RowOrder, RowPart};
 pub struct RowRef {
     /// Index into the parts list of the rule.
     pub part: usize,
+    /// The row within that part's source tensor.
     pub row: u64,
 }
 

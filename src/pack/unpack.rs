@@ -13,8 +13,11 @@ use std::collections::BTreeMap;
 /// Result of rebuilding one tensor.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Rebuilt {
+    /// The GGUF tensor name.
     pub name: String,
+    /// Bytes rebuilt.
     pub bytes: u64,
+    /// Whether the rebuilt bytes equal the GGUF's.
     pub identical: bool,
 }
 

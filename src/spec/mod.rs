@@ -23,15 +23,25 @@ pub use tiling::HeadTiling;
 /// All tables, parsed.
 #[derive(Debug)]
 pub struct Spec {
+    /// `container.json`.
     pub container: Container,
+    /// `formats.json`.
     pub formats: Formats,
+    /// `geometry.json`.
     pub geometry: GeometryTable,
+    /// `ggml_types.json`.
     pub ggml: GgmlTypes,
+    /// `gguf.json`.
     pub gguf: GgufTable,
+    /// `codecs.json`.
     pub codecs: CodecTable,
+    /// `permutations.json`.
     pub permutations: Permutations,
+    /// `hadamard.json`.
     pub hadamard: HadamardTable,
+    /// `errors.json`.
     pub errors: ErrorTable,
+    /// `kernels.json`.
     pub kernels: KernelsTable,
 }
 
