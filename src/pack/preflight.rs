@@ -6,7 +6,7 @@ use super::{check_source, PackOptions};
 use crate::codec::{f16_to_f32, Codec};
 use crate::error::Result;
 use crate::geometry::row_split_geometry;
-use crate::gguf::Gguf;
+use crate::gguf::{Gguf, TensorInfo};
 use crate::planes::{assemble, disassemble_rows, BlockLayout};
 use crate::spec;
 
@@ -38,13 +38,24 @@ pub fn preflight(g: &Gguf<'_>, opts: &PackOptions, sample: usize) -> Result<Vec<
             facts.signs.widths.len()
         ),
     }];
-    let ternary: Vec<_> = g
+    let ternary: Vec<&TensorInfo<'_>> = g
         .tensors
         .iter()
         .filter(|t| spec::get().ternary_format_for_ggml(&t.ggml.name).is_some())
         .collect();
+    out.extend(geometry_checks(&ternary));
+    let step = (ternary.len() / sample.max(1)).max(1);
+    for t in ternary.iter().step_by(step).take(sample) {
+        out.extend(sample_checks(g, t)?);
+    }
+    Ok(out)
+}
+
+/// One geometry check per distinct (format, n, k).
+fn geometry_checks(ternary: &[&TensorInfo<'_>]) -> Vec<Check> {
+    let mut out = Vec::new();
     let mut shapes = std::collections::BTreeSet::new();
-    for t in &ternary {
+    for t in ternary {
         let f = spec::get()
             .ternary_format_for_ggml(&t.ggml.name)
             .expect("filtered");
@@ -64,8 +75,13 @@ pub fn preflight(g: &Gguf<'_>, opts: &PackOptions, sample: usize) -> Result<Vec<
             });
         }
     }
-    let step = (ternary.len() / sample.max(1)).max(1);
-    for t in ternary.iter().step_by(step).take(sample) {
+    out
+}
+
+/// Round trip, decode equality and scale plausibility of one sampled tensor.
+fn sample_checks(g: &Gguf<'_>, t: &TensorInfo<'_>) -> Result<Vec<Check>> {
+    let mut out = Vec::new();
+    {
         let f = spec::get()
             .ternary_format_for_ggml(&t.ggml.name)
             .expect("filtered");
