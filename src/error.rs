@@ -100,6 +100,7 @@ error_classes! {
     PackHadamard => "pack.hadamard",
     PackProfile => "pack.profile",
     PackRoundtrip => "pack.roundtrip",
+    SpecInvalid => "spec.invalid",
     CliUsage => "cli.usage",
     KernelCase => "kernel.case",
     KernelCompile => "kernel.compile",

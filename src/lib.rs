@@ -46,6 +46,7 @@ pub mod npy;
 pub mod pack;
 pub mod perm;
 pub mod planes;
+pub mod rng;
 pub mod spec;
 pub mod synth;
 pub mod verify;

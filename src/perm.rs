@@ -4,37 +4,8 @@
 
 use crate::error::{Error, ErrorClass, Result};
 
-/// Head-axis shape of a tiled→grouped permutation: `tile * group` heads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HeadTiling {
-    /// 3 for Bonsai (value heads per key head).
-    pub tile: usize,
-    /// 16 for Bonsai (key heads).
-    pub group: usize,
-}
-
-impl HeadTiling {
-    pub const BONSAI: HeadTiling = HeadTiling { tile: 3, group: 16 };
-
-    pub fn heads(self) -> usize {
-        self.tile * self.group
-    }
-
-    /// `perm48(i) = (i % tile) * group + i / tile`: target head `g*tile + t` ← source head `t*group + g`.
-    pub fn gather(self, i: usize) -> usize {
-        (i % self.tile) * self.group + i / self.tile
-    }
-
-    /// The inverse (a scatter written as a gather): `inverse(gather(i)) == i`.
-    pub fn inverse(self, j: usize) -> usize {
-        (j % self.group) * self.tile + j / self.group
-    }
-
-    /// The full head permutation as an index list.
-    pub fn head_order(self) -> Vec<usize> {
-        (0..self.heads()).map(|i| self.gather(i)).collect()
-    }
-}
+/// The head tiling is spec vocabulary (profiles name it); re-exported for the gathers here.
+pub use crate::spec::HeadTiling;
 
 /// `perm_row(i) = perm48(i / head_dim) * head_dim + i % head_dim` over `heads * head_dim` rows.
 pub fn perm_row(tiling: HeadTiling, head_dim: usize, i: usize) -> usize {

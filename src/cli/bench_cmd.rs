@@ -6,7 +6,7 @@
 
 use crate::codec::Codec;
 use crate::gguf::GgufWriter;
-use crate::synth::rng::Rng;
+use crate::rng::Rng;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;

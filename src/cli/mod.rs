@@ -9,6 +9,7 @@ mod bench_cmd;
 pub(crate) mod check_kernel;
 mod corpus_cmd;
 mod decode;
+mod demo;
 mod inspect;
 mod inspect_gguf;
 mod pack_cmd;
@@ -372,7 +373,7 @@ pub fn main() -> ExitCode {
             output,
             force,
         } => pack_cmd::unpack(&artifact, &gguf, output.as_deref(), force),
-        Command::Demo { dir, profile, seed } => pack_cmd::demo(&dir, &profile, seed),
+        Command::Demo { dir, profile, seed } => demo::demo(&dir, &profile, seed),
         Command::BenchDecode {
             rows,
             cols,

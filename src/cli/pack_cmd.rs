@@ -8,17 +8,22 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// `--layers 0,3` as layer numbers.
-pub fn parse_layers(layers: Option<&str>) -> anyhow::Result<Option<Vec<u64>>> {
+/// `--layers 0,3` as layer numbers (`cli.usage` for anything else; which of them the GGUF
+/// holds, and duplicates, are the packer's check).
+pub fn parse_layers(layers: Option<&str>) -> crate::Result<Option<Vec<u64>>> {
     layers
-        .map(|s| {
-            s.split(',')
+        .map(|list| {
+            list.split(',')
                 .map(|x| {
-                    x.trim()
-                        .parse::<u64>()
-                        .with_context(|| format!("--layers: '{x}' is not a layer number"))
+                    x.trim().parse::<u64>().map_err(|e| {
+                        crate::Error::new(
+                            crate::ErrorClass::CliUsage,
+                            "--layers",
+                            format!("'{}' is not a layer number ({e})", x.escape_debug()),
+                        )
+                    })
                 })
-                .collect::<anyhow::Result<Vec<_>>>()
+                .collect::<crate::Result<Vec<_>>>()
         })
         .transpose()
 }
@@ -32,18 +37,17 @@ pub fn pack(
     check: bool,
     force: bool,
 ) -> anyhow::Result<ExitCode> {
+    let opts = PackOptions {
+        layers: parse_layers(layers)?,
+        profile: profile.map(str::to_string),
+    };
     if check {
-        return preflight(gguf);
+        return preflight(gguf, &opts);
     }
     let template =
         template.context("--template is required (the groupwise-int template to map onto)")?;
     let output = output.context("-o/--output is required")?;
     super::check_output(output, force)?;
-    let layers = parse_layers(layers)?;
-    let opts = PackOptions {
-        layers,
-        profile: profile.map(str::to_string),
-    };
     let total = {
         let gm = crate::fsio::map_file(gguf)?;
         let tm = crate::fsio::map_file(template)?;
@@ -76,10 +80,10 @@ pub fn pack(
     Ok(ExitCode::SUCCESS)
 }
 
-fn preflight(gguf: &Path) -> anyhow::Result<ExitCode> {
+fn preflight(gguf: &Path, opts: &PackOptions) -> anyhow::Result<ExitCode> {
     let gm = crate::fsio::map_file(gguf)?;
     let g = gguf::parse(&gm, Mode::Strict)?;
-    let checks = pack::preflight::preflight(&g, 8)?;
+    let checks = pack::preflight::preflight(&g, opts, 8)?;
     let failed = checks.iter().filter(|c| !c.ok).count();
     for c in &checks {
         println!(
@@ -153,113 +157,4 @@ pub fn unpack(
     } else {
         ExitCode::from(1)
     })
-}
-
-pub fn demo(dir: &Path, profile: &str, seed: u64) -> anyhow::Result<ExitCode> {
-    use crate::synth::{model, template};
-    let p = super::profile(profile)?;
-    std::fs::create_dir_all(dir)?;
-    let t_all = Instant::now();
-    let tpl = dir.join(format!("{profile}-template.ninfer"));
-    let t0 = Instant::now();
-    template::write_template(&p, &tpl)?;
-    println!(
-        "template   {:<44} {:>12} bytes  {:>7.3}s",
-        tpl.display(),
-        std::fs::metadata(&tpl)?.len(),
-        t0.elapsed().as_secs_f64()
-    );
-    let mut ok = true;
-    for ty in [model::TernaryType::Pq2_0, model::TernaryType::Ptq1_0] {
-        let lower = ty.name().to_lowercase();
-        let src = dir.join(format!("{profile}-{lower}.gguf"));
-        let t0 = Instant::now();
-        model::write_model_file(&p, ty, seed, &src, |_| {})?;
-        println!(
-            "synth      {:<44} {:>12} bytes  {:>7.3}s",
-            src.display(),
-            std::fs::metadata(&src)?.len(),
-            t0.elapsed().as_secs_f64()
-        );
-        let out = dir.join(format!("{profile}-{lower}.ninfer"));
-        let t0 = Instant::now();
-        let d = pack::pack_file(&src, &tpl, &out, &PackOptions::default(), &mut |_| {})?;
-        println!(
-            "pack       {:<44} {:>12} bytes  {:>7.3}s  ({} objects, weights_id {})",
-            out.display(),
-            std::fs::metadata(&out)?.len(),
-            t0.elapsed().as_secs_f64(),
-            d.objects.len(),
-            d.identity.weights_id
-        );
-        let t0 = Instant::now();
-        let (n, same, bytes) = prove(&out, &src)?;
-        println!("unpack     {same}/{n} ternary tensors byte-identical ({bytes} bytes)                  {:>7.3}s", t0.elapsed().as_secs_f64());
-        ok &= same == n && n > 0;
-        ok &= demo_verify(dir, &out, &src, &tpl)?;
-    }
-    // Kernel conformance: a reference kernel passes, a wrong variant fails (spec/kernels.json).
-    ok &= super::check_kernel::demo_step()?;
-    println!(
-        "demo {} in {:.2}s",
-        if ok { "PASSED" } else { "FAILED" },
-        t_all.elapsed().as_secs_f64()
-    );
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
-}
-
-/// The demo's verifier step: reference dumps, all ten gates, and one mutation that must fail.
-fn demo_verify(dir: &Path, artifact: &Path, src: &Path, tpl: &Path) -> anyhow::Result<bool> {
-    use crate::verify::{self, Options};
-    let t0 = Instant::now();
-    let stem = artifact
-        .file_stem()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
-    let dumps = dir.join(format!("{stem}-dumps"));
-    let am = crate::fsio::map_file(artifact)?;
-    let a = Artifact::parse(&am)?;
-    if dumps.exists() {
-        std::fs::remove_dir_all(&dumps)?;
-    }
-    verify::dumps::write_reference(&a, &dumps, None, 0, Default::default())?;
-    let (gm, tm) = (crate::fsio::map_file(src)?, crate::fsio::map_file(tpl)?);
-    let (emb, ora) = (dumps.join("embedding"), dumps.join("oracles"));
-    let opts = || Options {
-        template: Some(&tm),
-        sweep: true,
-        dump: Some(&emb),
-        oracle_dump: Some(&ora),
-        oracle_object: None,
-        profile: None,
-        dump_format: None,
-    };
-    let (an, gn) = (verify::file_name(artifact), verify::file_name(src));
-    let r = verify::verify(&an, &am, &gn, &gm, opts())?;
-    use crate::verify::findings::Status;
-    println!(
-        "verify     {} passed, {} failed, {} skipped (all ten gates, reference dumps){:>14.3}s",
-        r.count(Status::Pass),
-        r.count(Status::Fail),
-        r.count(Status::Skip),
-        t0.elapsed().as_secs_f64()
-    );
-    // Negative control: a permutation bug that keeps every byte count right must be caught.
-    let bad = verify::mutate::mutate_bytes(&am, "perm48-on-rows")?;
-    let m = verify::verify(&an, &bad, &gn, &gm, opts())?;
-    println!(
-        "verify     perm48-on-rows mutant: {} (failed: {})",
-        if m.ok() {
-            "PASSED -- the control survived"
-        } else {
-            "FAILED, as it must"
-        },
-        m.failed_steps().join(", ")
-    );
-    Ok(r.ok() && r.count(Status::Skip) == 0 && !m.ok())
 }

@@ -19,7 +19,7 @@ use super::manifest::{CaseEntry, Manifest};
 use super::observe::sha256_hex;
 use super::protocol::{self, Answer};
 use super::runner::glob_match;
-use crate::synth::rng::Rng;
+use crate::rng::Rng;
 
 /// Values a mutated length, count, offset or dimension is set to: the framing boundaries.
 const WORDS: [u64; 14] = [

@@ -477,29 +477,25 @@ impl Comparison {
     }
 }
 
-/// A small deterministic byte generator for case payloads (splitmix64).
-pub struct Bytes(u64);
+/// The case-payload view of [`crate::rng::Rng`] (one byte per draw, 24-bit units).
+pub struct Bytes(crate::rng::Rng);
 
 impl Bytes {
-    /// A generator starting from `seed`.
+    /// The stream of `seed`.
     pub fn new(seed: u64) -> Bytes {
-        Bytes(seed)
+        Bytes(crate::rng::Rng::new(seed))
     }
-    /// The next splitmix64 output.
+    /// The next 64 bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
-    /// `n` pseudo-random bytes.
+    /// `n` payload bytes.
     pub fn fill(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next_u64() as u8).collect()
+        self.0.low_bytes(n)
     }
-    /// A pseudo-random f32 in [0, 1) with 24 random bits.
+    /// Uniform in [0, 1).
     pub fn unit(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+        self.0.unit_f32()
     }
 }
 

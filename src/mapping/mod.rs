@@ -1,14 +1,18 @@
 //! Expands `spec/mapping.json` for a model profile: the concrete list of template objects,
 //! which of them are produced from the GGUF (and by which rule), and which are borrowed.
 
+pub mod profile;
+
 use crate::spec::{self, mapping, Dim, LayerSet, ModelProfile, Produce, Rule};
 
 /// One object of the (template) object list.
 #[derive(Clone, Debug)]
 pub struct TargetObject {
+    /// The object's name, layer substituted.
     pub name: String,
     /// `None` for global objects.
     pub layer: Option<u64>,
+    /// The object's shape.
     pub shape: Vec<u64>,
     /// The format the groupwise-int template stores it in.
     pub template_format: String,
@@ -227,10 +231,13 @@ pub fn is_borrowed(name: &str) -> bool {
 /// One concrete GGUF tensor the profile's model has (from `gguf_tensors` in spec/mapping.json).
 #[derive(Clone, Debug)]
 pub struct SynthTensor {
+    /// The tensor's GGUF name, layer substituted.
     pub name: String,
+    /// Its ggml ne (innermost first).
     pub ne: Vec<u64>,
     /// "ternary", "F32" or "BF16".
     pub kind: String,
+    /// How synth fills a dense tensor (`norm`, `small`, `negative`).
     pub init: String,
 }
 

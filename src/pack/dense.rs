@@ -11,7 +11,7 @@ use crate::codec::direct::f32_to_bf16;
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{Gguf, TensorInfo};
 use crate::perm::perm_row;
-use crate::spec::ModelProfile;
+use crate::spec::{HeadVectorFn, ModelProfile};
 
 fn bf16_bytes(v: impl Iterator<Item = f32>) -> Vec<u8> {
     v.flat_map(|x| f32_to_bf16(x).to_le_bytes()).collect()
@@ -51,7 +51,7 @@ pub fn head_vector(
     p: &ModelProfile,
     g: &Gguf<'_>,
     t: &TensorInfo<'_>,
-    func: &str,
+    func: HeadVectorFn,
 ) -> Result<Vec<u8>> {
     let v = floats(g, t)?;
     let tiling = p.v_tiling();
@@ -63,8 +63,8 @@ pub fn head_vector(
         ));
     }
     let mapped: Vec<f32> = match func {
-        "identity" => v,
-        "log_neg" => v
+        HeadVectorFn::Identity => v,
+        HeadVectorFn::LogNeg => v
             .iter()
             .enumerate()
             .map(|(i, &a)| {
@@ -79,13 +79,6 @@ pub fn head_vector(
                 }
             })
             .collect::<Result<_>>()?,
-        other => {
-            return Err(Error::new(
-                ErrorClass::PackTemplate,
-                t.name,
-                format!("unknown head-vector function '{other}'"),
-            ))
-        }
     };
     Ok((0..tiling.heads())
         .flat_map(|i| mapped[tiling.gather(i)].to_le_bytes())

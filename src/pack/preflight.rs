@@ -2,31 +2,60 @@
 //! the assemble/disassemble byte round trip and decode equality (ggml blocks vs planes) on
 //! sampled tensors, and scale plausibility (no negative or non-finite f16, 0 < median < 1).
 
+use super::{check_source, PackOptions};
 use crate::codec::{f16_to_f32, Codec};
 use crate::error::Result;
 use crate::geometry::row_split_geometry;
-use crate::gguf::Gguf;
+use crate::gguf::{Gguf, TensorInfo};
 use crate::planes::{assemble, disassemble_rows, BlockLayout};
 use crate::spec;
 
 /// One finding of the pre-flight.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Check {
+    /// What was checked.
     pub what: String,
+    /// Whether it passed.
     pub ok: bool,
+    /// The measured facts behind the verdict.
     pub detail: String,
 }
 
-/// Runs the pre-flight; `sample` tensors (evenly spaced) get the round-trip and decode checks.
-pub fn preflight(g: &Gguf<'_>, sample: usize) -> Result<Vec<Check>> {
-    let mut out = Vec::new();
-    let ternary: Vec<_> = g
+/// Runs the pre-flight: first [`check_source`], the very checks `pack` runs on the GGUF (a
+/// refusal there is returned as the error `pack` would give), then geometry for every shape
+/// and, on `sample` tensors (evenly spaced), the round-trip and decode checks.
+pub fn preflight(g: &Gguf<'_>, opts: &PackOptions, sample: usize) -> Result<Vec<Check>> {
+    let facts = check_source(g, opts)?;
+    let mut out = vec![Check {
+        what: "source (profile, hparams, layers, prism.hadamard, tensors)".into(),
+        ok: true,
+        detail: format!(
+            "profile {}, {} of {} layers, {}, {} sign widths",
+            facts.profile.name,
+            facts.held.len(),
+            facts.profile.n_layers,
+            facts.format.name,
+            facts.signs.widths.len()
+        ),
+    }];
+    let ternary: Vec<&TensorInfo<'_>> = g
         .tensors
         .iter()
         .filter(|t| spec::get().ternary_format_for_ggml(&t.ggml.name).is_some())
         .collect();
+    out.extend(geometry_checks(&ternary));
+    let step = (ternary.len() / sample.max(1)).max(1);
+    for t in ternary.iter().step_by(step).take(sample) {
+        out.extend(sample_checks(g, t)?);
+    }
+    Ok(out)
+}
+
+/// One geometry check per distinct (format, n, k).
+fn geometry_checks(ternary: &[&TensorInfo<'_>]) -> Vec<Check> {
+    let mut out = Vec::new();
     let mut shapes = std::collections::BTreeSet::new();
-    for t in &ternary {
+    for t in ternary {
         let f = spec::get()
             .ternary_format_for_ggml(&t.ggml.name)
             .expect("filtered");
@@ -46,8 +75,13 @@ pub fn preflight(g: &Gguf<'_>, sample: usize) -> Result<Vec<Check>> {
             });
         }
     }
-    let step = (ternary.len() / sample.max(1)).max(1);
-    for t in ternary.iter().step_by(step).take(sample) {
+    out
+}
+
+/// Round trip, decode equality and scale plausibility of one sampled tensor.
+fn sample_checks(g: &Gguf<'_>, t: &TensorInfo<'_>) -> Result<Vec<Check>> {
+    let mut out = Vec::new();
+    {
         let f = spec::get()
             .ternary_format_for_ggml(&t.ggml.name)
             .expect("filtered");

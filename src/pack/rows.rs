@@ -3,13 +3,14 @@
 
 use crate::error::{Error, ErrorClass, Result};
 use crate::perm::{attn_q_deinterleave, perm_rows};
-use crate::spec::{ModelProfile, RowPart};
+use crate::spec::{ModelProfile, RowOrder, RowPart};
 
 /// One target row's source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RowRef {
     /// Index into the parts list of the rule.
     pub part: usize,
+    /// The row within that part's source tensor.
     pub row: u64,
 }
 
@@ -30,18 +31,11 @@ pub fn part_rows(p: &ModelProfile, part: &RowPart, src_rows: u64) -> Result<Vec<
         None => (0, src_rows),
     };
     let n = (b - a) as usize;
-    let local: Vec<usize> = match part.order.as_str() {
-        "verbatim" => (0..n).collect(),
-        "perm_heads" => perm_rows(p.v_tiling(), p.head_v_dim as usize, n, &part.src)?,
-        "attn_q_query" => attn_q_deinterleave(n, p.head_dim as usize, &part.src)?.0,
-        "attn_q_gate" => attn_q_deinterleave(n, p.head_dim as usize, &part.src)?.1,
-        other => {
-            return Err(Error::new(
-                ErrorClass::PackTemplate,
-                part.src.clone(),
-                format!("unknown row order '{other}' in spec/mapping.json"),
-            ))
-        }
+    let local: Vec<usize> = match part.order {
+        RowOrder::Verbatim => (0..n).collect(),
+        RowOrder::PermHeads => perm_rows(p.v_tiling(), p.head_v_dim as usize, n, &part.src)?,
+        RowOrder::AttnQQuery => attn_q_deinterleave(n, p.head_dim as usize, &part.src)?.0,
+        RowOrder::AttnQGate => attn_q_deinterleave(n, p.head_dim as usize, &part.src)?.1,
     };
     Ok(local.into_iter().map(|r| a + r as u64).collect())
 }

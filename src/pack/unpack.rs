@@ -13,8 +13,11 @@ use std::collections::BTreeMap;
 /// Result of rebuilding one tensor.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Rebuilt {
+    /// The GGUF tensor name.
     pub name: String,
+    /// Bytes rebuilt.
     pub bytes: u64,
+    /// Whether the rebuilt bytes equal the GGUF's.
     pub identical: bool,
 }
 
@@ -37,7 +40,7 @@ pub fn rebuild_each(
     mut sink: impl FnMut(&str, Vec<u8>) -> Result<()>,
 ) -> Result<()> {
     // A reduced GGUF rebuilds exactly the layers it holds.
-    let (profile, held) = super::source::resolve_profile(g, None)?;
+    let (profile, held) = crate::mapping::profile::resolve_profile(g, None)?;
     // For every (source tensor, source row): (object, target row).
     let mut back: BTreeMap<String, Vec<Option<(String, u64)>>> = BTreeMap::new();
     for o in produced_objects_in(&profile, &held) {

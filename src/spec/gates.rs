@@ -83,8 +83,8 @@ pub struct RowSection {
     pub rows: [Dim; 2],
     pub source: String,
     pub source_start: Dim,
-    /// verbatim | perm_heads | attn_q_query | attn_q_gate
-    pub order: String,
+    /// How the section's rows are gathered from the source.
+    pub order: super::RowOrder,
 }
 
 #[derive(Debug, Deserialize)]

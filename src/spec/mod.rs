@@ -13,23 +13,35 @@ mod kernels;
 mod model;
 pub mod render;
 mod tables;
+mod tiling;
 pub use gates::*;
 pub use kernels::*;
 pub use model::*;
 pub use tables::*;
+pub use tiling::HeadTiling;
 
 /// All tables, parsed.
 #[derive(Debug)]
 pub struct Spec {
+    /// `container.json`.
     pub container: Container,
+    /// `formats.json`.
     pub formats: Formats,
+    /// `geometry.json`.
     pub geometry: GeometryTable,
+    /// `ggml_types.json`.
     pub ggml: GgmlTypes,
+    /// `gguf.json`.
     pub gguf: GgufTable,
+    /// `codecs.json`.
     pub codecs: CodecTable,
+    /// `permutations.json`.
     pub permutations: Permutations,
+    /// `hadamard.json`.
     pub hadamard: HadamardTable,
+    /// `errors.json`.
     pub errors: ErrorTable,
+    /// `kernels.json`.
     pub kernels: KernelsTable,
 }
 
@@ -68,11 +80,23 @@ fn parse<T: for<'de> Deserialize<'de>>(name: &str) -> T {
 /// The one loader of every spec table: strict schema (`deny_unknown_fields` on the types),
 /// and a panic naming the table on mismatch (tables are compiled in, so this is a build defect).
 pub(crate) fn parse_text<T: for<'de> Deserialize<'de>>(name: &str, text: &str) -> T {
-    match serde_json::from_str(text) {
+    match try_parse_text(name, text) {
         Ok(v) => v,
         // The tables are compiled in; a malformed one is a build defect caught by `cargo test`.
-        Err(e) => panic!("spec/{name} does not match its schema: {e}"),
+        Err(e) => panic!("{e}"),
     }
+}
+
+/// Parses a table's text against its schema; `spec.invalid` with the table, line and column
+/// when it does not match (an unknown field, or a vocabulary word no enum variant names).
+pub fn try_parse_text<T: for<'de> Deserialize<'de>>(name: &str, text: &str) -> crate::Result<T> {
+    serde_json::from_str(text).map_err(|e| {
+        crate::Error::new(
+            crate::ErrorClass::SpecInvalid,
+            format!("spec/{name} line {} column {}", e.line(), e.column()),
+            format!("does not match its schema: {e}"),
+        )
+    })
 }
 
 impl Spec {

@@ -8,42 +8,75 @@ use std::collections::BTreeMap;
 #[serde(deny_unknown_fields)]
 pub struct ModelProfile {
     #[serde(rename = "_doc")]
+    /// What the profile stands for.
     pub doc: String,
+    /// The profile name (file stem).
     pub name: String,
+    /// `general.architecture`.
     pub arch: String,
+    /// Every this-many-th layer is full attention.
     pub full_attention_interval: u64,
+    /// GDN convolution taps.
     pub conv_kernel: u64,
+    /// GDN key heads.
     pub k_heads: u64,
+    /// GDN value heads.
     pub v_heads: u64,
+    /// Value heads per key head.
     pub v_tile: u64,
+    /// Attention query heads.
     pub q_heads: u64,
+    /// Attention key/value heads.
     pub kv_heads: u64,
+    /// RMSNorm epsilon.
     pub rms_eps: f32,
+    /// RoPE base frequency.
     pub rope_freq_base: f32,
+    /// M-RoPE sections.
     pub rope_sections: Vec<i32>,
+    /// Layers of the full model.
     pub n_layers: u64,
+    /// Hidden width.
     pub hidden: u64,
+    /// MLP width.
     pub ffn: u64,
+    /// Vocabulary rows.
     pub vocab: u64,
+    /// Attention head width.
     pub head_dim: u64,
+    /// GDN key head width.
     pub head_k_dim: u64,
+    /// GDN value head width.
     pub head_v_dim: u64,
+    /// Hadamard block size (`prism.hadamard.block_size`).
     pub hadamard_block: u64,
+    /// Training context length.
     pub context_length: u64,
+    /// Rotary dimensions.
     pub rope_dims: u64,
+    /// The synthetic template's shape.
     pub template: TemplateProfile,
+    /// Named derived dimensions (row counts).
     pub derived: BTreeMap<String, u64>,
+    /// Folded input widths, in `sign_widths` order.
     pub sign_widths: Vec<u64>,
 }
 
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
+/// The synthetic groupwise-int template's extra objects.
 pub struct TemplateProfile {
+    /// The template's model id.
     pub model_id: String,
+    /// Frontend resource objects.
     pub frontend_resources: u64,
+    /// Vision objects.
     pub vision_objects: u64,
+    /// MTP objects.
     pub mtp_objects: u64,
+    /// Rows of the draft head.
     pub draft_head_rows: u64,
+    /// Width of the vision objects.
     pub vision_width: u64,
 }
 
@@ -51,9 +84,13 @@ pub struct TemplateProfile {
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum LayerSet {
+    /// Once per model.
     Global,
+    /// Every layer.
     All,
+    /// GDN (linear attention) layers.
     Gdn,
+    /// Full-attention layers.
     Attention,
 }
 
@@ -63,6 +100,7 @@ impl ModelProfile {
         (l + 1) % self.full_attention_interval == 0
     }
 
+    /// The layers of `set`, ascending.
     pub fn layers_in(&self, set: LayerSet) -> Vec<u64> {
         (0..self.n_layers)
             .filter(|&l| match set {
@@ -90,6 +128,7 @@ impl ModelProfile {
                 "k_heads" => Some(self.k_heads),
                 "q_heads" => Some(self.q_heads),
                 "kv_heads" => Some(self.kv_heads),
+                "full_attention_interval" => Some(self.full_attention_interval),
                 "sign_total" => Some(self.sign_widths.iter().sum()),
                 "sign_width_count" => Some(self.sign_widths.len() as u64),
                 _ => None,
@@ -97,6 +136,7 @@ impl ModelProfile {
         }
     }
 
+    /// Resolves every dimension; panics on a name the profile lacks (table defect, caught by tests).
     pub fn dims(&self, ds: &[Dim]) -> Vec<u64> {
         ds.iter()
             .map(|d| {
@@ -107,8 +147,8 @@ impl ModelProfile {
     }
 
     /// The head tiling of the value-head axis (3 x 16 for Bonsai).
-    pub fn v_tiling(&self) -> crate::perm::HeadTiling {
-        crate::perm::HeadTiling {
+    pub fn v_tiling(&self) -> super::HeadTiling {
+        super::HeadTiling {
             tile: self.v_tile as usize,
             group: self.k_heads as usize,
         }
@@ -119,47 +159,101 @@ impl ModelProfile {
 #[derive(Debug, Deserialize, Clone, PartialEq, Eq)]
 #[serde(untagged)]
 pub enum Dim {
+    /// A literal number.
     Num(u64),
+    /// A profile dimension name.
     Name(String),
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Mapping {
-    #[serde(rename = "_source")]
-    pub source: String,
-    #[serde(rename = "_doc")]
-    pub doc: String,
-    pub ternary_types: BTreeMap<String, String>,
-    pub weights_id: WeightsIds,
-    pub template_order: Vec<String>,
-    pub template_order_note: String,
-    pub borrowed_prefixes: Vec<String>,
-    pub layer_object_order: Vec<String>,
-    pub rules: Vec<Rule>,
-    pub sign_objects: Vec<SignObject>,
-    pub gguf_tensors: Vec<GgufTensorSpec>,
-    pub hadamard_inverse: Vec<String>,
-    pub counts_27b: BTreeMap<String, u64>,
+impl std::fmt::Display for Dim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Dim::Num(n) => write!(f, "{n}"),
+            Dim::Name(s) => f.write_str(s),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// `spec/mapping.json`: the GGUF -> ninfer mapping rules.
+pub struct Mapping {
+    #[serde(rename = "_source")]
+    /// Where the rules come from.
+    pub source: String,
+    #[serde(rename = "_doc")]
+    /// How to read the table.
+    pub doc: String,
+    /// GGUF type id -> ninfer ternary format.
+    pub ternary_types: BTreeMap<String, String>,
+    /// Template and output weights ids.
+    pub weights_id: WeightsIds,
+    /// Section order of the template's objects.
+    pub template_order: Vec<String>,
+    /// Why that order is unconfirmed.
+    pub template_order_note: String,
+    /// Objects copied from the template verbatim.
+    pub borrowed_prefixes: Vec<String>,
+    /// Object order within a layer.
+    pub layer_object_order: Vec<String>,
+    /// One rule per produced object.
+    pub rules: Vec<Rule>,
+    /// The two sign objects appended.
+    pub sign_objects: Vec<SignObject>,
+    /// Every tensor the GGUF must hold.
+    pub gguf_tensors: Vec<GgufTensorSpec>,
+    /// Tensors inverse-rotated (`prism.hadamard.inverse_weight_names`).
+    pub hadamard_inverse: Vec<String>,
+    /// Why `profile_hparams` holds what it holds.
+    pub profile_hparams_doc: String,
+    /// GGUF hyper-parameters (`{arch}.<key>`) the profile fixes.
+    pub profile_hparams: Vec<ProfileHparam>,
+    /// Object and tensor counts of the 27B model.
+    pub counts_27b: BTreeMap<String, u64>,
+}
+
+/// One GGUF hyper-parameter a profile fixes: `{arch}.<key>` of GGUF type `type` equals `dim`.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileHparam {
+    /// The key after the `{arch}.` prefix.
+    pub key: String,
+    /// The GGUF value type name the key must have.
+    #[serde(rename = "type")]
+    pub value_type: String,
+    /// The profile dimension it equals.
+    pub dim: Dim,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+/// The weights ids the packer reads and writes.
 pub struct WeightsIds {
+    /// The template's weights id.
     pub template: String,
+    /// The packed artifact's weights id.
     pub output: String,
 }
 
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
+/// How one target object is produced.
 pub struct Rule {
+    /// The object name (`{l}` for the layer).
     pub target: String,
+    /// Which layers it exists in.
     pub layers: LayerSet,
+    /// Its shape.
     pub shape: Vec<Dim>,
+    /// The template's format for it.
     pub template_format: String,
+    /// What produces it.
     pub produce: Produce,
+    /// The rule's name.
     pub rule: String,
+    /// The evidence for the rule.
     pub evidence: String,
+    /// What goes wrong if the rule is wrong.
     pub risk: String,
 }
 
@@ -168,54 +262,128 @@ pub struct Rule {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Produce {
     /// Rows of ternary tensors, concatenated in order; bytes move verbatim.
-    TernaryRows { parts: Vec<RowPart> },
+    TernaryRows {
+        /// The parts, in concatenation order.
+        parts: Vec<RowPart>,
+    },
     /// BF16 of (gguf - 1) when `minus_one`, else BF16 of the raw values.
-    Norm { src: String, minus_one: bool },
+    Norm {
+        /// Source tensor.
+        src: String,
+        /// Whether 1 is subtracted before BF16.
+        minus_one: bool,
+    },
     /// FP32 head vector, tiled→grouped; `fn` = "log_neg" (log(-a)) or "identity".
     HeadVector {
+        /// Source tensor.
         src: String,
         #[serde(rename = "fn")]
-        func: String,
+        /// The per-element function.
+        func: HeadVectorFn,
     },
     /// BF16 rows on the head axis, tiled→grouped (bytes move verbatim).
-    HeadRows { src: String },
+    HeadRows {
+        /// Source tensor.
+        src: String,
+    },
     /// ssm_conv1d: read (C, kernel), permute V channels by head, transpose to (kernel, C), BF16.
-    Conv1d { src: String },
+    Conv1d {
+        /// Source tensor.
+        src: String,
+    },
 }
 
 #[derive(Debug, Deserialize, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
+/// One source of a ternary rule.
 pub struct RowPart {
+    /// The source tensor.
     pub src: String,
     /// `[start, end)` of source rows; absent = all rows.
     #[serde(default)]
     pub rows: Option<[Dim; 2]>,
-    /// verbatim | perm_heads | attn_q_query | attn_q_gate
-    pub order: String,
+    /// How the part's rows are gathered.
+    pub order: RowOrder,
+}
+
+/// The gather a ternary rule part applies to its source rows (spec/mapping.json `order`).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RowOrder {
+    /// Rows in source order.
+    Verbatim,
+    /// perm_row over the value heads (tiled v_tile x k_heads -> grouped), head_v_dim rows each.
+    PermHeads,
+    /// The even head_dim-row blocks of attn_q (the query halves).
+    AttnQQuery,
+    /// The odd head_dim-row blocks of attn_q (the gate halves).
+    AttnQGate,
+}
+
+impl std::fmt::Display for RowOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RowOrder::Verbatim => "verbatim",
+            RowOrder::PermHeads => "perm_heads",
+            RowOrder::AttnQQuery => "attn_q_query",
+            RowOrder::AttnQGate => "attn_q_gate",
+        })
+    }
+}
+
+/// The function a head-vector rule applies per element (spec/mapping.json `fn`).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum HeadVectorFn {
+    /// `log(-a)`; the source must be negative.
+    LogNeg,
+    /// The value itself.
+    Identity,
+}
+
+impl std::fmt::Display for HeadVectorFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            HeadVectorFn::LogNeg => "log_neg",
+            HeadVectorFn::Identity => "identity",
+        })
+    }
 }
 
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
+/// A sign object of the artifact.
 pub struct SignObject {
+    /// The object name.
     pub target: String,
+    /// Its format.
     pub format: String,
+    /// Its shape.
     pub shape: Vec<Dim>,
+    /// The GGUF key it comes from.
     pub from: String,
+    /// How values are converted.
     pub convert: String,
 }
 
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
+/// A tensor the GGUF must hold.
 pub struct GgufTensorSpec {
+    /// Its name (`{l}` for the layer).
     pub name: String,
+    /// Which layers have it.
     pub layers: LayerSet,
+    /// Its ggml ne.
     pub ne: Vec<Dim>,
     /// "ternary" or a ggml type name (F32, BF16).
     #[serde(rename = "type")]
     pub ty: String,
     #[serde(default)]
+    /// How synth fills it (dense tensors).
     pub init: Option<String>,
     #[serde(default)]
+    /// A remark on its layout.
     pub note: Option<String>,
 }
 
@@ -312,6 +480,36 @@ mod tests {
             48 * per(LayerSet::Gdn) + 16 * per(LayerSet::Attention) + per(LayerSet::Global);
         assert_eq!(tensors, m.counts_27b["gguf_tensors"]);
         assert_eq!((per(LayerSet::Gdn), per(LayerSet::Attention)), (14, 11));
+    }
+
+    /// A typo in a vocabulary word of mapping.json (a row order, a head-vector function) fails
+    /// when the table loads, with `spec.invalid` naming the table; the table as shipped loads.
+    #[test]
+    fn a_vocabulary_typo_fails_when_the_mapping_loads() {
+        let text = include_str!("../../spec/mapping.json");
+        crate::spec::try_parse_text::<Mapping>("mapping.json", text).expect("control loads");
+        for (good, typo) in [
+            ("\"order\": \"perm_heads\"", "\"order\": \"perm_head\""),
+            ("\"fn\": \"log_neg\"", "\"fn\": \"logneg\""),
+            ("\"layers\": \"gdn\"", "\"layers\": \"gdm\""),
+        ] {
+            assert!(text.contains(good), "{good}");
+            let bad = text.replacen(good, typo, 1);
+            let e = crate::spec::try_parse_text::<Mapping>("mapping.json", &bad).unwrap_err();
+            assert_eq!(e.class, crate::ErrorClass::SpecInvalid, "{typo}: {e}");
+            assert!(e.field.starts_with("spec/mapping.json line"), "{e}");
+            assert!(e.detail.contains("unknown variant"), "{typo}: {e}");
+        }
+    }
+
+    #[test]
+    fn every_profile_hparam_names_a_dimension_of_every_profile() {
+        for (name, _) in PROFILES {
+            let p = profile(name).unwrap();
+            for h in &mapping().profile_hparams {
+                assert!(p.dim(&h.dim).is_some(), "{name}: {}", h.dim);
+            }
+        }
     }
 
     #[test]

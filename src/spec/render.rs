@@ -690,6 +690,7 @@ Byte facts: qs all −1 / 0 / +1 = `{}` / `{}` / `{}`; qh all −1 / 0 / +1 = `{
                     k.expected
                         .as_ref()
                         .map(|v| code(&v.to_string()))
+                        .or_else(|| k.profile_field.map(|f| format!("profile `{}`", f.name())))
                         .or_else(|| {
                             k.one_of
                                 .as_ref()

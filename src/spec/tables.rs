@@ -529,20 +529,50 @@ pub struct TiledToGroupedSpec {
     pub scatter_trap: String,
 }
 
+/// One `prism.hadamard.*` key of `spec/hadamard.json`: its GGUF type and the value it must have.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HadamardKey {
+    /// The full GGUF key.
     pub key: String,
+    /// The GGUF value type name (`U32`, `STRING`, `ARRAY`, `BOOL`).
     #[serde(rename = "type")]
     pub value_type: String,
+    /// The element type name of an `ARRAY`.
     #[serde(default)]
     pub elem_type: Option<String>,
+    /// A fixed expected value.
     #[serde(default)]
     pub expected: Option<KeyValue>,
+    /// The allowed string values.
     #[serde(default)]
     pub one_of: Option<Vec<String>>,
+    /// The profile field the value must equal (it differs between real and reduced profiles).
+    #[serde(default)]
+    pub profile_field: Option<ProfileField>,
+    /// The rule in words (and the evidence for it).
     #[serde(default)]
     pub rule: Option<String>,
+}
+
+/// A model-profile field a metadata value is compared with.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfileField {
+    /// `hadamard_block`: the Hadamard block size.
+    HadamardBlock,
+    /// `sign_widths`: the folded input widths, in order.
+    SignWidths,
+}
+
+impl ProfileField {
+    /// The field's name in `spec/models/*.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProfileField::HadamardBlock => "hadamard_block",
+            ProfileField::SignWidths => "sign_widths",
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]

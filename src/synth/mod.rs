@@ -2,5 +2,4 @@
 
 pub mod model;
 pub mod oracle;
-pub mod rng;
 pub mod template;

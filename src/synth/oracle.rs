@@ -3,7 +3,7 @@
 //! bytes (non-canonical base-3 bytes, every scale pattern incl. inf/NaN/subnormal) and as blocks
 //! made only of the 13 non-canonical qs bytes.
 
-use super::rng::Rng;
+use crate::rng::Rng;
 use crate::codec::{base3, Codec};
 use crate::error::Result;
 use crate::gguf::{GgufWriter, MetaValue};

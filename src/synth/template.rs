@@ -2,7 +2,7 @@
 //! object list of the qwen3.8-27b schema (frontend resources, text objects in Q4G64/Q5G64/W8G32
 //! row-split or BF16/FP32/I32 contiguous, vision/*, mtp/*, draft head), deterministic contents.
 
-use super::rng::Rng;
+use crate::rng::Rng;
 use crate::error::Result;
 use crate::mapping::{template_objects, TargetObject};
 use crate::ninfer::{plan, Directory, Identity, PlannedObject};

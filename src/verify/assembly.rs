@@ -6,7 +6,7 @@
 
 use super::rules;
 use super::{Ctx, Finding};
-use crate::spec::{gates, Dim, RowSection};
+use crate::spec::{gates, Dim, RowOrder, RowSection};
 use anyhow::{anyhow, bail, Result};
 use std::collections::HashMap;
 
@@ -114,7 +114,7 @@ pub struct Resolved {
     pub end: u64,
     pub source: String,
     pub source_start: u64,
-    pub order: String,
+    pub order: RowOrder,
 }
 
 pub fn resolve(ctx: &Ctx<'_>, s: &RowSection, l: Option<u64>) -> Result<Resolved> {
@@ -125,7 +125,7 @@ pub fn resolve(ctx: &Ctx<'_>, s: &RowSection, l: Option<u64>) -> Result<Resolved
         end: ctx.dim(&s.rows[1])?,
         source: ctx.name(&s.source, l)?,
         source_start: ctx.dim(&s.source_start)?,
-        order: s.order.clone(),
+        order: s.order,
     })
 }
 
@@ -151,8 +151,8 @@ pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<S
     }
     let n = r.end - r.start;
     let src = cache.tensor(ctx, &r.source)?;
-    let span_len = rules::source_span(&r.order, n);
-    if r.order.starts_with("attn_q") {
+    let span_len = rules::source_span(r.order, n);
+    if matches!(r.order, RowOrder::AttnQQuery | RowOrder::AttnQGate) {
         rules::check_attn_q_rows(&ctx.profile, &r.source, src.len() as u64)
             .map_err(|e| anyhow!(e))?;
     }
@@ -169,14 +169,14 @@ pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<S
         src[r.source_start as usize..(r.source_start + span_len) as usize].to_vec();
     let mut expected = Vec::with_capacity(n as usize);
     for i in 0..n {
-        let j = rules::source_offset(&ctx.profile, &r.order, n, i)
+        let j = rules::source_offset(&ctx.profile, r.order, n, i)
             .map_err(|e| anyhow!("{}: {e}", r.name))?;
         expected.push(span[j as usize]);
     }
     let selection = span
         .iter()
         .enumerate()
-        .filter(|(j, _)| rules::selected(&ctx.profile, &r.order, *j as u64))
+        .filter(|(j, _)| rules::selected(&ctx.profile, r.order, *j as u64))
         .map(|(_, f)| *f)
         .collect();
     let artifact = (r.start..r.end).map(|a| rows.fp(a)).collect();

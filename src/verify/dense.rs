@@ -7,7 +7,7 @@
 
 use super::{rules, Ctx, Finding};
 use crate::codec::Codec;
-use crate::spec::{mapping, LayerSet, Produce};
+use crate::spec::{mapping, HeadVectorFn, LayerSet, Produce};
 use anyhow::{anyhow, bail, Result};
 
 /// `v` rounded to nearest-even with `bits` significand bits and the f32/bf16 exponent range
@@ -82,11 +82,12 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
             let mut out = Vec::with_capacity(4 * heads);
             for i in 0..heads {
                 let a = v[rules::perm48(p, i as u64) as usize];
-                let y = match func.as_str() {
-                    "identity" => a,
-                    "log_neg" if a < 0.0 => (-a).ln(),
-                    "log_neg" => bail!("{}[{i}] = {a} is not negative", src_name(src)?),
-                    other => bail!("unknown head-vector function '{other}'"),
+                let y = match func {
+                    HeadVectorFn::Identity => a,
+                    HeadVectorFn::LogNeg if a < 0.0 => (-a).ln(),
+                    HeadVectorFn::LogNeg => {
+                        bail!("{}[{i}] = {a} is not negative", src_name(src)?)
+                    }
                 };
                 out.extend_from_slice(&f32_of(y).to_le_bytes());
             }

@@ -449,7 +449,7 @@ pub fn write_reference(
             });
             continue;
         }
-        let mut rng = crate::synth::rng::Rng::for_name(seed, &rc.name);
+        let mut rng = crate::rng::Rng::for_name(seed, &rc.name);
         // x stored as f32; the reference uses exactly the stored values.
         let x: Vec<f64> = (0..k * t)
             .map(|_| (rng.unit() * 2.0 - 1.0) as f32 as f64)

@@ -203,7 +203,7 @@ pub fn verify(
     opts: Options<'_>,
 ) -> Result<Report> {
     let g = gguf::parse(gguf_bytes, Mode::Strict).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
-    let (profile, layers) = crate::pack::source::resolve_profile(&g, opts.profile)
+    let (profile, layers) = crate::mapping::profile::resolve_profile(&g, opts.profile)
         .map_err(|e| anyhow!("{gguf_name}: {e}"))?;
     let gformat = crate::pack::source::ternary_type(&g).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
     let template = match opts.template {

@@ -3,7 +3,7 @@
 //! there cannot hide from the verifier. Every function is a gather: position `i` of the artifact
 //! range reads source row `f(i)` (relative to the part's first source row).
 
-use crate::spec::ModelProfile;
+use crate::spec::{ModelProfile, RowOrder};
 
 /// `perm48(h) = (h % tile) * group + h / tile` on the head axis (tile 3, group 16 for Bonsai).
 pub fn perm48(p: &ModelProfile, h: u64) -> u64 {
@@ -24,10 +24,10 @@ pub fn perm_row(p: &ModelProfile, i: u64) -> u64 {
 /// Source offset of position `i` for a named order, with the rows the part spans in the source.
 /// Returns `Err` when the rule does not apply to `n` rows (the de-interleaver's and the head
 /// permutation's shape requirements).
-pub fn source_offset(p: &ModelProfile, order: &str, n: u64, i: u64) -> Result<u64, String> {
+pub fn source_offset(p: &ModelProfile, order: RowOrder, n: u64, i: u64) -> Result<u64, String> {
     match order {
-        "verbatim" => Ok(i),
-        "perm_heads" => {
+        RowOrder::Verbatim => Ok(i),
+        RowOrder::PermHeads => {
             if n != p.v_heads * p.head_v_dim {
                 return Err(format!(
                     "{n} rows is not {} value heads x {}",
@@ -36,32 +36,31 @@ pub fn source_offset(p: &ModelProfile, order: &str, n: u64, i: u64) -> Result<u6
             }
             Ok(perm_row(p, i))
         }
-        "attn_q_query" | "attn_q_gate" => {
+        RowOrder::AttnQQuery | RowOrder::AttnQGate => {
             let hd = p.head_dim;
             if n % hd != 0 {
                 return Err(format!("{n} rows is not a multiple of {hd}"));
             }
-            let parity = u64::from(order == "attn_q_gate");
+            let parity = u64::from(order == RowOrder::AttnQGate);
             Ok((2 * (i / hd) + parity) * hd + i % hd)
         }
-        other => Err(format!("unknown row order '{other}'")),
     }
 }
 
 /// How many source rows (from the part's first) an order reads for `n` artifact rows.
-pub fn source_span(order: &str, n: u64) -> u64 {
+pub fn source_span(order: RowOrder, n: u64) -> u64 {
     match order {
-        "attn_q_query" | "attn_q_gate" => 2 * n,
+        RowOrder::AttnQQuery | RowOrder::AttnQGate => 2 * n,
         _ => n,
     }
 }
 
 /// Whether source offset `j` (within the span) belongs to the part's selection — the multiset the
 /// artifact range must equal.
-pub fn selected(p: &ModelProfile, order: &str, j: u64) -> bool {
+pub fn selected(p: &ModelProfile, order: RowOrder, j: u64) -> bool {
     match order {
-        "attn_q_query" => (j / p.head_dim) % 2 == 0,
-        "attn_q_gate" => (j / p.head_dim) % 2 == 1,
+        RowOrder::AttnQQuery => (j / p.head_dim) % 2 == 0,
+        RowOrder::AttnQGate => (j / p.head_dim) % 2 == 1,
         _ => true,
     }
 }
@@ -125,12 +124,12 @@ mod tests {
         assert_eq!(perm48_on_rows_missing(&p, 6144), 4064);
         // attn_q: query head h row r = (2h)*256 + r; gate = (2h+1)*256 + r.
         assert_eq!(
-            source_offset(&p, "attn_q_query", 6144, 257).unwrap(),
+            source_offset(&p, RowOrder::AttnQQuery, 6144, 257).unwrap(),
             2 * 256 + 1
         );
-        assert_eq!(source_offset(&p, "attn_q_gate", 6144, 0).unwrap(), 256);
+        assert_eq!(source_offset(&p, RowOrder::AttnQGate, 6144, 0).unwrap(), 256);
         assert_eq!(
-            source_offset(&p, "perm_heads", 6144, 128).unwrap(),
+            source_offset(&p, RowOrder::PermHeads, 6144, 128).unwrap(),
             16 * 128
         );
         // P agrees with perm_row on the feature axis.

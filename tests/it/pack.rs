@@ -459,10 +459,10 @@ fn every_pack_error_is_reached_with_its_class() {
             }),
             tpl.clone(),
             ErrorClass::PackHadamard,
-            "sign_widths",
+            "prism.hadamard.version",
         ),
         (
-            "widths not matching sign_values",
+            "widths not the profile's",
             set_kv(
                 "prism.hadamard.sign_widths",
                 MetaValue::Array(
@@ -472,7 +472,7 @@ fn every_pack_error_is_reached_with_its_class() {
             ),
             tpl.clone(),
             ErrorClass::PackHadamard,
-            "sum to 512",
+            "sign_widths [128, 384, 512]",
         ),
         (
             "sign value not ±1",
@@ -494,7 +494,7 @@ fn every_pack_error_is_reached_with_its_class() {
             set_kv("qwen35.block_count", MetaValue::U32(9)),
             tpl.clone(),
             ErrorClass::PackProfile,
-            "block_count=Some(9)",
+            "block_count=9 ",
         ),
         (
             "ne[0] not a multiple of 128",
@@ -708,7 +708,7 @@ fn reduced_gguf_profile_resolution_and_refusals() {
             "block_count neither",
             set_blocks(Some(5)),
             PackOptions::default(),
-            "block_count=Some(5)",
+            "block_count=5 ",
         ),
         (
             "unknown --profile",
@@ -770,4 +770,283 @@ fn reduced_gguf_profile_resolution_and_refusals() {
     let a = Artifact::parse(&a).unwrap();
     assert!(a.object("text/layers/3/mlp/down").is_ok());
     assert!(a.object("text/layers/0/mlp/down").is_err());
+}
+
+/// The KV `key` of a GGUF, for the byte offset an error must name (read by the reader, which
+/// the hostile-GGUF suite checks offset by offset).
+fn value_offset(gguf: &[u8], key: &str) -> u64 {
+    gguf::parse(gguf, Mode::Strict)
+        .unwrap()
+        .kv(key)
+        .unwrap_or_else(|| panic!("{key} absent"))
+        .value_offset
+}
+
+/// Sets (or, with `None`, removes) one KV.
+fn with_kv(src: &[u8], key: &str, value: Option<MetaValue>) -> Vec<u8> {
+    let key = key.to_string();
+    rewrite(src, move |kvs, _| match &value {
+        Some(v) => {
+            let kv = kvs.iter_mut().find(|k| k.0 == key).expect("key present");
+            kv.1 = v.clone();
+        }
+        None => kvs.retain(|k| k.0 != key),
+    })
+}
+
+fn strs(items: &[&str]) -> MetaValue {
+    MetaValue::Array(
+        ValueType::String,
+        items.iter().map(|s| MetaValue::str(s)).collect(),
+    )
+}
+
+/// Packs and pre-flights `g`; both must refuse it with the same error (one code path).
+fn refused_by_pack_and_check(g: &[u8], tpl: &[u8], opts: &PackOptions) -> ninfer_ternary::Error {
+    let e = pack_bytes(g, tpl, opts).unwrap_err();
+    let parsed = gguf::parse(g, Mode::Strict).unwrap();
+    let pre = ninfer_ternary::pack::preflight::preflight(&parsed, opts, 2).unwrap_err();
+    assert_eq!(e, pre, "pack --check and pack disagree");
+    e
+}
+
+/// Every prism.hadamard value spec/hadamard.json rules out is refused by pack and by pack --check
+/// with pack.hadamard, the key and the byte offset of that key's value; the unmodified file and
+/// the other allowed sign_mode pack (controls).
+#[test]
+fn prism_hadamard_values_the_spec_rules_out_are_refused_with_key_and_offset() {
+    let p = nano();
+    let src = model_bytes(&p, TernaryType::Pq2_0, 5).unwrap();
+    let tpl = template_bytes(&p).unwrap();
+    let opts = PackOptions::default();
+    pack_bytes(&src, &tpl, &opts).expect("control: the synthetic model packs");
+    let identity_mode = with_kv(
+        &src,
+        "prism.hadamard.sign_mode",
+        Some(MetaValue::str("identity")),
+    );
+    pack_bytes(&identity_mode, &tpl, &opts).expect("control: sign_mode identity is allowed");
+    let h = |k: &str| format!("prism.hadamard.{k}");
+    let absent_tensor = {
+        let g = gguf::parse(&src, Mode::Strict).unwrap();
+        let mut names = g.get_strs(&h("weight_names")).unwrap();
+        names[3] = "blk.0.no_such.weight";
+        strs(&names)
+    };
+    let cases: Vec<(&str, &str, Option<MetaValue>, &str)> = vec![
+        (
+            "version 99",
+            "version",
+            Some(MetaValue::U32(99)),
+            "fixes it at 1",
+        ),
+        (
+            "transform identity",
+            "transform",
+            Some(MetaValue::str("identity")),
+            "normalized-sylvester-walsh-hadamard",
+        ),
+        (
+            "sign_mode implicit",
+            "sign_mode",
+            Some(MetaValue::str("implicit")),
+            "explicit or identity",
+        ),
+        (
+            "gdn_v_grouped false",
+            "gdn_v_grouped",
+            Some(MetaValue::Bool(false)),
+            "fixes it at true",
+        ),
+        (
+            "block_size 0",
+            "block_size",
+            Some(MetaValue::U32(0)),
+            "hadamard_block 128",
+        ),
+        (
+            "block_size 2^31",
+            "block_size",
+            Some(MetaValue::U32(1 << 31)),
+            "is 2147483648",
+        ),
+        (
+            "block_size a string",
+            "block_size",
+            Some(MetaValue::str("128")),
+            "is STRING",
+        ),
+        (
+            "weight_names of I32",
+            "weight_names",
+            Some(MetaValue::Array(ValueType::I32, vec![MetaValue::I32(1)])),
+            "requires STRING",
+        ),
+        (
+            "weight_names a string",
+            "weight_names",
+            Some(MetaValue::str("token_embd.weight")),
+            "requires ARRAY",
+        ),
+        (
+            "weight_names naming an absent tensor",
+            "weight_names",
+            Some(absent_tensor),
+            "blk.0.no_such.weight' is not a tensor",
+        ),
+        (
+            "weight_names naming a dense tensor",
+            "weight_names",
+            Some(strs(&["output_norm.weight"])),
+            "not a ternary tensor",
+        ),
+        (
+            "weight_names naming the inverse tensor",
+            "weight_names",
+            Some(strs(&["token_embd.weight"])),
+            "inverse-rotated",
+        ),
+        (
+            "weight_names listing one twice",
+            "weight_names",
+            Some(strs(&["output.weight", "output.weight"])),
+            "listed twice",
+        ),
+        (
+            "inverse_weight_names another tensor",
+            "inverse_weight_names",
+            Some(strs(&["output.weight"])),
+            "hadamard_inverse",
+        ),
+        (
+            "widths [100, 412, 512]",
+            "sign_widths",
+            Some(MetaValue::Array(
+                ValueType::I32,
+                [100, 412, 512].iter().map(|&w| MetaValue::I32(w)).collect(),
+            )),
+            "widths [100, 412, 512]",
+        ),
+        (
+            "sign_widths of U32",
+            "sign_widths",
+            Some(MetaValue::Array(
+                ValueType::U32,
+                [128, 384, 512].iter().map(|&w| MetaValue::U32(w)).collect(),
+            )),
+            "requires I32",
+        ),
+    ];
+    for (what, key, value, needle) in cases {
+        let key = h(key);
+        let g = with_kv(&src, &key, value);
+        let e = refused_by_pack_and_check(&g, &tpl, &opts);
+        assert_eq!(e.class, ErrorClass::PackHadamard, "{what}: {e}");
+        assert!(e.field.starts_with(&key), "{what}: field of {e}");
+        assert_eq!(e.offset, Some(value_offset(&g, &key)), "{what}: {e}");
+        assert!(
+            e.to_string().contains(needle),
+            "{what}: '{e}' lacks '{needle}'"
+        );
+    }
+    let e = refused_by_pack_and_check(&with_kv(&src, &h("axis"), None), &tpl, &opts);
+    assert_eq!(
+        (e.class, e.field.as_str()),
+        (ErrorClass::PackHadamard, "prism.hadamard.axis")
+    );
+}
+
+/// Every hyper-parameter the profile fixes (spec/mapping.json profile_hparams) is compared:
+/// a different value, another integer type or an absent key is refused with pack.profile, the
+/// key, expected and found, and the offset; no Rust Debug text reaches the message.
+#[test]
+fn profile_fixed_hparams_are_compared_with_the_profile() {
+    let p = nano();
+    let src = model_bytes(&p, TernaryType::Ptq1_0, 5).unwrap();
+    let tpl = template_bytes(&p).unwrap();
+    let opts = PackOptions::default();
+    let fixed = &spec::mapping().profile_hparams;
+    assert!(fixed.len() >= 10, "the table lists the fixed keys");
+    for hp in fixed {
+        let key = format!("qwen35.{}", hp.key);
+        let want = p.dim(&hp.dim).unwrap();
+        let cases = [
+            ("zero", MetaValue::U32(0), "found 0".to_string()),
+            (
+                "u32::MAX",
+                MetaValue::U32(u32::MAX),
+                format!("found {}", u32::MAX),
+            ),
+            (
+                "U64 of the right value",
+                MetaValue::U64(want),
+                "found a U64 value".into(),
+            ),
+        ];
+        for (what, v, needle) in cases {
+            let g = with_kv(&src, &key, Some(v));
+            let e = refused_by_pack_and_check(&g, &tpl, &opts);
+            // embedding_length also picks the profile, so a wrong value may already fail there.
+            assert_eq!(e.class, ErrorClass::PackProfile, "{key} {what}: {e}");
+            let text = e.to_string();
+            assert!(
+                !text.contains("Some("),
+                "{key} {what}: Debug text in '{text}'"
+            );
+            if hp.key != "embedding_length" || what == "U64 of the right value" {
+                assert_eq!(e.field, key, "{key} {what}: {e}");
+                assert_eq!(e.offset, Some(value_offset(&g, &key)), "{key} {what}: {e}");
+                assert!(
+                    text.contains(&needle),
+                    "{key} {what}: '{text}' lacks '{needle}'"
+                );
+                assert!(
+                    text.contains(&format!("expected {want}")),
+                    "{key} {what}: {text}"
+                );
+            }
+        }
+        let e = refused_by_pack_and_check(&with_kv(&src, &key, None), &tpl, &opts);
+        assert_eq!(e.class, ErrorClass::PackProfile, "{key} absent: {e}");
+        assert!(!e.to_string().contains("Some("), "{e}");
+    }
+}
+
+/// `--layers` naming a layer the GGUF lacks (99, 2^32), a duplicate or nothing is refused;
+/// a GGUF with no tensor fails pack and pack --check with a class (never "0 checks, 0 failed").
+#[test]
+fn layers_and_empty_gguf_are_refused_by_pack_and_check() {
+    let p = nano();
+    let src = model_bytes(&p, TernaryType::Pq2_0, 5).unwrap();
+    let tpl = template_bytes(&p).unwrap();
+    for (layers, needle) in [
+        (vec![99], "layer 99 is not in the GGUF"),
+        (vec![1 << 32], "layer 4294967296 is not in the GGUF"),
+        (vec![2, 0, 2], "layer 2 is named twice"),
+        (vec![], "no layer named"),
+    ] {
+        let opts = PackOptions {
+            layers: Some(layers.clone()),
+            ..Default::default()
+        };
+        let e = refused_by_pack_and_check(&src, &tpl, &opts);
+        assert_eq!(
+            (e.class, e.field.as_str()),
+            (ErrorClass::PackProfile, "--layers"),
+            "{layers:?}"
+        );
+        assert!(e.to_string().contains(needle), "{layers:?}: {e}");
+    }
+    let empty = rewrite(&src, |_, ts| ts.clear());
+    let e = refused_by_pack_and_check(&empty, &tpl, &PackOptions::default());
+    assert_eq!(e.class, ErrorClass::PackProfile, "{e}");
+    assert!(e.to_string().contains("no tensor"), "{e}");
+    // Control: the healthy file pre-flights with at least the source check and no failure.
+    let g = gguf::parse(&src, Mode::Strict).unwrap();
+    let checks =
+        ninfer_ternary::pack::preflight::preflight(&g, &PackOptions::default(), 2).unwrap();
+    assert!(
+        checks.len() > 1 && checks.iter().all(|c| c.ok),
+        "{checks:?}"
+    );
 }

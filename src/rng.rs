@@ -1,9 +1,13 @@
-//! A tiny deterministic generator (SplitMix64): same seed, same stream, on every machine.
+//! The one deterministic generator of the crate (SplitMix64): same seed, same stream, on every
+//! machine. Synth, the corpus families, the kernel cases and the verifier's reference dumps all
+//! draw from it, so their streams (and the corpus bytes) stay pinned to one implementation.
 
+/// A SplitMix64 stream.
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
 
 impl Rng {
+    /// The stream of `seed`.
     pub fn new(seed: u64) -> Rng {
         Rng(seed)
     }
@@ -18,6 +22,7 @@ impl Rng {
         Rng(h ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
 
+    /// The next 64 bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
@@ -31,7 +36,17 @@ impl Rng {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
-    /// Fills `out` with pseudo-random bytes.
+    /// Uniform in [0, 1) with 24 bits (the corpus families' scalar draw).
+    pub fn unit_f32(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// `n` bytes, one draw each (its low byte): the corpus families' payload stream.
+    pub fn low_bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next_u64() as u8).collect()
+    }
+
+    /// Fills `out` with pseudo-random bytes, eight per draw.
     pub fn fill(&mut self, out: &mut [u8]) {
         let mut chunks = out.chunks_exact_mut(8);
         for c in &mut chunks {

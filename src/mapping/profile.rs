@@ -1,0 +1,208 @@
+//! Which model profile (`spec/models/*.json`) a GGUF is, and whether its hyper-parameters are
+//! that profile's. Used by the packer, unpack and the verifier alike, so it lives here and not
+//! in any of them.
+
+use crate::error::{Error, ErrorClass, Result};
+use crate::gguf::{Gguf, Kv};
+use crate::spec::{self, ModelProfile};
+
+/// The layer indices a GGUF holds (any tensor named `blk.N.*`), ascending.
+pub fn held_layers(gguf: &Gguf<'_>) -> Vec<u64> {
+    let mut out: Vec<u64> = gguf
+        .tensors
+        .iter()
+        .filter_map(|t| t.name.strip_prefix("blk.")?.split('.').next()?.parse().ok())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// An optional number in a message: the value, or `absent`.
+fn shown(v: Option<u64>) -> String {
+    v.map_or_else(|| "absent".to_string(), |x| x.to_string())
+}
+
+/// The facts of a GGUF that pick its profile.
+struct Identity {
+    arch: String,
+    blocks: Option<u64>,
+    hidden: Option<u64>,
+    vocab: Option<u64>,
+    held: Vec<u64>,
+}
+
+impl Identity {
+    fn of(gguf: &Gguf<'_>) -> Identity {
+        let arch = gguf.architecture().unwrap_or("qwen35").to_string();
+        Identity {
+            blocks: gguf.get_uint(&format!("{arch}.block_count")).ok(),
+            hidden: gguf.get_uint(&format!("{arch}.embedding_length")).ok(),
+            vocab: gguf.tensor("token_embd.weight").map(|t| t.ne[1]),
+            held: held_layers(gguf),
+            arch,
+        }
+    }
+
+    /// Whether `p` fits: `Err((field, why))` names the first mismatch.
+    fn fits(&self, p: &ModelProfile) -> std::result::Result<(), (String, String)> {
+        let arch = &self.arch;
+        if self.hidden.is_some_and(|h| h != p.hidden) {
+            return Err((
+                format!("{arch}.embedding_length"),
+                format!(
+                    "embedding_length={}, profile {} has hidden={}",
+                    shown(self.hidden),
+                    p.name,
+                    p.hidden
+                ),
+            ));
+        }
+        if self.vocab != Some(p.vocab) {
+            return Err((
+                "token_embd.weight".into(),
+                format!(
+                    "vocab={}, profile {} has vocab={}",
+                    shown(self.vocab),
+                    p.name,
+                    p.vocab
+                ),
+            ));
+        }
+        if let Some(&l) = self.held.iter().find(|&&l| l >= p.n_layers) {
+            return Err((
+                format!("blk.{l}"),
+                format!(
+                    "layer {l} is beyond profile {}'s {} layers",
+                    p.name, p.n_layers
+                ),
+            ));
+        }
+        if let Some(b) = self.blocks {
+            if b != p.n_layers && b != self.held.len() as u64 {
+                return Err((
+                    format!("{arch}.block_count"),
+                    format!(
+                        "block_count={b} is neither profile {}'s {} layers nor the {} layer(s) the file holds",
+                        p.name,
+                        p.n_layers,
+                        self.held.len()
+                    ),
+                ));
+            }
+        }
+        if self.held.is_empty() {
+            return Err((
+                "tensors".into(),
+                "the GGUF holds no blk.N.* tensor (no layer)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn profile_err(field: &str, detail: String) -> Error {
+    Error::new(ErrorClass::PackProfile, field, detail)
+}
+
+/// The profile and the layers of a full or reduced GGUF. `named` (`--profile`) picks the profile
+/// explicitly; otherwise the unique profile matching hidden, vocab and the layer indices is used.
+/// A reduced GGUF may carry the full model's block_count, its own layer count, or none. Then
+/// every hyper-parameter the profile fixes is compared ([`check_hparams`]).
+/// Refused (`pack.profile`): an unknown name, hidden/vocab not the profile's, a layer index
+/// beyond the profile, a block_count that is neither, no layer at all, no/ambiguous match, or
+/// a fixed hyper-parameter absent, mistyped or different.
+pub fn resolve_profile(gguf: &Gguf<'_>, named: Option<&str>) -> Result<(ModelProfile, Vec<u64>)> {
+    let id = Identity::of(gguf);
+    let profile = match named {
+        Some(name) => {
+            let p = spec::profile(name).ok_or_else(|| {
+                let known: Vec<&str> = spec::PROFILES.iter().map(|(n, _)| *n).collect();
+                profile_err(
+                    "--profile",
+                    format!("unknown profile '{name}' (known: {})", known.join(", ")),
+                )
+            })?;
+            id.fits(&p).map_err(|(f, d)| profile_err(&f, d))?;
+            p
+        }
+        None => unique_fit(&id)?,
+    };
+    check_hparams(gguf, &profile)?;
+    Ok((profile, id.held))
+}
+
+fn unique_fit(id: &Identity) -> Result<ModelProfile> {
+    let mut fits: Vec<ModelProfile> = spec::PROFILES
+        .iter()
+        .map(|(name, _)| spec::profile(name).expect("compiled-in profile"))
+        .filter(|p| id.fits(p).is_ok())
+        .collect();
+    match fits.len() {
+        1 => Ok(fits.remove(0)),
+        0 => Err(profile_err(
+            &format!("{}.block_count / embedding_length / token_embd.weight", id.arch),
+            format!(
+                "no profile in spec/models has block_count={} hidden={} vocab={} with layers {:?}; add one, or name it with --profile",
+                shown(id.blocks),
+                shown(id.hidden),
+                shown(id.vocab),
+                id.held
+            ),
+        )),
+        _ => Err(profile_err(
+            "--profile",
+            format!(
+                "several profiles fit ({}); name one with --profile",
+                fits.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        )),
+    }
+}
+
+/// Every `{arch}.<key>` of `spec/mapping.json` `profile_hparams` is present, of its type and
+/// equal to the profile's dimension; else `pack.profile` with the key, expected, found and the
+/// KV's byte offset.
+pub fn check_hparams(gguf: &Gguf<'_>, profile: &ModelProfile) -> Result<()> {
+    let arch = gguf.architecture().unwrap_or(&profile.arch);
+    for hp in &spec::mapping().profile_hparams {
+        let key = format!("{arch}.{}", hp.key);
+        let expected = profile
+            .dim(&hp.dim)
+            .expect("profile_hparams name known dimensions (spec test)");
+        let kv = gguf.kv(&key).ok_or_else(|| {
+            profile_err(
+                &key,
+                format!(
+                    "absent; profile {} fixes it at {expected} ({})",
+                    profile.name, hp.dim
+                ),
+            )
+        })?;
+        check_hparam(kv, &hp.value_type, expected, profile)?;
+    }
+    Ok(())
+}
+
+fn check_hparam(kv: &Kv<'_>, want_type: &str, expected: u64, profile: &ModelProfile) -> Result<()> {
+    let found_type = kv.value.value_type();
+    let mismatch = |found: String| {
+        Error::at(
+            ErrorClass::PackProfile,
+            kv.value_offset,
+            kv.key,
+            format!(
+                "expected {expected} ({want_type}, fixed by profile {}), found {found}",
+                profile.name
+            ),
+        )
+    };
+    if found_type.name() != want_type {
+        return Err(mismatch(format!("a {found_type} value")));
+    }
+    match kv.value.as_u64_lossless() {
+        Some(v) if v == expected => Ok(()),
+        Some(v) => Err(mismatch(v.to_string())),
+        None => Err(mismatch(format!("a {found_type} value"))),
+    }
+}
