@@ -22,6 +22,7 @@ pub mod perm;
 pub mod planes;
 pub mod spec;
 pub mod synth;
+pub mod text;
 pub mod verify;
 
 pub use error::{Error, ErrorClass, Result};

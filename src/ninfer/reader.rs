@@ -1,6 +1,6 @@
 //! Zero-copy `.ninfer` v2 reader over a byte slice (usually a memory map).
 
-use super::directory::{parse_directory, validate, Directory, Object, ObjectBody};
+use super::directory::{parse_directory, validate_text, Directory, Object, ObjectBody};
 use crate::error::{align_up, checked_add, Error, ErrorClass, Result};
 use crate::geometry::{row_split_geometry, Plane, RowSplitGeometry};
 use crate::planes::{disassemble_rows, BlockLayout};
@@ -155,7 +155,7 @@ impl<'a> Artifact<'a> {
             )
         })?;
         let directory = parse_directory(text)?;
-        validate(&directory, bytes.len() as u64 - payload_offset)?;
+        validate_text(&directory, text, bytes.len() as u64 - payload_offset)?;
         Ok(Artifact {
             bytes,
             json_bytes,
@@ -185,9 +185,14 @@ impl<'a> Artifact<'a> {
         &self.bytes[start..start + o.bytes as usize]
     }
 
-    /// A typed view of the object `name`.
+    /// A typed view of the object `name` (one by-name search; to visit every object use
+    /// [`Artifact::view_object`] on `directory.objects`, which stays linear).
     pub fn view(&self, name: &str) -> Result<ObjectView<'a>> {
-        let o = self.object(name)?;
+        self.view_object(self.object(name)?)
+    }
+
+    /// A typed view of `o`, an object of this artifact's directory.
+    pub fn view_object(&self, o: &Object) -> Result<ObjectView<'a>> {
         let bytes = self.object_bytes(o);
         Ok(match &o.body {
             ObjectBody::Resource { .. } => ObjectView::Resource { bytes },

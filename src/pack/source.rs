@@ -220,7 +220,6 @@ pub fn hadamard_signs(g: &Gguf<'_>) -> Result<(Vec<i32>, Vec<i32>)> {
     let widths = g
         .get_array_as::<i32>(&key("sign_widths"))
         .map_err(|e| bad(key("sign_widths"), e.detail))?;
-    let values = sign_values(g, &key("sign_values"))?;
     if widths.is_empty() || widths.iter().any(|&w| w <= 0) {
         return Err(bad(
             key("sign_widths"),
@@ -228,6 +227,19 @@ pub fn hadamard_signs(g: &Gguf<'_>) -> Result<(Vec<i32>, Vec<i32>)> {
         ));
     }
     let total: i64 = widths.iter().map(|&w| w as i64).sum();
+    // The declared count is compared before any element is copied: a 10^9-entry array in a
+    // small sparse file is refused here, not allocated.
+    let declared = g
+        .get_array(&key("sign_values"))
+        .map_err(|e| bad(key("sign_values"), e.detail))?
+        .count;
+    if total as u64 != declared {
+        return Err(bad(
+            key("sign_values"),
+            format!("{declared} values but sign_widths {widths:?} sum to {total}"),
+        ));
+    }
+    let values = sign_values(g, &key("sign_values"))?;
     if total != values.len() as i64 {
         return Err(bad(
             key("sign_values"),
