@@ -62,12 +62,15 @@ pub fn escape_truncated(s: &str, max_chars: usize) -> Cow<'_, str> {
 /// and other format characters as UTF-8) written as a JSON `\uXXXX` escape: the document
 /// parses to exactly the same strings, and no raw control or bidi character reaches a terminal.
 pub fn json_safe(json: &str) -> Cow<'_, str> {
-    if !json.chars().any(is_unsafe_char) {
+    // Raw controls in serialized JSON are its own layout whitespace (serde_json escapes every
+    // control inside a string), so only the non-control unsafe characters need escaping.
+    let needs = |c: char| is_unsafe_char(c) && !c.is_control();
+    if !json.chars().any(needs) {
         return Cow::Borrowed(json);
     }
     let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
-        if is_unsafe_char(c) {
+        if needs(c) {
             // Every unsafe character is in the Basic Multilingual Plane: one escape suffices.
             out.push_str(&format!("\\u{:04x}", c as u32));
         } else {
@@ -117,13 +120,21 @@ mod tests {
     #[test]
     fn json_safe_round_trips_and_hides_bidi() {
         let name = "a\u{202e}b\u{1b}c\nd\u{2066}";
-        let text = serde_json::to_string(&serde_json::json!({ "name": name })).unwrap();
-        // Negative control: serde_json alone leaves U+202E raw.
-        assert!(text.chars().any(is_unsafe_char));
-        let safe = json_safe(&text);
-        assert!(!safe.chars().any(is_unsafe_char), "{safe}");
-        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
-        assert_eq!(back["name"], name);
+        let v = serde_json::json!({ "name": name, "list": [name] });
+        for text in [
+            serde_json::to_string(&v).unwrap(),
+            serde_json::to_string_pretty(&v).unwrap(),
+        ] {
+            // Negative control: serde_json alone leaves U+202E raw.
+            assert!(text.contains('\u{202e}'));
+            let safe = json_safe(&text);
+            assert!(
+                !safe.chars().any(|c| c != '\n' && is_unsafe_char(c)),
+                "{safe}"
+            );
+            let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+            assert_eq!(back, v);
+        }
     }
 
     #[test]
