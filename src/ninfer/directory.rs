@@ -8,38 +8,54 @@ use crate::spec::{self, Layout, NumericFormat};
 use crate::text::escape;
 use std::collections::HashMap;
 
+/// The directory's `identity` member: which model and which weights the container holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
+    /// `identity.model_id`, non-empty.
     pub model_id: String,
+    /// `identity.weights_id`, non-empty.
     pub weights_id: String,
 }
 
+/// What an object is: a typed tensor or an opaque resource.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ObjectBody {
+    /// `kind: "tensor"`.
     Tensor {
+        /// Dimensions, outermost first.
         shape: Vec<u64>,
+        /// Numeric format name from the registry (spec/formats.json).
         format: String,
+        /// Tensor layout name from the registry.
         layout: String,
     },
+    /// `kind: "resource"`.
     Resource {
+        /// Resource encoding name (spec/container.json).
         encoding: String,
     },
 }
 
+/// One entry of the directory's `objects` array.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Object {
+    /// Unique, non-empty object name.
     pub name: String,
+    /// Tensor or resource members.
     pub body: ObjectBody,
     /// Payload-relative offset.
     pub offset: u64,
+    /// Stored length in bytes (for tensors, exactly the layout's encoded size).
     pub bytes: u64,
 }
 
 impl Object {
+    /// Whether this is a tensor (not a resource).
     pub fn is_tensor(&self) -> bool {
         matches!(self.body, ObjectBody::Tensor { .. })
     }
 
+    /// The `kind` member: `tensor` or `resource`.
     pub fn kind(&self) -> &'static str {
         if self.is_tensor() {
             "tensor"
@@ -56,6 +72,7 @@ impl Object {
         }
     }
 
+    /// A tensor's shape (empty for resources).
     pub fn shape(&self) -> &[u64] {
         match &self.body {
             ObjectBody::Tensor { shape, .. } => shape,
@@ -74,9 +91,12 @@ impl Object {
     }
 }
 
+/// A parsed `.ninfer` v2 JSON directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Directory {
+    /// Model and weights identity.
     pub identity: Identity,
+    /// Objects in offset order.
     pub objects: Vec<Object>,
 }
 
@@ -555,6 +575,7 @@ impl Directory {
         out
     }
 
+    /// The object named `name` (a linear search: to visit every object, iterate `objects`).
     pub fn find(&self, name: &str) -> Option<&Object> {
         self.objects.iter().find(|o| o.name == name)
     }

@@ -1,10 +1,16 @@
 //! The `.ninfer` v2 container: prefix, JSON directory, payload (spec/ninfer-container.md#ninfer-container).
 
+/// The JSON directory: parsing, validation, serialization.
 pub mod directory;
+/// A duplicate-refusing JSON value and a locator for error offsets.
 pub mod json;
+/// Encoded sizes of tensor layouts.
 pub mod layout;
+/// The zero-copy reader.
 pub mod reader;
+/// Catalog of containers that each break one rule.
 pub mod violations;
+/// The deterministic writer.
 pub mod writer;
 
 pub use directory::{Directory, Identity, Object, ObjectBody};

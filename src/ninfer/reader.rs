@@ -8,10 +8,13 @@ use crate::spec::{self, FormatKind, NumericFormat};
 
 /// An opened, validated artifact.
 pub struct Artifact<'a> {
+    /// The whole file.
     pub bytes: &'a [u8],
+    /// Length of the JSON directory (the prefix's second field).
     pub json_bytes: u64,
     /// Absolute file offset of the payload (`align_up(16 + json_bytes, 4096)`).
     pub payload_offset: u64,
+    /// The parsed, validated directory.
     pub directory: Directory,
 }
 
@@ -20,19 +23,27 @@ pub struct Artifact<'a> {
 pub enum ObjectView<'a> {
     /// `contiguous-le-v1`: C-order little-endian words.
     Contiguous {
+        /// The registry format.
         format: &'static NumericFormat,
+        /// Dimensions, outermost first.
         shape: Vec<u64>,
+        /// The object's bytes.
         bytes: &'a [u8],
     },
     /// `row-split-k128-v1`: three planes with per-row spans.
     RowSplit(RowSplitView<'a>),
     /// A layout whose geometry is checked but whose values this suite does not decode.
     Opaque {
+        /// The registry format.
         format: &'static NumericFormat,
+        /// The layout name.
         layout: String,
+        /// The object's bytes.
         bytes: &'a [u8],
     },
+    /// A resource: raw bytes.
     Resource {
+        /// The object's bytes.
         bytes: &'a [u8],
     },
 }
@@ -40,13 +51,18 @@ pub enum ObjectView<'a> {
 /// A row-split object: planes, per-row spans and ggml-block reconstruction.
 #[derive(Debug)]
 pub struct RowSplitView<'a> {
+    /// Object name.
     pub name: String,
+    /// The registry format.
     pub format: &'static NumericFormat,
+    /// Plane offsets and per-row spans.
     pub geom: RowSplitGeometry,
+    /// The object's bytes.
     pub bytes: &'a [u8],
 }
 
 impl<'a> RowSplitView<'a> {
+    /// The bytes of plane `p`.
     pub fn plane(&self, p: Plane) -> &'a [u8] {
         let o = self.geom.plane_offset(p) as usize;
         &self.bytes[o..o + self.geom.plane_bytes(p) as usize]
@@ -164,6 +180,7 @@ impl<'a> Artifact<'a> {
         })
     }
 
+    /// Payload length: file length minus the payload offset.
     pub fn payload_bytes(&self) -> u64 {
         self.bytes.len() as u64 - self.payload_offset
     }
