@@ -32,13 +32,16 @@ fn best_of(runs: usize, mut f: impl FnMut()) -> Duration {
         .expect("at least one run")
 }
 
-/// t(large) / t(small) for inputs built by `make` and work done by `work`.
+/// t(large) / t(small) for inputs built by `make` and work done by `work` (best of 5 and of 2
+/// runs: the large input is the slow one, and noise can only inflate a best-of time).
 fn growth<T>(small: usize, large: usize, make: impl Fn(usize) -> T, work: impl Fn(&T)) -> f64 {
     let (a, b) = (make(small), make(large));
     work(&a); // warm-up: page in, spec tables loaded
     let ts = best_of(5, || work(&a));
-    let tl = best_of(3, || work(&b));
-    tl.as_secs_f64() / ts.as_secs_f64().max(1e-9)
+    let tl = best_of(2, || work(&b));
+    let r = tl.as_secs_f64() / ts.as_secs_f64().max(1e-9);
+    eprintln!("{small} -> {large}: {ts:?} -> {tl:?}, ratio {r:.1}");
+    r
 }
 
 fn identity() -> Identity {

@@ -575,8 +575,42 @@ impl Directory {
         out
     }
 
-    /// The object named `name` (a linear search: to visit every object, iterate `objects`).
+    /// Every object by name, built in one pass: for callers that look up many names (one
+    /// [`Directory::find`] per object would be quadratic in the object count).
+    pub fn by_name(&self) -> HashMap<&str, &Object> {
+        self.objects.iter().map(|o| (o.name.as_str(), o)).collect()
+    }
+
+    /// The object named `name` (a linear search: to visit every object, iterate `objects`;
+    /// to look up many names, use [`Directory::by_name`]).
     pub fn find(&self, name: &str) -> Option<&Object> {
         self.objects.iter().find(|o| o.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn by_name_agrees_with_find_for_every_object_and_misses_absent_names() {
+        let (dir, _) = super::super::violations::base_artifact();
+        let index = dir.by_name();
+        assert_eq!(index.len(), dir.objects.len());
+        for o in &dir.objects {
+            assert_eq!(index.get(o.name.as_str()).copied(), dir.find(&o.name));
+        }
+        assert!(index.get("absent").is_none() && dir.find("absent").is_none());
+    }
+
+    #[test]
+    fn a_duplicate_member_error_points_into_the_directory_at_the_repeated_key() {
+        let text = r#"{"identity":{"model_id":"m","model_id":"n","weights_id":"w"},"objects":[]}"#;
+        let e = parse_directory(text).unwrap_err();
+        assert_eq!(e.class, ErrorClass::NinferDirMembers);
+        let second = text.rfind(r#""model_id""#).unwrap() as u64;
+        let off = e.offset.unwrap() - DIRECTORY_OFFSET;
+        // serde_json reports the position just after the repeated key (or its colon).
+        assert!(off > second && off <= second + 12, "{e}");
     }
 }
