@@ -32,13 +32,19 @@ fn best_of(runs: usize, mut f: impl FnMut()) -> Duration {
         .expect("at least one run")
 }
 
-/// t(large) / t(small) for inputs built by `make` and work done by `work` (best of 5 and of 2
-/// runs: the large input is the slow one, and noise can only inflate a best-of time).
-fn growth<T>(small: usize, large: usize, make: impl Fn(usize) -> T, work: impl Fn(&T)) -> f64 {
+/// t(large) / t(small) for inputs built by `make` and work done by `work` (best of 5 runs of
+/// the small input and `large_runs` of the large one: noise can only inflate a best-of time).
+fn growth<T>(
+    small: usize,
+    large: usize,
+    large_runs: usize,
+    make: impl Fn(usize) -> T,
+    work: impl Fn(&T),
+) -> f64 {
     let (a, b) = (make(small), make(large));
     work(&a); // warm-up: page in, spec tables loaded
     let ts = best_of(5, || work(&a));
-    let tl = best_of(2, || work(&b));
+    let tl = best_of(large_runs, || work(&b));
     let r = tl.as_secs_f64() / ts.as_secs_f64().max(1e-9);
     eprintln!("{small} -> {large}: {ts:?} -> {tl:?}, ratio {r:.1}");
     r
@@ -88,7 +94,7 @@ fn a_directory_object_with_many_members_parses_in_linear_time() {
     // read and checked for duplicates: that check is the work measured.
     let e = Artifact::parse(&many_members(3)).err().unwrap();
     assert_eq!(e.class, ErrorClass::NinferDirMembers, "{e}");
-    let r = growth(10_000, 100_000, many_members, |b| {
+    let r = growth(10_000, 100_000, 4, many_members, |b| {
         assert!(Artifact::parse(b).is_err());
     });
     assert!(r < MAX_RATIO, "10x members took {r:.1}x the time");
@@ -97,7 +103,7 @@ fn a_directory_object_with_many_members_parses_in_linear_time() {
 #[test]
 fn opening_and_viewing_every_object_is_linear() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let r = growth(10_000, 100_000, many_objects, |b| {
+    let r = growth(10_000, 100_000, 4, many_objects, |b| {
         let a = Artifact::parse(b).unwrap();
         for o in &a.directory.objects {
             a.view_object(o).unwrap();
@@ -129,7 +135,7 @@ fn inspect_of_many_objects_is_linear() {
             );
         }
     };
-    let r = growth(10_000, 100_000, make, inspect);
+    let r = growth(10_000, 100_000, 2, make, inspect);
     assert!(
         r < MAX_RATIO,
         "inspect of 10x objects took {r:.1}x the time"
@@ -145,7 +151,7 @@ fn quadratic_duplicate_check(keys: &[String]) -> bool {
 fn negative_control_the_harness_catches_quadratic_work() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let keys = |n: usize| (0..n).map(|i| format!("x{i}")).collect::<Vec<_>>();
-    let r = growth(1_000, 10_000, keys, |k| {
+    let r = growth(1_000, 10_000, 2, keys, |k| {
         assert!(!quadratic_duplicate_check(k));
     });
     assert!(

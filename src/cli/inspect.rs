@@ -2,7 +2,10 @@
 
 use crate::geometry::Plane;
 use crate::ninfer::{Artifact, ObjectBody, ObjectView};
-use crate::text::{escape, json_safe};
+use crate::text::{escape, escape_truncated, json_safe};
+
+/// Longest name or identity (in characters) the text view shows whole.
+const SHOWN_CHARS: usize = 200;
 use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
@@ -59,8 +62,8 @@ fn ninfer(path: &Path, bytes: &[u8], as_json: bool) -> anyhow::Result<ExitCode> 
     );
     println!(
         "  identity: model_id={} weights_id={}",
-        escape(&a.directory.identity.model_id),
-        escape(&a.directory.identity.weights_id)
+        escape_truncated(&a.directory.identity.model_id, SHOWN_CHARS),
+        escape_truncated(&a.directory.identity.weights_id, SHOWN_CHARS)
     );
     println!(
         "  directory: {} bytes; payload at {} ({} bytes); {} objects",
@@ -73,7 +76,7 @@ fn ninfer(path: &Path, bytes: &[u8], as_json: bool) -> anyhow::Result<ExitCode> 
         match o.format_layout() {
             Some((f, l)) => println!(
                 "  {:<48} {:<20} {:<24} {:<16} off={:<12} bytes={}",
-                escape(&o.name),
+                escape_truncated(&o.name, SHOWN_CHARS),
                 escape(f),
                 escape(l),
                 format!("{:?}", o.shape()),
@@ -82,7 +85,7 @@ fn ninfer(path: &Path, bytes: &[u8], as_json: bool) -> anyhow::Result<ExitCode> 
             ),
             None => println!(
                 "  {:<48} {:<20} {:<24} {:<16} off={:<12} bytes={}",
-                escape(&o.name),
+                escape_truncated(&o.name, SHOWN_CHARS),
                 "resource",
                 match &o.body {
                     ObjectBody::Resource { encoding } => escape(encoding),
