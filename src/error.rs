@@ -171,7 +171,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "[{}] ", self.class)?;
         if !self.field.is_empty() {
-            write!(f, "{}", self.field)?;
+            write!(f, "{}", crate::text::escape(&self.field))?;
             if let Some(off) = self.offset {
                 write!(f, " at byte {off}")?;
             }
@@ -179,7 +179,7 @@ impl fmt::Display for Error {
         } else if let Some(off) = self.offset {
             write!(f, "at byte {off}: ")?;
         }
-        f.write_str(&self.detail)
+        f.write_str(&crate::text::escape(&self.detail))
     }
 }
 

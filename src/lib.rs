@@ -49,6 +49,7 @@ pub mod planes;
 pub mod rng;
 pub mod spec;
 pub mod synth;
+pub mod text;
 pub mod verify;
 
 pub use error::{Error, ErrorClass, Result};

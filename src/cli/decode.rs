@@ -3,28 +3,100 @@
 //! planes of ternary or grouped integer codes, NVFP4 block scales, FP8 row scales).
 
 use crate::codec::{direct, fp8_row, grouped_int, nvfp4, Codec};
+use crate::error::{Error, ErrorClass};
 use crate::ninfer::{Artifact, ObjectView};
+use crate::text::escape;
 use anyhow::{bail, Context};
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Parses `A:B` (either side may be empty).
-pub fn parse_rows(s: &str, n: u64) -> anyhow::Result<std::ops::Range<u64>> {
-    let (a, b) = s.split_once(':').context("--rows takes A:B")?;
-    let a: u64 = if a.is_empty() {
-        0
-    } else {
-        a.parse().context("--rows start")?
+/// Parses `--rows A:B` for a tensor of `n` rows (either side may be empty: `A:` runs to the
+/// end, `:B` starts at 0). A malformed, reversed or out-of-bounds range is a `cli.usage` error
+/// that says which of the three it is.
+pub fn parse_rows(s: &str, n: u64) -> crate::Result<std::ops::Range<u64>> {
+    let usage = |detail: String| Error::new(ErrorClass::CliUsage, "--rows", detail);
+    let (a, b) = s
+        .split_once(':')
+        .ok_or_else(|| usage(format!("'{}' is not A:B", escape(s))))?;
+    let bound = |t: &str, default: u64, which: &str| -> crate::Result<u64> {
+        if t.is_empty() {
+            return Ok(default);
+        }
+        t.parse()
+            .map_err(|e| usage(format!("{which} '{}' is not a row number: {e}", escape(t))))
     };
-    let b: u64 = if b.is_empty() {
-        n
-    } else {
-        b.parse().context("--rows end")?
-    };
-    if a > b || b > n {
-        bail!("--rows {a}:{b} is outside 0:{n}");
+    let a = bound(a, 0, "start")?;
+    let b = bound(b, n, "end")?;
+    if a > b {
+        return Err(usage(format!(
+            "{a}:{b} is reversed: the start must not exceed the end"
+        )));
+    }
+    if b > n {
+        return Err(usage(format!(
+            "{a}:{b} is out of bounds: the tensor has rows 0:{n}"
+        )));
     }
     Ok(a..b)
+}
+
+/// Values of a `contiguous-le-v1` tensor's rows `rows` (rows along the first dimension; a
+/// scalar is one row): only those rows' bytes are read and decoded.
+fn decode_contiguous_rows(
+    name: &str,
+    format: &str,
+    shape: &[u64],
+    bytes: &[u8],
+    rows: Option<&str>,
+) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
+    let word: usize = match format {
+        "BF16" => 2,
+        "FP32" | "I32" => 4,
+        other => bail!("{}: contiguous format {other} is not decoded", escape(name)),
+    };
+    let shape = if shape.is_empty() {
+        vec![1]
+    } else {
+        shape.to_vec()
+    };
+    let n = shape[0];
+    let per_row: u64 = shape[1..].iter().product();
+    let range = match rows {
+        Some(r) => parse_rows(r, n)?,
+        None => 0..n,
+    };
+    // The directory check made shape x word == bytes, so these products fit; checked anyway.
+    let row_bytes = per_row
+        .checked_mul(word as u64)
+        .context("row size overflows u64")?;
+    let at = |r: u64| -> anyhow::Result<usize> {
+        let off = r
+            .checked_mul(row_bytes)
+            .context("row offset overflows u64")?;
+        usize::try_from(off).context("row offset exceeds the address space")
+    };
+    let slice = bytes
+        .get(at(range.start)?..at(range.end)?)
+        .context("rows lie outside the object")?;
+    let vals: Vec<f32> = match format {
+        "BF16" => slice
+            .chunks_exact(2)
+            .map(|c| direct::bf16_to_f32(u16::from_le_bytes([c[0], c[1]])))
+            .collect(),
+        "FP32" => slice
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        _ => slice
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32)
+            .collect(),
+    };
+    let mut out_shape = shape;
+    if rows.is_some() {
+        out_shape[0] = range.end - range.start;
+    }
+    Ok((out_shape, vals))
 }
 
 /// (shape, values) of rows `rows` of a GGUF tensor.
@@ -63,38 +135,7 @@ pub fn decode_ninfer(
             format,
             shape,
             bytes,
-        } => {
-            let vals: Vec<f32> = match format.name.as_str() {
-                "BF16" => bytes
-                    .chunks_exact(2)
-                    .map(|c| direct::bf16_to_f32(u16::from_le_bytes([c[0], c[1]])))
-                    .collect(),
-                "FP32" => bytes
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect(),
-                "I32" => bytes
-                    .chunks_exact(4)
-                    .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32)
-                    .collect(),
-                other => bail!("{name}: contiguous format {other} is not decoded"),
-            };
-            let shape = if shape.is_empty() { vec![1] } else { shape };
-            match rows {
-                None => Ok((shape, vals)),
-                Some(r) => {
-                    let n = shape[0];
-                    let per = vals.len() as u64 / n.max(1);
-                    let r = parse_rows(r, n)?;
-                    let mut s = shape.clone();
-                    s[0] = r.end - r.start;
-                    Ok((
-                        s,
-                        vals[(r.start * per) as usize..(r.end * per) as usize].to_vec(),
-                    ))
-                }
-            }
-        }
+        } => decode_contiguous_rows(name, &format.name, &shape, bytes, rows),
         ObjectView::RowSplit(v) => {
             let range = match rows {
                 Some(r) => parse_rows(r, v.geom.n)?,
@@ -118,7 +159,11 @@ pub fn decode_ninfer(
             let dims = a.object(name)?.shape().to_vec();
             let (n, k) = match dims[..] {
                 [n, k] => (n, k),
-                _ => bail!("{name}: {} in {layout} must be rank 2", format.name),
+                _ => bail!(
+                    "{}: {} in {layout} must be rank 2",
+                    escape(name),
+                    format.name
+                ),
             };
             let range = match rows {
                 Some(r) => parse_rows(r, n)?,
@@ -128,14 +173,21 @@ pub fn decode_ninfer(
             let vals = match format.name.as_str() {
                 "NVFP4" => nvfp4::decode_rows(n, k, bytes, range)?,
                 "FP8_E4M3FN_ROW_BF16S" => fp8_row::decode_rows(n, k, bytes, range)?,
-                other => bail!("{name}: {other} in {layout} is not decoded by this suite"),
+                other => bail!(
+                    "{}: {other} in {layout} is not decoded by this suite",
+                    escape(name)
+                ),
             };
             Ok((shape, vals))
         }
-        ObjectView::Resource { .. } => bail!("{name} is a raw-bytes resource, not a tensor"),
+        ObjectView::Resource { .. } => {
+            bail!("{} is a raw-bytes resource, not a tensor", escape(name))
+        }
     }
 }
 
+/// Runs `decode`: writes rows `rows` (all when `None`) of object or tensor `name` in `file`
+/// as f32 to the `.npy` file `output`.
 pub fn run(
     file: &Path,
     name: &str,
@@ -155,7 +207,7 @@ pub fn run(
     crate::fsio::write_bytes_atomic(output, &buf)?;
     println!(
         "wrote {} ({:?} f32, {} values)",
-        output.display(),
+        escape(&output.display().to_string()),
         shape,
         vals.len()
     );

@@ -2,10 +2,15 @@
 
 use crate::geometry::Plane;
 use crate::ninfer::{Artifact, ObjectBody, ObjectView};
+use crate::text::{escape, escape_truncated, json_safe};
+
+/// Longest name or identity (in characters) the text view shows whole.
+const SHOWN_CHARS: usize = 200;
 use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
 
+/// Runs `inspect` on `path`; `mode` is the GGUF reading mode (`strict` or `spec`).
 pub fn run(path: &Path, as_json: bool, mode: &str) -> anyhow::Result<ExitCode> {
     let map = crate::fsio::map_file(path)?;
     if map.starts_with(b"NINFER") || map.starts_with(b"NINPRT") {
@@ -30,7 +35,7 @@ pub fn ninfer_json(path: &Path, bytes: &[u8]) -> anyhow::Result<serde_json::Valu
         if let ObjectBody::Resource { encoding } = &o.body {
             j["encoding"] = json!(encoding);
         }
-        if let ObjectView::RowSplit(v) = a.view(&o.name)? {
+        if let ObjectView::RowSplit(v) = a.view_object(o)? {
             j["geometry"] = serde_json::to_value(v.geom)?;
         }
         objects.push(j);
@@ -46,14 +51,19 @@ pub fn ninfer_json(path: &Path, bytes: &[u8]) -> anyhow::Result<serde_json::Valu
 fn ninfer(path: &Path, bytes: &[u8], as_json: bool) -> anyhow::Result<ExitCode> {
     if as_json {
         let summary = ninfer_json(path, bytes)?;
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        println!("{}", json_safe(&serde_json::to_string_pretty(&summary)?));
         return Ok(ExitCode::SUCCESS);
     }
     let a = Artifact::parse(bytes)?;
-    println!("{}: .ninfer v2, {} bytes", path.display(), bytes.len());
+    println!(
+        "{}: .ninfer v2, {} bytes",
+        escape(&path.display().to_string()),
+        bytes.len()
+    );
     println!(
         "  identity: model_id={} weights_id={}",
-        a.directory.identity.model_id, a.directory.identity.weights_id
+        escape_truncated(&a.directory.identity.model_id, SHOWN_CHARS),
+        escape_truncated(&a.directory.identity.weights_id, SHOWN_CHARS)
     );
     println!(
         "  directory: {} bytes; payload at {} ({} bytes); {} objects",
@@ -66,27 +76,27 @@ fn ninfer(path: &Path, bytes: &[u8], as_json: bool) -> anyhow::Result<ExitCode> 
         match o.format_layout() {
             Some((f, l)) => println!(
                 "  {:<48} {:<20} {:<24} {:<16} off={:<12} bytes={}",
-                o.name,
-                f,
-                l,
+                escape_truncated(&o.name, SHOWN_CHARS),
+                escape(f),
+                escape(l),
                 format!("{:?}", o.shape()),
                 o.offset,
                 o.bytes
             ),
             None => println!(
                 "  {:<48} {:<20} {:<24} {:<16} off={:<12} bytes={}",
-                o.name,
+                escape_truncated(&o.name, SHOWN_CHARS),
                 "resource",
                 match &o.body {
-                    ObjectBody::Resource { encoding } => encoding.as_str(),
-                    _ => "",
+                    ObjectBody::Resource { encoding } => escape(encoding),
+                    _ => "".into(),
                 },
                 "",
                 o.offset,
                 o.bytes
             ),
         }
-        if let ObjectView::RowSplit(v) = a.view(&o.name)? {
+        if let ObjectView::RowSplit(v) = a.view_object(o)? {
             let g = v.geom;
             println!(
                 "      planes: base @{} ({} B, {} B/row) high @{} ({} B) scale @{} ({} B); k_pad={} groups/row={}",

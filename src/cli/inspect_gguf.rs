@@ -4,6 +4,7 @@
 use crate::geometry::row_split_geometry;
 use crate::gguf::{self, ArrayView, Gguf, Value};
 use crate::spec;
+use crate::text::{escape, escape_truncated, json_safe};
 use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
@@ -16,10 +17,49 @@ fn mode_of(s: &str) -> anyhow::Result<gguf::Mode> {
     }
 }
 
-/// A short text rendering of a metadata value (arrays summarised).
+/// Longest string (in characters) `inspect` shows whole; longer ones are cut, so a 1 GiB key
+/// or value costs a few hundred bytes of output and no copy.
+pub const SHOWN_CHARS: usize = 200;
+
+/// Elements of a numeric array shown by `inspect` (strings: [`SHOWN_STRINGS`]).
+pub const SHOWN_ELEMENTS: usize = 8;
+
+/// Elements of a string array shown by `inspect`.
+pub const SHOWN_STRINGS: usize = 4;
+
+/// `s` quoted as Rust debug text, cut to [`SHOWN_CHARS`] and with every control, bidi and
+/// invisible format character escaped (see [`crate::text`]).
+pub fn quoted(s: &str) -> String {
+    let (head, cut) = match s.char_indices().nth(SHOWN_CHARS) {
+        Some((at, _)) => (&s[..at], true),
+        None => (s, false),
+    };
+    let q = escape(&format!("{head:?}")).into_owned();
+    if cut {
+        format!("{q}…({} bytes)", s.len())
+    } else {
+        q
+    }
+}
+
+/// A file's name or key cut to [`SHOWN_CHARS`] for `--json` (whose writer escapes it).
+pub fn cut(s: &str) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(SHOWN_CHARS) {
+        Some((at, _)) => format!("{}…({} bytes)", &s[..at], s.len()).into(),
+        None => s.into(),
+    }
+}
+
+/// A file's name or key, escaped and cut for display.
+pub fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    escape_truncated(s, SHOWN_CHARS)
+}
+
+/// A short text rendering of a metadata value (arrays summarised, long strings cut); never
+/// copies more of the value than it shows.
 pub fn value_text(v: &Value<'_>) -> String {
     match v {
-        Value::String(s) => format!("{s:?}"),
+        Value::String(s) => quoted(s),
         Value::Array(a) => array_text(a),
         Value::U8(x) => x.to_string(),
         Value::I8(x) => x.to_string(),
@@ -35,31 +75,42 @@ pub fn value_text(v: &Value<'_>) -> String {
     }
 }
 
+/// The head of an array, read from a view of its first elements only: a 2 G-element array
+/// costs the same as an 8-element one.
 fn array_text(a: &ArrayView<'_>) -> String {
     fn first<T: ToString>(v: crate::Result<Vec<T>>) -> Vec<String> {
-        v.map(|v| v.iter().take(8).map(|x| x.to_string()).collect())
+        v.map(|v| v.iter().map(|x| x.to_string()).collect())
             .unwrap_or_default()
     }
     use crate::gguf::ValueType as T;
+    let shown = a.count.min(SHOWN_ELEMENTS as u64);
+    let size = a.elem.fixed_size().unwrap_or(0);
+    let head_bytes = (shown as usize).saturating_mul(size).min(a.raw.len());
+    let h = ArrayView {
+        elem: a.elem,
+        count: (head_bytes / size.max(1)) as u64,
+        raw: &a.raw[..head_bytes],
+        offset: a.offset,
+    };
     let head: Vec<String> = match a.elem {
         T::String => a
-            .as_strs()
-            .map(|s| s.iter().take(4).map(|x| format!("{x:?}")).collect())
+            .strs()
+            .map(|it| it.take(SHOWN_STRINGS).map(quoted).collect())
             .unwrap_or_default(),
-        T::U8 => first(a.as_u8s()),
-        T::I8 => first(a.as_i8s()),
-        T::U16 => first(a.as_u16s()),
-        T::I16 => first(a.as_i16s()),
-        T::U32 => first(a.as_u32s()),
-        T::I32 => first(a.as_i32s()),
-        T::F32 => first(a.as_f32s()),
-        T::Bool => first(a.as_bools()),
-        T::U64 => first(a.as_u64s()),
-        T::I64 => first(a.as_i64s()),
-        T::F64 => first(a.as_f64s()),
+        T::U8 => first(h.as_u8s()),
+        T::I8 => first(h.as_i8s()),
+        T::U16 => first(h.as_u16s()),
+        T::I16 => first(h.as_i16s()),
+        T::U32 => first(h.as_u32s()),
+        T::I32 => first(h.as_i32s()),
+        T::F32 => first(h.as_f32s()),
+        T::Bool => first(h.as_bools()),
+        T::U64 => first(h.as_u64s()),
+        T::I64 => first(h.as_i64s()),
+        T::F64 => first(h.as_f64s()),
         T::Array => Vec::new(),
     };
-    let more = if a.count as usize > head.len() {
+    let more = if a.count > head.len() as u64 {
         ", …"
     } else {
         ""
@@ -72,16 +123,17 @@ fn array_text(a: &ArrayView<'_>) -> String {
     )
 }
 
+/// Prints the GGUF `bytes` (read from `path`) as text or, with `as_json`, as one JSON document.
 pub fn run(path: &Path, bytes: &[u8], as_json: bool, mode: &str) -> anyhow::Result<ExitCode> {
     let g = gguf::parse(bytes, mode_of(mode)?)?;
     let notes = fork_notes(&g);
     if as_json {
-        let kvs: Vec<_> = g.kvs.iter().map(|kv| json!({"key": kv.key, "type": kv.value.value_type().name(), "value": value_text(&kv.value), "offset": kv.offset})).collect();
+        let kvs: Vec<_> = g.kvs.iter().map(|kv| json!({"key": cut(kv.key), "type": kv.value.value_type().name(), "value": value_text(&kv.value), "offset": kv.offset})).collect();
         let tensors: Vec<_> = g
             .tensors
             .iter()
             .map(|t| {
-                let mut j = json!({"name": t.name, "ne": t.dims(), "type_id": t.type_id, "type": t.ggml.name, "offset": t.offset, "file_offset": t.abs_offset, "bytes": t.nbytes});
+                let mut j = json!({"name": cut(t.name), "ne": t.dims(), "type_id": t.type_id, "type": t.ggml.name, "offset": t.offset, "file_offset": t.abs_offset, "bytes": t.nbytes});
                 if let Some(f) = spec::get().ternary_format_for_ggml(&t.ggml.name) {
                     if let Ok(geo) = row_split_geometry(f, t.n_elements / t.ne[0], t.ne[0]) {
                         j["ninfer_format"] = json!(f.name);
@@ -94,12 +146,12 @@ pub fn run(path: &Path, bytes: &[u8], as_json: bool, mode: &str) -> anyhow::Resu
         let out = json!({"file": path.display().to_string(), "container": "gguf", "version": g.version, "mode": mode,
             "alignment": g.alignment, "tensor_info_offset": g.tensor_info_offset, "data_offset": g.data_offset,
             "warnings": g.warnings, "fork_notes": notes, "metadata": kvs, "tensors": tensors});
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        println!("{}", json_safe(&serde_json::to_string_pretty(&out)?));
         return Ok(ExitCode::SUCCESS);
     }
     println!(
         "{}: GGUF v{} ({} mode), {} bytes",
-        path.display(),
+        escape(&path.display().to_string()),
         g.version,
         mode,
         bytes.len()
@@ -109,13 +161,13 @@ pub fn run(path: &Path, bytes: &[u8], as_json: bool, mode: &str) -> anyhow::Resu
         g.alignment, g.tensor_info_offset, g.data_offset
     );
     for w in g.warnings.iter().chain(notes.iter()) {
-        println!("  warning: {w}");
+        println!("  warning: {}", escape(w));
     }
     println!("  metadata ({} keys):", g.kvs.len());
     for kv in &g.kvs {
         println!(
             "    {:<44} {:<7} {}",
-            kv.key,
+            shown(kv.key),
             kv.value.value_type().name(),
             value_text(&kv.value)
         );
@@ -124,7 +176,7 @@ pub fn run(path: &Path, bytes: &[u8], as_json: bool, mode: &str) -> anyhow::Resu
     for t in &g.tensors {
         println!(
             "    {:<40} {:<8} id={:<4} ne={:<18} off={:<12} bytes={}",
-            t.name,
+            shown(t.name),
             t.ggml.name,
             t.type_id,
             format!("{:?}", t.dims()),

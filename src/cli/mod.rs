@@ -510,7 +510,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", crate::text::escape(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }

@@ -1,43 +1,61 @@
 //! The `.ninfer` v2 JSON directory: parsing with exact member sets and JSON types, validation
 //! of names, formats, layouts, sizes and ranges, and compact serialization for the writer.
 
-use super::json::{Json, DUPLICATE_MEMBER};
+use super::json::{locate, Json, Step, DUPLICATE_MEMBER};
 use super::layout::encoded_size;
 use crate::error::{Error, ErrorClass, Result};
 use crate::spec::{self, Layout, NumericFormat};
+use crate::text::escape;
+use std::collections::HashMap;
 
+/// The directory's `identity` member: which model and which weights the container holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
+    /// `identity.model_id`, non-empty.
     pub model_id: String,
+    /// `identity.weights_id`, non-empty.
     pub weights_id: String,
 }
 
+/// What an object is: a typed tensor or an opaque resource.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ObjectBody {
+    /// `kind: "tensor"`.
     Tensor {
+        /// Dimensions, outermost first.
         shape: Vec<u64>,
+        /// Numeric format name from the registry (spec/formats.json).
         format: String,
+        /// Tensor layout name from the registry.
         layout: String,
     },
+    /// `kind: "resource"`.
     Resource {
+        /// Resource encoding name (spec/container.json).
         encoding: String,
     },
 }
 
+/// One entry of the directory's `objects` array.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Object {
+    /// Unique, non-empty object name.
     pub name: String,
+    /// Tensor or resource members.
     pub body: ObjectBody,
     /// Payload-relative offset.
     pub offset: u64,
+    /// Stored length in bytes (for tensors, exactly the layout's encoded size).
     pub bytes: u64,
 }
 
 impl Object {
+    /// Whether this is a tensor (not a resource).
     pub fn is_tensor(&self) -> bool {
         matches!(self.body, ObjectBody::Tensor { .. })
     }
 
+    /// The `kind` member: `tensor` or `resource`.
     pub fn kind(&self) -> &'static str {
         if self.is_tensor() {
             "tensor"
@@ -54,6 +72,7 @@ impl Object {
         }
     }
 
+    /// A tensor's shape (empty for resources).
     pub fn shape(&self) -> &[u64] {
         match &self.body {
             ObjectBody::Tensor { shape, .. } => shape,
@@ -72,17 +91,55 @@ impl Object {
     }
 }
 
+/// A parsed `.ninfer` v2 JSON directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Directory {
+    /// Model and weights identity.
     pub identity: Identity,
+    /// Objects in offset order.
     pub objects: Vec<Object>,
 }
 
 /// Byte offset of the directory in the file.
 pub const DIRECTORY_OFFSET: u64 = 16;
 
-fn err(class: ErrorClass, field: impl Into<String>, detail: impl Into<String>) -> Error {
-    Error::at(class, DIRECTORY_OFFSET, field, detail)
+/// Where directory errors point: the directory text, when the caller has it, so that each
+/// error carries the absolute file offset of the offending value (found by [`locate`] only
+/// once an error exists; the success path never pays for it). Without the text (a directory
+/// built in memory by the writer) errors point at the directory's start.
+#[derive(Clone, Copy)]
+struct Src<'t> {
+    text: Option<&'t str>,
+}
+
+impl Src<'_> {
+    fn err(
+        &self,
+        class: ErrorClass,
+        path: &[Step],
+        field: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Error {
+        Error::at(class, self.offset_of(path), field, detail)
+    }
+
+    fn offset_of(&self, path: &[Step]) -> u64 {
+        let at = self.text.and_then(|t| locate(t, path)).unwrap_or(0);
+        DIRECTORY_OFFSET + at as u64
+    }
+}
+
+fn key(k: &str) -> Step {
+    Step::Key(k.to_owned())
+}
+
+/// The path of member `m` of object `i` (or of the object itself when `m` is empty).
+fn obj_path(i: usize, m: &str) -> Vec<Step> {
+    let mut p = vec![key("objects"), Step::Index(i)];
+    if !m.is_empty() {
+        p.push(key(m));
+    }
+    p
 }
 
 /// Converts serde_json's 1-based line/column to a file offset.
@@ -104,18 +161,29 @@ fn json_error(text: &str, e: serde_json::Error) -> Error {
     Error::at(class, DIRECTORY_OFFSET + off as u64, "directory", msg)
 }
 
-fn members<'a>(v: &'a Json, want: &[String], field: &str) -> Result<Vec<&'a Json>> {
+/// The members `want` of object `v` in that order; refuses unknown and missing members.
+fn members<'a>(
+    src: Src<'_>,
+    v: &'a Json,
+    want: &[String],
+    field: &str,
+    path: &[Step],
+) -> Result<Vec<&'a Json>> {
     let Json::Object(m) = v else {
-        return Err(err(
+        return Err(src.err(
             ErrorClass::NinferDirType,
+            path,
             field,
             format!("expected an object, found {}", v.type_name()),
         ));
     };
     for (k, _) in m {
         if !want.iter().any(|w| w == k) {
-            return Err(err(
+            let at = [path, &[key(k)]].concat();
+            let k = escape(k);
+            return Err(src.err(
                 ErrorClass::NinferDirMembers,
+                &at,
                 format!("{field}.{k}"),
                 format!("unexpected member '{k}' (allowed: {})", want.join(", ")),
             ));
@@ -127,8 +195,9 @@ fn members<'a>(v: &'a Json, want: &[String], field: &str) -> Result<Vec<&'a Json
                 .find(|(k, _)| k == w)
                 .map(|(_, v)| v)
                 .ok_or_else(|| {
-                    err(
+                    src.err(
                         ErrorClass::NinferDirMembers,
+                        path,
                         format!("{field}.{w}"),
                         format!("missing member '{w}'"),
                     )
@@ -137,46 +206,63 @@ fn members<'a>(v: &'a Json, want: &[String], field: &str) -> Result<Vec<&'a Json
         .collect()
 }
 
-fn string(v: &Json, field: &str) -> Result<String> {
+fn string(src: Src<'_>, v: &Json, field: &str, path: &[Step]) -> Result<String> {
     match v {
         Json::Str(s) => Ok(s.clone()),
-        other => Err(err(
+        other => Err(src.err(
             ErrorClass::NinferDirType,
+            path,
             field,
             format!("expected a string, found {}", other.type_name()),
         )),
     }
 }
 
-fn uint(v: &Json, field: &str) -> Result<u64> {
+fn uint(src: Src<'_>, v: &Json, field: &str, path: &[Step]) -> Result<u64> {
     match v {
         Json::UInt(n) => Ok(*n),
-        Json::Int(n) => Err(err(
+        Json::Int(n) => Err(src.err(
             ErrorClass::NinferDirType,
+            path,
             field,
             format!("expected a non-negative integer, found {n}"),
         )),
-        other => Err(err(
+        other => Err(src.err(
             ErrorClass::NinferDirType,
+            path,
             field,
             format!("expected an integer, found {}", other.type_name()),
         )),
     }
 }
 
-/// Parses and type-checks the directory text (no size/range validation).
+/// Parses and type-checks the directory text (no size/range validation). Errors carry the
+/// absolute file offset of the offending value (the directory starts at byte 16).
 pub fn parse_directory(text: &str) -> Result<Directory> {
     let root: Json = serde_json::from_str(text).map_err(|e| json_error(text, e))?;
+    let src = Src { text: Some(text) };
     let rules = &spec::get().container.directory;
-    let r = members(&root, &rules.root_members, "directory")?;
-    let id = members(r[0], &rules.identity_members, "identity")?;
+    let r = members(src, &root, &rules.root_members, "directory", &[])?;
+    let id_path = [key("identity")];
+    let id = members(src, r[0], &rules.identity_members, "identity", &id_path)?;
     let identity = Identity {
-        model_id: string(id[0], "identity.model_id")?,
-        weights_id: string(id[1], "identity.weights_id")?,
+        model_id: string(
+            src,
+            id[0],
+            "identity.model_id",
+            &[key("identity"), key("model_id")],
+        )?,
+        weights_id: string(
+            src,
+            id[1],
+            "identity.weights_id",
+            &[key("identity"), key("weights_id")],
+        )?,
     };
     let Json::Array(items) = r[1] else {
-        return Err(err(
+        return Err(src.err(
             ErrorClass::NinferDirType,
+            &[key("objects")],
             "objects",
             format!("expected an array, found {}", r[1].type_name()),
         ));
@@ -184,21 +270,24 @@ pub fn parse_directory(text: &str) -> Result<Directory> {
     let mut objects = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let f = format!("objects[{i}]");
+        let at = |m: &str| obj_path(i, m);
         let kind = match item {
             Json::Object(m) => m.iter().find(|(k, _)| k == "kind").map(|(_, v)| v),
             other => {
-                return Err(err(
+                return Err(src.err(
                     ErrorClass::NinferDirType,
+                    &at(""),
                     f,
                     format!("expected an object, found {}", other.type_name()),
                 ))
             }
         };
         let kind = match kind {
-            Some(k) => string(k, &format!("{f}.kind"))?,
+            Some(k) => string(src, k, &format!("{f}.kind"), &at("kind"))?,
             None => {
-                return Err(err(
+                return Err(src.err(
                     ErrorClass::NinferDirMembers,
+                    &at(""),
                     format!("{f}.kind"),
                     "missing member 'kind'",
                 ))
@@ -206,10 +295,11 @@ pub fn parse_directory(text: &str) -> Result<Directory> {
         };
         let obj = match kind.as_str() {
             "tensor" => {
-                let m = members(item, &rules.tensor_members, &f)?;
+                let m = members(src, item, &rules.tensor_members, &f, &at(""))?;
                 let Json::Array(dims) = m[2] else {
-                    return Err(err(
+                    return Err(src.err(
                         ErrorClass::NinferDirType,
+                        &at("shape"),
                         format!("{f}.shape"),
                         format!("expected an array, found {}", m[2].type_name()),
                     ));
@@ -217,35 +307,42 @@ pub fn parse_directory(text: &str) -> Result<Directory> {
                 let shape = dims
                     .iter()
                     .enumerate()
-                    .map(|(j, d)| uint(d, &format!("{f}.shape[{j}]")))
+                    .map(|(j, d)| {
+                        let p = [at("shape"), vec![Step::Index(j)]].concat();
+                        uint(src, d, &format!("{f}.shape[{j}]"), &p)
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 Object {
-                    name: string(m[0], &format!("{f}.name"))?,
+                    name: string(src, m[0], &format!("{f}.name"), &at("name"))?,
                     body: ObjectBody::Tensor {
                         shape,
-                        format: string(m[3], &format!("{f}.format"))?,
-                        layout: string(m[4], &format!("{f}.layout"))?,
+                        format: string(src, m[3], &format!("{f}.format"), &at("format"))?,
+                        layout: string(src, m[4], &format!("{f}.layout"), &at("layout"))?,
                     },
-                    offset: uint(m[5], &format!("{f}.offset"))?,
-                    bytes: uint(m[6], &format!("{f}.bytes"))?,
+                    offset: uint(src, m[5], &format!("{f}.offset"), &at("offset"))?,
+                    bytes: uint(src, m[6], &format!("{f}.bytes"), &at("bytes"))?,
                 }
             }
             "resource" => {
-                let m = members(item, &rules.resource_members, &f)?;
+                let m = members(src, item, &rules.resource_members, &f, &at(""))?;
                 Object {
-                    name: string(m[0], &format!("{f}.name"))?,
+                    name: string(src, m[0], &format!("{f}.name"), &at("name"))?,
                     body: ObjectBody::Resource {
-                        encoding: string(m[2], &format!("{f}.encoding"))?,
+                        encoding: string(src, m[2], &format!("{f}.encoding"), &at("encoding"))?,
                     },
-                    offset: uint(m[3], &format!("{f}.offset"))?,
-                    bytes: uint(m[4], &format!("{f}.bytes"))?,
+                    offset: uint(src, m[3], &format!("{f}.offset"), &at("offset"))?,
+                    bytes: uint(src, m[4], &format!("{f}.bytes"), &at("bytes"))?,
                 }
             }
             other => {
-                return Err(err(
+                return Err(src.err(
                     ErrorClass::NinferDirKind,
+                    &at("kind"),
                     format!("{f}.kind"),
-                    format!("unknown kind '{other}' (expected tensor or resource)"),
+                    format!(
+                        "unknown kind '{}' (expected tensor or resource)",
+                        escape(other)
+                    ),
                 ));
             }
         };
@@ -262,50 +359,66 @@ pub fn resolve_format_layout(
 ) -> Result<(&'static NumericFormat, &'static Layout)> {
     let s = spec::get();
     let f = s.format(format).ok_or_else(|| {
-        err(
+        Error::at(
             ErrorClass::NinferDirFormat,
+            DIRECTORY_OFFSET,
             field,
-            format!("unknown numeric format: '{format}'"),
+            format!("unknown numeric format: '{}'", escape(format)),
         )
     })?;
     let l = s.layout(layout).ok_or_else(|| {
-        err(
+        Error::at(
             ErrorClass::NinferDirLayout,
+            DIRECTORY_OFFSET,
             field,
-            format!("unknown tensor layout: '{layout}'"),
+            format!("unknown tensor layout: '{}'", escape(layout)),
         )
     })?;
     Ok((f, l))
 }
 
 /// Validates names, identity, formats, sizes (`bytes == encoded_size`) and ranges against a
-/// payload of `payload_bytes`.
+/// payload of `payload_bytes`. Errors point at the directory's start; [`validate_text`] points
+/// them at the offending value.
 pub fn validate(dir: &Directory, payload_bytes: u64) -> Result<()> {
-    validate_names_and_sizes(dir)?;
+    validate_in(Src { text: None }, dir, payload_bytes)
+}
+
+/// [`validate`] of a directory parsed from `text` (the directory bytes after the 16-byte
+/// prefix): errors carry the absolute file offset of the offending value.
+pub fn validate_text(dir: &Directory, text: &str, payload_bytes: u64) -> Result<()> {
+    validate_in(Src { text: Some(text) }, dir, payload_bytes)
+}
+
+fn validate_in(src: Src<'_>, dir: &Directory, payload_bytes: u64) -> Result<()> {
+    names_and_sizes(src, dir)?;
     let mut cursor = 0u64;
     for (i, o) in dir.objects.iter().enumerate() {
-        let f = format!("objects[{i}] '{}'", o.name);
+        let f = format!("objects[{i}] '{}'", escape(&o.name));
         if o.offset < cursor {
-            return Err(err(ErrorClass::NinferRangeOrder, f, format!("offset {} starts before the previous object ends at {cursor} (overlap or out of order)", o.offset)));
+            return Err(src.err(ErrorClass::NinferRangeOrder, &obj_path(i, "offset"), f, format!("offset {} starts before the previous object ends at {cursor} (overlap or out of order)", o.offset)));
         }
         let a = o.alignment();
         if o.offset % a != 0 {
-            return Err(err(
+            return Err(src.err(
                 ErrorClass::NinferRangeAlignment,
+                &obj_path(i, "offset"),
                 f,
                 format!("offset {} is not a multiple of {a}", o.offset),
             ));
         }
         let end = o.offset.checked_add(o.bytes).ok_or_else(|| {
-            err(
+            src.err(
                 ErrorClass::NinferArithOverflow,
+                &obj_path(i, "offset"),
                 f.clone(),
                 "offset + bytes overflows u64",
             )
         })?;
         if end > payload_bytes {
-            return Err(err(
+            return Err(src.err(
                 ErrorClass::NinferRangeBounds,
+                &obj_path(i, "bytes"),
                 f,
                 format!(
                     "offset {} + bytes {} = {end} exceeds the payload ({payload_bytes} bytes)",
@@ -320,50 +433,76 @@ pub fn validate(dir: &Directory, payload_bytes: u64) -> Result<()> {
 
 /// The checks that do not need the payload: identity, names, kinds, formats, sizes.
 pub fn validate_names_and_sizes(dir: &Directory) -> Result<()> {
+    names_and_sizes(Src { text: None }, dir)
+}
+
+fn names_and_sizes(src: Src<'_>, dir: &Directory) -> Result<()> {
     if dir.identity.model_id.is_empty() {
-        return Err(err(
+        return Err(src.err(
             ErrorClass::NinferDirIdentity,
+            &[key("identity"), key("model_id")],
             "identity.model_id",
             "must be a non-empty string",
         ));
     }
     if dir.identity.weights_id.is_empty() {
-        return Err(err(
+        return Err(src.err(
             ErrorClass::NinferDirIdentity,
+            &[key("identity"), key("weights_id")],
             "identity.weights_id",
             "must be a non-empty string",
         ));
     }
-    let mut names: Vec<&str> = Vec::with_capacity(dir.objects.len());
+    // First index of every name: one hash lookup per object keeps 10^6 objects linear.
+    let mut first: HashMap<&str, usize> = HashMap::with_capacity(dir.objects.len());
     for (i, o) in dir.objects.iter().enumerate() {
         let f = format!("objects[{i}]");
         if o.name.is_empty() {
-            return Err(err(
+            return Err(src.err(
                 ErrorClass::NinferDirName,
+                &obj_path(i, "name"),
                 format!("{f}.name"),
                 "object names must be non-empty",
             ));
         }
-        names.push(&o.name);
+        if let Some(j) = first.insert(&o.name, i) {
+            return Err(src.err(
+                ErrorClass::NinferDirDuplicateName,
+                &obj_path(i, "name"),
+                format!("{f}.name"),
+                format!(
+                    "duplicate object name: {} (first used by objects[{j}])",
+                    escape(&o.name)
+                ),
+            ));
+        }
         match &o.body {
             ObjectBody::Tensor {
                 shape,
                 format,
                 layout,
             } => {
-                let field = format!("{f} '{}'", o.name);
-                let (fm, l) = resolve_format_layout(format, layout, &field)?;
-                let want = encoded_size(l, fm, shape, &field).map_err(|mut e| {
-                    e.offset = Some(DIRECTORY_OFFSET);
+                let field = format!("{f} '{}'", escape(&o.name));
+                let relocate = |mut e: Error| {
+                    let member = match e.class {
+                        ErrorClass::NinferDirFormat => "format",
+                        ErrorClass::NinferDirLayout => "layout",
+                        _ => "shape",
+                    };
+                    e.offset = Some(src.offset_of(&obj_path(i, member)));
                     e
-                })?;
+                };
+                let (fm, l) = resolve_format_layout(format, layout, &field).map_err(relocate)?;
+                let want = encoded_size(l, fm, shape, &field).map_err(relocate)?;
                 if want != o.bytes {
-                    return Err(err(
+                    return Err(src.err(
                         ErrorClass::NinferDirBytes,
+                        &obj_path(i, "bytes"),
                         field,
                         format!(
                             "tensor {} stores {} bytes; layout requires {want}",
-                            o.name, o.bytes
+                            escape(&o.name),
+                            o.bytes
                         ),
                     ));
                 }
@@ -375,29 +514,23 @@ pub fn validate_names_and_sizes(dir: &Directory) -> Result<()> {
                     .resource_encodings
                     .contains(encoding)
                 {
-                    return Err(err(
+                    return Err(src.err(
                         ErrorClass::NinferDirEncoding,
+                        &obj_path(i, "encoding"),
                         format!("{f}.encoding"),
-                        format!("unknown resource encoding '{encoding}'"),
+                        format!("unknown resource encoding '{}'", escape(encoding)),
                     ));
                 }
                 if o.bytes == 0 {
-                    return Err(err(
+                    return Err(src.err(
                         ErrorClass::NinferDirResourceEmpty,
-                        format!("{f} '{}'", o.name),
+                        &obj_path(i, "bytes"),
+                        format!("{f} '{}'", escape(&o.name)),
                         "resources must have bytes > 0",
                     ));
                 }
             }
         }
-    }
-    names.sort_unstable();
-    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-        return Err(err(
-            ErrorClass::NinferDirDuplicateName,
-            "objects",
-            format!("duplicate object name: {}", w[0]),
-        ));
     }
     Ok(())
 }
@@ -442,7 +575,42 @@ impl Directory {
         out
     }
 
+    /// Every object by name, built in one pass: for callers that look up many names (one
+    /// [`Directory::find`] per object would be quadratic in the object count).
+    pub fn by_name(&self) -> HashMap<&str, &Object> {
+        self.objects.iter().map(|o| (o.name.as_str(), o)).collect()
+    }
+
+    /// The object named `name` (a linear search: to visit every object, iterate `objects`;
+    /// to look up many names, use [`Directory::by_name`]).
     pub fn find(&self, name: &str) -> Option<&Object> {
         self.objects.iter().find(|o| o.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn by_name_agrees_with_find_for_every_object_and_misses_absent_names() {
+        let (dir, _) = super::super::violations::base_artifact();
+        let index = dir.by_name();
+        assert_eq!(index.len(), dir.objects.len());
+        for o in &dir.objects {
+            assert_eq!(index.get(o.name.as_str()).copied(), dir.find(&o.name));
+        }
+        assert!(!index.contains_key("absent") && dir.find("absent").is_none());
+    }
+
+    #[test]
+    fn a_duplicate_member_error_points_into_the_directory_at_the_repeated_key() {
+        let text = r#"{"identity":{"model_id":"m","model_id":"n","weights_id":"w"},"objects":[]}"#;
+        let e = parse_directory(text).unwrap_err();
+        assert_eq!(e.class, ErrorClass::NinferDirMembers);
+        let second = text.rfind(r#""model_id""#).unwrap() as u64;
+        let off = e.offset.unwrap() - DIRECTORY_OFFSET;
+        // serde_json reports the position just after the repeated key (or its colon).
+        assert!(off > second && off <= second + 12, "{e}");
     }
 }

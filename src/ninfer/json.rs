@@ -3,11 +3,15 @@
 //! the last duplicate silently).
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::collections::HashSet;
 use std::fmt;
 
+/// A parsed JSON value, numbers split by how they were written.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Json {
+    /// `null`.
     Null,
+    /// `true` / `false`.
     Bool(bool),
     /// A non-negative integer literal.
     UInt(u64),
@@ -15,7 +19,9 @@ pub enum Json {
     Int(i64),
     /// Any number with a fraction or exponent, or an integer beyond u64.
     Float(f64),
+    /// A string (escapes decoded).
     Str(String),
+    /// An array, elements in order.
     Array(Vec<Json>),
     /// Members in document order.
     Object(Vec<(String, Json)>),
@@ -35,6 +41,9 @@ impl Json {
         }
     }
 }
+
+/// Objects with up to this many members check duplicates by a scan; larger ones by a set.
+const SMALL_OBJECT: usize = 16;
 
 /// Prefix of the serde error message for a duplicated member (mapped to `ninfer.dir_members`).
 pub const DUPLICATE_MEMBER: &str = "duplicate member";
@@ -87,13 +96,193 @@ impl<'de> Visitor<'de> for JsonVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
         let mut out: Vec<(String, Json)> = Vec::new();
+        // Small objects (every directory entry) scan their few members; past that a hash set
+        // keeps the check linear, so 200,000 members cost 200,000 lookups, not 2 * 10^10.
+        let mut seen: Option<HashSet<String>> = None;
         while let Some(k) = map.next_key::<String>()? {
-            if out.iter().any(|(seen, _)| *seen == k) {
-                return Err(de::Error::custom(format!("{DUPLICATE_MEMBER} '{k}'")));
+            let duplicate = match &mut seen {
+                Some(set) => !set.insert(k.clone()),
+                None => {
+                    let dup = out.iter().any(|(s, _)| *s == k);
+                    if !dup && out.len() >= SMALL_OBJECT {
+                        let mut set: HashSet<String> = out.iter().map(|(s, _)| s.clone()).collect();
+                        set.insert(k.clone());
+                        seen = Some(set);
+                    }
+                    dup
+                }
+            };
+            if duplicate {
+                return Err(de::Error::custom(format!(
+                    "{DUPLICATE_MEMBER} '{}'",
+                    crate::text::escape(&k)
+                )));
             }
             let v = map.next_value()?;
             out.push((k, v));
         }
         Ok(Json::Object(out))
+    }
+}
+
+/// One step of a path into a JSON document: a member name or an array index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The value of member `name` of an object.
+    Key(String),
+    /// Element `i` of an array.
+    Index(usize),
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+/// The end (exclusive) of the string literal starting at `b[i] == '"'`.
+fn skip_string(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    while j < b.len() {
+        match b[j] {
+            b'\\' => j += 2,
+            b'"' => return Some(j + 1),
+            _ => j += 1,
+        }
+    }
+    None
+}
+
+/// The end (exclusive) of the value starting at `b[i]`; iterative, so depth costs no stack.
+fn skip_value(b: &[u8], i: usize) -> Option<usize> {
+    match *b.get(i)? {
+        b'"' => skip_string(b, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            while j < b.len() {
+                match b[j] {
+                    b'"' => {
+                        j = skip_string(b, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            None
+        }
+        _ => {
+            let mut j = i;
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            {
+                j += 1;
+            }
+            Some(j)
+        }
+    }
+}
+
+/// Byte offset in `text` of the first byte of the value at `path`, or `None` when the path
+/// does not exist. Meant for locating an error in text that already parsed: one linear pass
+/// that skips every value off the path without building it.
+pub fn locate(text: &str, path: &[Step]) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, 0);
+    for step in path {
+        match step {
+            Step::Key(want) => {
+                if b.get(i) != Some(&b'{') {
+                    return None;
+                }
+                i = skip_ws(b, i + 1);
+                loop {
+                    if b.get(i) != Some(&b'"') {
+                        return None;
+                    }
+                    let end = skip_string(b, i)?;
+                    // Keys may be written with escapes; compare the decoded text.
+                    let key: String = serde_json::from_str(&text[i..end]).ok()?;
+                    i = skip_ws(b, end);
+                    if b.get(i) != Some(&b':') {
+                        return None;
+                    }
+                    i = skip_ws(b, i + 1);
+                    if key == *want {
+                        break;
+                    }
+                    i = skip_ws(b, skip_value(b, i)?);
+                    if b.get(i) != Some(&b',') {
+                        return None;
+                    }
+                    i = skip_ws(b, i + 1);
+                }
+            }
+            Step::Index(n) => {
+                if b.get(i) != Some(&b'[') {
+                    return None;
+                }
+                i = skip_ws(b, i + 1);
+                for _ in 0..*n {
+                    if matches!(b.get(i), None | Some(b']')) {
+                        return None;
+                    }
+                    i = skip_ws(b, skip_value(b, i)?);
+                    if b.get(i) != Some(&b',') {
+                        return None;
+                    }
+                    i = skip_ws(b, i + 1);
+                }
+                if matches!(b.get(i), None | Some(b']')) {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(s: &str) -> Step {
+        Step::Key(s.into())
+    }
+
+    #[test]
+    fn locate_finds_nested_values_past_strings_with_brackets_and_escapes() {
+        let t = r#" {"a": "x]}\"{", "b" : [ 1 , {"c":[2,3]}, "\u0064"], "\u0064" :7}"#;
+        let at = |p: &[Step]| locate(t, p).map(|i| &t[i..i + 1]);
+        assert_eq!(at(&[k("a")]), Some("\""));
+        assert_eq!(at(&[k("b"), Step::Index(0)]), Some("1"));
+        assert_eq!(
+            at(&[k("b"), Step::Index(1), k("c"), Step::Index(1)]),
+            Some("3")
+        );
+        assert_eq!(at(&[k("b"), Step::Index(2)]), Some("\""));
+        assert_eq!(at(&[k("d")]), Some("7"));
+        assert_eq!(locate(t, &[k("b"), Step::Index(3)]), None);
+        assert_eq!(locate(t, &[k("zz")]), None);
+        assert_eq!(locate(t, &[]), Some(1));
+    }
+
+    #[test]
+    fn duplicate_members_are_refused_in_small_and_large_objects() {
+        for n in [3usize, 100] {
+            let mut body: Vec<String> = (0..n).map(|i| format!("\"m{i}\":{i}")).collect();
+            assert!(serde_json::from_str::<Json>(&format!("{{{}}}", body.join(","))).is_ok());
+            body.push("\"m1\":0".into());
+            let e = serde_json::from_str::<Json>(&format!("{{{}}}", body.join(","))).unwrap_err();
+            assert!(e.to_string().starts_with("duplicate member 'm1'"), "{e}");
+        }
     }
 }

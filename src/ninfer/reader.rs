@@ -1,6 +1,6 @@
 //! Zero-copy `.ninfer` v2 reader over a byte slice (usually a memory map).
 
-use super::directory::{parse_directory, validate, Directory, Object, ObjectBody};
+use super::directory::{parse_directory, validate_text, Directory, Object, ObjectBody};
 use crate::error::{align_up, checked_add, Error, ErrorClass, Result};
 use crate::geometry::{row_split_geometry, Plane, RowSplitGeometry};
 use crate::planes::{disassemble_rows, BlockLayout};
@@ -8,10 +8,13 @@ use crate::spec::{self, FormatKind, NumericFormat};
 
 /// An opened, validated artifact.
 pub struct Artifact<'a> {
+    /// The whole file.
     pub bytes: &'a [u8],
+    /// Length of the JSON directory (the prefix's second field).
     pub json_bytes: u64,
     /// Absolute file offset of the payload (`align_up(16 + json_bytes, 4096)`).
     pub payload_offset: u64,
+    /// The parsed, validated directory.
     pub directory: Directory,
 }
 
@@ -20,19 +23,27 @@ pub struct Artifact<'a> {
 pub enum ObjectView<'a> {
     /// `contiguous-le-v1`: C-order little-endian words.
     Contiguous {
+        /// The registry format.
         format: &'static NumericFormat,
+        /// Dimensions, outermost first.
         shape: Vec<u64>,
+        /// The object's bytes.
         bytes: &'a [u8],
     },
     /// `row-split-k128-v1`: three planes with per-row spans.
     RowSplit(RowSplitView<'a>),
     /// A layout whose geometry is checked but whose values this suite does not decode.
     Opaque {
+        /// The registry format.
         format: &'static NumericFormat,
+        /// The layout name.
         layout: String,
+        /// The object's bytes.
         bytes: &'a [u8],
     },
+    /// A resource: raw bytes.
     Resource {
+        /// The object's bytes.
         bytes: &'a [u8],
     },
 }
@@ -40,13 +51,18 @@ pub enum ObjectView<'a> {
 /// A row-split object: planes, per-row spans and ggml-block reconstruction.
 #[derive(Debug)]
 pub struct RowSplitView<'a> {
+    /// Object name.
     pub name: String,
+    /// The registry format.
     pub format: &'static NumericFormat,
+    /// Plane offsets and per-row spans.
     pub geom: RowSplitGeometry,
+    /// The object's bytes.
     pub bytes: &'a [u8],
 }
 
 impl<'a> RowSplitView<'a> {
+    /// The bytes of plane `p`.
     pub fn plane(&self, p: Plane) -> &'a [u8] {
         let o = self.geom.plane_offset(p) as usize;
         &self.bytes[o..o + self.geom.plane_bytes(p) as usize]
@@ -155,7 +171,7 @@ impl<'a> Artifact<'a> {
             )
         })?;
         let directory = parse_directory(text)?;
-        validate(&directory, bytes.len() as u64 - payload_offset)?;
+        validate_text(&directory, text, bytes.len() as u64 - payload_offset)?;
         Ok(Artifact {
             bytes,
             json_bytes,
@@ -164,6 +180,7 @@ impl<'a> Artifact<'a> {
         })
     }
 
+    /// Payload length: file length minus the payload offset.
     pub fn payload_bytes(&self) -> u64 {
         self.bytes.len() as u64 - self.payload_offset
     }
@@ -185,9 +202,14 @@ impl<'a> Artifact<'a> {
         &self.bytes[start..start + o.bytes as usize]
     }
 
-    /// A typed view of the object `name`.
+    /// A typed view of the object `name` (one by-name search; to visit every object use
+    /// [`Artifact::view_object`] on `directory.objects`, which stays linear).
     pub fn view(&self, name: &str) -> Result<ObjectView<'a>> {
-        let o = self.object(name)?;
+        self.view_object(self.object(name)?)
+    }
+
+    /// A typed view of `o`, an object of this artifact's directory.
+    pub fn view_object(&self, o: &Object) -> Result<ObjectView<'a>> {
         let bytes = self.object_bytes(o);
         Ok(match &o.body {
             ObjectBody::Resource { .. } => ObjectView::Resource { bytes },

@@ -13,13 +13,16 @@ use std::path::Path;
 /// An object to place: its body and, for resources, its byte length.
 #[derive(Clone, Debug)]
 pub struct PlannedObject {
+    /// Object name.
     pub name: String,
+    /// Tensor or resource members.
     pub body: ObjectBody,
     /// Required for resources; computed for tensors.
     pub resource_bytes: u64,
 }
 
 impl PlannedObject {
+    /// A tensor of `shape` in `format` and `layout` (its size comes from the layout).
     pub fn tensor(name: impl Into<String>, shape: Vec<u64>, format: &str, layout: &str) -> Self {
         PlannedObject {
             name: name.into(),
@@ -32,6 +35,7 @@ impl PlannedObject {
         }
     }
 
+    /// A raw-bytes resource of `bytes` bytes.
     pub fn resource(name: impl Into<String>, bytes: u64) -> Self {
         PlannedObject {
             name: name.into(),

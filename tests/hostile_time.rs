@@ -1,0 +1,161 @@
+//! Time is linear in the input: a `.ninfer` directory with one huge JSON object, and a
+//! container with very many small objects, cost ~10x more at 10x the size, not 100x.
+//!
+//! Each check times the same work at two sizes (best of several runs, so a busy machine can
+//! only slow the small run and make the ratio look *better*, never worse) and requires the 10x
+//! larger input to take less than 30x as long: linear work gives ~10x, quadratic ~100x. The
+//! negative control runs the same harness on a deliberately quadratic duplicate check (the
+//! algorithm the directory parser used before) and requires it to be caught.
+
+use ninfer_ternary::ninfer::reader::Artifact;
+use ninfer_ternary::ninfer::writer::{plan, to_bytes, PlannedObject};
+use ninfer_ternary::ninfer::Identity;
+use ninfer_ternary::ErrorClass;
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Timing tests run one at a time so that they do not slow each other down.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The most a 10x larger input may cost, relative to the smaller one.
+const MAX_RATIO: f64 = 30.0;
+
+fn best_of(runs: usize, mut f: impl FnMut()) -> Duration {
+    (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .expect("at least one run")
+}
+
+/// t(large) / t(small) for inputs built by `make` and work done by `work` (best of 5 runs of
+/// the small input and `large_runs` of the large one: noise can only inflate a best-of time).
+fn growth<T>(
+    small: usize,
+    large: usize,
+    large_runs: usize,
+    make: impl Fn(usize) -> T,
+    work: impl Fn(&T),
+) -> f64 {
+    let (a, b) = (make(small), make(large));
+    work(&a); // warm-up: page in, spec tables loaded
+    let ts = best_of(5, || work(&a));
+    let tl = best_of(large_runs, || work(&b));
+    let r = tl.as_secs_f64() / ts.as_secs_f64().max(1e-9);
+    eprintln!("{small} -> {large}: {ts:?} -> {tl:?}, ratio {r:.1}");
+    r
+}
+
+fn identity() -> Identity {
+    Identity {
+        model_id: "m".into(),
+        weights_id: "w".into(),
+    }
+}
+
+/// A valid container's prefix with `json` as its directory (payload empty).
+fn container_with_json(json: &str) -> Vec<u8> {
+    let valid = to_bytes(&plan(identity(), vec![]).unwrap(), &[]).unwrap();
+    let mut out = valid[..8].to_vec();
+    out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    out.extend_from_slice(json.as_bytes());
+    out.resize(out.len().div_ceil(4096) * 4096, 0);
+    out
+}
+
+/// `{"identity":{"model_id":"m","weights_id":"w","x0":0,...,"x{n-1}":n-1},"objects":[]}`:
+/// one object of n + 2 members, the shape of the 200,000-member file of issue #11.
+fn many_members(n: usize) -> Vec<u8> {
+    let mut json = String::from(r#"{"identity":{"model_id":"m","weights_id":"w""#);
+    for i in 0..n {
+        json.push_str(&format!(r#","x{i}":{i}"#));
+    }
+    json.push_str(r#"},"objects":[]}"#);
+    container_with_json(&json)
+}
+
+/// A valid container with n one-byte resources.
+fn many_objects(n: usize) -> Vec<u8> {
+    let objects = (0..n)
+        .map(|i| PlannedObject::resource(format!("r{i}"), 1))
+        .collect();
+    let dir = plan(identity(), objects).unwrap();
+    to_bytes(&dir, &vec![vec![7u8]; n]).unwrap()
+}
+
+#[test]
+fn a_directory_object_with_many_members_parses_in_linear_time() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // The file is refused (the extra members are not allowed) only after the whole JSON is
+    // read and checked for duplicates: that check is the work measured.
+    let e = Artifact::parse(&many_members(3)).err().unwrap();
+    assert_eq!(e.class, ErrorClass::NinferDirMembers, "{e}");
+    let r = growth(10_000, 100_000, 4, many_members, |b| {
+        assert!(Artifact::parse(b).is_err());
+    });
+    assert!(r < MAX_RATIO, "10x members took {r:.1}x the time");
+}
+
+#[test]
+fn opening_and_viewing_every_object_is_linear() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let r = growth(10_000, 100_000, 4, many_objects, |b| {
+        let a = Artifact::parse(b).unwrap();
+        for o in &a.directory.objects {
+            a.view_object(o).unwrap();
+        }
+    });
+    assert!(r < MAX_RATIO, "10x objects took {r:.1}x the time");
+}
+
+#[test]
+fn inspect_of_many_objects_is_linear() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let make = |n: usize| {
+        let p = dir.path().join(format!("o{n}.ninfer"));
+        std::fs::write(&p, many_objects(n)).unwrap();
+        p
+    };
+    let inspect = |p: &std::path::PathBuf| {
+        for args in [&["inspect"][..], &["inspect", "--json"][..]] {
+            let out = Command::new(env!("CARGO_BIN_EXE_ninfer-ternary"))
+                .args(args)
+                .arg(p)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    };
+    let r = growth(10_000, 100_000, 2, make, inspect);
+    assert!(
+        r < MAX_RATIO,
+        "inspect of 10x objects took {r:.1}x the time"
+    );
+}
+
+/// The duplicate check the parser used before: every new member compared with all earlier ones.
+fn quadratic_duplicate_check(keys: &[String]) -> bool {
+    (0..keys.len()).any(|i| keys[..i].contains(&keys[i]))
+}
+
+#[test]
+fn negative_control_the_harness_catches_quadratic_work() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let keys = |n: usize| (0..n).map(|i| format!("x{i}")).collect::<Vec<_>>();
+    let r = growth(1_000, 10_000, 2, keys, |k| {
+        assert!(!quadratic_duplicate_check(k));
+    });
+    assert!(
+        r >= MAX_RATIO,
+        "a quadratic check grew only {r:.1}x at 10x size: the harness would not catch it"
+    );
+}
