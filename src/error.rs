@@ -100,6 +100,7 @@ error_classes! {
     PackProfile => "pack.profile",
     PackRoundtrip => "pack.roundtrip",
     CliUsage => "cli.usage",
+    ProtocolParams => "protocol.params",
     KernelCase => "kernel.case",
     KernelCompile => "kernel.compile",
     KernelEntryMissing => "kernel.entry_missing",

@@ -265,7 +265,7 @@ pub fn run_reader(adapter: &str, file: &Path, request: &Value, opts: &DiffOption
 pub fn run_reference(kind: &str, params: &Value, bytes: &[u8]) -> Result<Answer, String> {
     let no_inputs = |name: &str| -> crate::error::Result<Vec<u8>> {
         Err(crate::error::Error::new(
-            crate::error::ErrorClass::CliUsage,
+            crate::error::ErrorClass::ProtocolParams,
             "inputs",
             format!("diff-fuzz seeds take no extra inputs ({name})"),
         ))

@@ -1,5 +1,6 @@
-//! `check-reader`: runs every corpus case through a third-party reader adapter, one process
-//! per case, under a timeout and an address-space cap (PROTOCOL.md §5).
+//! `check-reader`: runs every corpus case through a third-party reader adapter under a timeout
+//! and an address-space cap (PROTOCOL.md §5): one process per case by default, or one
+//! persistent process per job when the adapter declares `"persistent": true` (§4.6).
 
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,6 +13,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::manifest::{CaseEntry, Manifest};
+use super::persistent::Session;
 use super::protocol::{judge_with, request_json, Answer, ClassCheck, Judging, Verdict};
 use crate::gguf::RuleLayer;
 
@@ -26,6 +28,8 @@ pub struct Capabilities {
     pub rule_layers: Option<Vec<RuleLayer>>,
     /// `order_insensitive: true`: GGUF observations are compared without file order.
     pub order_insensitive: bool,
+    /// `persistent: true`: the adapter serves many requests as JSON lines (PROTOCOL.md §4.6).
+    pub persistent: bool,
 }
 
 impl Capabilities {
@@ -80,9 +84,15 @@ impl Capabilities {
             Some(Value::Bool(b)) => *b,
             Some(_) => anyhow::bail!("{}: order_insensitive must be a boolean", path.display()),
         };
+        let persistent = match v.get("persistent") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => anyhow::bail!("{}: persistent must be a boolean", path.display()),
+        };
         Ok(Capabilities {
             rule_layers,
             order_insensitive,
+            persistent,
             reader: v
                 .get("reader")
                 .and_then(Value::as_str)
@@ -169,6 +179,15 @@ pub struct RunOptions {
     pub jobs: usize,
     /// Print only failures and the summary.
     pub quiet: bool,
+    /// One process per case even when the capabilities declare `persistent` (`--per-case`).
+    pub per_case: bool,
+}
+
+impl RunOptions {
+    /// Whether cases go to persistent sessions: declared by the reader and not overridden.
+    pub fn persistent(&self) -> bool {
+        self.capabilities.persistent && !self.per_case
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -322,7 +341,6 @@ fn tail(s: &str) -> String {
 
 /// Runs one case: the raw verdict before known failures are applied.
 fn run_case(opts: &RunOptions, case: &CaseEntry) -> (bool, String) {
-    let judging = opts.capabilities.judging();
     match run_process(opts, case) {
         Proc::SpawnError(e) => (false, format!("could not start the adapter: {e}")),
         Proc::Timeout => (
@@ -373,85 +391,130 @@ fn run_case(opts: &RunOptions, case: &CaseEntry) -> (bool, String) {
                     ),
                 );
             }
-            match judge_with(case, &answer, &judging) {
-                Verdict::Pass => (true, String::new()),
-                Verdict::Fail(why) => (false, why),
-                Verdict::Unsupported(feature) => {
-                    if opts.capabilities.declares(&feature) {
-                        (false, format!("answered unsupported ({feature}), declared, but the case does not carry that feature"))
-                    } else {
-                        (false, format!("undeclared unsupported: {feature}"))
-                    }
-                }
+            judge_answer(opts, case, &answer)
+        }
+    }
+}
+
+/// Judges a well-formed answer (either isolation mode).
+fn judge_answer(opts: &RunOptions, case: &CaseEntry, answer: &Answer) -> (bool, String) {
+    match judge_with(case, answer, &opts.capabilities.judging()) {
+        Verdict::Pass => (true, String::new()),
+        Verdict::Fail(why) => (false, why),
+        Verdict::Unsupported(feature) => {
+            if opts.capabilities.declares(&feature) {
+                (false, format!("answered unsupported ({feature}), declared, but the case does not carry that feature"))
+            } else {
+                (false, format!("undeclared unsupported: {feature}"))
             }
         }
     }
 }
 
-/// Runs the selected cases (in parallel, `opts.jobs` processes at a time); results in manifest order.
-pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
-    let selected: Vec<&CaseEntry> = manifest
+/// Runs one case on the worker's persistent session, starting one when there is none; a
+/// failed exchange fails this case alone and drops the session (the next case restarts it).
+fn run_case_persistent(
+    opts: &RunOptions,
+    case: &CaseEntry,
+    session: &mut Option<Session>,
+) -> (bool, String) {
+    if session.is_none() {
+        match Session::start(opts) {
+            Ok(s) => *session = Some(s),
+            Err(why) => return (false, why),
+        }
+    }
+    let s = session.as_mut().expect("started above");
+    match s.ask(case, opts) {
+        Ok(answer) => judge_answer(opts, case, &answer),
+        Err(why) => {
+            *session = None;
+            (false, why)
+        }
+    }
+}
+
+/// The cases `filter` (a glob over case ids; `None` = all) selects, in manifest order.
+pub fn select<'m>(manifest: &'m Manifest, filter: Option<&str>) -> Vec<&'m CaseEntry> {
+    manifest
         .cases
         .iter()
-        .filter(|c| opts.filter.as_deref().is_none_or(|f| glob_match(f, &c.id)))
-        .collect();
+        .filter(|c| filter.is_none_or(|f| glob_match(f, &c.id)))
+        .collect()
+}
+
+/// Runs the selected cases (in parallel, `opts.jobs` adapters at a time); results in manifest order.
+pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
+    let selected = select(manifest, opts.filter.as_deref());
     let slots: Vec<Mutex<Option<CaseResult>>> = selected.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let printed = Mutex::new(0usize);
     let jobs = opts.jobs.max(1);
     std::thread::scope(|s| {
         for _ in 0..jobs {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= selected.len() {
-                    break;
-                }
-                let case = selected[i];
-                let t0 = Instant::now();
-                let known = opts.known_failures.contains(&case.id);
-                let (status, detail) = if let Some(f) = opts.capabilities.unsupported_feature(case)
-                {
-                    (Status::Skip, format!("declared unsupported: {f}"))
-                } else {
-                    let (ok, why) = run_case(opts, case);
-                    match (ok, known) {
-                        (true, false) => (Status::Pass, why),
-                        (false, false) => (Status::Fail, why),
-                        (false, true) => (Status::KnownFailure, why),
-                        (true, true) => (
-                            Status::Stale,
-                            "listed as a known failure but passes: remove it from the list".into(),
-                        ),
+            s.spawn(|| {
+                // This worker's persistent adapter (PROTOCOL.md §4.6), started on first use.
+                let mut session: Option<Session> = None;
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= selected.len() {
+                        break;
                     }
-                };
-                *slots[i].lock().unwrap() = Some(CaseResult {
-                    id: case.id.clone(),
-                    status,
-                    detail,
-                    ms: t0.elapsed().as_millis() as u64,
-                });
-                // Print in order as results become available.
-                let mut p = printed.lock().unwrap();
-                while *p < slots.len() {
-                    let g = slots[*p].lock().unwrap();
-                    let Some(r) = g.as_ref() else { break };
-                    let show = !opts.quiet || matches!(r.status, Status::Fail | Status::Stale);
-                    if show {
-                        let tag = match r.status {
-                            Status::Pass => "PASS ",
-                            Status::Fail => "FAIL ",
-                            Status::Skip => "SKIP ",
-                            Status::KnownFailure => "XFAIL",
-                            Status::Stale => "STALE",
-                        };
-                        if r.detail.is_empty() {
-                            println!("{tag} {}", r.id);
+                    let case = selected[i];
+                    let t0 = Instant::now();
+                    let known = opts.known_failures.contains(&case.id);
+                    let (status, detail) =
+                        if let Some(f) = opts.capabilities.unsupported_feature(case) {
+                            (Status::Skip, format!("declared unsupported: {f}"))
                         } else {
-                            println!("{tag} {}  -- {}", r.id, r.detail);
+                            let (ok, why) = if opts.persistent() {
+                                run_case_persistent(opts, case, &mut session)
+                            } else {
+                                run_case(opts, case)
+                            };
+                            match (ok, known) {
+                                (true, false) => (Status::Pass, why),
+                                (false, false) => (Status::Fail, why),
+                                (false, true) => (Status::KnownFailure, why),
+                                (true, true) => (
+                                    Status::Stale,
+                                    "listed as a known failure but passes: remove it from the list"
+                                        .into(),
+                                ),
+                            }
+                        };
+                    *slots[i].lock().unwrap() = Some(CaseResult {
+                        id: case.id.clone(),
+                        status,
+                        detail,
+                        ms: t0.elapsed().as_millis() as u64,
+                    });
+                    // Print in order as results become available.
+                    let mut p = printed.lock().unwrap();
+                    while *p < slots.len() {
+                        let g = slots[*p].lock().unwrap();
+                        let Some(r) = g.as_ref() else { break };
+                        let show = !opts.quiet || matches!(r.status, Status::Fail | Status::Stale);
+                        if show {
+                            let tag = match r.status {
+                                Status::Pass => "PASS ",
+                                Status::Fail => "FAIL ",
+                                Status::Skip => "SKIP ",
+                                Status::KnownFailure => "XFAIL",
+                                Status::Stale => "STALE",
+                            };
+                            if r.detail.is_empty() {
+                                println!("{tag} {}", r.id);
+                            } else {
+                                println!("{tag} {}  -- {}", r.id, r.detail);
+                            }
                         }
+                        drop(g);
+                        *p += 1;
                     }
-                    drop(g);
-                    *p += 1;
+                }
+                if let Some(s) = session {
+                    s.finish();
                 }
             });
         }
