@@ -50,6 +50,15 @@ fn caps(dir: &std::path::Path, persistent: bool) -> PathBuf {
     p
 }
 
+/// `[flag, value]` unless `extra` already sets `flag`.
+fn default_arg<'a>(extra: &[&str], flag: &'a str, value: &'a str) -> Vec<&'a str> {
+    if extra.contains(&flag) {
+        vec![]
+    } else {
+        vec![flag, value]
+    }
+}
+
 struct Run {
     ok: bool,
     output: Output,
@@ -57,6 +66,8 @@ struct Run {
     results: BTreeMap<String, (String, String)>,
 }
 
+/// `check-reader` on `SUBSET` with `--jobs 1 --timeout 5`, unless `extra` gives its own
+/// `--filter` / `--timeout`.
 fn check_reader(name: &str, adapter: &str, fault: &str, persistent: bool, extra: &[&str]) -> Run {
     let dir = scratch(name);
     let json = dir.join("report.json");
@@ -64,16 +75,10 @@ fn check_reader(name: &str, adapter: &str, fault: &str, persistent: bool, extra:
         .current_dir(root())
         .env("NINFER_BIN", BIN)
         .env("NINFER_FAULT", fault)
-        .args([
-            "check-reader",
-            "--adapter",
-            adapter,
-            "--filter",
-            SUBSET,
-            "--jobs",
-            "1",
-        ])
-        .args(["--timeout", "5", "--capabilities"])
+        .args(["check-reader", "--adapter", adapter, "--jobs", "1"])
+        .args(default_arg(extra, "--filter", SUBSET))
+        .args(default_arg(extra, "--timeout", "5"))
+        .arg("--capabilities")
         .arg(caps(&dir, persistent))
         .arg("--json")
         .arg(&json)
@@ -238,13 +243,14 @@ fn wrong_answers_from_a_live_adapter_are_counted_exactly() {
 
 #[test]
 fn a_per_case_adapter_declared_persistent_fails_the_handshake() {
-    // A v2 adapter given "--persistent" answers once and exits: no handshake line.
+    // A v2 adapter given "--persistent" waits for the end of stdin before it answers: no
+    // handshake line. Each worker tries once, so this costs one timeout, not one per case.
     let stub = root().join("conformance/adapters/stubs/accept_all.sh");
     let run = check_reader("handshake", &stub.display().to_string(), "", true, &[]);
     assert!(!run.ok);
     for (id, (status, detail)) in &run.results {
         assert_eq!(status, "fail", "{id}");
-        assert!(detail.contains("handshake refused"), "{id}: {detail}");
+        assert!(detail.contains("handshake"), "{id}: {detail}");
     }
 }
 

@@ -148,7 +148,7 @@ impl Session {
                     ))
                 }
             },
-            Err(why) => Err(format!("persistent adapter did not start: {why}")),
+            Err(why) => Err(format!("persistent adapter handshake failed: {why}")),
         }
     }
 

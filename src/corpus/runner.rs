@@ -417,11 +417,20 @@ fn run_case_persistent(
     opts: &RunOptions,
     case: &CaseEntry,
     session: &mut Option<Session>,
+    handshake_failed: &mut Option<String>,
 ) -> (bool, String) {
+    // An adapter that cannot complete a handshake is not tried again by this worker: a
+    // per-case adapter declared persistent would otherwise cost one timeout per case.
+    if let Some(why) = handshake_failed {
+        return (false, format!("{why} (on an earlier case; not retried)"));
+    }
     if session.is_none() {
         match Session::start(opts) {
             Ok(s) => *session = Some(s),
-            Err(why) => return (false, why),
+            Err(why) => {
+                *handshake_failed = Some(why.clone());
+                return (false, why);
+            }
         }
     }
     let s = session.as_mut().expect("started above");
@@ -455,6 +464,7 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
             s.spawn(|| {
                 // This worker's persistent adapter (PROTOCOL.md §4.6), started on first use.
                 let mut session: Option<Session> = None;
+                let mut handshake_failed: Option<String> = None;
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     if i >= selected.len() {
@@ -468,7 +478,7 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                             (Status::Skip, format!("declared unsupported: {f}"))
                         } else {
                             let (ok, why) = if opts.persistent() {
-                                run_case_persistent(opts, case, &mut session)
+                                run_case_persistent(opts, case, &mut session, &mut handshake_failed)
                             } else {
                                 run_case(opts, case)
                             };
