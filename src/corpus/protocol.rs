@@ -19,19 +19,27 @@ pub const PERSISTENT_ARG: &str = "--persistent";
 /// An adapter's answer for one case.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Answer {
+    /// The reader accepted the file; `observation` is what it read (§4).
     Accept {
+        /// The observation object of the request's kind.
         observation: Value,
     },
+    /// The reader refused the file.
     Reject {
+        /// The `spec/errors.json` class id, if the reader speaks the registry.
         class: Option<String>,
+        /// The reader's message.
         message: String,
     },
+    /// The reader does not support a feature the case needs.
     Unsupported {
+        /// The feature (`kind:ninfer`, `ggml_type:142`, ...).
         feature: String,
     },
 }
 
 impl Answer {
+    /// The answer as the protocol's JSON object.
     pub fn to_json(&self) -> Value {
         match self {
             Answer::Accept { observation } => {
@@ -370,14 +378,18 @@ pub enum ClassCheck {
 /// The verdict on one well-formed answer (process-level failures are judged by the runner).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
+    /// The answer is what the case requires.
     Pass,
+    /// It is not; the text says why.
     Fail(String),
+    /// The reader answered `unsupported` for this feature.
     Unsupported(String),
 }
 
 /// What a reader declared in its capabilities that changes how answers are judged.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Judging {
+    /// How reject classes are checked.
     pub classes: ClassCheck,
     /// The rule layers the reader implements (PROTOCOL.md §5.3): an `n_` case of another
     /// layer is judged like an `i_` case (either outcome; never a crash).
@@ -435,10 +447,12 @@ pub fn normalize_gguf(obs: &Value, order_insensitive: bool) -> Value {
     v
 }
 
+/// Judges `answer` for `case` with every rule layer and file order (`Judging::new`).
 pub fn judge(case: &CaseEntry, answer: &Answer, classes: ClassCheck) -> Verdict {
     judge_with(case, answer, &Judging::new(classes))
 }
 
+/// Judges `answer` for `case` as the reader's capabilities say (`j`).
 pub fn judge_with(case: &CaseEntry, answer: &Answer, j: &Judging) -> Verdict {
     let exp = &case.expect;
     // An n_ case of a layer the reader does not implement: either outcome.

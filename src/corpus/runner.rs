@@ -20,9 +20,11 @@ use crate::gguf::RuleLayer;
 /// `--capabilities FILE`: what a reader declares it does not support, and how it names errors.
 #[derive(Clone, Debug, Default)]
 pub struct Capabilities {
+    /// The reader's name (`reader` in capabilities.json).
     pub reader: String,
     /// Glob patterns over case features (`kind:ninfer`, `ggml_type:142`, `codec:q1_0`).
     pub unsupported: Vec<String>,
+    /// `error_classes`: strict or lenient class checking (absent = lenient).
     pub classes: Option<ClassCheck>,
     /// `rule_layers`: the layers the reader implements; `None` (absent) means all four.
     pub rule_layers: Option<Vec<RuleLayer>>,
@@ -33,6 +35,7 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
+    /// Reads and validates a capabilities.json file.
     pub fn load(path: &Path) -> anyhow::Result<Capabilities> {
         let v: Value = serde_json::from_str(&std::fs::read_to_string(path)?)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
@@ -167,15 +170,24 @@ pub fn load_known_failures(path: &Path) -> anyhow::Result<BTreeSet<String>> {
         .collect())
 }
 
+/// What `check-reader` runs and how.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
+    /// The corpus root (absolute).
     pub corpus: PathBuf,
+    /// Adapter command; the case file (or `--persistent`) is appended.
     pub adapter: String,
+    /// Case ids expected to fail.
     pub known_failures: BTreeSet<String>,
+    /// The reader's declared capabilities.
     pub capabilities: Capabilities,
+    /// Only case ids matching this glob.
     pub filter: Option<String>,
+    /// Time limit per case.
     pub timeout: Duration,
+    /// Address-space cap per adapter process (MiB; 0 = none).
     pub memory_mb: u64,
+    /// Adapters run at a time.
     pub jobs: usize,
     /// Print only failures and the summary.
     pub quiet: bool,
@@ -190,10 +202,14 @@ impl RunOptions {
     }
 }
 
+/// The outcome of one case after known failures are applied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
+    /// The case passed.
     Pass,
+    /// The case failed.
     Fail,
+    /// Declared unsupported; not run.
     Skip,
     /// Failed, and listed in the known failures.
     KnownFailure,
@@ -202,6 +218,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status as written in `--json` reports.
     pub fn name(self) -> &'static str {
         match self {
             Status::Pass => "pass",
@@ -213,35 +230,51 @@ impl Status {
     }
 }
 
+/// One case's result.
 #[derive(Clone, Debug)]
 pub struct CaseResult {
+    /// The case id.
     pub id: String,
+    /// Its status.
     pub status: Status,
+    /// Why it failed (empty when it passed).
     pub detail: String,
+    /// Wall time of the case, in milliseconds.
     pub ms: u64,
 }
 
+/// Counts per status.
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
+    /// Cases that passed.
     pub passed: usize,
+    /// Cases that failed (not known failures).
     pub failed: usize,
+    /// Cases declared unsupported.
     pub skipped: usize,
+    /// Known failures that failed as listed.
     pub known: usize,
+    /// Known failures that passed (stale entries).
     pub stale: usize,
 }
 
+/// The results of a `check-reader` run.
 pub struct Report {
+    /// Per case, in manifest order.
     pub results: Vec<CaseResult>,
+    /// Counts per status.
     pub summary: Summary,
     /// Known-failure ids that name no case of the manifest.
     pub unknown_known: Vec<String>,
 }
 
 impl Report {
+    /// Whether the run passes: no failures, no stale or unknown known-failure entries.
     pub fn ok(&self) -> bool {
         self.summary.failed == 0 && self.summary.stale == 0 && self.unknown_known.is_empty()
     }
 
+    /// The `--json` report.
     pub fn to_json(&self, opts: &RunOptions, manifest: &Manifest) -> Value {
         json!({
             "adapter": opts.adapter,
