@@ -2,7 +2,9 @@
 # Conformance gate (conformance/PROTOCOL.md): exits non-zero on any deviation.
 #  1. regenerate the corpus into a temp dir and byte-compare with conformance/
 #  2. check-reader for every adapter with its capabilities and known failures
-#     (ref: 100 %; gguf_py: every supported case, known failures exactly; py_ninfer: all its cases)
+#     (ref: 100 %; gguf_py: every supported case, known failures exactly; py_ninfer: all its cases);
+#     ref, gguf_py and py_ninfer declare "persistent": true and run persistent (PROTOCOL.md §4.6)
+#  2b. the same three once more with --per-case: every case's status must equal the persistent run's
 #  3. strict = mainline: llama.cpp gguf.cpp (scripts/setup-mainline.sh, pinned) over every GGUF
 #     case it supports, no_alloc=true and false; the run fails when mainline disagrees with a case
 #     of rule layer 'mainline' beyond the recorded known failures; negative control: the same run
@@ -50,6 +52,31 @@ run gguf_py $A/gguf_py/adapter.sh --capabilities $A/gguf_py/capabilities.json \
   --known-failures $A/gguf_py/known-failures.txt --timeout 10
 run py_ninfer $A/py_ninfer/adapter.sh --capabilities $A/py_ninfer/capabilities.json
 
+step "2b. persistent mode = one process per case (PROTOCOL.md §4.6)"
+for name in ref gguf_py py_ninfer; do
+  case $name in
+    ref) adapter="$B reader-adapter"; extra=();;
+    gguf_py) adapter=$A/gguf_py/adapter.sh; extra=(--known-failures $A/gguf_py/known-failures.txt --timeout 10);;
+    py_ninfer) adapter=$A/py_ninfer/adapter.sh; extra=();;
+  esac
+  "$B" check-reader --adapter "$adapter" --jobs "$JOBS" --quiet --per-case --capabilities $A/$name/capabilities.json \
+    "${extra[@]}" --json "$OUT/$name.per_case.json" > "$OUT/$name.per_case.log" 2>&1 || true
+  if python3 - "$OUT/$name.json" "$OUT/$name.per_case.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+sa = {r["id"]: r["status"] for r in a["results"]}
+sb = {r["id"]: r["status"] for r in b["results"]}
+diff = sorted(i for i in sa.keys() | sb.keys() if sa.get(i) != sb.get(i))
+for i in diff[:20]:
+    print(f"  {i}: persistent {sa.get(i)}, per-case {sb.get(i)}")
+print(f"{len(sa)} cases compared")
+sys.exit(1 if diff or not sa else 0)
+PY
+  then echo "$name: persistent and per-case runs agree"
+  else echo "DEVIATION: $name persistent and per-case results differ"; fail=1; fi
+  grep -h '^check-reader:' "$OUT/$name.per_case.log" || true
+done
+
 step "3. strict = mainline (llama.cpp gguf.cpp; PROTOCOL.md §6.1)"
 run mainline $A/mainline/adapter.sh --capabilities $A/mainline/capabilities.json \
   --known-failures $A/mainline/known-failures.txt --timeout 10
@@ -81,7 +108,7 @@ for s in accept_all reject_all crash garbage flip_trit no_perm scale_at_0 drop_h
   if [ "${n:-0}" -eq 0 ]; then echo "DEVIATION: $exp is empty"; fail=1; continue; fi
   caps=()
   case $s in flip_trit|no_perm|scale_at_0|drop_high|ptq1_sequential) caps=(--capabilities $A/py_ninfer/capabilities.json);;
-    id42_g64) caps=(--capabilities $A/ref/capabilities.json);; esac
+    id42_g64) caps=(--capabilities $A/ref/capabilities.json --per-case);; esac  # a per-case adapter
   if "$B" check-reader --adapter $A/stubs/$s.sh --jobs "$JOBS" --quiet --timeout 10 \
       --known-failures "$exp" "${caps[@]}" --json "$OUT/stub_$s.json" > "$OUT/stub_$s.log" 2>&1; then
     echo "stub $s: fails its $n expected cases, nothing else"

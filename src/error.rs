@@ -102,6 +102,7 @@ error_classes! {
     PackRoundtrip => "pack.roundtrip",
     SpecInvalid => "spec.invalid",
     CliUsage => "cli.usage",
+    ProtocolParams => "protocol.params",
     KernelCase => "kernel.case",
     KernelCompile => "kernel.compile",
     KernelEntryMissing => "kernel.entry_missing",

@@ -199,8 +199,24 @@ pub fn check_reader(
     memory_mb: u64,
     jobs: Option<usize>,
     quiet: bool,
+    per_case: bool,
 ) -> anyhow::Result<ExitCode> {
     let manifest = Manifest::load(&corpus.join("MANIFEST.json"))?;
+    // A filter that selects nothing would pass vacuously: refuse it.
+    if let Some(f) = filter {
+        if runner::select(&manifest, Some(f)).is_empty() {
+            return Err(crate::Error::new(
+                crate::ErrorClass::CliUsage,
+                "--filter",
+                format!(
+                    "'{f}' matches none of the {} case ids of {}; nothing would be checked",
+                    manifest.cases.len(),
+                    corpus.join("MANIFEST.json").display()
+                ),
+            )
+            .into());
+        }
+    }
     let corpus_abs = std::fs::canonicalize(corpus)?;
     let opts = runner::RunOptions {
         corpus: corpus_abs,
@@ -222,14 +238,20 @@ pub fn check_reader(
                 .unwrap_or(1)
         }),
         quiet,
+        per_case,
     };
     let t0 = std::time::Instant::now();
     let report = runner::run(&manifest, &opts);
     println!("{}", runner::summary_text(&report));
     eprintln!(
-        "check-reader: {} cases in {:.1}s",
+        "check-reader: {} cases in {:.1}s ({})",
         report.results.len(),
-        t0.elapsed().as_secs_f64()
+        t0.elapsed().as_secs_f64(),
+        if opts.persistent() {
+            "persistent adapters"
+        } else {
+            "one process per case"
+        }
     );
     if let Some(p) = json {
         let mut text = serde_json::to_string_pretty(&report.to_json(&opts, &manifest))?;
@@ -243,10 +265,18 @@ pub fn check_reader(
     })
 }
 
-pub fn reader_adapter(file: &Path, request: Option<&Path>) -> anyhow::Result<ExitCode> {
-    Ok(ExitCode::from(
-        corpus::protocol::run_adapter(file, request) as u8
-    ))
+/// `reader-adapter FILE` (one case) or `reader-adapter --persistent` (request lines on stdin).
+pub fn reader_adapter(
+    file: Option<&Path>,
+    request: Option<&Path>,
+    persistent: bool,
+) -> anyhow::Result<ExitCode> {
+    let code = match (persistent, file) {
+        (true, _) => corpus::protocol::serve_persistent(std::io::stdin().lock(), std::io::stdout()),
+        (false, Some(file)) => corpus::protocol::run_adapter(file, request),
+        (false, None) => anyhow::bail!("reader-adapter: give a case FILE or --persistent"),
+    };
+    Ok(ExitCode::from(code as u8))
 }
 
 fn name_eq_path(arg: &str, flag: &str) -> anyhow::Result<(String, PathBuf)> {

@@ -169,7 +169,8 @@ enum Command {
         #[command(subcommand)]
         action: corpus_cmd::CorpusAction,
     },
-    /// Run every corpus case through a reader adapter (one process per case; PROTOCOL.md).
+    /// Run every corpus case through a reader adapter (one process per case, or one persistent
+    /// process per job when its capabilities say "persistent": true; PROTOCOL.md).
     CheckReader {
         /// Adapter command; the case file is appended as its last argument, the request JSON is on stdin.
         #[arg(long)]
@@ -200,10 +201,18 @@ enum Command {
         /// Print only failures and the summary.
         #[arg(long)]
         quiet: bool,
+        /// One process per case even if the capabilities declare "persistent": true.
+        #[arg(long)]
+        per_case: bool,
     },
-    /// The reference reader adapter: answer one corpus case (request JSON on stdin).
+    /// The reference reader adapter: answer one corpus case (request JSON on stdin), or with
+    /// --persistent serve request lines on stdin until EOF (PROTOCOL.md §4.6).
     ReaderAdapter {
-        file: PathBuf,
+        #[arg(required_unless_present = "persistent")]
+        file: Option<PathBuf>,
+        /// Persistent mode: a handshake line, then one answer line per request line.
+        #[arg(long, conflicts_with = "file")]
+        persistent: bool,
         /// Read the request from this file instead of stdin.
         #[arg(long)]
         request: Option<PathBuf>,
@@ -404,6 +413,7 @@ pub fn main() -> ExitCode {
             memory_mb,
             jobs,
             quiet,
+            per_case,
         } => corpus_cmd::check_reader(
             &corpus,
             &adapter,
@@ -415,10 +425,13 @@ pub fn main() -> ExitCode {
             memory_mb,
             jobs,
             quiet,
+            per_case,
         ),
-        Command::ReaderAdapter { file, request } => {
-            corpus_cmd::reader_adapter(&file, request.as_deref())
-        }
+        Command::ReaderAdapter {
+            file,
+            request,
+            persistent,
+        } => corpus_cmd::reader_adapter(file.as_deref(), request.as_deref(), persistent),
         Command::CheckKernel {
             source,
             entry,

@@ -43,14 +43,30 @@ const WORDS: [u64; 14] = [
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mutation {
     /// Byte at `at` set to `value`.
-    Byte { at: usize, value: u8 },
+    Byte {
+        /// Byte offset.
+        at: usize,
+        /// The new byte.
+        value: u8,
+    },
     /// `width` (4 or 8) little-endian bytes at `at` set to `value` (truncated to the width).
-    Word { at: usize, width: usize, value: u64 },
+    Word {
+        /// Byte offset.
+        at: usize,
+        /// 4 or 8.
+        width: usize,
+        /// The new value.
+        value: u64,
+    },
     /// The file cut to `len` bytes.
-    Truncate { len: usize },
+    Truncate {
+        /// The new length.
+        len: usize,
+    },
 }
 
 impl Mutation {
+    /// Applies the mutation to `b`.
     pub fn apply(&self, b: &mut Vec<u8>) {
         match *self {
             Mutation::Byte { at, value } => {
@@ -70,6 +86,7 @@ impl Mutation {
         }
     }
 
+    /// The mutation as a JSON object for `candidates.json`.
     pub fn to_json(&self) -> Value {
         match *self {
             Mutation::Byte { at, value } => json!({"op": "byte", "at": at, "value": value}),
@@ -119,6 +136,7 @@ pub fn mutate(original: &[u8], muts: &[Mutation]) -> Vec<u8> {
 /// What a reader did with one file.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
+    /// A well-formed answer.
     Answer(Answer),
     /// Crash, signal, timeout, garbage on stdout, or an exit code that does not match.
     Abnormal(String),
@@ -140,6 +158,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The kind's name in reports.
     pub fn name(self) -> &'static str {
         match self {
             Kind::ReaderAccepts => "reader-accepts",
@@ -153,15 +172,22 @@ impl Kind {
 
 /// Options of one differential run.
 pub struct DiffOptions {
+    /// The corpus root (absolute).
     pub corpus: PathBuf,
+    /// Adapter command, as for `check-reader`.
     pub adapter: String,
     /// Feature globs the reader declares unsupported (seed cases carrying one are not used;
     /// tensors of an unsupported `ggml_type:N` are not compared by digest).
     pub unsupported: Vec<String>,
+    /// Seed of the mutation generator.
     pub seed: u64,
+    /// Mutants to try.
     pub iterations: usize,
+    /// Mutations per mutant (1..=N).
     pub max_mutations: usize,
+    /// Time limit per reader run.
     pub timeout: Duration,
+    /// Address-space cap per reader process (MiB; 0 = none).
     pub memory_mb: u64,
     /// Compare accept/reject only (readers that cannot report file order, e.g. candle).
     pub outcome_only: bool,
@@ -172,20 +198,31 @@ pub struct DiffOptions {
 /// One minimized disagreement.
 #[derive(Clone, Debug)]
 pub struct Finding {
+    /// The iteration that found it.
     pub iteration: usize,
+    /// The corpus case the mutant was made from.
     pub seed_case: String,
+    /// How the two readers disagree.
     pub kind: Kind,
+    /// The (minimized) mutations.
     pub mutations: Vec<Mutation>,
+    /// The mutant's bytes.
     pub bytes: Vec<u8>,
+    /// What the reference answered.
     pub reference: String,
+    /// What the reader answered.
     pub reader: String,
 }
 
 /// The result of a run.
 pub struct DiffReport {
+    /// Mutants tried.
     pub iterations: usize,
+    /// Seed cases used.
     pub seeds: usize,
+    /// Reader processes started.
     pub reader_runs: usize,
+    /// Disagreements found.
     pub disagreements: usize,
     /// Unique after minimization (by kind and minimized bytes), in iteration order.
     pub findings: Vec<Finding>,
@@ -265,7 +302,7 @@ pub fn run_reader(adapter: &str, file: &Path, request: &Value, opts: &DiffOption
 pub fn run_reference(kind: &str, params: &Value, bytes: &[u8]) -> Result<Answer, String> {
     let no_inputs = |name: &str| -> crate::error::Result<Vec<u8>> {
         Err(crate::error::Error::new(
-            crate::error::ErrorClass::CliUsage,
+            crate::error::ErrorClass::ProtocolParams,
             "inputs",
             format!("diff-fuzz seeds take no extra inputs ({name})"),
         ))

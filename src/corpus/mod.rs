@@ -15,6 +15,7 @@ pub mod families;
 pub mod manifest;
 pub mod matrix;
 pub mod observe;
+pub mod persistent;
 pub mod protocol;
 pub mod runner;
 

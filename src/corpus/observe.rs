@@ -80,7 +80,13 @@ pub fn observe_codec(codec_name: &str, bytes: &[u8], rows: u64, cols: u64) -> Re
 
 /// A consumer step of a decode-phase GGUF case, from the request's `params.consumer`.
 pub fn consumer_from_json(v: &Value) -> Result<Decode> {
-    let bad = |what: &str| Error::new(ErrorClass::CliUsage, "params.consumer", what.to_string());
+    let bad = |what: &str| {
+        Error::new(
+            ErrorClass::ProtocolParams,
+            "params.consumer",
+            what.to_string(),
+        )
+    };
     let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
     let vt = |name: &str| -> Result<ValueType> {
         ValueType::ALL
@@ -293,7 +299,7 @@ pub fn observe_ninfer(bytes: &[u8]) -> Result<Value> {
 /// The mapping-rule observation (PROTOCOL.md §4.4): rows of the input gathered by `rule`.
 pub fn observe_rows(bytes: &[u8], params: &Value) -> Result<Value> {
     let get = |k: &str| params.get(k).and_then(Value::as_u64);
-    let bad = |what: &str| Error::new(ErrorClass::CliUsage, "params", what.to_string());
+    let bad = |what: &str| Error::new(ErrorClass::ProtocolParams, "params", what.to_string());
     let rule = params
         .get("rule")
         .and_then(Value::as_str)

@@ -9,25 +9,37 @@ use super::observe;
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{Id42Policy, Mode, RuleLayer};
 
-/// Version of `conformance/PROTOCOL.md` this code speaks.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// Version of `conformance/PROTOCOL.md` this code speaks (3: rule layers and persistent mode).
+pub const PROTOCOL_VERSION: u32 = 3;
+
+/// The argument a runner passes, in place of the case file, to start a persistent adapter
+/// (PROTOCOL.md §4.6).
+pub const PERSISTENT_ARG: &str = "--persistent";
 
 /// An adapter's answer for one case.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Answer {
+    /// The reader accepted the file; `observation` is what it read (§4).
     Accept {
+        /// The observation object of the request's kind.
         observation: Value,
     },
+    /// The reader refused the file.
     Reject {
+        /// The `spec/errors.json` class id, if the reader speaks the registry.
         class: Option<String>,
+        /// The reader's message.
         message: String,
     },
+    /// The reader does not support a feature the case needs.
     Unsupported {
+        /// The feature (`kind:ninfer`, `ggml_type:142`, ...).
         feature: String,
     },
 }
 
 impl Answer {
+    /// The answer as the protocol's JSON object.
     pub fn to_json(&self) -> Value {
         match self {
             Answer::Accept { observation } => {
@@ -125,7 +137,7 @@ fn respond_inner(
 ) -> Result<Option<Value>> {
     let p_str = |k: &str| params.get(k).and_then(Value::as_str);
     let p_u64 = |k: &str| params.get(k).and_then(Value::as_u64);
-    let usage = |w: &str| Error::new(ErrorClass::CliUsage, "params", w.to_string());
+    let usage = |w: &str| Error::new(ErrorClass::ProtocolParams, "params", w.to_string());
     Ok(Some(match kind {
         "codec" => observe::observe_codec(
             p_str("codec").ok_or_else(|| usage("codec"))?,
@@ -180,8 +192,8 @@ fn respond_inner(
                 got.sort_unstable();
                 if want != got {
                     return Err(Error::new(
-                        ErrorClass::CliUsage,
-                        "must_fail",
+                        ErrorClass::ProtocolParams,
+                        "params.must_fail",
                         format!("verifier failed {got:?}, spec/gates.json says {want:?}"),
                     ));
                 }
@@ -190,6 +202,33 @@ fn respond_inner(
         }
         _ => return Ok(None),
     }))
+}
+
+/// Answers one parsed request for `case_file` (the reference adapter's work for one case).
+pub fn answer_request(case_file: &Path, req: &Value) -> Answer {
+    let kind = req.get("kind").and_then(Value::as_str).unwrap_or("");
+    let params = req.get("params").cloned().unwrap_or(json!({}));
+    let inputs = req.get("inputs").cloned().unwrap_or(json!({}));
+    match std::fs::read(case_file) {
+        Err(e) => Answer::from(Error::io(ErrorClass::IoRead, case_file, e)),
+        Ok(bytes) => {
+            let input = |name: &str| -> Result<Vec<u8>> {
+                let p = inputs
+                    .get(name)
+                    .and_then(Value::as_str)
+                    .map(std::path::PathBuf::from)
+                    .ok_or_else(|| {
+                        Error::new(
+                            ErrorClass::ProtocolParams,
+                            format!("inputs.{name}"),
+                            "input not given in the request",
+                        )
+                    })?;
+                std::fs::read(&p).map_err(|e| Error::io(ErrorClass::IoRead, &p, e))
+            };
+            respond(kind, &params, &bytes, &input)
+        }
+    }
 }
 
 /// `ninfer-ternary reader-adapter CASEFILE`: reads the request JSON from stdin (or
@@ -204,27 +243,57 @@ pub fn run_adapter(case_file: &Path, request: Option<&Path>) -> i32 {
         }
     };
     let req: Value = serde_json::from_str(&req_text).unwrap_or(Value::Null);
-    let kind = req.get("kind").and_then(Value::as_str).unwrap_or("");
-    let params = req.get("params").cloned().unwrap_or(json!({}));
-    let inputs = req.get("inputs").cloned().unwrap_or(json!({}));
-    let answer = match std::fs::read(case_file) {
-        Err(e) => Answer::from(Error::io(ErrorClass::IoRead, case_file, e)),
-        Ok(bytes) => {
-            let input = |name: &str| -> Result<Vec<u8>> {
-                let p = inputs
-                    .get(name)
-                    .and_then(Value::as_str)
-                    .map(std::path::PathBuf::from)
-                    .ok_or_else(|| {
-                        Error::new(ErrorClass::CliUsage, name, "input not given in the request")
-                    })?;
-                std::fs::read(&p).map_err(|e| Error::io(ErrorClass::IoRead, &p, e))
-            };
-            respond(kind, &params, &bytes, &input)
-        }
-    };
+    let answer = answer_request(case_file, &req);
     println!("{}", answer.to_json());
     answer.exit_code()
+}
+
+/// The handshake line a persistent adapter prints before its first answer (PROTOCOL.md §4.6).
+pub fn handshake_json() -> Value {
+    json!({"protocol": PROTOCOL_VERSION, "persistent": true})
+}
+
+/// One answer line of a persistent adapter: the answer with the request's `id` (PROTOCOL.md §4.6).
+pub fn persistent_answer_json(id: &str, answer: &Answer) -> Value {
+    let mut v = answer.to_json();
+    if let Some(m) = v.as_object_mut() {
+        m.insert("id".into(), Value::String(id.to_string()));
+    }
+    v
+}
+
+/// `ninfer-ternary reader-adapter --persistent`: prints the handshake, then answers every
+/// request line of `input` with one answer line on `output` until end of input. A line that
+/// is not a request object is answered with a `protocol.params` reject naming its line number.
+pub fn serve_persistent(input: impl std::io::BufRead, mut output: impl std::io::Write) -> i32 {
+    let mut write = |v: Value| writeln!(output, "{v}").and_then(|_| output.flush());
+    if write(handshake_json()).is_err() {
+        return 1;
+    }
+    for (n, line) in input.lines().enumerate() {
+        let Ok(line) = line else { return 1 };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let req: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        let id = req
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let answer = match req.get("file").and_then(Value::as_str) {
+            Some(file) => answer_request(Path::new(file), &req),
+            None => Answer::from(Error::new(
+                ErrorClass::ProtocolParams,
+                format!("request line {}", n + 1),
+                "not a request object with a string member 'file'",
+            )),
+        };
+        if write(persistent_answer_json(&id, &answer)).is_err() {
+            return 1;
+        }
+    }
+    0
 }
 
 /// The request a runner writes to an adapter's stdin.
@@ -309,14 +378,18 @@ pub enum ClassCheck {
 /// The verdict on one well-formed answer (process-level failures are judged by the runner).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
+    /// The answer is what the case requires.
     Pass,
+    /// It is not; the text says why.
     Fail(String),
+    /// The reader answered `unsupported` for this feature.
     Unsupported(String),
 }
 
 /// What a reader declared in its capabilities that changes how answers are judged.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Judging {
+    /// How reject classes are checked.
     pub classes: ClassCheck,
     /// The rule layers the reader implements (PROTOCOL.md §5.3): an `n_` case of another
     /// layer is judged like an `i_` case (either outcome; never a crash).
@@ -374,10 +447,12 @@ pub fn normalize_gguf(obs: &Value, order_insensitive: bool) -> Value {
     v
 }
 
+/// Judges `answer` for `case` with every rule layer and file order (`Judging::new`).
 pub fn judge(case: &CaseEntry, answer: &Answer, classes: ClassCheck) -> Verdict {
     judge_with(case, answer, &Judging::new(classes))
 }
 
+/// Judges `answer` for `case` as the reader's capabilities say (`j`).
 pub fn judge_with(case: &CaseEntry, answer: &Answer, j: &Judging) -> Verdict {
     let exp = &case.expect;
     // An n_ case of a layer the reader does not implement: either outcome.

@@ -1,5 +1,6 @@
-//! `check-reader`: runs every corpus case through a third-party reader adapter, one process
-//! per case, under a timeout and an address-space cap (PROTOCOL.md §5).
+//! `check-reader`: runs every corpus case through a third-party reader adapter under a timeout
+//! and an address-space cap (PROTOCOL.md §5): one process per case by default, or one
+//! persistent process per job when the adapter declares `"persistent": true` (§4.6).
 
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,23 +13,29 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::manifest::{CaseEntry, Manifest};
+use super::persistent::Session;
 use super::protocol::{judge_with, request_json, Answer, ClassCheck, Judging, Verdict};
 use crate::gguf::RuleLayer;
 
 /// `--capabilities FILE`: what a reader declares it does not support, and how it names errors.
 #[derive(Clone, Debug, Default)]
 pub struct Capabilities {
+    /// The reader's name (`reader` in capabilities.json).
     pub reader: String,
     /// Glob patterns over case features (`kind:ninfer`, `ggml_type:142`, `codec:q1_0`).
     pub unsupported: Vec<String>,
+    /// `error_classes`: strict or lenient class checking (absent = lenient).
     pub classes: Option<ClassCheck>,
     /// `rule_layers`: the layers the reader implements; `None` (absent) means all four.
     pub rule_layers: Option<Vec<RuleLayer>>,
     /// `order_insensitive: true`: GGUF observations are compared without file order.
     pub order_insensitive: bool,
+    /// `persistent: true`: the adapter serves many requests as JSON lines (PROTOCOL.md §4.6).
+    pub persistent: bool,
 }
 
 impl Capabilities {
+    /// Reads and validates a capabilities.json file.
     pub fn load(path: &Path) -> anyhow::Result<Capabilities> {
         let v: Value = serde_json::from_str(&std::fs::read_to_string(path)?)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
@@ -80,9 +87,15 @@ impl Capabilities {
             Some(Value::Bool(b)) => *b,
             Some(_) => anyhow::bail!("{}: order_insensitive must be a boolean", path.display()),
         };
+        let persistent = match v.get("persistent") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => anyhow::bail!("{}: persistent must be a boolean", path.display()),
+        };
         Ok(Capabilities {
             rule_layers,
             order_insensitive,
+            persistent,
             reader: v
                 .get("reader")
                 .and_then(Value::as_str)
@@ -157,24 +170,46 @@ pub fn load_known_failures(path: &Path) -> anyhow::Result<BTreeSet<String>> {
         .collect())
 }
 
+/// What `check-reader` runs and how.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
+    /// The corpus root (absolute).
     pub corpus: PathBuf,
+    /// Adapter command; the case file (or `--persistent`) is appended.
     pub adapter: String,
+    /// Case ids expected to fail.
     pub known_failures: BTreeSet<String>,
+    /// The reader's declared capabilities.
     pub capabilities: Capabilities,
+    /// Only case ids matching this glob.
     pub filter: Option<String>,
+    /// Time limit per case.
     pub timeout: Duration,
+    /// Address-space cap per adapter process (MiB; 0 = none).
     pub memory_mb: u64,
+    /// Adapters run at a time.
     pub jobs: usize,
     /// Print only failures and the summary.
     pub quiet: bool,
+    /// One process per case even when the capabilities declare `persistent` (`--per-case`).
+    pub per_case: bool,
 }
 
+impl RunOptions {
+    /// Whether cases go to persistent sessions: declared by the reader and not overridden.
+    pub fn persistent(&self) -> bool {
+        self.capabilities.persistent && !self.per_case
+    }
+}
+
+/// The outcome of one case after known failures are applied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
+    /// The case passed.
     Pass,
+    /// The case failed.
     Fail,
+    /// Declared unsupported; not run.
     Skip,
     /// Failed, and listed in the known failures.
     KnownFailure,
@@ -183,6 +218,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status as written in `--json` reports.
     pub fn name(self) -> &'static str {
         match self {
             Status::Pass => "pass",
@@ -194,35 +230,51 @@ impl Status {
     }
 }
 
+/// One case's result.
 #[derive(Clone, Debug)]
 pub struct CaseResult {
+    /// The case id.
     pub id: String,
+    /// Its status.
     pub status: Status,
+    /// Why it failed (empty when it passed).
     pub detail: String,
+    /// Wall time of the case, in milliseconds.
     pub ms: u64,
 }
 
+/// Counts per status.
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
+    /// Cases that passed.
     pub passed: usize,
+    /// Cases that failed (not known failures).
     pub failed: usize,
+    /// Cases declared unsupported.
     pub skipped: usize,
+    /// Known failures that failed as listed.
     pub known: usize,
+    /// Known failures that passed (stale entries).
     pub stale: usize,
 }
 
+/// The results of a `check-reader` run.
 pub struct Report {
+    /// Per case, in manifest order.
     pub results: Vec<CaseResult>,
+    /// Counts per status.
     pub summary: Summary,
     /// Known-failure ids that name no case of the manifest.
     pub unknown_known: Vec<String>,
 }
 
 impl Report {
+    /// Whether the run passes: no failures, no stale or unknown known-failure entries.
     pub fn ok(&self) -> bool {
         self.summary.failed == 0 && self.summary.stale == 0 && self.unknown_known.is_empty()
     }
 
+    /// The `--json` report.
     pub fn to_json(&self, opts: &RunOptions, manifest: &Manifest) -> Value {
         json!({
             "adapter": opts.adapter,
@@ -322,7 +374,6 @@ fn tail(s: &str) -> String {
 
 /// Runs one case: the raw verdict before known failures are applied.
 fn run_case(opts: &RunOptions, case: &CaseEntry) -> (bool, String) {
-    let judging = opts.capabilities.judging();
     match run_process(opts, case) {
         Proc::SpawnError(e) => (false, format!("could not start the adapter: {e}")),
         Proc::Timeout => (
@@ -373,85 +424,140 @@ fn run_case(opts: &RunOptions, case: &CaseEntry) -> (bool, String) {
                     ),
                 );
             }
-            match judge_with(case, &answer, &judging) {
-                Verdict::Pass => (true, String::new()),
-                Verdict::Fail(why) => (false, why),
-                Verdict::Unsupported(feature) => {
-                    if opts.capabilities.declares(&feature) {
-                        (false, format!("answered unsupported ({feature}), declared, but the case does not carry that feature"))
-                    } else {
-                        (false, format!("undeclared unsupported: {feature}"))
-                    }
-                }
+            judge_answer(opts, case, &answer)
+        }
+    }
+}
+
+/// Judges a well-formed answer (either isolation mode).
+fn judge_answer(opts: &RunOptions, case: &CaseEntry, answer: &Answer) -> (bool, String) {
+    match judge_with(case, answer, &opts.capabilities.judging()) {
+        Verdict::Pass => (true, String::new()),
+        Verdict::Fail(why) => (false, why),
+        Verdict::Unsupported(feature) => {
+            if opts.capabilities.declares(&feature) {
+                (false, format!("answered unsupported ({feature}), declared, but the case does not carry that feature"))
+            } else {
+                (false, format!("undeclared unsupported: {feature}"))
             }
         }
     }
 }
 
-/// Runs the selected cases (in parallel, `opts.jobs` processes at a time); results in manifest order.
-pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
-    let selected: Vec<&CaseEntry> = manifest
+/// Runs one case on the worker's persistent session, starting one when there is none; a
+/// failed exchange fails this case alone and drops the session (the next case restarts it).
+fn run_case_persistent(
+    opts: &RunOptions,
+    case: &CaseEntry,
+    session: &mut Option<Session>,
+    handshake_failed: &mut Option<String>,
+) -> (bool, String) {
+    // An adapter that cannot complete a handshake is not tried again by this worker: a
+    // per-case adapter declared persistent would otherwise cost one timeout per case.
+    if let Some(why) = handshake_failed {
+        return (false, format!("{why} (on an earlier case; not retried)"));
+    }
+    if session.is_none() {
+        match Session::start(opts) {
+            Ok(s) => *session = Some(s),
+            Err(why) => {
+                *handshake_failed = Some(why.clone());
+                return (false, why);
+            }
+        }
+    }
+    let s = session.as_mut().expect("started above");
+    match s.ask(case, opts) {
+        Ok(answer) => judge_answer(opts, case, &answer),
+        Err(why) => {
+            *session = None;
+            (false, why)
+        }
+    }
+}
+
+/// The cases `filter` (a glob over case ids; `None` = all) selects, in manifest order.
+pub fn select<'m>(manifest: &'m Manifest, filter: Option<&str>) -> Vec<&'m CaseEntry> {
+    manifest
         .cases
         .iter()
-        .filter(|c| opts.filter.as_deref().is_none_or(|f| glob_match(f, &c.id)))
-        .collect();
+        .filter(|c| filter.is_none_or(|f| glob_match(f, &c.id)))
+        .collect()
+}
+
+/// Runs the selected cases (in parallel, `opts.jobs` adapters at a time); results in manifest order.
+pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
+    let selected = select(manifest, opts.filter.as_deref());
     let slots: Vec<Mutex<Option<CaseResult>>> = selected.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let printed = Mutex::new(0usize);
     let jobs = opts.jobs.max(1);
     std::thread::scope(|s| {
         for _ in 0..jobs {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= selected.len() {
-                    break;
-                }
-                let case = selected[i];
-                let t0 = Instant::now();
-                let known = opts.known_failures.contains(&case.id);
-                let (status, detail) = if let Some(f) = opts.capabilities.unsupported_feature(case)
-                {
-                    (Status::Skip, format!("declared unsupported: {f}"))
-                } else {
-                    let (ok, why) = run_case(opts, case);
-                    match (ok, known) {
-                        (true, false) => (Status::Pass, why),
-                        (false, false) => (Status::Fail, why),
-                        (false, true) => (Status::KnownFailure, why),
-                        (true, true) => (
-                            Status::Stale,
-                            "listed as a known failure but passes: remove it from the list".into(),
-                        ),
+            s.spawn(|| {
+                // This worker's persistent adapter (PROTOCOL.md §4.6), started on first use.
+                let mut session: Option<Session> = None;
+                let mut handshake_failed: Option<String> = None;
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= selected.len() {
+                        break;
                     }
-                };
-                *slots[i].lock().unwrap() = Some(CaseResult {
-                    id: case.id.clone(),
-                    status,
-                    detail,
-                    ms: t0.elapsed().as_millis() as u64,
-                });
-                // Print in order as results become available.
-                let mut p = printed.lock().unwrap();
-                while *p < slots.len() {
-                    let g = slots[*p].lock().unwrap();
-                    let Some(r) = g.as_ref() else { break };
-                    let show = !opts.quiet || matches!(r.status, Status::Fail | Status::Stale);
-                    if show {
-                        let tag = match r.status {
-                            Status::Pass => "PASS ",
-                            Status::Fail => "FAIL ",
-                            Status::Skip => "SKIP ",
-                            Status::KnownFailure => "XFAIL",
-                            Status::Stale => "STALE",
-                        };
-                        if r.detail.is_empty() {
-                            println!("{tag} {}", r.id);
+                    let case = selected[i];
+                    let t0 = Instant::now();
+                    let known = opts.known_failures.contains(&case.id);
+                    let (status, detail) =
+                        if let Some(f) = opts.capabilities.unsupported_feature(case) {
+                            (Status::Skip, format!("declared unsupported: {f}"))
                         } else {
-                            println!("{tag} {}  -- {}", r.id, r.detail);
+                            let (ok, why) = if opts.persistent() {
+                                run_case_persistent(opts, case, &mut session, &mut handshake_failed)
+                            } else {
+                                run_case(opts, case)
+                            };
+                            match (ok, known) {
+                                (true, false) => (Status::Pass, why),
+                                (false, false) => (Status::Fail, why),
+                                (false, true) => (Status::KnownFailure, why),
+                                (true, true) => (
+                                    Status::Stale,
+                                    "listed as a known failure but passes: remove it from the list"
+                                        .into(),
+                                ),
+                            }
+                        };
+                    *slots[i].lock().unwrap() = Some(CaseResult {
+                        id: case.id.clone(),
+                        status,
+                        detail,
+                        ms: t0.elapsed().as_millis() as u64,
+                    });
+                    // Print in order as results become available.
+                    let mut p = printed.lock().unwrap();
+                    while *p < slots.len() {
+                        let g = slots[*p].lock().unwrap();
+                        let Some(r) = g.as_ref() else { break };
+                        let show = !opts.quiet || matches!(r.status, Status::Fail | Status::Stale);
+                        if show {
+                            let tag = match r.status {
+                                Status::Pass => "PASS ",
+                                Status::Fail => "FAIL ",
+                                Status::Skip => "SKIP ",
+                                Status::KnownFailure => "XFAIL",
+                                Status::Stale => "STALE",
+                            };
+                            if r.detail.is_empty() {
+                                println!("{tag} {}", r.id);
+                            } else {
+                                println!("{tag} {}  -- {}", r.id, r.detail);
+                            }
                         }
+                        drop(g);
+                        *p += 1;
                     }
-                    drop(g);
-                    *p += 1;
+                }
+                if let Some(s) = session {
+                    s.finish();
                 }
             });
         }

@@ -120,27 +120,48 @@ def observe_gguf(path, p):
             "metadata_sha256": hashlib.sha256(bytes(meta)).hexdigest(), "tensors": tensors}
 
 
-def main(argv):
-    req = json.loads(sys.stdin.read() or "{}")
-    path = argv[1] if len(argv) > 1 else req.get("file")
+def answer(req, path):
+    """The answer (dict) and exit code for one request on the case file `path`."""
     kind, params = req.get("kind"), req.get("params", {})
-    real_stdout, sys.stdout = sys.stdout, sys.stderr  # keep library chatter off the answer channel
-    np.seterr(all="ignore")
-    code = 0
     try:
         if kind == "gguf":
-            ans = {"result": "accept", "observation": observe_gguf(path, params)}
-        elif kind == "codec":
+            return {"result": "accept", "observation": observe_gguf(path, params)}, 0
+        if kind == "codec":
             with open(path, "rb") as f:
-                ans = {"result": "accept", "observation": observe_codec(f.read(), params)}
-        else:
-            raise Unsupported(f"kind:{kind}")
+                return {"result": "accept", "observation": observe_codec(f.read(), params)}, 0
+        raise Unsupported(f"kind:{kind}")
     except Unsupported as e:
-        ans = {"result": "unsupported", "feature": str(e)}
+        return {"result": "unsupported", "feature": str(e)}, 0
     except Reject as e:
-        ans, code = {"result": "reject", "class": e.cls, "message": str(e)}, 1
+        return {"result": "reject", "class": e.cls, "message": str(e)}, 1
     except Exception as e:  # gguf-py signals every malformed file with an exception
-        ans, code = {"result": "reject", "class": None, "message": f"{type(e).__name__}: {e}"[:500]}, 1
+        return {"result": "reject", "class": None, "message": f"{type(e).__name__}: {e}"[:500]}, 1
+
+
+def serve_persistent(real_stdout):
+    """PROTOCOL.md §4.6: a handshake line, then one answer line (with the request's id) per
+    request line until EOF."""
+    real_stdout.write(json.dumps({"protocol": 3, "persistent": True}) + "\n")
+    real_stdout.flush()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        ans, _ = answer(req, req.get("file"))
+        ans["id"] = req.get("id")
+        real_stdout.write(json.dumps(ans) + "\n")
+        real_stdout.flush()
+    return 0
+
+
+def main(argv):
+    real_stdout, sys.stdout = sys.stdout, sys.stderr  # keep library chatter off the answer channel
+    np.seterr(all="ignore")
+    if len(argv) > 1 and argv[1] == "--persistent":
+        return serve_persistent(real_stdout)
+    req = json.loads(sys.stdin.read() or "{}")
+    path = argv[1] if len(argv) > 1 else req.get("file")
+    ans, code = answer(req, path)
     real_stdout.write(json.dumps(ans) + "\n")
     return code
 

@@ -6,7 +6,8 @@ spec/permutations.md) and conformance/PROTOCOL.md, not from the Rust code. numpy
 format registry from spec/formats.json (the registry is data, spec/ninfer-container.md#ninfer-container).
 
 Protocol: `reader.py [--bug NAME] CASEFILE`, request JSON on stdin, one answer JSON line on
-stdout; exit 0 for accept/unsupported, 1 for reject.
+stdout; exit 0 for accept/unsupported, 1 for reject. `reader.py [--bug NAME] --persistent`:
+persistent mode (PROTOCOL.md §4.6), request lines on stdin, answer lines with their id on stdout.
 
 `--bug NAME` turns it into a deliberately wrong reader (the stub readers of the meta-test):
   flip_trit         decode one trit per ternary block wrongly (-1 <-> +1 at element 5)
@@ -601,33 +602,55 @@ def observe_ninfer(data):
 
 # ---------------------------------------------------------------- protocol
 
+def answer(req, path):
+    """The answer (dict) and exit code for one request on the case file `path`."""
+    kind, params = req.get("kind"), req.get("params", {})
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        if kind == "codec":
+            return {"result": "accept", "observation": observe_codec(data, params)}, 0
+        if kind == "ninfer":
+            return {"result": "accept", "observation": observe_ninfer(data)}, 0
+        if kind == "rows":
+            return {"result": "accept", "observation": observe_rows(data, params)}, 0
+        raise Unsupported(f"kind:{kind}")
+    except Reject as e:
+        return {"result": "reject", "class": e.cls, "message": str(e)}, 1
+    except Unsupported as e:
+        return {"result": "unsupported", "feature": str(e)}, 0
+
+
+def serve_persistent():
+    """PROTOCOL.md §4.6: a handshake line, then one answer line (with the request's id) per
+    request line until EOF."""
+    out = sys.stdout
+    out.write(json.dumps({"protocol": 3, "persistent": True}) + "\n")
+    out.flush()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        ans, _ = answer(req, req.get("file"))
+        ans["id"] = req.get("id")
+        out.write(json.dumps(ans) + "\n")
+        out.flush()
+    return 0
+
+
 def main(argv):
     global BUG
     args = argv[1:]
     if len(args) >= 2 and args[0] == "--bug":
         BUG, args = args[1], args[2:]
+    np.seterr(all="ignore")
+    if args and args[0] == "--persistent":
+        return serve_persistent()
     req = json.loads(sys.stdin.read() or "{}")
     path = args[0] if args else req.get("file")
-    kind, params = req.get("kind"), req.get("params", {})
-    np.seterr(all="ignore")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-        if kind == "codec":
-            ans = {"result": "accept", "observation": observe_codec(data, params)}
-        elif kind == "ninfer":
-            ans = {"result": "accept", "observation": observe_ninfer(data)}
-        elif kind == "rows":
-            ans = {"result": "accept", "observation": observe_rows(data, params)}
-        else:
-            raise Unsupported(f"kind:{kind}")
-    except Reject as e:
-        print(json.dumps({"result": "reject", "class": e.cls, "message": str(e)}))
-        return 1
-    except Unsupported as e:
-        ans = {"result": "unsupported", "feature": str(e)}
+    ans, code = answer(req, path)
     print(json.dumps(ans))
-    return 0
+    return code
 
 
 if __name__ == "__main__":
