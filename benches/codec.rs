@@ -5,8 +5,9 @@
 //! "l3" (1 Mi weights, output 4 MiB — fits the 32 MiB L3) and "dram" (4096 × 5120 = 20 Mi
 //! weights, output 80 MiB — far bigger than cache).
 
-use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ninfer_ternary::codec::Codec;
+use std::hint::black_box;
 use std::time::Duration;
 
 /// Deterministic pseudo-random bytes (xorshift) so every run decodes the same data.
