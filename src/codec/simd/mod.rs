@@ -3,9 +3,9 @@
 //!
 //! The default build targets baseline x86-64 (SSE2) so it stays portable; the wider kernels
 //! are compiled with `#[target_feature]` and chosen at run time by `is_x86_feature_detected!`.
-//! Every kernel maps a code or trit to its value through a per-block table
-//! `[(0 − 1)·d, (1 − 1)·d, (2 − 1)·d, (3 − 1)·d]` built with the scalar reference's own product,
-//! so each path is bit-identical to the reference by construction (tests prove it per path).
+//! Every kernel computes a value as the reference's own product `(k − 1)·d` (directly, or as a
+//! per-block table `[(k − 1)·d for k in 0..4]` indexed by a lane permute), so each path is
+//! bit-identical to the reference by construction; the tests prove it per path.
 //!
 //! [`ENV_VAR`] (`NINFER_SIMD=scalar|sse2|avx2|avx512|neon`) caps the path for the whole
 //! process, read once; [`decode_with`] forces one path for one call (tests and benches).
@@ -70,11 +70,15 @@ impl Path {
             #[cfg(target_arch = "x86_64")]
             Path::Sse2 => true,
             #[cfg(target_arch = "x86_64")]
-            Path::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            Path::Avx2 => {
+                std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("f16c")
+            }
             #[cfg(target_arch = "x86_64")]
             Path::Avx512 => {
                 std::arch::is_x86_feature_detected!("avx512f")
                     && std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("f16c")
             }
             #[cfg(target_arch = "aarch64")]
             Path::Neon => std::arch::is_aarch64_feature_detected!("neon"),
@@ -168,19 +172,6 @@ pub fn decode_with(codec: Codec, path: Path, bytes: &[u8], out: &mut [f32]) -> R
         _ => return codec.decode(bytes, out),
     }
     Ok(())
-}
-
-/// The per-block value table `[(k − 1)·d for k in 0..4]`: the reference's product, so a lane
-/// permute through it gives bit-identical values (signed zeros and NaN payloads included).
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-#[inline(always)]
-pub(crate) fn value_table(d: f32) -> [f32; 4] {
-    [
-        (0.0 - 1.0) * d,
-        (1.0 - 1.0) * d,
-        (2.0 - 1.0) * d,
-        (3.0 - 1.0) * d,
-    ]
 }
 
 /// Staged base-3 kernel on `path` for stage widths `(W1, W2, WH)`; false when the path has no

@@ -1,6 +1,6 @@
 //! x86-64 kernels: SSE2 (4 lanes, `cvt + mul`), AVX2 (8 lanes) and AVX-512F (16 lanes), the
 //! last two mapping a code 0..=3 to its value with one lane permute through the block's
-//! [`value_table`].
+//! `table_f16c`.
 //!
 //! Base-3 digits in 32-bit lanes follow the module doc of [`crate::codec::base3`]: with
 //! `q₀ = b`, `r = 3·q` gives digit `r >> 8` and the next `q = r & 0xff` (the byte times the
@@ -10,7 +10,7 @@
 //! features, and every pointer access stays inside `blocks` whole blocks of `bytes` / `out`,
 //! where `blocks` is computed from both slice lengths.
 
-use super::{value_table, Path};
+use super::Path;
 use crate::codec::{f16_to_f32, pq2};
 use std::arch::x86_64::*;
 
@@ -88,6 +88,17 @@ unsafe fn scale_at(p: *const u8) -> f32 {
     f16_to_f32(u16::from_le_bytes([*p, *p.add(1)]))
 }
 
+/// The block's value table `[(k − 1)·d]` in 4 lanes, d converted from the f16 at `p` by F16C
+/// (`vcvtph2ps`, the conversion `half` itself picks on such CPUs: exact, NaN payload kept with
+/// the quiet bit set) and multiplied lane-wise: the reference's products, without a call.
+#[inline]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn table_f16c(p: *const u8) -> __m128 {
+    let h = _mm_cvtsi32_si128((p as *const u16).read_unaligned() as i32);
+    let d = _mm_cvtph_ps(h);
+    _mm_mul_ps(_mm_setr_ps(-1.0, 0.0, 1.0, 2.0), _mm_shuffle_ps::<0>(d, d))
+}
+
 /// Lane constants of the qh tail (WH bytes × 4 digits, element f → byte f % WH, digit f / WH):
 /// the bit shift that brings byte `f % WH` down, and 3^(f / WH).
 const fn tail_lanes<const WH: usize>() -> ([i32; 16], [i32; 16]) {
@@ -131,7 +142,7 @@ unsafe fn digits_zmm<const N: usize>(x: __m512i, table: __m512, out: *mut f32, s
 
 /// One stage of `W` bytes × `N` digits (W a multiple of 8) on 16 or 8 lanes.
 #[inline]
-#[target_feature(enable = "avx512f,avx2")]
+#[target_feature(enable = "avx512f,avx2,f16c")]
 unsafe fn stage_avx512<const W: usize, const N: usize>(
     src: *const u8,
     t16: __m512,
@@ -151,7 +162,7 @@ unsafe fn stage_avx512<const W: usize, const N: usize>(
     }
 }
 
-#[target_feature(enable = "avx512f,avx2")]
+#[target_feature(enable = "avx512f,avx2,f16c")]
 unsafe fn staged_avx512<const W1: usize, const W2: usize, const WH: usize>(
     src: *const u8,
     dst: *mut f32,
@@ -167,11 +178,14 @@ unsafe fn staged_avx512<const W1: usize, const W2: usize, const WH: usize>(
     for b in 0..blocks {
         let blk = src.add(b * bb);
         let out = dst.add(b * be);
-        let tab = value_table(scale_at(blk.add(W1 + W2 + WH)));
-        let t4 = _mm_loadu_ps(tab.as_ptr());
+        let t4 = table_f16c(blk.add(W1 + W2 + WH));
         let t16 = _mm512_broadcast_f32x4(t4);
         let t8 = _mm256_set_m128(t4, t4);
         stage_avx512::<W1, 5>(blk, t16, t8, out);
+        if PACKED_TAIL_FITS::<W1, W2, WH>() {
+            packed_tail_avx512::<W1, W2, WH>(blk, t16, out.add(5 * W1));
+            continue;
+        }
         stage_avx512::<W2, 5>(blk.add(W1), t16, t8, out.add(5 * W1));
         // qh tail: 4·WH (8 or 16) outputs, lane f from byte f % WH pre-multiplied by 3^(f / WH).
         let w = _mm512_set1_epi32(read_tail::<WH>(blk.add(W1 + W2)));
@@ -188,7 +202,61 @@ unsafe fn staged_avx512<const W1: usize, const W2: usize, const WH: usize>(
     }
 }
 
+/// True when stage 2 and the qh tail (PTQ1_0: 8 + 2 bytes, 40 + 8 = 48 contiguous outputs)
+/// fit one 16-byte load ending at the scale and fill whole 16-lane vectors.
+#[allow(non_snake_case)]
+const fn PACKED_TAIL_FITS<const W1: usize, const W2: usize, const WH: usize>() -> bool {
+    W2 + WH <= 16 && W1 + W2 + WH >= 16 && (5 * W2 + 4 * WH) % 16 == 0 && 5 * W2 + 4 * WH <= 48
+}
+
+/// Lane patterns of the packed tail: for output f of stage 2 ‖ qh, the byte's index in the
+/// 16 bytes loaded at `W1 + W2 + WH − 16`, and 3^digit.
+const fn packed_tail_lanes<const W1: usize, const W2: usize, const WH: usize>(
+) -> ([i32; 48], [i32; 48]) {
+    // Unused (all zero) for layouts where the packed tail does not fit; never underflows.
+    let base = (W1 + W2 + WH).saturating_sub(16);
+    let mut idx = [0i32; 48];
+    let mut pow = [0i32; 48];
+    let mut f = 0;
+    while f < 5 * W2 + 4 * WH && f < 48 {
+        let (byte, digit) = if f < 5 * W2 {
+            (W1 + f % W2, f / W2)
+        } else {
+            (W1 + W2 + (f - 5 * W2) % WH, (f - 5 * W2) / WH)
+        };
+        idx[f] = byte.saturating_sub(base) as i32;
+        pow[f] = [1, 3, 9, 27, 81][digit];
+        f += 1;
+    }
+    (idx, pow)
+}
+
+/// Stage 2 and the qh tail as whole 16-lane vectors (fewer, full-width stores): the 16 bytes
+/// before the scale are widened once, each lane picks its byte by a lane permute and is
+/// multiplied by its 3^digit (wrapped to 8 bits), then one digit step as elsewhere.
+#[inline]
 #[target_feature(enable = "avx512f")]
+unsafe fn packed_tail_avx512<const W1: usize, const W2: usize, const WH: usize>(
+    blk: *const u8,
+    t16: __m512,
+    out: *mut f32,
+) {
+    let (idx, pow) = const { packed_tail_lanes::<W1, W2, WH>() };
+    let mask = _mm512_set1_epi32(0xff);
+    let x = _mm512_cvtepu8_epi32(_mm_loadu_si128(blk.add(W1 + W2 + WH - 16) as *const __m128i));
+    for v in 0..(5 * W2 + 4 * WH) / 16 {
+        let i = _mm512_loadu_si512(idx.as_ptr().add(16 * v) as *const _);
+        let p = _mm512_loadu_si512(pow.as_ptr().add(16 * v) as *const _);
+        let q = _mm512_and_si512(_mm512_mullo_epi32(_mm512_permutexvar_epi32(i, x), p), mask);
+        let r = _mm512_add_epi32(q, _mm512_slli_epi32::<1>(q));
+        _mm512_storeu_ps(
+            out.add(16 * v),
+            _mm512_permutexvar_ps(_mm512_srli_epi32::<8>(r), t16),
+        );
+    }
+}
+
+#[target_feature(enable = "avx512f,avx2,f16c")]
 unsafe fn pq2_avx512<const G: usize>(src: *const u8, dst: *mut f32, blocks: usize) {
     let bb = pq2::block_bytes(G);
     let shifts = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
@@ -196,7 +264,7 @@ unsafe fn pq2_avx512<const G: usize>(src: *const u8, dst: *mut f32, blocks: usiz
     for b in 0..blocks {
         let blk = src.add(b * bb);
         let out = dst.add(b * G);
-        let t16 = _mm512_broadcast_f32x4(_mm_loadu_ps(value_table(scale_at(blk)).as_ptr()));
+        let t16 = _mm512_broadcast_f32x4(table_f16c(blk));
         for k in 0..G / 16 {
             // 4 qs bytes = 16 codes, code j at bits 2j of the little-endian word.
             let w = _mm512_set1_epi32((blk.add(2 + 4 * k) as *const i32).read_unaligned());
@@ -206,13 +274,13 @@ unsafe fn pq2_avx512<const G: usize>(src: *const u8, dst: *mut f32, blocks: usiz
     }
 }
 
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,avx2,f16c")]
 unsafe fn tq2_avx512(src: *const u8, dst: *mut f32, blocks: usize) {
     let three = _mm512_set1_epi32(3);
     for b in 0..blocks {
         let blk = src.add(b * TQ2_BYTES);
         let out = dst.add(b * 256);
-        let t16 = _mm512_broadcast_f32x4(_mm_loadu_ps(value_table(scale_at(blk.add(64))).as_ptr()));
+        let t16 = _mm512_broadcast_f32x4(table_f16c(blk.add(64)));
         for h in 0..2 {
             for g in 0..2 {
                 let mut x = _mm512_cvtepu8_epi32(_mm_loadu_si128(
@@ -259,7 +327,7 @@ unsafe fn stage_avx2<const W: usize, const N: usize>(src: *const u8, t8: __m256,
     }
 }
 
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,f16c")]
 unsafe fn staged_avx2<const W1: usize, const W2: usize, const WH: usize>(
     src: *const u8,
     dst: *mut f32,
@@ -273,8 +341,7 @@ unsafe fn staged_avx2<const W1: usize, const W2: usize, const WH: usize>(
     for b in 0..blocks {
         let blk = src.add(b * bb);
         let out = dst.add(b * be);
-        let tab = value_table(scale_at(blk.add(W1 + W2 + WH)));
-        let t4 = _mm_loadu_ps(tab.as_ptr());
+        let t4 = table_f16c(blk.add(W1 + W2 + WH));
         let t8 = _mm256_set_m128(t4, t4);
         stage_avx2::<W1, 5>(blk, t8, out);
         stage_avx2::<W2, 5>(blk.add(W1), t8, out.add(5 * W1));
@@ -294,7 +361,7 @@ unsafe fn staged_avx2<const W1: usize, const W2: usize, const WH: usize>(
     }
 }
 
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,f16c")]
 unsafe fn pq2_avx2<const G: usize>(src: *const u8, dst: *mut f32, blocks: usize) {
     let bb = pq2::block_bytes(G);
     let shifts = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
@@ -302,7 +369,7 @@ unsafe fn pq2_avx2<const G: usize>(src: *const u8, dst: *mut f32, blocks: usize)
     for b in 0..blocks {
         let blk = src.add(b * bb);
         let out = dst.add(b * G);
-        let t4 = _mm_loadu_ps(value_table(scale_at(blk)).as_ptr());
+        let t4 = table_f16c(blk);
         let t8 = _mm256_set_m128(t4, t4);
         for k in 0..G / 8 {
             let w = _mm256_set1_epi32((blk.add(2 + 2 * k) as *const u16).read_unaligned() as i32);
@@ -312,13 +379,13 @@ unsafe fn pq2_avx2<const G: usize>(src: *const u8, dst: *mut f32, blocks: usize)
     }
 }
 
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,f16c")]
 unsafe fn tq2_avx2(src: *const u8, dst: *mut f32, blocks: usize) {
     let three = _mm256_set1_epi32(3);
     for b in 0..blocks {
         let blk = src.add(b * TQ2_BYTES);
         let out = dst.add(b * 256);
-        let t4 = _mm_loadu_ps(value_table(scale_at(blk.add(64))).as_ptr());
+        let t4 = table_f16c(blk.add(64));
         let t8 = _mm256_set_m128(t4, t4);
         for h in 0..2 {
             for g in 0..4 {
