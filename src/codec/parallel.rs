@@ -39,9 +39,17 @@ pub fn decode_parallel(codec: Codec, bytes: &[u8], out: &mut [f32], threads: usi
         // contract; still, report the first error rather than dropping it.
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect::<Result<()>>()
+            .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     })
+}
+
+/// [`decode_parallel`] into a new vector (the parallel form of [`Codec::decode_to_vec`]):
+/// the allocation is sized by the whole blocks of `bytes`, never by a declared count.
+pub fn decode_to_vec_parallel(codec: Codec, bytes: &[u8], threads: usize) -> Result<Vec<f32>> {
+    let n = codec.blocks_in(bytes.len())? * codec.block_elems();
+    let mut out = vec![0f32; n];
+    decode_parallel(codec, bytes, &mut out, threads)?;
+    Ok(out)
 }
 
 #[cfg(test)]

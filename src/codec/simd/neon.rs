@@ -99,7 +99,7 @@ unsafe fn staged_neon<const W1: usize, const W2: usize, const WH: usize>(
     dst: *mut f32,
     blocks: usize,
 ) {
-    const { assert!(W1 % 8 == 0 && W2 % 8 == 0) };
+    const { assert!(W1.is_multiple_of(8) && W2.is_multiple_of(8)) };
     let bb = W1 + W2 + WH + 2;
     let be = 5 * (W1 + W2) + 4 * WH;
     for b in 0..blocks {

@@ -202,9 +202,12 @@ fn mutant_pq2_code3_clamped(bytes: &[u8], out: &mut [f32]) {
     }
 }
 
+/// A whole-slab decoder under test.
+type Decoder = fn(&[u8], &mut [f32]);
+
 #[test]
 fn the_comparison_catches_every_mutant() {
-    let cases: [(Codec, fn(&[u8], &mut [f32]), &str); 4] = [
+    let cases: [(Codec, Decoder, &str); 4] = [
         (Codec::Ptq1_0, mutant_sub_after_mul, "t·d − d"),
         (Codec::Tq1_0, mutant_no_wrap, "no u8 wrap"),
         (Codec::Tq2_0, mutant_tq2_halves, "halves swapped"),

@@ -168,7 +168,7 @@ unsafe fn staged_avx512<const W1: usize, const W2: usize, const WH: usize>(
     dst: *mut f32,
     blocks: usize,
 ) {
-    const { assert!(W1 % 8 == 0 && W2 % 8 == 0 && (WH == 2 || WH == 4)) };
+    const { assert!(W1.is_multiple_of(8) && W2.is_multiple_of(8) && (WH == 2 || WH == 4)) };
     let bb = W1 + W2 + WH + 2;
     let be = 5 * (W1 + W2) + 4 * WH;
     let (shift, pow) = const { tail_lanes::<WH>() };
@@ -206,7 +206,10 @@ unsafe fn staged_avx512<const W1: usize, const W2: usize, const WH: usize>(
 /// fit one 16-byte load ending at the scale and fill whole 16-lane vectors.
 #[allow(non_snake_case)]
 const fn PACKED_TAIL_FITS<const W1: usize, const W2: usize, const WH: usize>() -> bool {
-    W2 + WH <= 16 && W1 + W2 + WH >= 16 && (5 * W2 + 4 * WH) % 16 == 0 && 5 * W2 + 4 * WH <= 48
+    W2 + WH <= 16
+        && W1 + W2 + WH >= 16
+        && (5 * W2 + 4 * WH).is_multiple_of(16)
+        && 5 * W2 + 4 * WH <= 48
 }
 
 /// Lane patterns of the packed tail: for output f of stage 2 ‖ qh, the byte's index in the
@@ -333,7 +336,7 @@ unsafe fn staged_avx2<const W1: usize, const W2: usize, const WH: usize>(
     dst: *mut f32,
     blocks: usize,
 ) {
-    const { assert!(W1 % 8 == 0 && W2 % 8 == 0 && (WH == 2 || WH == 4)) };
+    const { assert!(W1.is_multiple_of(8) && W2.is_multiple_of(8) && (WH == 2 || WH == 4)) };
     let bb = W1 + W2 + WH + 2;
     let be = 5 * (W1 + W2) + 4 * WH;
     let (shift, pow) = const { tail_lanes::<WH>() };
@@ -443,7 +446,7 @@ unsafe fn staged_sse2<const W1: usize, const W2: usize, const WH: usize>(
     dst: *mut f32,
     blocks: usize,
 ) {
-    const { assert!(W1 % 4 == 0 && W2 % 4 == 0 && WH <= 4) };
+    const { assert!(W1.is_multiple_of(4) && W2.is_multiple_of(4) && WH <= 4) };
     let bb = W1 + W2 + WH + 2;
     let be = 5 * (W1 + W2) + 4 * WH;
     for b in 0..blocks {
