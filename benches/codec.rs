@@ -1,12 +1,14 @@
 //! Decode throughput of the block codecs, plus a memory-bandwidth yardstick.
 //!
 //! Run: `cargo bench --bench codec` (settings are short on purpose; see benches/RESULTS.md).
-//! Three slab sizes per codec: "l2" (128 Ki weights, output 512 KiB — fits a 1 MiB L2),
-//! "l3" (1 Mi weights, output 4 MiB — fits the 32 MiB L3) and "dram" (4096 × 5120 = 20 Mi
-//! weights, output 80 MiB — far bigger than cache).
+//! Decode of every ternary codec at three sizes (see [`SIZES`]) on every SIMD path this CPU
+//! runs, the parallel whole-slab decode, memcpy of the same output size as the bound, the
+//! quantizers, and plane assemble / disassemble.
 
-use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use ninfer_ternary::codec::Codec;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use ninfer_ternary::codec::parallel::decode_parallel;
+use ninfer_ternary::codec::{simd, Codec};
+use std::hint::black_box;
 use std::time::Duration;
 
 /// Deterministic pseudo-random bytes (xorshift) so every run decodes the same data.
@@ -34,46 +36,100 @@ fn slab(c: Codec, elems: usize) -> Vec<u8> {
     b
 }
 
-const SIZES: [(&str, usize); 3] = [("l2", 1 << 17), ("l3", 1 << 20), ("dram", 4096 * 5120)];
+/// "l1": 4 Ki weights (16 KiB out, L1-resident), "l2": 128 Ki weights (512 KiB out, fits the
+/// 1 MiB L2), "dram": 4096 × 5120 = 20 Mi weights (80 MiB out, far bigger than the 32 MiB L3).
+const SIZES: [(&str, usize); 3] = [("l1", 1 << 12), ("l2", 1 << 17), ("dram", 4096 * 5120)];
 
-fn decode(cr: &mut Criterion) {
-    let mut g = cr.benchmark_group("decode");
+/// The codecs with per-path SIMD kernels.
+const TERNARY: [Codec; 5] = [
+    Codec::Pq2_0,
+    Codec::Q2_0G64,
+    Codec::Ptq1_0,
+    Codec::Tq1_0,
+    Codec::Tq2_0,
+];
+
+fn group<'a>(
+    cr: &'a mut Criterion,
+    name: &str,
+) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+    let mut g = cr.benchmark_group(name);
     g.sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3));
-    for c in [Codec::Pq2_0, Codec::Ptq1_0, Codec::Tq1_0, Codec::Tq2_0] {
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    g
+}
+
+/// Every ternary codec × size × SIMD path this CPU runs (forced with `simd::decode_with`),
+/// the scalar reference at l2, and the whole slab over every core (`decode_parallel`) at dram.
+fn decode(cr: &mut Criterion) {
+    let mut g = group(cr, "decode");
+    for c in TERNARY {
         for (label, elems) in SIZES {
             let bytes = slab(c, elems);
             let mut out = vec![0f32; elems];
             g.throughput(Throughput::Elements(elems as u64));
-            g.bench_with_input(
-                BenchmarkId::new(format!("{}/fast", c.name()), label),
-                &bytes,
-                |b, bytes| b.iter(|| c.decode(black_box(bytes), &mut out).unwrap()),
-            );
-            g.bench_with_input(
-                BenchmarkId::new(format!("{}/reference", c.name()), label),
-                &bytes,
-                |b, bytes| b.iter(|| c.decode_reference(black_box(bytes), &mut out).unwrap()),
-            );
+            for p in simd::available() {
+                g.bench_with_input(
+                    BenchmarkId::new(format!("{}/{}", c.name(), p.name()), label),
+                    &bytes,
+                    |b, bytes| {
+                        b.iter(|| simd::decode_with(c, p, black_box(bytes), &mut out).unwrap())
+                    },
+                );
+            }
+            if label == "l2" {
+                g.bench_with_input(
+                    BenchmarkId::new(format!("{}/reference", c.name()), label),
+                    &bytes,
+                    |b, bytes| b.iter(|| c.decode_reference(black_box(bytes), &mut out).unwrap()),
+                );
+            }
+            if label == "dram" {
+                g.bench_with_input(
+                    BenchmarkId::new(format!("{}/parallel", c.name()), label),
+                    &bytes,
+                    |b, bytes| {
+                        b.iter(|| decode_parallel(c, black_box(bytes), &mut out, 0).unwrap())
+                    },
+                );
+            }
         }
     }
     g.finish();
 }
 
-/// 256 MiB `copy_from_slice`: the machine's practical read+write bandwidth.
+/// The machine bound for each decode size: `copy_from_slice` of as many bytes as the decode
+/// writes (4 B per weight), in the same run. Traffic = 2 × bytes (read + write).
 fn memcpy(cr: &mut Criterion) {
-    const N: usize = 256 << 20;
-    let src = random_bytes(N, 1);
-    let mut dst = vec![0u8; N];
-    let mut g = cr.benchmark_group("memcpy");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(4));
-    g.throughput(Throughput::Bytes(N as u64));
-    g.bench_function("copy_from_slice_256MiB", |b| {
-        b.iter(|| dst.copy_from_slice(black_box(&src)))
-    });
+    let mut g = group(cr, "memcpy");
+    for (label, elems) in SIZES {
+        let n = 4 * elems;
+        let src = random_bytes(n, 1);
+        let mut dst = vec![0u8; n];
+        g.throughput(Throughput::Bytes(n as u64));
+        g.bench_function(BenchmarkId::new("copy_from_slice", label), |b| {
+            b.iter(|| dst.copy_from_slice(black_box(&src)))
+        });
+    }
+    g.finish();
+}
+
+/// The reference quantizers (f32 → blocks) on an l2-sized slab of smooth pseudo-random values.
+fn quantize(cr: &mut Criterion) {
+    let mut g = group(cr, "quantize");
+    let elems = 1 << 17;
+    let x: Vec<f32> = random_bytes(elems, 3)
+        .iter()
+        .map(|&b| (b as f32 - 127.5) / 64.0)
+        .collect();
+    for c in TERNARY {
+        let mut out = vec![0u8; c.bytes_for(elems).unwrap()];
+        g.throughput(Throughput::Elements(elems as u64));
+        g.bench_function(BenchmarkId::new(c.name(), "l2"), |b| {
+            b.iter(|| c.quantize(black_box(&x), &mut out).unwrap())
+        });
+    }
     g.finish();
 }
 
@@ -103,5 +159,5 @@ fn planes(cr: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, decode, memcpy, planes);
+criterion_group!(benches, decode, memcpy, quantize, planes);
 criterion_main!(benches);

@@ -257,8 +257,20 @@ macro_rules! staged_codec {
             $crate::codec::each_block(bytes, out, decode_block_ref);
         }
 
-        /// Fast decode: each stage is a fixed-width loop the compiler vectorises.
+        /// Fast decode on the dispatched SIMD path ([`crate::codec::simd::active`]).
         pub(crate) fn decode_rows(bytes: &[u8], out: &mut [f32]) {
+            decode_rows_on($crate::codec::simd::active(), bytes, out)
+        }
+
+        /// Fast decode on `path`, falling back to the portable loop when the path has no kernel.
+        pub(crate) fn decode_rows_on(path: $crate::codec::simd::Path, bytes: &[u8], out: &mut [f32]) {
+            if !$crate::codec::simd::staged::<W1, W2, WH>(path, bytes, out) {
+                decode_rows_scalar(bytes, out)
+            }
+        }
+
+        /// Portable fast decode: each stage is a fixed-width loop the compiler vectorises.
+        pub(crate) fn decode_rows_scalar(bytes: &[u8], out: &mut [f32]) {
             for (blk, o) in bytes
                 .chunks_exact(BLOCK_BYTES)
                 .zip(out.chunks_exact_mut(BLOCK_ELEMS))

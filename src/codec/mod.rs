@@ -16,6 +16,8 @@ pub mod ptq1;
 pub mod q1_0;
 pub mod q2s_planar;
 pub mod q8_0;
+pub mod parallel;
+pub mod simd;
 pub mod ternary;
 pub mod tq1;
 pub mod tq2;
@@ -243,7 +245,7 @@ impl Codec {
     }
 
     /// Checks the decode contract: whole blocks in, exactly `blocks * block_elems` out.
-    fn check_decode(self, bytes: &[u8], out_len: usize) -> Result<usize> {
+    pub(crate) fn check_decode(self, bytes: &[u8], out_len: usize) -> Result<usize> {
         let blocks = self.blocks_in(bytes.len())?;
         let want = blocks * self.block_elems();
         if out_len != want {

@@ -87,7 +87,7 @@ pub(crate) fn decode_rows_ref<const G: usize>(bytes: &[u8], out: &mut [f32]) {
 }
 
 /// Multipliers `code − 1` for the 4 codes of every byte value, LSB pair first.
-static MULT: [[f32; 4]; 256] = {
+pub(crate) static MULT: [[f32; 4]; 256] = {
     const M: [f32; 4] = [-1.0, 0.0, 1.0, 2.0];
     let mut t = [[0.0f32; 4]; 256];
     let mut b = 0;
@@ -102,10 +102,22 @@ static MULT: [[f32; 4]; 256] = {
     t
 };
 
-/// Fast decode of whole blocks: one table row (4 multipliers) per byte times the block
+/// Fast decode of whole blocks on the dispatched SIMD path ([`super::simd::active`]).
+pub(crate) fn decode_rows<const G: usize>(bytes: &[u8], out: &mut [f32]) {
+    decode_rows_on::<G>(super::simd::active(), bytes, out)
+}
+
+/// Fast decode on `path`, falling back to the portable loop when the path has no kernel.
+pub(crate) fn decode_rows_on<const G: usize>(path: super::simd::Path, bytes: &[u8], out: &mut [f32]) {
+    if !super::simd::pq2::<G>(path, bytes, out) {
+        decode_rows_scalar::<G>(bytes, out)
+    }
+}
+
+/// Portable fast decode: one table row (4 multipliers) per byte times the block
 /// scale. The multipliers are the exact values the reference computes, so the products
 /// are bit-identical (NaN scales included).
-pub(crate) fn decode_rows<const G: usize>(bytes: &[u8], out: &mut [f32]) {
+pub(crate) fn decode_rows_scalar<const G: usize>(bytes: &[u8], out: &mut [f32]) {
     let bb = block_bytes(G);
     for (blk, o) in bytes.chunks_exact(bb).zip(out.chunks_exact_mut(G)) {
         let d = f16_to_f32(read_u16(blk, 0));

@@ -228,6 +228,11 @@ fn fast_equals_reference(c: Codec, bytes: &[u8]) -> std::result::Result<(), Test
     c.decode(bytes, &mut a).unwrap();
     c.decode_reference(bytes, &mut b).unwrap();
     prop_assert_eq!(bits(&a), bits(&b), "{:?}", c);
+    // Every SIMD path this CPU runs, forced one by one (not just the dispatched one).
+    for p in simd::available() {
+        simd::decode_with(c, p, bytes, &mut a).unwrap();
+        prop_assert_eq!(bits(&a), bits(&b), "{:?} on {}", c, p.name());
+    }
     Ok(())
 }
 
@@ -350,9 +355,11 @@ fn fast_decode_equals_reference_for_every_scale_pattern() {
         let (mut a, mut b) = (vec![0f32; n], vec![0f32; n]);
         for d in 0..=u16::MAX {
             blk[so..so + 2].copy_from_slice(&d.to_le_bytes());
-            c.decode(&blk, &mut a).unwrap();
             c.decode_reference(&blk, &mut b).unwrap();
-            assert_eq!(bits(&a), bits(&b), "{c:?} d=0x{d:04x}");
+            for p in simd::available() {
+                simd::decode_with(c, p, &blk, &mut a).unwrap();
+                assert_eq!(bits(&a), bits(&b), "{c:?} on {} d=0x{d:04x}", p.name());
+            }
         }
     }
 }

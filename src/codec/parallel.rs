@@ -1,0 +1,111 @@
+//! Whole-tensor decode on every core: block-aligned chunks, one scoped thread each, every
+//! chunk through the same fast decoder as [`Codec::decode`] (so the output is the same bytes).
+
+use super::Codec;
+use crate::error::Result;
+
+/// Below this many output elements per thread the spawn costs more than it saves.
+const MIN_ELEMS_PER_THREAD: usize = 1 << 16;
+
+/// The thread count [`decode_parallel`] uses for `threads == 0`: the OS's available parallelism.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Decodes whole blocks like [`Codec::decode`] (same length contract and errors, bit-identical
+/// output) split into block-aligned chunks over `threads` scoped threads (`0` = every core).
+/// Small inputs stay on the calling thread.
+pub fn decode_parallel(codec: Codec, bytes: &[u8], out: &mut [f32], threads: usize) -> Result<()> {
+    let blocks = codec.check_decode(bytes, out.len())?;
+    let threads = if threads == 0 {
+        default_threads()
+    } else {
+        threads
+    };
+    let by_size = (out.len() / MIN_ELEMS_PER_THREAD).max(1);
+    let threads = threads.min(by_size).min(blocks.max(1));
+    if threads <= 1 {
+        return codec.decode(bytes, out);
+    }
+    let per = blocks.div_ceil(threads);
+    let (bb, be) = (codec.block_bytes(), codec.block_elems());
+    std::thread::scope(|s| {
+        let handles: Vec<_> = bytes
+            .chunks(per * bb)
+            .zip(out.chunks_mut(per * be))
+            .map(|(src, dst)| s.spawn(move || codec.decode(src, dst)))
+            .collect();
+        // Every chunk is whole blocks with its matching output, so no chunk can fail the length
+        // contract; still, report the first error rather than dropping it.
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })
+}
+
+/// [`decode_parallel`] into a new vector (the parallel form of [`Codec::decode_to_vec`]):
+/// the allocation is sized by the whole blocks of `bytes`, never by a declared count.
+pub fn decode_to_vec_parallel(codec: Codec, bytes: &[u8], threads: usize) -> Result<Vec<f32>> {
+    let n = codec.blocks_in(bytes.len())? * codec.block_elems();
+    let mut out = vec![0f32; n];
+    decode_parallel(codec, bytes, &mut out, threads)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorClass;
+
+    /// Deterministic bytes (xorshift) with finite scales where the codec has one.
+    fn slab(c: Codec, blocks: usize) -> Vec<u8> {
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let mut b: Vec<u8> = (0..blocks * c.block_bytes())
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                s as u8
+            })
+            .collect();
+        if let Some(so) = c.scale_offset() {
+            for blk in b.chunks_exact_mut(c.block_bytes()) {
+                blk[so..so + 2].copy_from_slice(&0x2c00u16.to_le_bytes());
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn parallel_decode_equals_serial_decode_for_every_codec_and_thread_count() {
+        for c in Codec::ALL {
+            // 1000 blocks: enough elements to split for every codec, and not a multiple of 3 or 7.
+            let blocks = (4 * MIN_ELEMS_PER_THREAD).div_ceil(c.block_elems()) + 1;
+            let bytes = slab(c, blocks);
+            let want = c.decode_to_vec(&bytes).unwrap();
+            for threads in [0, 1, 2, 3, 7] {
+                let mut got = vec![f32::NAN; want.len()];
+                decode_parallel(c, &bytes, &mut got, threads).unwrap();
+                assert!(
+                    got.iter()
+                        .map(|v| v.to_bits())
+                        .eq(want.iter().map(|v| v.to_bits())),
+                    "{} with {threads} threads",
+                    c.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn parallel_decode_keeps_the_length_contract() {
+        let c = Codec::Ptq1_0;
+        let bytes = slab(c, 3);
+        let mut out = vec![0f32; 3 * c.block_elems() - 1];
+        let e = decode_parallel(c, &bytes, &mut out, 2).unwrap_err();
+        assert_eq!(e.class, ErrorClass::CodecLength);
+        let e = decode_parallel(c, &bytes[..bytes.len() - 1], &mut out, 2).unwrap_err();
+        assert_eq!(e.class, ErrorClass::CodecLength);
+        decode_parallel(c, &[], &mut [], 2).unwrap();
+    }
+}

@@ -1,0 +1,219 @@
+//! Runtime CPU-feature dispatch for the ternary decoders (PQ2_0 / Q2_0 g64, PTQ1_0, TQ1_0,
+//! TQ2_0).
+//!
+//! The default build targets baseline x86-64 (SSE2) so it stays portable; the wider kernels
+//! are compiled with `#[target_feature]` and chosen at run time by `is_x86_feature_detected!`.
+//! Every kernel computes a value as the reference's own product `(k − 1)·d` (directly, or as a
+//! per-block table `[(k − 1)·d for k in 0..4]` indexed by a lane permute), so each path is
+//! bit-identical to the reference by construction; the tests prove it per path.
+//!
+//! [`ENV_VAR`] (`NINFER_SIMD=scalar|sse2|avx2|avx512|neon`) caps the path for the whole
+//! process, read once; [`decode_with`] forces one path for one call (tests and benches).
+
+use crate::codec::Codec;
+use crate::error::{Error, ErrorClass, Result};
+use std::sync::OnceLock;
+
+#[cfg(target_arch = "aarch64")]
+mod neon;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+/// Environment variable that caps the dispatched path (e.g. `NINFER_SIMD=sse2`), read once.
+pub const ENV_VAR: &str = "NINFER_SIMD";
+
+/// An instruction-set path of the fast ternary decoders, narrowest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Path {
+    /// Portable Rust (the table / fixed-width loops the compiler vectorises for the build target).
+    Scalar,
+    /// x86-64 baseline SSE2 intrinsics, 4 lanes.
+    Sse2,
+    /// AVX2 intrinsics, 8 lanes, variable shifts and a lane permute as the value table.
+    Avx2,
+    /// AVX-512F intrinsics, 16 lanes.
+    Avx512,
+    /// aarch64 NEON intrinsics, 4 lanes.
+    Neon,
+}
+
+impl Path {
+    /// Every path, narrowest first.
+    pub const ALL: [Path; 5] = [
+        Path::Scalar,
+        Path::Sse2,
+        Path::Avx2,
+        Path::Avx512,
+        Path::Neon,
+    ];
+
+    /// The lower-case name used by [`ENV_VAR`] and the benches.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Path::Scalar => "scalar",
+            Path::Sse2 => "sse2",
+            Path::Avx2 => "avx2",
+            Path::Avx512 => "avx512",
+            Path::Neon => "neon",
+        }
+    }
+
+    /// The path called `name` (as [`Path::name`] spells it).
+    pub fn from_name(name: &str) -> Option<Path> {
+        Path::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// True iff this CPU (and this build's architecture) can run the path.
+    pub fn is_available(self) -> bool {
+        match self {
+            Path::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Path::Sse2 => true,
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => {
+                std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("f16c")
+            }
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("f16c")
+            }
+            #[cfg(target_arch = "aarch64")]
+            Path::Neon => std::arch::is_aarch64_feature_detected!("neon"),
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+}
+
+/// The paths this CPU can run, narrowest first (always starts with [`Path::Scalar`]).
+pub fn available() -> Vec<Path> {
+    Path::ALL.into_iter().filter(|p| p.is_available()).collect()
+}
+
+/// The path the fast decoders use: the widest available one, capped by [`ENV_VAR`] when set.
+/// An unknown value of the variable is ignored with a warning on stderr (once) rather than
+/// failing every decode.
+pub fn active() -> Path {
+    static ACTIVE: OnceLock<Path> = OnceLock::new();
+    *ACTIVE.get_or_init(|| {
+        let env = std::env::var(ENV_VAR).ok();
+        let (path, warning) = choose(&available(), env.as_deref());
+        if let Some(w) = warning {
+            eprintln!("warning: {w}");
+        }
+        path
+    })
+}
+
+/// The widest of `available` not above the cap named by `env` (the [`ENV_VAR`] value), and a
+/// warning when `env` names no path (then the cap is ignored).
+pub(crate) fn choose(available: &[Path], env: Option<&str>) -> (Path, Option<String>) {
+    let best = available.iter().copied().max().unwrap_or(Path::Scalar);
+    match env {
+        None => (best, None),
+        Some(v) => match Path::from_name(v.trim()) {
+            Some(cap) => (
+                available
+                    .iter()
+                    .copied()
+                    .filter(|&p| p <= cap)
+                    .max()
+                    .unwrap_or(Path::Scalar),
+                None,
+            ),
+            None => (
+                best,
+                Some(format!(
+                    "{ENV_VAR}={v:?} is not one of scalar, sse2, avx2, avx512, neon; using {}",
+                    best.name()
+                )),
+            ),
+        },
+    }
+}
+
+/// True iff `codec` has per-path kernels here (the other codecs ignore the path).
+pub const fn has_kernels(codec: Codec) -> bool {
+    matches!(
+        codec,
+        Codec::Pq2_0 | Codec::Q2_0G64 | Codec::Ptq1_0 | Codec::Tq1_0 | Codec::Tq2_0
+    )
+}
+
+/// Decodes whole blocks with the fast decoder on `path`, whatever [`active`] says: the same
+/// length contract as [`Codec::decode`]. Fails with `codec.unsupported` when this CPU cannot
+/// run `path`. Codecs without per-path kernels decode with their one fast path.
+pub fn decode_with(codec: Codec, path: Path, bytes: &[u8], out: &mut [f32]) -> Result<()> {
+    if !path.is_available() {
+        return Err(Error::new(
+            ErrorClass::CodecUnsupported,
+            codec.name(),
+            format!(
+                "decode path {} is not available on this CPU / architecture (available: {})",
+                path.name(),
+                available()
+                    .iter()
+                    .map(|p| p.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    codec.check_decode(bytes, out.len())?;
+    match codec {
+        Codec::Pq2_0 => crate::codec::pq2::decode_rows_on::<128>(path, bytes, out),
+        Codec::Q2_0G64 => crate::codec::pq2::decode_rows_on::<64>(path, bytes, out),
+        Codec::Ptq1_0 => crate::codec::ptq1::decode_rows_on(path, bytes, out),
+        Codec::Tq1_0 => crate::codec::tq1::decode_rows_on(path, bytes, out),
+        Codec::Tq2_0 => crate::codec::tq2::decode_rows_on(path, bytes, out),
+        _ => return codec.decode(bytes, out),
+    }
+    Ok(())
+}
+
+/// Staged base-3 kernel on `path` for stage widths `(W1, W2, WH)`; false when the path has no
+/// kernel here (the caller then runs its portable loop).
+#[inline]
+pub(crate) fn staged<const W1: usize, const W2: usize, const WH: usize>(
+    path: Path,
+    bytes: &[u8],
+    out: &mut [f32],
+) -> bool {
+    match path {
+        #[cfg(target_arch = "x86_64")]
+        Path::Sse2 | Path::Avx2 | Path::Avx512 => x86::staged::<W1, W2, WH>(path, bytes, out),
+        #[cfg(target_arch = "aarch64")]
+        Path::Neon => neon::staged::<W1, W2, WH>(bytes, out),
+        _ => false,
+    }
+}
+
+/// PQ2_0-family kernel (group `G`) on `path`; false when the path has no kernel here.
+#[inline]
+pub(crate) fn pq2<const G: usize>(path: Path, bytes: &[u8], out: &mut [f32]) -> bool {
+    match path {
+        #[cfg(target_arch = "x86_64")]
+        Path::Sse2 | Path::Avx2 | Path::Avx512 => x86::pq2::<G>(path, bytes, out),
+        #[cfg(target_arch = "aarch64")]
+        Path::Neon => neon::pq2::<G>(bytes, out),
+        _ => false,
+    }
+}
+
+/// TQ2_0 kernel on `path`; false when the path has no kernel here.
+#[inline]
+pub(crate) fn tq2(path: Path, bytes: &[u8], out: &mut [f32]) -> bool {
+    match path {
+        #[cfg(target_arch = "x86_64")]
+        Path::Sse2 | Path::Avx2 | Path::Avx512 => x86::tq2(path, bytes, out),
+        #[cfg(target_arch = "aarch64")]
+        Path::Neon => neon::tq2(bytes, out),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;

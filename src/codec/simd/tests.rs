@@ -1,0 +1,236 @@
+//! Every SIMD path forced on this machine against the scalar reference, and negative controls:
+//! deliberately wrong decoders that the same comparison must catch.
+
+use super::*;
+use crate::codec::{base3, f16_to_f32, ptq1, tq1, tq2};
+use proptest::prelude::*;
+
+const KERNEL_CODECS: [Codec; 5] = [
+    Codec::Pq2_0,
+    Codec::Q2_0G64,
+    Codec::Ptq1_0,
+    Codec::Tq1_0,
+    Codec::Tq2_0,
+];
+
+/// f16 scales that break careless rewrites: ±1, ±0, ±inf, quiet and signalling NaNs with
+/// payloads, the smallest subnormal, the largest finite, and an ordinary small scale.
+const SCALES: [u16; 12] = [
+    0x3c00, 0xbc00, 0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe55, 0x0001, 0x7bff, 0x211e,
+];
+
+/// 256 blocks per scale in which every code byte position takes every value 0..=255 once
+/// (byte p of block k is `(k + 97·p) mod 256`), for each of [`SCALES`].
+fn every_byte_everywhere(c: Codec) -> Vec<u8> {
+    let (bb, so) = (c.block_bytes(), c.scale_offset().unwrap());
+    let mut out = Vec::with_capacity(SCALES.len() * 256 * bb);
+    for d in SCALES {
+        for k in 0..256usize {
+            let mut blk: Vec<u8> = (0..bb).map(|p| (k + 97 * p) as u8).collect();
+            blk[so..so + 2].copy_from_slice(&d.to_le_bytes());
+            out.extend_from_slice(&blk);
+        }
+    }
+    out
+}
+
+/// The first element where `decoder` differs from the scalar reference in bits:
+/// `(element, reference bits, decoder bits)`, or None when identical.
+fn first_mismatch(
+    c: Codec,
+    bytes: &[u8],
+    decoder: impl Fn(&[u8], &mut [f32]),
+) -> Option<(usize, u32, u32)> {
+    let n = c.blocks_in(bytes.len()).unwrap() * c.block_elems();
+    let mut want = vec![0f32; n];
+    c.decode_reference(bytes, &mut want).unwrap();
+    // Poisoned output, so a decoder that skips elements cannot pass by leaving zeros.
+    let mut got = vec![f32::from_bits(0x7fc0_dead); n];
+    decoder(bytes, &mut got);
+    want.iter()
+        .zip(&got)
+        .position(|(a, b)| a.to_bits() != b.to_bits())
+        .map(|e| (e, want[e].to_bits(), got[e].to_bits()))
+}
+
+fn forced(c: Codec, p: Path) -> impl Fn(&[u8], &mut [f32]) {
+    move |b, o| decode_with(c, p, b, o).unwrap()
+}
+
+#[test]
+fn every_available_path_equals_reference_on_every_byte_in_every_position() {
+    for c in KERNEL_CODECS {
+        let bytes = every_byte_everywhere(c);
+        for p in available() {
+            assert_eq!(
+                first_mismatch(c, &bytes, forced(c, p)),
+                None,
+                "{} on {}",
+                c.name(),
+                p.name()
+            );
+        }
+    }
+}
+
+/// The paths this CPU advertises are the paths the tests force: on this suite's x86-64 CI
+/// machine (Zen 4) that is scalar, sse2, avx2 and avx512; a machine without AVX-512 just
+/// forces fewer, and says which on stderr.
+#[test]
+fn forced_paths_follow_the_cpu_features() {
+    let paths = available();
+    eprintln!(
+        "forcing SIMD paths: {:?}",
+        paths.iter().map(|p| p.name()).collect::<Vec<_>>()
+    );
+    assert_eq!(paths[0], Path::Scalar);
+    #[cfg(target_arch = "x86_64")]
+    {
+        assert!(paths.contains(&Path::Sse2));
+        assert_eq!(
+            paths.contains(&Path::Avx2),
+            std::arch::is_x86_feature_detected!("avx2")
+        );
+        assert_eq!(
+            paths.contains(&Path::Avx512),
+            std::arch::is_x86_feature_detected!("avx512f")
+        );
+        assert!(!paths.contains(&Path::Neon));
+    }
+    assert!(paths.contains(&active()));
+}
+
+#[test]
+fn an_unavailable_path_is_refused_not_run() {
+    let c = Codec::Ptq1_0;
+    let mut out = vec![0f32; c.block_elems()];
+    for p in Path::ALL.into_iter().filter(|p| !p.is_available()) {
+        let e = decode_with(c, p, &[0u8; 28], &mut out).unwrap_err();
+        assert_eq!(e.class, ErrorClass::CodecUnsupported);
+        assert!(e.to_string().contains(p.name()), "{e}");
+    }
+    // Lengths are checked on the forced path too.
+    let e = decode_with(c, Path::Scalar, &[0u8; 27], &mut out).unwrap_err();
+    assert_eq!(e.class, ErrorClass::CodecLength);
+}
+
+#[test]
+fn env_cap_picks_the_widest_path_at_or_below_it() {
+    let all = [Path::Scalar, Path::Sse2, Path::Avx2, Path::Avx512];
+    assert_eq!(choose(&all, None), (Path::Avx512, None));
+    assert_eq!(choose(&all, Some("avx2")).0, Path::Avx2);
+    assert_eq!(choose(&all, Some(" sse2\n")).0, Path::Sse2);
+    assert_eq!(choose(&all, Some("scalar")).0, Path::Scalar);
+    // A cap above what the CPU has gives the best it has.
+    assert_eq!(choose(&all[..2], Some("avx512")).0, Path::Sse2);
+    // An unknown name is ignored, with a warning naming it.
+    let (p, w) = choose(&all, Some("avx1024"));
+    assert_eq!(p, Path::Avx512);
+    assert!(w.unwrap().contains("avx1024"));
+    for p in Path::ALL {
+        assert_eq!(Path::from_name(p.name()), Some(p));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Random bytes (any scale bits) at 0..9 blocks, every codec with kernels, every path.
+    #[test]
+    fn every_available_path_equals_reference_on_random_bytes(ci in 0usize..5, blocks in 0usize..9,
+                                                            seed in proptest::collection::vec(any::<u8>(), 9 * 66)) {
+        let c = KERNEL_CODECS[ci];
+        let bytes = &seed[..blocks * c.block_bytes()];
+        for p in available() {
+            prop_assert_eq!(first_mismatch(c, bytes, forced(c, p)), None, "{} on {}", c.name(), p.name());
+        }
+    }
+}
+
+// ---------------------------------------------------------------- negative controls
+
+/// A plausible SIMD rewrite: `t·d − d` instead of `(t − 1)·d`. Equal for ordinary values but
+/// it turns `−0.0` (zero trit, negative scale) into `+0.0` and `0·inf` into `inf − inf`.
+fn mutant_sub_after_mul(bytes: &[u8], out: &mut [f32]) {
+    for (blk, o) in bytes
+        .chunks_exact(ptq1::BLOCK_BYTES)
+        .zip(out.chunks_exact_mut(128))
+    {
+        let blk: &ptq1::Block = blk.try_into().unwrap();
+        let d = f16_to_f32(ptq1::scale_bits(blk));
+        for (v, t) in o.iter_mut().zip(ptq1::trits(blk)) {
+            *v = t as f32 * d - d;
+        }
+    }
+}
+
+/// A plausible lane bug: the byte × 3ⁿ product is not wrapped to 8 bits before the `·3 >> 8`.
+fn mutant_no_wrap(bytes: &[u8], out: &mut [f32]) {
+    for (blk, o) in bytes
+        .chunks_exact(tq1::BLOCK_BYTES)
+        .zip(out.chunks_exact_mut(256))
+    {
+        let d = f16_to_f32(u16::from_le_bytes([blk[52], blk[53]]));
+        for (e, v) in o.iter_mut().enumerate() {
+            let (b, n) = tq1::position(e);
+            let q = blk[b] as u32 * base3::POW3[n] as u32;
+            *v = (((q * 3) >> 8) as f32 - 1.0) * d;
+        }
+    }
+}
+
+/// A plausible layout bug: TQ2_0's two 32-byte halves swapped.
+fn mutant_tq2_halves(bytes: &[u8], out: &mut [f32]) {
+    let mut b = bytes.to_vec();
+    for blk in b.chunks_exact_mut(tq2::BLOCK_BYTES) {
+        let (lo, hi) = blk[..64].split_at_mut(32);
+        lo.swap_with_slice(hi);
+    }
+    Codec::Tq2_0.decode(&b, out).unwrap();
+}
+
+/// A plausible table bug: code 3 clamped to +1·d, as if PQ2_0 were purely ternary.
+fn mutant_pq2_code3_clamped(bytes: &[u8], out: &mut [f32]) {
+    Codec::Pq2_0.decode(bytes, out).unwrap();
+    for (blk, o) in bytes.chunks_exact(34).zip(out.chunks_exact_mut(128)) {
+        let d = f16_to_f32(u16::from_le_bytes([blk[0], blk[1]]));
+        for (j, v) in o.iter_mut().enumerate() {
+            if (blk[2 + j / 4] >> (2 * (j % 4))) & 3 == 3 {
+                *v = d;
+            }
+        }
+    }
+}
+
+/// A whole-slab decoder under test.
+type Decoder = fn(&[u8], &mut [f32]);
+
+#[test]
+fn the_comparison_catches_every_mutant() {
+    let cases: [(Codec, Decoder, &str); 4] = [
+        (Codec::Ptq1_0, mutant_sub_after_mul, "t·d − d"),
+        (Codec::Tq1_0, mutant_no_wrap, "no u8 wrap"),
+        (Codec::Tq2_0, mutant_tq2_halves, "halves swapped"),
+        (Codec::Pq2_0, mutant_pq2_code3_clamped, "code 3 clamped"),
+    ];
+    for (c, m, what) in cases {
+        let found = first_mismatch(c, &every_byte_everywhere(c), m);
+        assert!(
+            found.is_some(),
+            "mutant {what} of {} went unnoticed",
+            c.name()
+        );
+    }
+    // The sign-of-zero mutant is subtle: it agrees with the reference on every block with a
+    // positive finite scale, so only the negative / special scales in the inputs expose it.
+    let positive: Vec<u8> = every_byte_everywhere(Codec::Ptq1_0)
+        .chunks_exact(ptq1::BLOCK_BYTES)
+        .filter(|b| u16::from_le_bytes([b[26], b[27]]) == 0x3c00)
+        .flatten()
+        .copied()
+        .collect();
+    assert_eq!(
+        first_mismatch(Codec::Ptq1_0, &positive, mutant_sub_after_mul),
+        None
+    );
+}

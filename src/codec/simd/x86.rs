@@ -1,0 +1,501 @@
+//! x86-64 kernels: SSE2 (4 lanes, `cvt + mul`), AVX2 (8 lanes) and AVX-512F (16 lanes), the
+//! last two mapping a code 0..=3 to its value with one lane permute through the block's
+//! `table_f16c`.
+//!
+//! Base-3 digits in 32-bit lanes follow the module doc of [`crate::codec::base3`]: with
+//! `q₀ = b`, `r = 3·q` gives digit `r >> 8` and the next `q = r & 0xff` (the byte times the
+//! next power of 3, wrapped), so one add, two shifts and an and per digit per lane.
+//!
+//! Safety: every kernel is only entered after [`Path::is_available`] confirmed the CPU
+//! features, and every pointer access stays inside `blocks` whole blocks of `bytes` / `out`,
+//! where `blocks` is computed from both slice lengths.
+
+use super::Path;
+use crate::codec::{f16_to_f32, pq2};
+use std::arch::x86_64::*;
+
+/// Whole blocks that fit both `bytes` (of `bb` bytes) and `out` (of `be` elements).
+#[inline(always)]
+fn whole_blocks(bytes: &[u8], out: &[f32], bb: usize, be: usize) -> usize {
+    (bytes.len() / bb).min(out.len() / be)
+}
+
+/// Runs the staged base-3 kernel of `path`; false when `path` is not an x86 path this CPU runs.
+pub(super) fn staged<const W1: usize, const W2: usize, const WH: usize>(
+    path: Path,
+    bytes: &[u8],
+    out: &mut [f32],
+) -> bool {
+    if !path.is_available() {
+        return false;
+    }
+    let bb = W1 + W2 + WH + 2;
+    let be = 5 * (W1 + W2) + 4 * WH;
+    let n = whole_blocks(bytes, out, bb, be);
+    // SAFETY: the features were detected above; `n` blocks fit both slices.
+    unsafe {
+        match path {
+            Path::Sse2 => staged_sse2::<W1, W2, WH>(bytes.as_ptr(), out.as_mut_ptr(), n),
+            Path::Avx2 => staged_avx2::<W1, W2, WH>(bytes.as_ptr(), out.as_mut_ptr(), n),
+            Path::Avx512 => staged_avx512::<W1, W2, WH>(bytes.as_ptr(), out.as_mut_ptr(), n),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Runs the PQ2_0-family kernel (group `G`) of `path`; false when `path` is not available.
+pub(super) fn pq2<const G: usize>(path: Path, bytes: &[u8], out: &mut [f32]) -> bool {
+    if !path.is_available() {
+        return false;
+    }
+    let n = whole_blocks(bytes, out, pq2::block_bytes(G), G);
+    // SAFETY: as in `staged`.
+    unsafe {
+        match path {
+            Path::Sse2 => pq2_sse2::<G>(bytes.as_ptr(), out.as_mut_ptr(), n),
+            Path::Avx2 => pq2_avx2::<G>(bytes.as_ptr(), out.as_mut_ptr(), n),
+            Path::Avx512 => pq2_avx512::<G>(bytes.as_ptr(), out.as_mut_ptr(), n),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Runs the TQ2_0 kernel of `path`; false when `path` is not available.
+pub(super) fn tq2(path: Path, bytes: &[u8], out: &mut [f32]) -> bool {
+    if !path.is_available() {
+        return false;
+    }
+    let n = whole_blocks(bytes, out, TQ2_BYTES, 256);
+    // SAFETY: as in `staged`.
+    unsafe {
+        match path {
+            Path::Sse2 => tq2_sse2(bytes.as_ptr(), out.as_mut_ptr(), n),
+            Path::Avx2 => tq2_avx2(bytes.as_ptr(), out.as_mut_ptr(), n),
+            Path::Avx512 => tq2_avx512(bytes.as_ptr(), out.as_mut_ptr(), n),
+            _ => return false,
+        }
+    }
+    true
+}
+
+const TQ2_BYTES: usize = crate::codec::tq2::BLOCK_BYTES;
+
+/// The f16 scale at `p` (little-endian) as f32, through the one shared conversion.
+#[inline(always)]
+unsafe fn scale_at(p: *const u8) -> f32 {
+    f16_to_f32(u16::from_le_bytes([*p, *p.add(1)]))
+}
+
+/// The block's value table `[(k − 1)·d]` in 4 lanes, d converted from the f16 at `p` by F16C
+/// (`vcvtph2ps`, the conversion `half` itself picks on such CPUs: exact, NaN payload kept with
+/// the quiet bit set) and multiplied lane-wise: the reference's products, without a call.
+#[inline]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn table_f16c(p: *const u8) -> __m128 {
+    let h = _mm_cvtsi32_si128((p as *const u16).read_unaligned() as i32);
+    let d = _mm_cvtph_ps(h);
+    _mm_mul_ps(_mm_setr_ps(-1.0, 0.0, 1.0, 2.0), _mm_shuffle_ps::<0>(d, d))
+}
+
+/// Lane constants of the qh tail (WH bytes × 4 digits, element f → byte f % WH, digit f / WH):
+/// the bit shift that brings byte `f % WH` down, and 3^(f / WH).
+const fn tail_lanes<const WH: usize>() -> ([i32; 16], [i32; 16]) {
+    let mut shift = [0i32; 16];
+    let mut pow = [0i32; 16];
+    let mut f = 0;
+    while f < 16 {
+        shift[f] = 8 * (f % WH) as i32;
+        pow[f] = [1, 3, 9, 27, 81, 243, 729, 2187][f / WH];
+        f += 1;
+    }
+    (shift, pow)
+}
+
+/// Reads `WH` (≤ 4) bytes at `p` as a little-endian u32 (missing high bytes zero).
+#[inline(always)]
+unsafe fn read_tail<const WH: usize>(p: *const u8) -> i32 {
+    let mut w = 0u32;
+    for i in 0..WH {
+        w |= (*p.add(i) as u32) << (8 * i);
+    }
+    w as i32
+}
+
+// ---------------------------------------------------------------- AVX-512F
+
+/// `N` base-3 digits of 16 byte values (in 32-bit lanes) to 16 values each, digit `k` stored
+/// at `out + k·stride`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn digits_zmm<const N: usize>(x: __m512i, table: __m512, out: *mut f32, stride: usize) {
+    let mask = _mm512_set1_epi32(0xff);
+    let mut q = x;
+    for k in 0..N {
+        let r = _mm512_add_epi32(q, _mm512_slli_epi32::<1>(q));
+        let t = _mm512_srli_epi32::<8>(r);
+        _mm512_storeu_ps(out.add(k * stride), _mm512_permutexvar_ps(t, table));
+        q = _mm512_and_si512(r, mask);
+    }
+}
+
+/// One stage of `W` bytes × `N` digits (W a multiple of 8) on 16 or 8 lanes.
+#[inline]
+#[target_feature(enable = "avx512f,avx2,f16c")]
+unsafe fn stage_avx512<const W: usize, const N: usize>(
+    src: *const u8,
+    t16: __m512,
+    t8: __m256,
+    out: *mut f32,
+) {
+    let mut g = 0;
+    while g + 16 <= W {
+        let x = _mm512_cvtepu8_epi32(_mm_loadu_si128(src.add(g) as *const __m128i));
+        digits_zmm::<N>(x, t16, out.add(g), W);
+        g += 16;
+    }
+    if g < W {
+        // W % 16 == 8: one 8-lane group.
+        let x = _mm256_cvtepu8_epi32(_mm_loadl_epi64(src.add(g) as *const __m128i));
+        digits_ymm::<N>(x, t8, out.add(g), W);
+    }
+}
+
+#[target_feature(enable = "avx512f,avx2,f16c")]
+unsafe fn staged_avx512<const W1: usize, const W2: usize, const WH: usize>(
+    src: *const u8,
+    dst: *mut f32,
+    blocks: usize,
+) {
+    const { assert!(W1.is_multiple_of(8) && W2.is_multiple_of(8) && (WH == 2 || WH == 4)) };
+    let bb = W1 + W2 + WH + 2;
+    let be = 5 * (W1 + W2) + 4 * WH;
+    let (shift, pow) = const { tail_lanes::<WH>() };
+    let shift16 = _mm512_loadu_si512(shift.as_ptr() as *const _);
+    let pow16 = _mm512_loadu_si512(pow.as_ptr() as *const _);
+    let mask = _mm512_set1_epi32(0xff);
+    for b in 0..blocks {
+        let blk = src.add(b * bb);
+        let out = dst.add(b * be);
+        let t4 = table_f16c(blk.add(W1 + W2 + WH));
+        let t16 = _mm512_broadcast_f32x4(t4);
+        let t8 = _mm256_set_m128(t4, t4);
+        stage_avx512::<W1, 5>(blk, t16, t8, out);
+        if PACKED_TAIL_FITS::<W1, W2, WH>() {
+            packed_tail_avx512::<W1, W2, WH>(blk, t16, out.add(5 * W1));
+            continue;
+        }
+        stage_avx512::<W2, 5>(blk.add(W1), t16, t8, out.add(5 * W1));
+        // qh tail: 4·WH (8 or 16) outputs, lane f from byte f % WH pre-multiplied by 3^(f / WH).
+        let w = _mm512_set1_epi32(read_tail::<WH>(blk.add(W1 + W2)));
+        let x = _mm512_and_si512(_mm512_srlv_epi32(w, shift16), mask);
+        let q = _mm512_and_si512(_mm512_mullo_epi32(x, pow16), mask);
+        let r = _mm512_add_epi32(q, _mm512_slli_epi32::<1>(q));
+        let v = _mm512_permutexvar_ps(_mm512_srli_epi32::<8>(r), t16);
+        let o = out.add(5 * (W1 + W2));
+        if WH == 4 {
+            _mm512_storeu_ps(o, v);
+        } else {
+            _mm256_storeu_ps(o, _mm512_castps512_ps256(v));
+        }
+    }
+}
+
+/// True when stage 2 and the qh tail (PTQ1_0: 8 + 2 bytes, 40 + 8 = 48 contiguous outputs)
+/// fit one 16-byte load ending at the scale and fill whole 16-lane vectors.
+#[allow(non_snake_case)]
+const fn PACKED_TAIL_FITS<const W1: usize, const W2: usize, const WH: usize>() -> bool {
+    W2 + WH <= 16
+        && W1 + W2 + WH >= 16
+        && (5 * W2 + 4 * WH).is_multiple_of(16)
+        && 5 * W2 + 4 * WH <= 48
+}
+
+/// Lane patterns of the packed tail: for output f of stage 2 ‖ qh, the byte's index in the
+/// 16 bytes loaded at `W1 + W2 + WH − 16`, and 3^digit.
+const fn packed_tail_lanes<const W1: usize, const W2: usize, const WH: usize>(
+) -> ([i32; 48], [i32; 48]) {
+    // Unused (all zero) for layouts where the packed tail does not fit; never underflows.
+    let base = (W1 + W2 + WH).saturating_sub(16);
+    let mut idx = [0i32; 48];
+    let mut pow = [0i32; 48];
+    let mut f = 0;
+    while f < 5 * W2 + 4 * WH && f < 48 {
+        let (byte, digit) = if f < 5 * W2 {
+            (W1 + f % W2, f / W2)
+        } else {
+            (W1 + W2 + (f - 5 * W2) % WH, (f - 5 * W2) / WH)
+        };
+        idx[f] = byte.saturating_sub(base) as i32;
+        pow[f] = [1, 3, 9, 27, 81][digit];
+        f += 1;
+    }
+    (idx, pow)
+}
+
+/// Stage 2 and the qh tail as whole 16-lane vectors (fewer, full-width stores): the 16 bytes
+/// before the scale are widened once, each lane picks its byte by a lane permute and is
+/// multiplied by its 3^digit (wrapped to 8 bits), then one digit step as elsewhere.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn packed_tail_avx512<const W1: usize, const W2: usize, const WH: usize>(
+    blk: *const u8,
+    t16: __m512,
+    out: *mut f32,
+) {
+    let (idx, pow) = const { packed_tail_lanes::<W1, W2, WH>() };
+    let mask = _mm512_set1_epi32(0xff);
+    let x = _mm512_cvtepu8_epi32(_mm_loadu_si128(blk.add(W1 + W2 + WH - 16) as *const __m128i));
+    for v in 0..(5 * W2 + 4 * WH) / 16 {
+        let i = _mm512_loadu_si512(idx.as_ptr().add(16 * v) as *const _);
+        let p = _mm512_loadu_si512(pow.as_ptr().add(16 * v) as *const _);
+        let q = _mm512_and_si512(_mm512_mullo_epi32(_mm512_permutexvar_epi32(i, x), p), mask);
+        let r = _mm512_add_epi32(q, _mm512_slli_epi32::<1>(q));
+        _mm512_storeu_ps(
+            out.add(16 * v),
+            _mm512_permutexvar_ps(_mm512_srli_epi32::<8>(r), t16),
+        );
+    }
+}
+
+#[target_feature(enable = "avx512f,avx2,f16c")]
+unsafe fn pq2_avx512<const G: usize>(src: *const u8, dst: *mut f32, blocks: usize) {
+    let bb = pq2::block_bytes(G);
+    let shifts = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    let three = _mm512_set1_epi32(3);
+    for b in 0..blocks {
+        let blk = src.add(b * bb);
+        let out = dst.add(b * G);
+        let t16 = _mm512_broadcast_f32x4(table_f16c(blk));
+        for k in 0..G / 16 {
+            // 4 qs bytes = 16 codes, code j at bits 2j of the little-endian word.
+            let w = _mm512_set1_epi32((blk.add(2 + 4 * k) as *const i32).read_unaligned());
+            let c = _mm512_and_si512(_mm512_srlv_epi32(w, shifts), three);
+            _mm512_storeu_ps(out.add(16 * k), _mm512_permutexvar_ps(c, t16));
+        }
+    }
+}
+
+#[target_feature(enable = "avx512f,avx2,f16c")]
+unsafe fn tq2_avx512(src: *const u8, dst: *mut f32, blocks: usize) {
+    let three = _mm512_set1_epi32(3);
+    for b in 0..blocks {
+        let blk = src.add(b * TQ2_BYTES);
+        let out = dst.add(b * 256);
+        let t16 = _mm512_broadcast_f32x4(table_f16c(blk.add(64)));
+        for h in 0..2 {
+            for g in 0..2 {
+                let mut x = _mm512_cvtepu8_epi32(_mm_loadu_si128(
+                    blk.add(h * 32 + g * 16) as *const __m128i
+                ));
+                for l in 0..4 {
+                    let c = _mm512_and_si512(x, three);
+                    _mm512_storeu_ps(
+                        out.add(h * 128 + l * 32 + g * 16),
+                        _mm512_permutexvar_ps(c, t16),
+                    );
+                    x = _mm512_srli_epi32::<2>(x);
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- AVX2
+
+/// `N` base-3 digits of 8 byte values (in 32-bit lanes), digit `k` stored at `out + k·stride`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn digits_ymm<const N: usize>(x: __m256i, table: __m256, out: *mut f32, stride: usize) {
+    let mask = _mm256_set1_epi32(0xff);
+    let mut q = x;
+    for k in 0..N {
+        let r = _mm256_add_epi32(q, _mm256_slli_epi32::<1>(q));
+        let t = _mm256_srli_epi32::<8>(r);
+        _mm256_storeu_ps(out.add(k * stride), _mm256_permutevar8x32_ps(table, t));
+        q = _mm256_and_si256(r, mask);
+    }
+}
+
+/// One stage of `W` bytes × `N` digits (W a multiple of 8) on 8 lanes.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn stage_avx2<const W: usize, const N: usize>(src: *const u8, t8: __m256, out: *mut f32) {
+    let mut g = 0;
+    while g + 8 <= W {
+        let x = _mm256_cvtepu8_epi32(_mm_loadl_epi64(src.add(g) as *const __m128i));
+        digits_ymm::<N>(x, t8, out.add(g), W);
+        g += 8;
+    }
+}
+
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn staged_avx2<const W1: usize, const W2: usize, const WH: usize>(
+    src: *const u8,
+    dst: *mut f32,
+    blocks: usize,
+) {
+    const { assert!(W1.is_multiple_of(8) && W2.is_multiple_of(8) && (WH == 2 || WH == 4)) };
+    let bb = W1 + W2 + WH + 2;
+    let be = 5 * (W1 + W2) + 4 * WH;
+    let (shift, pow) = const { tail_lanes::<WH>() };
+    let mask = _mm256_set1_epi32(0xff);
+    for b in 0..blocks {
+        let blk = src.add(b * bb);
+        let out = dst.add(b * be);
+        let t4 = table_f16c(blk.add(W1 + W2 + WH));
+        let t8 = _mm256_set_m128(t4, t4);
+        stage_avx2::<W1, 5>(blk, t8, out);
+        stage_avx2::<W2, 5>(blk.add(W1), t8, out.add(5 * W1));
+        let w = _mm256_set1_epi32(read_tail::<WH>(blk.add(W1 + W2)));
+        let o = out.add(5 * (W1 + W2));
+        for h in 0..WH / 2 {
+            let sh = _mm256_loadu_si256(shift.as_ptr().add(8 * h) as *const __m256i);
+            let pw = _mm256_loadu_si256(pow.as_ptr().add(8 * h) as *const __m256i);
+            let x = _mm256_and_si256(_mm256_srlv_epi32(w, sh), mask);
+            let q = _mm256_and_si256(_mm256_mullo_epi32(x, pw), mask);
+            let r = _mm256_add_epi32(q, _mm256_slli_epi32::<1>(q));
+            _mm256_storeu_ps(
+                o.add(8 * h),
+                _mm256_permutevar8x32_ps(t8, _mm256_srli_epi32::<8>(r)),
+            );
+        }
+    }
+}
+
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn pq2_avx2<const G: usize>(src: *const u8, dst: *mut f32, blocks: usize) {
+    let bb = pq2::block_bytes(G);
+    let shifts = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+    let three = _mm256_set1_epi32(3);
+    for b in 0..blocks {
+        let blk = src.add(b * bb);
+        let out = dst.add(b * G);
+        let t4 = table_f16c(blk);
+        let t8 = _mm256_set_m128(t4, t4);
+        for k in 0..G / 8 {
+            let w = _mm256_set1_epi32((blk.add(2 + 2 * k) as *const u16).read_unaligned() as i32);
+            let c = _mm256_and_si256(_mm256_srlv_epi32(w, shifts), three);
+            _mm256_storeu_ps(out.add(8 * k), _mm256_permutevar8x32_ps(t8, c));
+        }
+    }
+}
+
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn tq2_avx2(src: *const u8, dst: *mut f32, blocks: usize) {
+    let three = _mm256_set1_epi32(3);
+    for b in 0..blocks {
+        let blk = src.add(b * TQ2_BYTES);
+        let out = dst.add(b * 256);
+        let t4 = table_f16c(blk.add(64));
+        let t8 = _mm256_set_m128(t4, t4);
+        for h in 0..2 {
+            for g in 0..4 {
+                let mut x = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+                    blk.add(h * 32 + g * 8) as *const __m128i
+                ));
+                for l in 0..4 {
+                    let c = _mm256_and_si256(x, three);
+                    _mm256_storeu_ps(
+                        out.add(h * 128 + l * 32 + g * 8),
+                        _mm256_permutevar8x32_ps(t8, c),
+                    );
+                    x = _mm256_srli_epi32::<2>(x);
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- SSE2
+
+/// 4 bytes at `p` zero-extended to 32-bit lanes (SSE2 has no `pmovzx`: two unpacks with zero).
+#[inline(always)]
+unsafe fn load4_u8_epi32(p: *const u8) -> __m128i {
+    let z = _mm_setzero_si128();
+    let b = _mm_cvtsi32_si128((p as *const i32).read_unaligned());
+    _mm_unpacklo_epi16(_mm_unpacklo_epi8(b, z), z)
+}
+
+/// `(t − 1) · d` on 4 lanes: `t − 1` converts exactly, so this is the reference's product.
+#[inline(always)]
+unsafe fn value_sse2(t: __m128i, d: __m128) -> __m128 {
+    _mm_mul_ps(_mm_cvtepi32_ps(_mm_sub_epi32(t, _mm_set1_epi32(1))), d)
+}
+
+/// One stage of `W` bytes × `N` digits (W a multiple of 4) on 4 lanes.
+#[inline(always)]
+unsafe fn stage_sse2<const W: usize, const N: usize>(src: *const u8, d: __m128, out: *mut f32) {
+    let mask = _mm_set1_epi32(0xff);
+    let mut g = 0;
+    while g + 4 <= W {
+        let mut q = load4_u8_epi32(src.add(g));
+        for k in 0..N {
+            let r = _mm_add_epi32(q, _mm_slli_epi32::<1>(q));
+            _mm_storeu_ps(out.add(k * W + g), value_sse2(_mm_srli_epi32::<8>(r), d));
+            q = _mm_and_si128(r, mask);
+        }
+        g += 4;
+    }
+}
+
+#[target_feature(enable = "sse2")]
+unsafe fn staged_sse2<const W1: usize, const W2: usize, const WH: usize>(
+    src: *const u8,
+    dst: *mut f32,
+    blocks: usize,
+) {
+    const { assert!(W1.is_multiple_of(4) && W2.is_multiple_of(4) && WH <= 4) };
+    let bb = W1 + W2 + WH + 2;
+    let be = 5 * (W1 + W2) + 4 * WH;
+    for b in 0..blocks {
+        let blk = src.add(b * bb);
+        let out = dst.add(b * be);
+        let ds = scale_at(blk.add(W1 + W2 + WH));
+        let d = _mm_set1_ps(ds);
+        stage_sse2::<W1, 5>(blk, d, out);
+        stage_sse2::<W2, 5>(blk.add(W1), d, out.add(5 * W1));
+        // The 8- or 16-value tail element by element (4 lanes would need a shuffle per digit).
+        let o = out.add(5 * (W1 + W2));
+        for f in 0..4 * WH {
+            let t = crate::codec::base3::digit(*blk.add(W1 + W2 + f % WH), f / WH);
+            *o.add(f) = (t as f32 - 1.0) * ds;
+        }
+    }
+}
+
+#[target_feature(enable = "sse2")]
+unsafe fn pq2_sse2<const G: usize>(src: *const u8, dst: *mut f32, blocks: usize) {
+    let bb = pq2::block_bytes(G);
+    for b in 0..blocks {
+        let blk = src.add(b * bb);
+        let out = dst.add(b * G);
+        let d = _mm_set1_ps(scale_at(blk));
+        for k in 0..G / 4 {
+            // The 4 multipliers `code − 1` of the byte, times d: the reference's product.
+            let m = _mm_loadu_ps(pq2::MULT[*blk.add(2 + k) as usize].as_ptr());
+            _mm_storeu_ps(out.add(4 * k), _mm_mul_ps(m, d));
+        }
+    }
+}
+
+#[target_feature(enable = "sse2")]
+unsafe fn tq2_sse2(src: *const u8, dst: *mut f32, blocks: usize) {
+    let three = _mm_set1_epi32(3);
+    for b in 0..blocks {
+        let blk = src.add(b * TQ2_BYTES);
+        let out = dst.add(b * 256);
+        let d = _mm_set1_ps(scale_at(blk.add(64)));
+        for h in 0..2 {
+            for g in 0..8 {
+                let mut x = load4_u8_epi32(blk.add(h * 32 + g * 4));
+                for l in 0..4 {
+                    let c = _mm_and_si128(x, three);
+                    _mm_storeu_ps(out.add(h * 128 + l * 32 + g * 4), value_sse2(c, d));
+                    x = _mm_srli_epi32::<2>(x);
+                }
+            }
+        }
+    }
+}
