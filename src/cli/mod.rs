@@ -1,6 +1,8 @@
 //! The `ninfer-ternary` command line. Each subcommand lives in its own module; all of them
-//! return `anyhow::Result` and map errors to exit code 2 (1 is reserved for "checked and failed").
+//! return `anyhow::Result`. Every error is printed as `error: [class] ...` and its exit code
+//! comes from the class ([`classify`], [`exit_code`]; 1 is reserved for "checked and failed").
 
+use crate::error::ErrorClass;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,6 +15,7 @@ mod inspect;
 mod inspect_gguf;
 mod pack_cmd;
 mod spec_cmd;
+pub mod stdout;
 mod synth_cmd;
 mod transcode;
 mod verify_cmd;
@@ -319,6 +322,7 @@ enum Command {
 
 /// Runs the CLI; returns the process exit code.
 pub fn main() -> ExitCode {
+    stdout::install_panic_hook();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect { file, json, mode } => inspect::run(&file, json, &mode),
@@ -506,20 +510,76 @@ pub fn main() -> ExitCode {
             d => Err(anyhow::anyhow!("--device {d}: one of host, cuda")),
         },
     };
+    let result = result.and_then(|code| {
+        // Rust flushes stdout at exit and ignores a failure there; flush here to report it.
+        use std::io::Write;
+        match std::io::stdout().flush() {
+            Err(e) if !stdout::is_epipe(&e) => Err(stdout::error(&e).into()),
+            _ => Ok(code),
+        }
+    });
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
+            let (class, message) = classify(&e);
+            eprintln!("error: {message}");
+            exit_code(class)
         }
     }
 }
 
-/// Refuses to replace an existing file unless `force`.
-pub(crate) fn check_output(path: &std::path::Path, force: bool) -> anyhow::Result<()> {
-    if path.exists() && !force {
-        anyhow::bail!("{} exists; pass --force to replace it", path.display());
-    }
+/// The class of a command's error: the crate error's own class anywhere in the chain;
+/// otherwise an I/O error (every input is read through [`crate::fsio`], which classes its
+/// errors, so an unclassed one is a write) or a command-line problem. Returns the class and
+/// the message that starts with `[class]`.
+pub fn classify(e: &anyhow::Error) -> (ErrorClass, String) {
+    let full = format!("{e:#}");
+    let class = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<crate::error::Error>().map(|x| x.class))
+        .or_else(|| {
+            e.chain()
+                .any(|c| c.is::<std::io::Error>())
+                .then_some(ErrorClass::IoWrite)
+        })
+        .unwrap_or(ErrorClass::CliUsage);
+    let tag = format!("[{class}] ");
+    let message = if full.starts_with(&tag) {
+        full
+    } else {
+        // Context added around a classed error: name the class once, up front.
+        format!("{tag}{}", full.replacen(&tag, "", 1))
+    };
+    (class, message)
+}
+
+/// The exit code of an error of `class`. Every class is a usage, input, output or
+/// environment error and exits 2 (README "Exit codes"); 1 is reserved for "a check ran and
+/// failed", which commands return as a value, not as an error.
+pub fn exit_code(class: ErrorClass) -> ExitCode {
+    let _ = class;
+    ExitCode::from(2)
+}
+
+/// Claims a single-file output before any work: an existing file needs `force`, a FIFO,
+/// device or directory is never replaced, and none of the command's `inputs` (by device and
+/// inode) may be the output ([`crate::fsio::claim_output`]).
+pub(crate) fn check_output(
+    path: &std::path::Path,
+    force: bool,
+    inputs: &[&std::path::Path],
+) -> anyhow::Result<()> {
+    crate::fsio::claim_output(path, crate::fsio::OutputKind::File, force, inputs)?;
+    Ok(())
+}
+
+/// [`check_output`] for commands whose output is a directory of files.
+pub(crate) fn check_output_dir(
+    path: &std::path::Path,
+    force: bool,
+    inputs: &[&std::path::Path],
+) -> anyhow::Result<()> {
+    crate::fsio::claim_output(path, crate::fsio::OutputKind::Directory, force, inputs)?;
     Ok(())
 }
 

@@ -93,7 +93,7 @@ pub fn docs(dir: &std::path::Path, write: bool) -> anyhow::Result<ExitCode> {
     docs.sort();
     let (mut regions, mut stale) = (0usize, Vec::new());
     for p in &docs {
-        let text = std::fs::read_to_string(p)?;
+        let text = crate::fsio::read_input_string(p)?;
         let n = render::regions(&text)
             .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
             .len();

@@ -78,10 +78,7 @@ pub fn run(
     retag: bool,
     force: bool,
 ) -> anyhow::Result<ExitCode> {
-    super::check_output(output, force)?;
-    if input.canonicalize().ok() == output.canonicalize().ok() && output.exists() {
-        bail!("refusing to overwrite the input; write to another file");
-    }
+    super::check_output(output, force, &[input])?;
     let map = crate::fsio::map_file(input)?;
     let reopen = |tmp: &Path| -> crate::Result<()> {
         let m = crate::fsio::map_file(tmp)?;
