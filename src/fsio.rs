@@ -10,7 +10,7 @@ use std::path::Path;
 mod input;
 mod temp;
 
-pub use input::{open_input, read_input, read_input_string};
+pub use input::{open_input, read_input, read_input_string, require_file_or_dir};
 pub use temp::{remove_live_temps, remove_stale_temps, temp_path_for, NAME_MAX};
 
 /// Maps `path` read-only. An empty file maps to an empty slice (memmap2 refuses length 0).
@@ -75,7 +75,10 @@ pub fn claim_output(path: &Path, kind: OutputKind, force: bool, inputs: &[&Path]
         };
         let mut e = input::not_regular(path, &meta, want);
         if kind == OutputKind::Directory {
-            e.detail = format!("is {}; the output must be a directory", input::kind_of(&meta));
+            e.detail = format!(
+                "is {}; the output must be a directory",
+                input::kind_of(&meta)
+            );
         }
         return Err(e);
     }

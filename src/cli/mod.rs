@@ -534,9 +534,15 @@ pub fn main() -> ExitCode {
 /// the message that starts with `[class]`.
 pub fn classify(e: &anyhow::Error) -> (ErrorClass, String) {
     let full = format!("{e:#}");
+    // A crate error turned into text (`anyhow!("{e}")`) still starts with its `[class]`.
+    let leading = full
+        .strip_prefix('[')
+        .and_then(|r| r.split_once("] "))
+        .and_then(|(id, _)| ErrorClass::from_id(id));
     let class = e
         .chain()
         .find_map(|c| c.downcast_ref::<crate::error::Error>().map(|x| x.class))
+        .or(leading)
         .or_else(|| {
             e.chain()
                 .any(|c| c.is::<std::io::Error>())
@@ -606,4 +612,39 @@ pub(crate) fn progress_bar(total: u64, what: &str) -> indicatif::ProgressBar {
     );
     bar.set_prefix(what.to_string());
     bar
+}
+
+#[cfg(test)]
+mod classify_tests {
+    use super::*;
+    use crate::error::Error;
+    use anyhow::Context;
+
+    #[test]
+    fn every_error_gets_a_class_and_names_it_once_up_front() {
+        let plain = anyhow::anyhow!("--rows 5:2 is reversed");
+        assert_eq!(
+            classify(&plain),
+            (
+                ErrorClass::CliUsage,
+                "[cli.usage] --rows 5:2 is reversed".into()
+            )
+        );
+        let inner = Error::new(ErrorClass::GgufMagic, "header.magic", "not GGUF");
+        let wrapped = Err::<(), _>(inner.clone())
+            .context("dump file x")
+            .unwrap_err();
+        let (class, msg) = classify(&wrapped);
+        assert_eq!(class, ErrorClass::GgufMagic);
+        assert_eq!(msg, "[gguf.magic] dump file x: header.magic: not GGUF");
+        let text = anyhow::anyhow!("{inner}");
+        assert_eq!(classify(&text).0, ErrorClass::GgufMagic);
+        let io = anyhow::Error::from(std::io::Error::other("disk full"));
+        assert_eq!(classify(&io).0, ErrorClass::IoWrite);
+        // Negative control: an unregistered bracketed word is not taken for a class.
+        assert_eq!(
+            classify(&anyhow::anyhow!("[not.a.class] x")).0,
+            ErrorClass::CliUsage
+        );
+    }
 }

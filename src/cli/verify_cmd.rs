@@ -31,6 +31,7 @@ pub fn verify(
                 d.display()
             );
         }
+        crate::fsio::require_file_or_dir(d)?;
     }
     if let Some(d) = oracle_dump {
         if !d.is_dir() {

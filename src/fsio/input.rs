@@ -68,6 +68,21 @@ pub fn open_input(path: &Path) -> Result<File> {
     Ok(file)
 }
 
+/// Checks that `path` is a regular file or a directory (an input that may be either, such as
+/// a dump file or dump directory) without opening it.
+pub fn require_file_or_dir(path: &Path) -> Result<()> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(ErrorClass::IoRead, path, e))?;
+    if meta.is_file() || meta.is_dir() {
+        return Ok(());
+    }
+    let mut e = not_regular(path, &meta, "input");
+    e.detail = format!(
+        "is {}; expected a regular file or a directory",
+        kind_of(&meta)
+    );
+    Err(e)
+}
+
 /// Reads a whole regular file. The buffer is reserved fallibly, so a file larger than the
 /// memory the process may have is a located `io.read` error instead of an abort.
 pub fn read_input(path: &Path) -> Result<Vec<u8>> {

@@ -74,16 +74,16 @@ pub fn remove_stale_temps(path: &Path) -> Vec<PathBuf> {
         if pid.is_empty() || pid.len() > 10 || !pid.iter().all(u8::is_ascii_digit) {
             continue;
         }
-        let Some(pid) = std::str::from_utf8(pid).ok().and_then(|s| s.parse::<u32>().ok()) else {
+        let Some(pid) = std::str::from_utf8(pid)
+            .ok()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
             continue;
         };
         if pid == std::process::id() || pid_alive(pid) {
             continue;
         }
-        let is_file = entry
-            .file_type()
-            .map(|t| t.is_file())
-            .unwrap_or(false);
+        let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
         if is_file && std::fs::remove_file(entry.path()).is_ok() {
             removed.push(entry.path());
         }
@@ -93,7 +93,8 @@ pub fn remove_stale_temps(path: &Path) -> Vec<PathBuf> {
 
 /// Slots of the live temporary paths; the signal handler reads them without locking.
 const SLOTS: usize = 64;
-static LIVE: [AtomicPtr<libc::c_char>; SLOTS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
+static LIVE: [AtomicPtr<libc::c_char>; SLOTS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
 
 /// A temporary file registered for removal on SIGINT/SIGTERM while the guard lives.
 pub struct LiveTemp {
@@ -110,9 +111,13 @@ impl LiveTemp {
         };
         let ptr = c.into_raw();
         for (i, s) in LIVE.iter().enumerate() {
-            if s
-                .compare_exchange(std::ptr::null_mut(), ptr, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
+            if s.compare_exchange(
+                std::ptr::null_mut(),
+                ptr,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
             {
                 return LiveTemp { slot: Some(i) };
             }
@@ -203,7 +208,10 @@ mod tests {
         let out = dir.path().join("model.gguf");
         // pid_max on Linux is at most 2^22, so this pid cannot be alive.
         let dead = dir.path().join(".model.gguf.tmp-4294967295");
-        let alive = dir.path().join(format!(".model.gguf.tmp-{}", std::os::unix::process::parent_id()));
+        let alive = dir.path().join(format!(
+            ".model.gguf.tmp-{}",
+            std::os::unix::process::parent_id()
+        ));
         let other_output = dir.path().join(".other.gguf.tmp-4294967295");
         let not_a_pid = dir.path().join(".model.gguf.tmp-12x");
         for p in [&dead, &alive, &other_output, &not_a_pid] {
