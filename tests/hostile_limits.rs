@@ -320,10 +320,6 @@ fn cases() -> Vec<(&'static str, Vec<&'static str>)> {
             vec!["transcode", "{array.gguf}", "--retag-42", "-o", "{out}"],
         ),
         (
-            "transcode --retag-42 key",
-            vec!["transcode", "{key.gguf}", "--retag-42", "-o", "{out}"],
-        ),
-        (
             "transcode --retag-42 tensor",
             vec!["transcode", "{tensor.gguf}", "--retag-42", "-o", "{out}"],
         ),
@@ -412,10 +408,6 @@ const KNOWN_ABORTS: &[(&str, &str)] = &[
     (
         "transcode array",
         "transcode materializes every array element (reader helper)",
-    ),
-    (
-        "transcode --retag-42 key",
-        "retag copies the whole input into memory (reader helper)",
     ),
     (
         "transcode --retag-42 tensor",
