@@ -471,7 +471,8 @@ fn every_command_on_sparse_hostile_inputs_refuses_cleanly_under_an_address_space
 #[test]
 fn harness_catches_aborts_signals_panics_and_classless_errors() {
     let sh = "/bin/sh";
-    let cases: [(&str, fn(&Outcome) -> bool); 4] = [
+    type Expect = fn(&Outcome) -> bool;
+    let cases: [(&str, Expect); 4] = [
         (
             "kill -ABRT $$",
             |o| matches!(o, Outcome::Bad(w) if w.contains("signal 6")),

@@ -15,6 +15,7 @@ mod inspect;
 mod inspect_gguf;
 mod pack_cmd;
 mod spec_cmd;
+/// Standard-output failures: quiet on a closed pipe, `io.stdout` otherwise.
 pub mod stdout;
 mod synth_cmd;
 mod transcode;
@@ -26,6 +27,7 @@ mod verify_cmd;
     version,
     about = "Conformance suite for PrismML ternary GGUF models and the .ninfer v2 container"
 )]
+/// The parsed command line: one subcommand.
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

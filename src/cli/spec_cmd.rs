@@ -3,6 +3,7 @@
 use crate::spec::{self, SOURCES};
 use std::process::ExitCode;
 
+/// `spec [TABLE]`: prints one spec table (or all) as Markdown.
 pub fn run(table: Option<&str>) -> anyhow::Result<ExitCode> {
     let s = spec::get();
     let want = |n: &str| table.is_none_or(|t| n.starts_with(t));
