@@ -106,6 +106,7 @@ fn non_regular_inputs_are_refused_before_they_are_opened() {
     let out = d.path().join("out");
     let (f, g, t, a, o) = (s(&fifo), s(g), s(t), s(a), s(&out));
     let outdir = s(d.path());
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/conformance");
     let fifo_cases: Vec<Vec<&str>> = vec![
         vec!["inspect", f],
         vec!["inspect", "--json", f],
@@ -123,6 +124,33 @@ fn non_regular_inputs_are_refused_before_they_are_opened() {
         vec!["verify", a, "--gguf", g, "--dump", f],
         vec!["mutate", f, "--kind", "perm48-on-rows", "-o", o],
         vec!["dump-reference", f, "-o", outdir, "--force"],
+        vec![
+            "check-kernel",
+            "--source",
+            f,
+            "--entry",
+            "k",
+            "--class",
+            "dequantize",
+        ],
+        vec![
+            "check-reader",
+            "--adapter",
+            "true",
+            "--corpus",
+            corpus,
+            "--known-failures",
+            f,
+        ],
+        vec![
+            "check-reader",
+            "--adapter",
+            "true",
+            "--corpus",
+            corpus,
+            "--capabilities",
+            f,
+        ],
     ];
     for args in &fifo_cases {
         let err = refused(args, ErrorClass::IoNotRegular);
