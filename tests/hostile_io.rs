@@ -132,6 +132,8 @@ fn non_regular_inputs_are_refused_before_they_are_opened() {
             "k",
             "--class",
             "dequantize",
+            "--format",
+            "pq2_0",
         ],
         vec![
             "check-reader",
