@@ -33,6 +33,10 @@ macro_rules! error_classes {
 error_classes! {
     IoRead => "io.read",
     IoWrite => "io.write",
+    IoNotRegular => "io.not_regular",
+    IoSameFile => "io.same_file",
+    IoOutputExists => "io.output_exists",
+    IoStdout => "io.stdout",
     GgufTruncated => "gguf.truncated",
     GgufMagic => "gguf.magic",
     GgufVersion => "gguf.version",

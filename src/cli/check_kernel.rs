@@ -27,14 +27,14 @@ pub struct Args {
 
 /// Reads the source and inlines its `#include "..."` (next to it, then the built-in headers).
 fn read_source(path: &Path) -> crate::Result<String> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(ErrorClass::IoRead, path, e))?;
+    let text = crate::fsio::read_input_string(path)?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
     sources::resolve(&text, &name, &|rel| {
-        std::fs::read_to_string(dir.join(rel)).ok()
+        crate::fsio::read_input_string(&dir.join(rel)).ok()
     })
 }
 

@@ -287,8 +287,7 @@ fn name_eq_path(arg: &str, flag: &str) -> anyhow::Result<(String, PathBuf)> {
 }
 
 fn read_json(path: &Path) -> anyhow::Result<serde_json::Value> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let text = crate::fsio::read_input_string(path)?;
     serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
@@ -323,7 +322,7 @@ fn matrix(
     let by_reader = matrix::render_readers(&raw_manifest, &readers);
     let by_group = runner::render_matrix(&manifest, &cols);
     if let Some(p) = splice {
-        let doc = std::fs::read_to_string(p)?;
+        let doc = crate::fsio::read_input_string(p)?;
         let doc = matrix::splice(&doc, "reader-matrix", &by_reader)
             .and_then(|d| matrix::splice(&d, "group-matrix", &by_group))
             .ok_or_else(|| {

@@ -195,7 +195,7 @@ pub fn run(
     output: &Path,
     force: bool,
 ) -> anyhow::Result<ExitCode> {
-    super::check_output(output, force)?;
+    super::check_output(output, force, &[file])?;
     let map = crate::fsio::map_file(file)?;
     let (shape, vals) = if map.starts_with(b"GGUF") {
         decode_gguf(&map, name, rows)?

@@ -1,6 +1,8 @@
 //! The `ninfer-ternary` command line. Each subcommand lives in its own module; all of them
-//! return `anyhow::Result` and map errors to exit code 2 (1 is reserved for "checked and failed").
+//! return `anyhow::Result`. Every error is printed as `error: [class] ...` and its exit code
+//! comes from the class ([`classify`], [`exit_code`]; 1 is reserved for "checked and failed").
 
+use crate::error::ErrorClass;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,6 +16,8 @@ mod inspect;
 mod inspect_gguf;
 mod pack_cmd;
 mod spec_cmd;
+/// Standard-output failures: quiet on a closed pipe, `io.stdout` otherwise.
+pub mod stdout;
 mod synth_cmd;
 mod transcode;
 mod verify_cmd;
@@ -24,6 +28,7 @@ mod verify_cmd;
     version,
     about = "Conformance suite for PrismML ternary GGUF models and the .ninfer v2 container"
 )]
+/// The parsed command line: one subcommand.
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -329,6 +334,7 @@ enum Command {
 
 /// Runs the CLI; returns the process exit code.
 pub fn main() -> ExitCode {
+    stdout::install_panic_hook();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect { file, json, mode } => inspect::run(&file, json, &mode),
@@ -520,20 +526,82 @@ pub fn main() -> ExitCode {
             d => Err(anyhow::anyhow!("--device {d}: one of host, cuda")),
         },
     };
+    let result = result.and_then(|code| {
+        // Rust flushes stdout at exit and ignores a failure there; flush here to report it.
+        use std::io::Write;
+        match std::io::stdout().flush() {
+            Err(e) if !stdout::is_epipe(&e) => Err(stdout::error(&e).into()),
+            _ => Ok(code),
+        }
+    });
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", crate::text::escape(&format!("{e:#}")));
-            ExitCode::from(2)
+            let (class, message) = classify(&e);
+            eprintln!("error: {}", crate::text::escape(&message));
+            exit_code(class)
         }
     }
 }
 
-/// Refuses to replace an existing file unless `force`.
-pub(crate) fn check_output(path: &std::path::Path, force: bool) -> anyhow::Result<()> {
-    if path.exists() && !force {
-        anyhow::bail!("{} exists; pass --force to replace it", path.display());
-    }
+/// The class of a command's error: the crate error's own class anywhere in the chain;
+/// otherwise an I/O error (every input is read through [`crate::fsio`], which classes its
+/// errors, so an unclassed one is a write) or a command-line problem. Returns the class and
+/// the message that starts with `[class]`.
+pub fn classify(e: &anyhow::Error) -> (ErrorClass, String) {
+    let full = format!("{e:#}");
+    // A crate error turned into text (`anyhow!("{e}")`) still starts with its `[class]`.
+    let leading = full
+        .strip_prefix('[')
+        .and_then(|r| r.split_once("] "))
+        .and_then(|(id, _)| ErrorClass::from_id(id));
+    let class = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<crate::error::Error>().map(|x| x.class))
+        .or(leading)
+        .or_else(|| {
+            e.chain()
+                .any(|c| c.is::<std::io::Error>())
+                .then_some(ErrorClass::IoWrite)
+        })
+        .unwrap_or(ErrorClass::CliUsage);
+    let tag = format!("[{class}] ");
+    let message = if full.starts_with(&tag) {
+        full
+    } else {
+        // Context added around a classed error: name the class once, up front.
+        format!("{tag}{}", full.replacen(&tag, "", 1))
+    };
+    (class, message)
+}
+
+/// The exit code of an error of `class`. Every class is a usage, input, output or
+/// environment error and exits 2 (README "Exit codes"); 1 is reserved for "a check ran and
+/// failed", which commands return as a value, not as an error.
+pub fn exit_code(class: ErrorClass) -> ExitCode {
+    let _ = class;
+    ExitCode::from(2)
+}
+
+/// Claims a single-file output before any work: an existing file needs `force`, a FIFO,
+/// device or directory is never replaced, and none of the command's `inputs` (by device and
+/// inode) may be the output ([`crate::fsio::claim_output`]).
+pub(crate) fn check_output(
+    path: &std::path::Path,
+    force: bool,
+    inputs: &[&std::path::Path],
+) -> anyhow::Result<()> {
+    crate::fsio::claim_output(path, crate::fsio::OutputKind::File, force, inputs)?;
+    Ok(())
+}
+
+/// [`check_output`] for commands whose output is a directory of files.
+pub(crate) fn check_output_dir(
+    path: &std::path::Path,
+    force: bool,
+    inputs: &[&std::path::Path],
+) -> anyhow::Result<()> {
+    crate::fsio::claim_output(path, crate::fsio::OutputKind::Directory, force, inputs)?;
     Ok(())
 }
 
@@ -560,4 +628,39 @@ pub(crate) fn progress_bar(total: u64, what: &str) -> indicatif::ProgressBar {
     );
     bar.set_prefix(what.to_string());
     bar
+}
+
+#[cfg(test)]
+mod classify_tests {
+    use super::*;
+    use crate::error::Error;
+    use anyhow::Context;
+
+    #[test]
+    fn every_error_gets_a_class_and_names_it_once_up_front() {
+        let plain = anyhow::anyhow!("--rows 5:2 is reversed");
+        assert_eq!(
+            classify(&plain),
+            (
+                ErrorClass::CliUsage,
+                "[cli.usage] --rows 5:2 is reversed".into()
+            )
+        );
+        let inner = Error::new(ErrorClass::GgufMagic, "header.magic", "not GGUF");
+        let wrapped = Err::<(), _>(inner.clone())
+            .context("dump file x")
+            .unwrap_err();
+        let (class, msg) = classify(&wrapped);
+        assert_eq!(class, ErrorClass::GgufMagic);
+        assert_eq!(msg, "[gguf.magic] dump file x: header.magic: not GGUF");
+        let text = anyhow::anyhow!("{inner}");
+        assert_eq!(classify(&text).0, ErrorClass::GgufMagic);
+        let io = anyhow::Error::from(std::io::Error::other("disk full"));
+        assert_eq!(classify(&io).0, ErrorClass::IoWrite);
+        // Negative control: an unregistered bracketed word is not taken for a class.
+        assert_eq!(
+            classify(&anyhow::anyhow!("[not.a.class] x")).0,
+            ErrorClass::CliUsage
+        );
+    }
 }

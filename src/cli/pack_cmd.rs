@@ -47,7 +47,7 @@ pub fn pack(
     let template =
         template.context("--template is required (the groupwise-int template to map onto)")?;
     let output = output.context("-o/--output is required")?;
-    super::check_output(output, force)?;
+    super::check_output(output, force, &[gguf, template])?;
     let total = {
         let gm = crate::fsio::map_file(gguf)?;
         let tm = crate::fsio::map_file(template)?;
@@ -125,7 +125,7 @@ pub fn unpack(
     force: bool,
 ) -> anyhow::Result<ExitCode> {
     if let Some(o) = output {
-        super::check_output(o, force)?;
+        super::check_output(o, force, &[artifact, gguf])?;
     }
     let t0 = Instant::now();
     let (n, same, bytes) = prove(artifact, gguf)?;

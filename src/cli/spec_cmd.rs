@@ -3,6 +3,7 @@
 use crate::spec::{self, SOURCES};
 use std::process::ExitCode;
 
+/// `spec [TABLE]`: prints one spec table (or all) as Markdown.
 pub fn run(table: Option<&str>) -> anyhow::Result<ExitCode> {
     let s = spec::get();
     let want = |n: &str| table.is_none_or(|t| n.starts_with(t));
@@ -93,7 +94,7 @@ pub fn docs(dir: &std::path::Path, write: bool) -> anyhow::Result<ExitCode> {
     docs.sort();
     let (mut regions, mut stale) = (0usize, Vec::new());
     for p in &docs {
-        let text = std::fs::read_to_string(p)?;
+        let text = crate::fsio::read_input_string(p)?;
         let n = render::regions(&text)
             .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
             .len();

@@ -3,8 +3,9 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+/// `synth-template`: writes the groupwise-int template of a profile.
 pub fn template(profile: &str, output: &Path, force: bool) -> anyhow::Result<ExitCode> {
-    super::check_output(output, force)?;
+    super::check_output(output, force, &[])?;
     let p = super::profile(profile)?;
     let t0 = std::time::Instant::now();
     let dir = crate::synth::template::write_template(&p, output)?;
@@ -21,6 +22,7 @@ pub fn template(profile: &str, output: &Path, force: bool) -> anyhow::Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
+/// `synth`: writes a synthetic GGUF of a profile (or of some of its layers).
 pub fn model(
     profile: &str,
     format: &str,
@@ -30,7 +32,7 @@ pub fn model(
     force: bool,
 ) -> anyhow::Result<ExitCode> {
     use crate::synth::model::{write_model_file_layers, writer_for_layers, TernaryType};
-    super::check_output(output, force)?;
+    super::check_output(output, force, &[])?;
     let p = super::profile(profile)?;
     let ty = TernaryType::parse(format)
         .ok_or_else(|| anyhow::anyhow!("--format {format}: expected pq2_0 or ptq1_0"))?;
@@ -55,8 +57,9 @@ pub fn model(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `oracle-gguf`: writes the fixture the gguf-py oracle decodes.
 pub fn oracle(seed: u64, output: &Path, force: bool) -> anyhow::Result<ExitCode> {
-    super::check_output(output, force)?;
+    super::check_output(output, force, &[])?;
     let bytes = crate::synth::oracle::oracle_gguf(seed)?;
     crate::fsio::write_bytes_atomic(output, &bytes)?;
     println!("wrote {} ({} bytes)", output.display(), bytes.len());

@@ -34,10 +34,7 @@ pub fn run(
     force: bool,
 ) -> anyhow::Result<ExitCode> {
     let job = job(to, retag)?;
-    super::check_output(output, force)?;
-    if input.canonicalize().ok() == output.canonicalize().ok() && output.exists() {
-        bail!("refusing to overwrite the input; write to another file");
-    }
+    super::check_output(output, force, &[input])?;
     let map = crate::fsio::map_file(input)?;
     let mut n = 0;
     let changed = &mut n;

@@ -31,6 +31,7 @@ pub fn verify(
                 d.display()
             );
         }
+        crate::fsio::require_file_or_dir(d)?;
     }
     if let Some(d) = oracle_dump {
         if !d.is_dir() {
@@ -86,7 +87,11 @@ pub fn mutate(
     force: bool,
 ) -> anyhow::Result<ExitCode> {
     let m = verify::mutate::spec(kind)?;
-    super::check_output(output, force)?;
+    if m.target == "dumps" {
+        super::check_output_dir(output, force, &[artifact])?;
+    } else {
+        super::check_output(output, force, &[artifact])?;
+    }
     if m.target == "dumps" {
         let am = crate::fsio::map_file(artifact)?;
         let a = Artifact::parse(&am)?;
@@ -118,7 +123,7 @@ pub fn dump_reference(
     format: &str,
     force: bool,
 ) -> anyhow::Result<ExitCode> {
-    super::check_output(output, force)?;
+    super::check_output_dir(output, force, &[artifact])?;
     let tokens = tokens
         .map(|s| {
             s.split(',')

@@ -439,7 +439,7 @@ pub fn run(manifest: &Manifest, opts: &DiffOptions, work: &Path) -> anyhow::Resu
     for it in 0..opts.iterations {
         let mut rng = Rng::for_name(opts.seed, &format!("diff-fuzz/{it}"));
         let case = seeds[(rng.next_u64() % seeds.len() as u64) as usize];
-        let original = std::fs::read(opts.corpus.join(&case.file))?;
+        let original = crate::fsio::read_input(&opts.corpus.join(&case.file))?;
         let n = 1 + (rng.next_u64() % opts.max_mutations.max(1) as u64) as usize;
         let muts: Vec<Mutation> = (0..n)
             .map(|_| Mutation::random(&mut rng, original.len()))

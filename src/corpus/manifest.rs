@@ -143,8 +143,7 @@ pub struct Manifest {
 impl Manifest {
     /// Reads and parses a MANIFEST.json.
     pub fn load(path: &std::path::Path) -> anyhow::Result<Manifest> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let text = crate::fsio::read_input_string(path)?;
         serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
     }
 }

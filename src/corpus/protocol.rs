@@ -209,8 +209,8 @@ pub fn answer_request(case_file: &Path, req: &Value) -> Answer {
     let kind = req.get("kind").and_then(Value::as_str).unwrap_or("");
     let params = req.get("params").cloned().unwrap_or(json!({}));
     let inputs = req.get("inputs").cloned().unwrap_or(json!({}));
-    match std::fs::read(case_file) {
-        Err(e) => Answer::from(Error::io(ErrorClass::IoRead, case_file, e)),
+    match crate::fsio::read_input(case_file) {
+        Err(e) => Answer::from(e),
         Ok(bytes) => {
             let input = |name: &str| -> Result<Vec<u8>> {
                 let p = inputs
@@ -224,7 +224,7 @@ pub fn answer_request(case_file: &Path, req: &Value) -> Answer {
                             "input not given in the request",
                         )
                     })?;
-                std::fs::read(&p).map_err(|e| Error::io(ErrorClass::IoRead, &p, e))
+                crate::fsio::read_input(&p)
             };
             respond(kind, &params, &bytes, &input)
         }
@@ -235,7 +235,7 @@ pub fn answer_request(case_file: &Path, req: &Value) -> Answer {
 /// `--request FILE`), prints one answer line, exits 0 (accept/unsupported) or 1 (reject).
 pub fn run_adapter(case_file: &Path, request: Option<&Path>) -> i32 {
     let req_text = match request {
-        Some(p) => std::fs::read_to_string(p).unwrap_or_default(),
+        Some(p) => crate::fsio::read_input_string(p).unwrap_or_default(),
         None => {
             let mut s = String::new();
             let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut s);

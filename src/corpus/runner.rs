@@ -37,7 +37,7 @@ pub struct Capabilities {
 impl Capabilities {
     /// Reads and validates a capabilities.json file.
     pub fn load(path: &Path) -> anyhow::Result<Capabilities> {
-        let v: Value = serde_json::from_str(&std::fs::read_to_string(path)?)
+        let v: Value = serde_json::from_str(&crate::fsio::read_input_string(path)?)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         let unsupported = v
             .get("unsupported")
@@ -160,8 +160,7 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 
 /// `--known-failures FILE`: one case id per line; `#` starts a comment.
 pub fn load_known_failures(path: &Path) -> anyhow::Result<BTreeSet<String>> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let text = crate::fsio::read_input_string(path)?;
     Ok(text
         .lines()
         .map(|l| l.split('#').next().unwrap_or("").trim())

@@ -141,7 +141,7 @@ pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
     let edir = dir.join("embedding");
     let em: EmbeddingManifest = read_manifest(&edir, &spec.embedding.manifest)?;
     let ids: Vec<u64> = read_i32s(
-        &std::fs::read(edir.join(&em.tokens_file))?,
+        &crate::fsio::read_input(&edir.join(&em.tokens_file))?,
         "tokens",
         em.tokens,
     )?
@@ -163,7 +163,7 @@ pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
                 .token_ids_file
                 .as_ref()
                 .ok_or_else(|| anyhow!("{}: no token ids", c.name))?;
-            let ids: Vec<u64> = read_i32s(&std::fs::read(odir.join(tf))?, tf, c.tokens)?
+            let ids: Vec<u64> = read_i32s(&crate::fsio::read_input(&odir.join(tf))?, tf, c.tokens)?
                 .into_iter()
                 .map(|v| v as u64)
                 .collect();
@@ -174,7 +174,7 @@ pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
                 .x_file
                 .as_ref()
                 .ok_or_else(|| anyhow!("{}: no x", c.name))?;
-            let x = read_f32s(&std::fs::read(odir.join(xf))?, xf, c.k * c.tokens)?;
+            let x = read_f32s(&crate::fsio::read_input(&odir.join(xf))?, xf, c.k * c.tokens)?;
             // P (the ssm_out gather) is an index shuffle; signs and H run in the kernel.
             let perm = (c.rotation == "perm")
                 .then(|| crate::verify::rules::ssm_out_gather(&p, c.k as u64));

@@ -265,7 +265,7 @@ pub fn check_header(
 }
 
 pub fn read_manifest<T: for<'de> Deserialize<'de>>(dir: &Path, name: &str) -> Result<T> {
-    let text = std::fs::read_to_string(dir.join(name))
+    let text = crate::fsio::read_input_string(&dir.join(name))
         .with_context(|| format!("{name} in the dump directory"))?;
     serde_json::from_str(&text).with_context(|| format!("{name} does not match spec/dumps.json"))
 }

@@ -8,7 +8,7 @@ use super::dumps::{
 };
 use super::{read_dump_file, Ctx, Finding};
 use crate::spec::gates;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::path::Path;
 
 /// Which dump format `--dump` holds: `--dump-format` when given, else a file is the engine's
@@ -37,7 +37,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     // (T, ids, h) with h token-major in both formats (h[t*K + k]).
     let (t, ids, h) = if format == "engine" {
         let d = super::engine_dump::parse(
-            &std::fs::read(dir).with_context(|| format!("{}", dir.display()))?,
+            &crate::fsio::read_input(dir)?,
         )?;
         if d.hidden != k {
             bail!("engine dump hidden = {}, {object} has k = {k}", d.hidden);

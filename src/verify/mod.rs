@@ -312,5 +312,5 @@ pub fn read_dump_file(dir: &Path, name: &str) -> Result<Vec<u8>> {
     if name.is_empty() || name.contains('/') || name.contains('\\') || name == ".." {
         bail!("dump file name '{name}' must be a plain file name");
     }
-    std::fs::read(dir.join(name)).with_context(|| format!("dump file {name}"))
+    crate::fsio::read_input(&dir.join(name)).with_context(|| format!("dump file {name}"))
 }
