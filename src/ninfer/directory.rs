@@ -594,7 +594,7 @@ mod tests {
 
     #[test]
     fn by_name_agrees_with_find_for_every_object_and_misses_absent_names() {
-        let (dir, _) = super::super::violations::base_artifact();
+        let (dir, _) = crate::corpus::catalogs::ninfer_violations::base_artifact();
         let index = dir.by_name();
         assert_eq!(index.len(), dir.objects.len());
         for o in &dir.objects {

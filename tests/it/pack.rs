@@ -7,7 +7,7 @@ use crate::common::{nano, packed};
 use ninfer_ternary::gguf::{self, Gguf, GgufWriter, MetaValue, Mode, ValueType};
 use ninfer_ternary::ninfer::Artifact;
 use ninfer_ternary::pack::{pack_bytes, unpack, PackOptions};
-use ninfer_ternary::spec::ModelProfile;
+use ninfer_ternary::spec::{self, ModelProfile};
 use ninfer_ternary::synth::model::{model_bytes, TernaryType};
 use ninfer_ternary::synth::template::template_bytes;
 use ninfer_ternary::ErrorClass;

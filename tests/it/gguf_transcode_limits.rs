@@ -7,7 +7,8 @@
 //! The negative control re-runs this test binary as a child that allocates past its cap, and
 //! checks that the harness reports that as a crash.
 
-use ninfer_ternary::gguf::{GgufWriter, MetaValue, RawBytes, ValueType};
+use ninfer_ternary::corpus::catalogs::gguf_hostile::RawBytes;
+use ninfer_ternary::gguf::{GgufWriter, MetaValue, ValueType};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Command, Output};
