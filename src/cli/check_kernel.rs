@@ -427,7 +427,7 @@ pub fn dump_reference_device(
             return Ok(code);
         }
         let am = crate::fsio::map_file(artifact)?;
-        let a = crate::ninfer::Artifact::parse(&am).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let a = crate::ninfer::Artifact::parse(&am)?;
         let n = cuda::dumps::rewrite_on_device(&a, output)?;
         println!("device: {n} dump files recomputed by the reference CUDA kernels on GPU 0 (hadamard_rotate, dequantize, mul_mat_vec_planes)");
         Ok(ExitCode::SUCCESS)

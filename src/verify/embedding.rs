@@ -3,10 +3,8 @@
 //! dump cannot see a layout bug). Controls: the same dump read row-major, and the signs applied
 //! before H, must both fail to match — a control that matches fails the gate.
 
-use super::dumps::{
-    self, inverse, read_f32s, read_i32s, rel_l2, EmbeddingManifest, Rotation, Variant,
-};
-use super::{read_dump_file, Ctx, Finding};
+use super::dumps::{self, inverse, rel_l2, Rotation, Variant};
+use super::{Ctx, Finding};
 use crate::spec::gates;
 use anyhow::{bail, Context, Result};
 use std::path::Path;
@@ -24,6 +22,7 @@ pub fn dump_format(path: &Path, named: Option<&str>) -> Result<&'static str> {
     }
 }
 
+/// Runs the gate (SKIP without `--dump`).
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let Some(dir) = ctx.opts.dump else {
         return Ok(super::skip_naming("embedding"));
@@ -44,19 +43,8 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         }
         (d.tokens, d.ids, d.h)
     } else {
-        let m: EmbeddingManifest =
-            dumps::read_manifest(dir, &crate::spec::dumps().embedding.manifest)?;
-        dumps::check_header("embedding", &m.kind, m.format_version, &m.dtype, &m.layout)?;
-        if m.object != object {
-            bail!("dump is of {}, the gate checks {object}", m.object);
-        }
-        if m.k != k {
-            bail!("dump k = {}, {object} has k = {k}", m.k);
-        }
-        let t = m.tokens;
-        let ids = read_i32s(&read_dump_file(dir, &m.tokens_file)?, &m.tokens_file, t)?;
-        let h = read_f32s(&read_dump_file(dir, &m.h_file)?, &m.h_file, k * t)?;
-        (t, ids, h)
+        let d = dumps::parse_embedding(dir, &object, k)?;
+        (d.tokens, d.ids, d.h)
     };
     let mut distinct = ids.clone();
     distinct.sort();

@@ -7,6 +7,7 @@
 
 pub mod assembly;
 pub mod dense;
+pub mod dump_dir;
 pub mod dumps;
 pub mod embedding;
 pub mod engine_dump;
@@ -18,6 +19,7 @@ pub mod mutate;
 pub mod oracles;
 pub mod payload_order;
 pub mod provenance;
+pub mod reference;
 pub mod report;
 pub mod row_order;
 pub mod rows;
@@ -139,7 +141,7 @@ impl<'a> Ctx<'a> {
         if self.a.directory.find(name).is_none() {
             bail!("{name} is absent from the artifact");
         }
-        let v = self.a.row_split(name).map_err(|e| anyhow!("{e}"))?;
+        let v = self.a.row_split(name)?;
         if v.format.name != self.format.name {
             bail!("{name} is {}, not {}", v.format.name, self.format.name);
         }
@@ -202,12 +204,12 @@ pub fn verify(
     gguf_bytes: &[u8],
     opts: Options<'_>,
 ) -> Result<Report> {
-    let g = gguf::parse(gguf_bytes, Mode::Strict).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
-    let (profile, layers) = crate::pack::source::resolve_profile(&g, opts.profile)
-        .map_err(|e| anyhow!("{gguf_name}: {e}"))?;
-    let gformat = crate::pack::source::ternary_type(&g).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
+    let g = gguf::parse(gguf_bytes, Mode::Strict).context(gguf_name.to_string())?;
+    let (profile, layers) =
+        crate::pack::source::resolve_profile(&g, opts.profile).context(gguf_name.to_string())?;
+    let gformat = crate::pack::source::ternary_type(&g).context(gguf_name.to_string())?;
     let template = match opts.template {
-        Some(t) => Some(Artifact::parse(t).map_err(|e| anyhow!("template: {e}"))?),
+        Some(t) => Some(Artifact::parse(t).context("template")?),
         None => None,
     };
     let mut report = Report {

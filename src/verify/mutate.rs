@@ -9,7 +9,7 @@ use super::{artifact_layers, profile_for_artifact, resolve_name, rules};
 use crate::geometry::Plane;
 use crate::ninfer::{plan, Artifact, Directory, PlannedObject};
 use crate::spec::{gates, mapping, MutationSpec};
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use std::io::Write;
 use std::path::Path;
 
@@ -32,7 +32,7 @@ pub fn spec(kind: &str) -> Result<&'static MutationSpec> {
 
 /// Rows of `name` rearranged: output row i = input row order[i], in every plane.
 fn reorder_rows(a: &Artifact<'_>, name: &str, order: &[u64]) -> Result<Vec<u8>> {
-    let v = a.row_split(name).map_err(|e| anyhow!("{e}"))?;
+    let v = a.row_split(name)?;
     let mut out = v.bytes.to_vec();
     for p in Plane::ALL {
         if v.geom.row_bytes(p) == 0 {
@@ -69,7 +69,7 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
     match kind {
         "swap-two-rows" | "rotate-rows" | "duplicate-and-drop-row" | "perm48-on-rows" => {
             let name = obj()?;
-            let n = a.object(&name).map_err(|e| anyhow!("{e}"))?.shape()[0];
+            let n = a.object(&name)?.shape()[0];
             let order: Vec<u64> = match kind {
                 "swap-two-rows" => (0..n).map(|i| if i < 2 { 1 - i } else { i }).collect(),
                 "rotate-rows" => (0..n).map(|i| (i + 1) % n).collect(),
@@ -95,7 +95,7 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
         }
         "scales-at-offset-0" => {
             let name = obj()?;
-            let v = a.row_split(&name).map_err(|e| anyhow!("{e}"))?;
+            let v = a.row_split(&name)?;
             let len = v.bytes.len();
             let mut rows = ArtifactRows::new(
                 v,
@@ -120,13 +120,13 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
         "wrong-weights-id" => identity.weights_id = mapping().weights_id.template.clone(),
         "missing-borrowed-object" | "missing-layer-object" => {
             let name = obj()?;
-            a.object(&name).map_err(|e| anyhow!("{e}"))?;
+            a.object(&name)?;
             drop = Some(name);
         }
         "flipped-sign" => {
             let name = obj()?;
             let mut b = a
-                .object_bytes(a.object(&name).map_err(|e| anyhow!("{e}"))?)
+                .object_bytes(a.object(&name)?)
                 .to_vec();
             let v = f32::from_le_bytes(b[0..4].try_into().expect("4"));
             b[0..4].copy_from_slice(&(-v).to_le_bytes());
@@ -135,7 +135,7 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
         "dense-one-ulp" => {
             let name = obj()?;
             let mut b = a
-                .object_bytes(a.object(&name).map_err(|e| anyhow!("{e}"))?)
+                .object_bytes(a.object(&name)?)
                 .to_vec();
             if b.len() < 4 {
                 bail!("{name} holds no FP32 value");
@@ -147,7 +147,7 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
         }
         "wrong-hadamard-widths" => {
             let name = obj()?;
-            let b = a.object_bytes(a.object(&name).map_err(|e| anyhow!("{e}"))?);
+            let b = a.object_bytes(a.object(&name)?);
             let mut acc = 0i32;
             let mut out = Vec::new();
             for c in b.chunks_exact(4) {
@@ -174,7 +174,7 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
             _ => Source::Copy(i),
         });
     }
-    let dir = plan(identity, objects).map_err(|e| anyhow!("{e}"))?;
+    let dir = plan(identity, objects)?;
     Ok((dir, sources))
 }
 
@@ -193,22 +193,21 @@ fn fill(a: &Artifact<'_>, sources: &[Source], i: usize, w: &mut dyn Write) -> cr
 
 /// A mutated artifact in memory (small artifacts, tests).
 pub fn mutate_bytes(input: &[u8], kind: &str) -> Result<Vec<u8>> {
-    let a = Artifact::parse(input).map_err(|e| anyhow!("{e}"))?;
+    let a = Artifact::parse(input)?;
     let (dir, sources) = plan_mutation(&a, kind)?;
     let mut out = Vec::new();
-    crate::ninfer::writer::write_to(&mut out, &dir, |i, _, w| fill(&a, &sources, i, w))
-        .map_err(|e| anyhow!("{e}"))?;
-    Artifact::parse(&out).map_err(|e| anyhow!("mutated artifact does not re-open: {e}"))?;
+    crate::ninfer::writer::write_to(&mut out, &dir, |i, _, w| fill(&a, &sources, i, w))?;
+    Artifact::parse(&out).context("mutated artifact does not re-open")?;
     Ok(out)
 }
 
 /// A mutated artifact streamed to `output` (atomic; re-opened before it replaces the path).
 pub fn mutate_file(input: &Path, kind: &str, output: &Path) -> Result<()> {
-    let map = crate::fsio::map_file(input).map_err(|e| anyhow!("{e}"))?;
-    let a = Artifact::parse(&map).map_err(|e| anyhow!("{e}"))?;
+    let map = crate::fsio::map_file(input)?;
+    let a = Artifact::parse(&map)?;
     let (dir, sources) = plan_mutation(&a, kind)?;
-    crate::ninfer::writer::write_file(output, &dir, |i, _, w| fill(&a, &sources, i, w))
-        .map_err(|e| anyhow!("{e}"))
+    crate::ninfer::writer::write_file(output, &dir, |i, _, w| fill(&a, &sources, i, w))?;
+    Ok(())
 }
 
 /// Broken reference dumps (kinds with target "dumps") written under `dir`.

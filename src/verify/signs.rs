@@ -9,11 +9,9 @@ use anyhow::{anyhow, Result};
 pub fn artifact_signs(a: &crate::ninfer::Artifact<'_>) -> Result<(Vec<f32>, Vec<i32>)> {
     let s = &gates().signs;
     let (sf, _, sb) = a
-        .contiguous(&s.artifact_signs)
-        .map_err(|e| anyhow!("{e}"))?;
+        .contiguous(&s.artifact_signs)?;
     let (wf, _, wb) = a
-        .contiguous(&s.artifact_widths)
-        .map_err(|e| anyhow!("{e}"))?;
+        .contiguous(&s.artifact_widths)?;
     if sf.name != "FP32" || wf.name != "I32" {
         return Err(anyhow!(
             "sign objects are {} / {}, expected FP32 / I32",
@@ -36,10 +34,9 @@ pub fn artifact_signs(a: &crate::ninfer::Artifact<'_>) -> Result<(Vec<f32>, Vec<
 /// writers differ: INT32, FLOAT32, INT8 — spec/hadamard.json); the verifier's own reading.
 fn gguf_sign_values(g: &crate::gguf::Gguf<'_>, key: &str) -> Result<Vec<f64>> {
     use crate::gguf::{Scalar, ValueType as T};
-    let arr = g.get_array(key).map_err(|e| anyhow!("{e}"))?;
+    let arr = g.get_array(key)?;
     fn all<S: Scalar>(a: &crate::gguf::ArrayView<'_>, f: impl Fn(S) -> f64) -> Result<Vec<f64>> {
-        Ok(a.as_vec::<S>()
-            .map_err(|e| anyhow!("{e}"))?
+        Ok(a.as_vec::<S>()?
             .into_iter()
             .map(f)
             .collect())
@@ -67,8 +64,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let gv = gguf_sign_values(ctx.g, &s.gguf_signs)?;
     let gw = ctx
         .g
-        .get_array_as::<i32>(&s.gguf_widths)
-        .map_err(|e| anyhow!("{e}"))?;
+        .get_array_as::<i32>(&s.gguf_widths)?;
     let mut f = Finding::new("signs");
     let (av, aw) = artifact_signs(ctx.a)?;
     let len_ok = av.len() == gv.len();
