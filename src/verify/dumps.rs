@@ -139,7 +139,11 @@ pub struct EmbeddingArrays {
 
 /// Parses a native embedding dump of `object` with hidden width `k`: manifest fields against
 /// spec/dumps.json, then both array files with lengths checked against T and K.
-pub fn parse_embedding(files: &(impl DumpFiles + ?Sized), object: &str, k: usize) -> Result<EmbeddingArrays> {
+pub fn parse_embedding(
+    files: &(impl DumpFiles + ?Sized),
+    object: &str,
+    k: usize,
+) -> Result<EmbeddingArrays> {
     let m: EmbeddingManifest = read_manifest(files, &dumps().embedding.manifest)?;
     check_header("embedding", &m.kind, m.format_version, &m.dtype, &m.layout)?;
     if m.object != object {
@@ -180,7 +184,10 @@ pub struct OracleArrays {
 }
 
 /// Reads the array files of case `c` with every length checked against its T, K and N.
-pub fn parse_oracle_arrays(files: &(impl DumpFiles + ?Sized), c: &OracleCase) -> Result<OracleArrays> {
+pub fn parse_oracle_arrays(
+    files: &(impl DumpFiles + ?Sized),
+    c: &OracleCase,
+) -> Result<OracleArrays> {
     let (x, ids) = if c.rotation == "inverse" {
         let Some(tf) = &c.token_ids_file else {
             bail!("inverse case without token_ids_file");

@@ -12,8 +12,8 @@
 //! Every case is also compared with wrong variants (signs after the rotation, P missing,
 //! unnormalized H, transposed token layout, no rotation); one that matches fails the gate.
 
-use super::dumps::{fwht, matmul_sets, read_f32s, rel_l2, Rotation};
 use super::dump_dir::DirFiles;
+use super::dumps::{fwht, matmul_sets, read_f32s, rel_l2, Rotation};
 use super::oracles::OracleTally;
 use super::{read_dump_file, Ctx, Finding};
 use crate::perm::{perm_row, HeadTiling};

@@ -12,6 +12,7 @@ pub mod dumps;
 pub mod embedding;
 pub mod engine_dump;
 pub mod findings;
+pub mod hadamard_meta;
 pub mod harness;
 pub mod heap;
 pub mod inspect;

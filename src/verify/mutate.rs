@@ -125,18 +125,14 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
         }
         "flipped-sign" => {
             let name = obj()?;
-            let mut b = a
-                .object_bytes(a.object(&name)?)
-                .to_vec();
+            let mut b = a.object_bytes(a.object(&name)?).to_vec();
             let v = f32::from_le_bytes(b[0..4].try_into().expect("4"));
             b[0..4].copy_from_slice(&(-v).to_le_bytes());
             replace = Some((name, b));
         }
         "dense-one-ulp" => {
             let name = obj()?;
-            let mut b = a
-                .object_bytes(a.object(&name)?)
-                .to_vec();
+            let mut b = a.object_bytes(a.object(&name)?).to_vec();
             if b.len() < 4 {
                 bail!("{name} holds no FP32 value");
             }
