@@ -25,7 +25,7 @@ nice -n 19 cargo fuzz build -s none --release -a >&2
 
 TRIPLE="$(rustc -vV | sed -n 's/^host: //p')"
 BIN_DIR="$FUZZ_DIR/target/$TRIPLE/release"
-ALL_TARGETS="gguf_parse gguf_structured ninfer_parse ninfer_roundtrip codec_fast_vs_ref pack_nano"
+ALL_TARGETS="gguf_parse gguf_structured ninfer_parse ninfer_roundtrip codec_fast_vs_ref pack_nano dumps_parse"
 TARGETS="${TARGETS:-$ALL_TARGETS}"
 
 max_len() {
@@ -35,6 +35,7 @@ max_len() {
         ninfer_parse | ninfer_roundtrip) echo 32768 ;;
         codec_fast_vs_ref) echo 2048 ;;
         pack_nano) echo 81 ;;
+        dumps_parse) echo 65536 ;;
         *) echo 4096 ;;
     esac
 }

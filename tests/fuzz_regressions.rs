@@ -31,6 +31,9 @@ fn replay(target: &str, bytes: &[u8]) {
         "ninfer_roundtrip" => checks::check_ninfer_roundtrip(bytes),
         "codec_fast_vs_ref" => deep::check_codec(bytes),
         "pack_nano" => deep::check_pack(bytes),
+        "dumps_parse" => {
+            ninfer_ternary::verify::dump_bundle::parse_all(bytes);
+        }
         other => panic!("no checks for fuzz target directory {other}"),
     }
 }

@@ -15,6 +15,9 @@ fn replay(target: &str, bytes: &[u8]) {
         "ninfer_roundtrip" => checks::check_ninfer_roundtrip(bytes),
         "codec_fast_vs_ref" => ninfer_ternary_fuzz::deep::check_codec(bytes),
         "pack_nano" => ninfer_ternary_fuzz::deep::check_pack(bytes),
+        "dumps_parse" => {
+            ninfer_ternary::verify::dump_bundle::parse_all(bytes);
+        }
         // What libfuzzer-sys does with a typed input.
         "gguf_structured" => {
             if let Ok(d) = structured::GgufDesc::arbitrary_take_rest(Unstructured::new(bytes)) {

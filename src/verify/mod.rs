@@ -7,6 +7,7 @@
 
 pub mod assembly;
 pub mod dense;
+pub mod dump_bundle;
 pub mod dump_dir;
 pub mod dumps;
 pub mod embedding;
