@@ -133,12 +133,12 @@ fn every_mutation_fails_exactly_the_gates_the_spec_names() {
         let a = Artifact::parse(&fx.artifact).unwrap();
         for m in &gates().mutations {
             let (bytes, dump_name) = if m.target == "artifact" {
-                let b = mutate::mutate_bytes(&fx.artifact, &m.kind).unwrap();
+                let b = mutate::mutate_bytes(&fx.artifact, m.kind.as_str()).unwrap();
                 Artifact::parse(&b).expect("a mutated artifact is a valid container");
                 (b, "healthy".to_string())
             } else {
-                mutate::mutate_dumps(&a, &m.kind, &fx.dir.path().join(&m.kind), 0).unwrap();
-                (fx.artifact.clone(), m.kind.clone())
+                mutate::mutate_dumps(&a, m.kind.as_str(), &fx.dir.path().join(m.kind.as_str()), 0).unwrap();
+                (fx.artifact.clone(), m.kind.to_string())
             };
             let (e, o) = fx.dumps(&dump_name);
             let suffix = if m.target == "artifact" {
@@ -148,7 +148,7 @@ fn every_mutation_fails_exactly_the_gates_the_spec_names() {
             };
             let r = fx.run(&suffix, &bytes, fx.full(&e, &o));
             let mut got = r.failed_steps();
-            let mut want = m.must_fail.clone();
+            let mut want: Vec<String> = m.must_fail.iter().map(|s| s.to_string()).collect();
             got.sort();
             want.sort();
             if got != want {

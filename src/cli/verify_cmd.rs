@@ -90,7 +90,7 @@ pub fn mutate(
 ) -> anyhow::Result<ExitCode> {
     let m = verify::mutate::spec(kind)?;
     super::check_output(output, force)?;
-    if m.target == "dumps" {
+    if m.target == crate::spec::MutationTarget::Dumps {
         let artifact_map = crate::fsio::map_file(artifact)?;
         let a = Artifact::parse(&artifact_map)?;
         verify::mutate::mutate_dumps(&a, kind, output, seed)?;
@@ -99,7 +99,7 @@ pub fn mutate(
             m.doc,
             output.display(),
             output.display(),
-            m.must_fail.join(", ")
+            steps(&m.must_fail)
         );
     } else {
         verify::mutate::mutate_file(artifact, kind, output)?;
@@ -107,10 +107,16 @@ pub fn mutate(
             "wrote {} ({kind}: {}); verify must fail: {}",
             output.display(),
             m.doc,
-            m.must_fail.join(", ")
+            steps(&m.must_fail)
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Gate steps as the CLI prints them: `a, b, c`.
+fn steps(list: &[crate::spec::GateStep]) -> String {
+    let names: Vec<&str> = list.iter().map(|s| s.as_str()).collect();
+    names.join(", ")
 }
 
 /// `dump-reference`: reference dumps of ARTIFACT in the native, engine or harness format,

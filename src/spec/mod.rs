@@ -13,10 +13,12 @@ mod kernels;
 mod model;
 pub mod render;
 mod tables;
+mod verify_vocab;
 pub use gates::*;
 pub use kernels::*;
 pub use model::*;
 pub use tables::*;
+pub use verify_vocab::{GateStep, MutationKind, MutationTarget};
 
 /// All tables, parsed.
 #[derive(Debug)]

@@ -55,12 +55,12 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
     let load = |s: &str| -> Result<(Vec<f64>, Vec<u64>)> {
         let name = src_name(s)?;
         let t = ctx
-            .g
+            .gguf
             .tensor(&name)
             .ok_or_else(|| anyhow!("{name} is absent from the GGUF"))?;
         let c = Codec::for_ggml_type_checked(t.ggml).map_err(|e| anyhow!("{name}: {e}"))?;
         let v = c
-            .decode_to_vec(ctx.g.tensor_data(t))
+            .decode_to_vec(ctx.gguf.tensor_data(t))
             .map_err(|e| anyhow!("{name}: {e}"))?;
         Ok((v.into_iter().map(f64::from).collect(), t.ne.to_vec()))
     };
@@ -181,12 +181,12 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         };
         for l in layers {
             let target = ctx.name(&rule.target, l)?;
-            let Some(o) = ctx.a.directory.find(&target) else {
+            let Some(o) = ctx.artifact.directory.find(&target) else {
                 absent += 1;
                 f.line(format!("{target}: ABSENT from the artifact"));
                 continue;
             };
-            let got = ctx.a.object_bytes(o);
+            let got = ctx.artifact.object_bytes(o);
             let (kind, want) = expected(ctx, &rule.produce, l)?;
             objects += 1;
             let w = elem_bytes(&kind);

@@ -60,7 +60,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     if let Some(bad) = ids.iter().find(|&&i| i < 0 || i as u64 >= rows.n()) {
         bail!("token id {bad} outside [0, {})", rows.n());
     }
-    let rot = Rotation::from_artifact(ctx.a, &ctx.profile)?;
+    let rot = Rotation::from_artifact(ctx.artifact, &ctx.profile)?;
     let used = t.min(th.embedding_max_tokens);
     let (mut worst, mut worst_rm, mut worst_sb) = (0f64, 0f64, 0f64);
     for ti in 0..used {

@@ -333,7 +333,7 @@ fn gemm_case(ctx: &Ctx<'_>, dir: &Path) -> Result<(String, f64, Wrongs)> {
     };
     let mut rows = ctx.artifact_rows(&object)?;
     let (n, k) = (rows.n() as usize, rows.view.geom.k as usize);
-    let rot = Rotation::from_artifact(ctx.a, &ctx.profile)?;
+    let rot = Rotation::from_artifact(ctx.artifact, &ctx.profile)?;
     let x = lcg_values(g.x_seed, k);
     if dir.join(&g.x_file).exists() {
         let got = read_f32s(&read_dump_file(dir, &g.x_file)?, &g.x_file, k)?;

@@ -8,7 +8,7 @@ use anyhow::Result;
 
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut f = Finding::new("inspect");
-    let a = ctx.a;
+    let a = ctx.artifact;
     let m = mapping();
     let id = &a.directory.identity;
     let mut problems: Vec<String> = Vec::new();

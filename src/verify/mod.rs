@@ -1,5 +1,5 @@
-//! The verifier: ten gates over a packed folded-ternary `.ninfer` artifact and its source GGUF
-//! (spec/verifier.md#gates, `spec/gates.json`). Format-generic: geometry always from
+//! The verifier: ten gates (spec/gates.json `steps`, one [`Finding`] each) over a packed
+//! folded-ternary `.ninfer` artifact and its source GGUF (spec/verifier.md#gates). Format-generic: geometry always from
 //! `row_split_geometry`, block layout from the spec's plane slices, dimensions from the profile.
 //!
 //! One module per gate; each returns a [`Finding`]. Negative controls run inside their gate on
@@ -32,7 +32,7 @@ pub use findings::{Finding, Report, Status};
 
 use crate::gguf::{self, Gguf, Mode};
 use crate::ninfer::Artifact;
-use crate::spec::{self, Dim, ModelProfile, NumericFormat};
+use crate::spec::{self, Dim, GateStep, ModelProfile, NumericFormat};
 use anyhow::{anyhow, bail, Context, Result};
 use rows::{ArtifactRows, Blocks, GgufRows};
 use std::path::Path;
@@ -58,15 +58,22 @@ pub struct Options<'p> {
 
 /// Everything a gate needs.
 pub struct Ctx<'a> {
-    pub a: &'a Artifact<'a>,
-    pub g: &'a Gguf<'a>,
+    /// The artifact under test.
+    pub artifact: &'a Artifact<'a>,
+    /// The source GGUF it was packed from.
+    pub gguf: &'a Gguf<'a>,
+    /// The groupwise-int template (`--template`).
     pub template: Option<&'a Artifact<'a>>,
+    /// The model profile of the source.
     pub profile: ModelProfile,
     /// The layers the source GGUF holds (all of the profile's, or a reduced model's subset):
     /// the artifact must hold exactly these.
     pub layers: Vec<u64>,
+    /// The ternary format of both files.
     pub format: &'static NumericFormat,
+    /// Its ggml block layout.
     pub blocks: Blocks,
+    /// What the command line added.
     pub opts: Options<'a>,
 }
 
@@ -132,6 +139,7 @@ pub fn resolve_name(p: &ModelProfile, layers: &[u64], s: &str, l: Option<u64>) -
     Ok(out)
 }
 
+/// A profile dimension by number or name.
 pub fn dim(p: &ModelProfile, d: &Dim) -> Result<u64> {
     p.dim(d)
         .ok_or_else(|| anyhow!("profile {} lacks dimension {d:?}", p.name))
@@ -140,28 +148,31 @@ pub fn dim(p: &ModelProfile, d: &Dim) -> Result<u64> {
 impl<'a> Ctx<'a> {
     /// Rows of a ternary artifact object, checked to be in the artifact's ternary format.
     pub fn artifact_rows(&self, name: &str) -> Result<ArtifactRows<'a>> {
-        if self.a.directory.find(name).is_none() {
+        if self.artifact.directory.find(name).is_none() {
             bail!("{name} is absent from the artifact");
         }
-        let v = self.a.row_split(name)?;
+        let v = self.artifact.row_split(name)?;
         if v.format.name != self.format.name {
             bail!("{name} is {}, not {}", v.format.name, self.format.name);
         }
         ArtifactRows::new(v, self.blocks)
     }
 
+    /// Rows of a ternary GGUF tensor in the source's format.
     pub fn gguf_rows(&self, name: &str) -> Result<GgufRows<'a>> {
         let t = self
-            .g
+            .gguf
             .tensor(name)
             .ok_or_else(|| anyhow!("{name} is absent from the GGUF"))?;
-        GgufRows::new(self.g, t, self.format, &self.blocks)
+        GgufRows::new(self.gguf, t, self.format, &self.blocks)
     }
 
+    /// A dimension of the profile.
     pub fn dim(&self, d: &Dim) -> Result<u64> {
         dim(&self.profile, d)
     }
 
+    /// A spec name with its layer placeholders resolved.
     pub fn name(&self, s: &str, l: Option<u64>) -> Result<String> {
         resolve_name(&self.profile, &self.layers, s, l)
     }
@@ -226,10 +237,10 @@ pub fn verify(
         Ok(a) => a,
         Err(e) => {
             for s in &spec::gates().steps {
-                report.findings.push(if s.step == "inspect" {
-                    Finding::fail("inspect", format!("the artifact does not open: {e}"))
+                report.findings.push(if s.step == GateStep::Inspect {
+                    Finding::fail(s.step.as_str(), format!("the artifact does not open: {e}"))
                 } else {
-                    Finding::skip(&s.step, "the artifact does not open (see inspect)")
+                    Finding::skip(s.step.as_str(), "the artifact does not open (see inspect)")
                 });
             }
             return Ok(report);
@@ -247,8 +258,8 @@ pub fn verify(
     }
     let blocks = Blocks::for_format(gformat)?;
     let ctx = Ctx {
-        a: &a,
-        g: &g,
+        artifact: &a,
+        gguf: &g,
         template: template.as_ref(),
         profile,
         layers,
@@ -273,30 +284,32 @@ fn guarded(step: &str, f: impl FnOnce() -> Result<Finding>) -> Finding {
     out
 }
 
-/// The ten steps in spec order.
+/// The ten gates of spec/gates.json `steps`, in spec order. Five open only with an input
+/// (`provenance` a template, `row_order_sweep` `--sweep`, `signs` a folded GGUF, `embedding` and
+/// `engine_oracles` a dump); without it they SKIP naming it.
 pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
     if let Ok(mut v) = GATE_SECONDS.lock() {
         v.clear();
     }
-    let mut out = Vec::new();
-    for s in &spec::gates().steps {
-        let key = s.step.as_str();
-        let f = match key {
-            "provenance" => guarded(key, || provenance::run(ctx)),
-            "inspect" => guarded(key, || inspect::run(ctx)),
-            "payload_order" => guarded(key, || payload_order::run(ctx)),
-            "row_order" => guarded(key, || row_order::run(ctx)),
-            "row_order_sweep" => guarded(key, || row_order::sweep(ctx)),
-            "assembly" => guarded(key, || assembly::run(ctx)),
-            "signs" => guarded(key, || signs::run(ctx)),
-            "dense_values" => guarded(key, || dense::run(ctx)),
-            "embedding" => guarded(key, || embedding::run(ctx)),
-            "engine_oracles" => guarded(key, || oracles::run(ctx)),
-            other => Finding::fail(other, "no implementation for this step"),
-        };
-        out.push(f);
-    }
-    out
+    spec::gates()
+        .steps
+        .iter()
+        .map(|s| {
+            let key = s.step.as_str();
+            match s.step {
+                GateStep::Provenance => guarded(key, || provenance::run(ctx)),
+                GateStep::Inspect => guarded(key, || inspect::run(ctx)),
+                GateStep::PayloadOrder => guarded(key, || payload_order::run(ctx)),
+                GateStep::RowOrder => guarded(key, || row_order::run(ctx)),
+                GateStep::RowOrderSweep => guarded(key, || row_order::sweep(ctx)),
+                GateStep::Assembly => guarded(key, || assembly::run(ctx)),
+                GateStep::Signs => guarded(key, || signs::run(ctx)),
+                GateStep::DenseValues => guarded(key, || dense::run(ctx)),
+                GateStep::Embedding => guarded(key, || embedding::run(ctx)),
+                GateStep::EngineOracles => guarded(key, || oracles::run(ctx)),
+            }
+        })
+        .collect()
 }
 
 /// The SKIP finding of a step, naming what opens it (from the spec).

@@ -23,7 +23,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     }
     let ds = crate::spec::dumps();
     let m = dumps::parse_oracle_manifest(dir)?;
-    let rot = Rotation::from_artifact(ctx.a, &ctx.profile)?;
+    let rot = Rotation::from_artifact(ctx.artifact, &ctx.profile)?;
     let mut f = Finding::new("engine_oracles");
     let mut problems: Vec<String> = Vec::new();
     let mut checked = 0;

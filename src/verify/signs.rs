@@ -54,13 +54,13 @@ fn gguf_sign_values(g: &crate::gguf::Gguf<'_>, key: &str) -> Result<Vec<f64>> {
 /// Runs the gate (SKIP when the GGUF carries no sign table).
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let s = &gates().signs;
-    if ctx.g.get(&s.gguf_signs).is_none() && ctx.g.get(&s.gguf_widths).is_none() {
+    if ctx.gguf.get(&s.gguf_signs).is_none() && ctx.gguf.get(&s.gguf_widths).is_none() {
         return Ok(super::skip_naming("signs"));
     }
-    let gv = gguf_sign_values(ctx.g, &s.gguf_signs)?;
-    let gw = ctx.g.get_array_as::<i32>(&s.gguf_widths)?;
+    let gv = gguf_sign_values(ctx.gguf, &s.gguf_signs)?;
+    let gw = ctx.gguf.get_array_as::<i32>(&s.gguf_widths)?;
     let mut f = Finding::new("signs");
-    let (av, aw) = artifact_signs(ctx.a)?;
+    let (av, aw) = artifact_signs(ctx.artifact)?;
     let len_ok = av.len() == gv.len();
     let mismatches = av
         .iter()
@@ -80,7 +80,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         .num("widths_equal", widths_ok);
     f.line(format!("widths: artifact {aw:?}, GGUF {gw:?}"));
     // Lines only on failure: a conforming file's report is unchanged.
-    let metadata = super::hadamard_meta::problems(ctx.g, &ctx.profile);
+    let metadata = super::hadamard_meta::problems(ctx.gguf, &ctx.profile);
     for p in &metadata {
         f.line(format!("prism.hadamard metadata: {p}"));
     }
