@@ -22,6 +22,68 @@ pub fn dump_format(path: &Path, named: Option<&str>) -> Result<&'static str> {
     }
 }
 
+/// The dump's tokens and activations, `h` token-major in both formats (`h[t*K + k]`).
+fn read_dump(
+    dir: &std::path::Path,
+    format: &str,
+    object: &str,
+    k: usize,
+) -> Result<dumps::EmbeddingArrays> {
+    if format != "engine" {
+        return dumps::parse_embedding(dir, object, k);
+    }
+    let d = super::engine_dump::parse(
+        &std::fs::read(dir).with_context(|| format!("{}", dir.display()))?,
+    )?;
+    if d.hidden != k {
+        bail!("engine dump hidden = {}, {object} has k = {k}", d.hidden);
+    }
+    Ok(dumps::EmbeddingArrays {
+        tokens: d.tokens,
+        ids: d.ids,
+        h: d.h,
+    })
+}
+
+/// Worst rel L2 over the checked tokens: of the documented math, of the row-major read
+/// control, and of the signs-before-rotation control.
+#[derive(Default)]
+struct Worst {
+    documented: f64,
+    row_major: f64,
+    signs_before: f64,
+}
+
+/// Compares the first `used` tokens of the dump with the reference, one line per token.
+fn score(
+    f: &mut Finding,
+    rows: &mut super::rows::ArtifactRows<'_>,
+    rot: &Rotation,
+    d: &dumps::EmbeddingArrays,
+    k: usize,
+    used: usize,
+) -> Result<Worst> {
+    let (t, h) = (d.tokens, &d.h);
+    let mut worst = Worst::default();
+    for ti in 0..used {
+        let z = rows.decode(d.ids[ti] as u64)?;
+        let want = inverse(rot, &z, Variant::Documented)?;
+        let tm: Vec<f64> = h[ti * k..(ti + 1) * k].to_vec();
+        let rm: Vec<f64> = (0..k).map(|kk| h[kk * t + ti]).collect();
+        let sb = inverse(rot, &z, Variant::SignsAfterRotation)?;
+        let r = rel_l2(&tm, &want);
+        worst.documented = worst.documented.max(r);
+        worst.row_major = worst.row_major.max(rel_l2(&rm, &want));
+        worst.signs_before = worst.signs_before.max(rel_l2(&tm, &sb));
+        f.line(format!(
+            "token {}: rel L2 {}",
+            d.ids[ti],
+            super::findings::round6(r)
+        ));
+    }
+    Ok(worst)
+}
+
 /// Runs the gate (SKIP without `--dump`).
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let Some(dir) = ctx.opts.dump else {
@@ -33,19 +95,8 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let object = ctx.name(&gates().embedding.object, None)?;
     let mut rows = ctx.artifact_rows(&object)?;
     let k = rows.view.geom.k as usize;
-    // (T, ids, h) with h token-major in both formats (h[t*K + k]).
-    let (t, ids, h) = if format == "engine" {
-        let d = super::engine_dump::parse(
-            &std::fs::read(dir).with_context(|| format!("{}", dir.display()))?,
-        )?;
-        if d.hidden != k {
-            bail!("engine dump hidden = {}, {object} has k = {k}", d.hidden);
-        }
-        (d.tokens, d.ids, d.h)
-    } else {
-        let d = dumps::parse_embedding(dir, &object, k)?;
-        (d.tokens, d.ids, d.h)
-    };
+    let dump = read_dump(dir, format, &object, k)?;
+    let (t, ids) = (dump.tokens, &dump.ids);
     let mut distinct = ids.clone();
     distinct.sort();
     distinct.dedup();
@@ -62,23 +113,8 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     }
     let rot = Rotation::from_artifact(ctx.artifact, &ctx.profile)?;
     let used = t.min(th.embedding_max_tokens);
-    let (mut worst, mut worst_rm, mut worst_sb) = (0f64, 0f64, 0f64);
-    for ti in 0..used {
-        let z = rows.decode(ids[ti] as u64)?;
-        let want = inverse(&rot, &z, Variant::Documented)?;
-        let tm: Vec<f64> = h[ti * k..(ti + 1) * k].to_vec();
-        let rm: Vec<f64> = (0..k).map(|kk| h[kk * t + ti]).collect();
-        let sb = inverse(&rot, &z, Variant::SignsAfterRotation)?;
-        let r = rel_l2(&tm, &want);
-        worst = worst.max(r);
-        worst_rm = worst_rm.max(rel_l2(&rm, &want));
-        worst_sb = worst_sb.max(rel_l2(&tm, &sb));
-        f.line(format!(
-            "token {}: rel L2 {}",
-            ids[ti],
-            super::findings::round6(r)
-        ));
-    }
+    let w = score(&mut f, &mut rows, &rot, &dump, k, used)?;
+    let (worst, worst_rm, worst_sb) = (w.documented, w.row_major, w.signs_before);
     // A control "matches" when every checked token agrees within the threshold (its worst
     // token is within it).
     let max = th.embedding_rel_l2_max;
