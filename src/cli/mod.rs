@@ -207,7 +207,7 @@ enum Command {
         #[arg(long)]
         request: Option<PathBuf>,
     },
-    /// Verify a packed artifact against its source GGUF: the seven gates of spec/verifier.md#gates.
+    /// Verify a packed artifact against its source GGUF: the ten gates of spec/verifier.md#gates.
     /// Exit 0 pass, 1 fail, 2 usage/IO error.
     Verify {
         artifact: PathBuf,
