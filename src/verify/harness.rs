@@ -84,6 +84,7 @@ pub enum HarnessVariant {
 }
 
 impl HarnessVariant {
+    /// The variant's report name.
     pub fn name(self) -> &'static str {
         match self {
             HarnessVariant::Documented => "documented",

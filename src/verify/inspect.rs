@@ -30,6 +30,7 @@ fn expected_objects(ctx: &Ctx<'_>) -> Vec<(String, Vec<u64>, String, &'static st
     want
 }
 
+/// Runs the gate.
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut f = Finding::new("inspect");
     let a = ctx.artifact;

@@ -5,27 +5,49 @@
 //! One module per gate; each returns a [`Finding`]. Negative controls run inside their gate on
 //! every invocation; a control that survives fails the gate.
 
+/// Gate `assembly`: the positional audits.
 pub mod assembly;
+/// Gate `dense_values`: dense objects recomputed bit for bit.
 pub mod dense;
+/// A dump directory as one byte string (the `dumps_parse` fuzz target).
 pub mod dump_bundle;
+/// Writes a dump directory atomically.
 pub mod dump_dir;
+/// Dump formats, their parsers and the reference rotation math.
 pub mod dumps;
+/// Gate `embedding`: an activation dump against the inverse rotation.
 pub mod embedding;
+/// The engine tooling's embedding dump file.
 pub mod engine_dump;
+/// Findings and the report they make.
 pub mod findings;
+/// `prism.hadamard.*` metadata against spec/hadamard.json (part of `signs`).
 pub mod hadamard_meta;
+/// The engine tooling's harness dump directories.
 pub mod harness;
+/// The heap-peak probe the binary installs.
 pub mod heap;
+/// Gate `inspect`: the container and every mapped object.
 pub mod inspect;
+/// Broken artifacts and dumps (spec/gates.json `mutations`).
 pub mod mutate;
+/// Gate `engine_oracles`: kernel dumps against the rotation math.
 pub mod oracles;
+/// Gate `payload_order`: row-split planes, not interleaved blocks.
 pub mod payload_order;
+/// Gate `provenance`: identity and borrowed objects against the template.
 pub mod provenance;
+/// The writer of reference dumps.
 pub mod reference;
+/// Text and JSON renderings of a report.
 pub mod report;
+/// Gates `row_order` and `row_order_sweep`.
 pub mod row_order;
+/// Row access to artifact objects and GGUF tensors, with fingerprints.
 pub mod rows;
+/// The verifier's own index arithmetic for the row rules.
 pub mod rules;
+/// Gate `signs`: sign objects and Hadamard metadata.
 pub mod signs;
 
 pub use findings::{Finding, Report, Status};

@@ -93,6 +93,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
 /// wrong variant at least the wrong-variant minimum.
 #[derive(Default)]
 pub(super) struct OracleTally {
+    /// Cases that passed.
     pub passed: usize,
     worst_doc: f64,
     best_wrong: Option<f64>,

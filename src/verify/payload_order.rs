@@ -13,13 +13,19 @@ use anyhow::{bail, Result};
 /// Scale statistics of `count` f16 values read at `bytes[at..]`.
 #[derive(Debug, Clone, Copy)]
 pub struct ScaleStats {
+    /// Scales read.
     pub values: u64,
+    /// Negative scales (a real scale plane has none).
     pub negative: u64,
+    /// NaN or infinite scales.
     pub nonfinite: u64,
+    /// Median of the finite scales.
     pub median: f64,
+    /// Largest finite scale.
     pub max: f64,
 }
 
+/// `count` f16 values read as scales at byte `at` of an object.
 pub fn scale_stats(bytes: &[u8], at: u64, count: u64) -> Result<ScaleStats> {
     let end = at + 2 * count;
     if end > bytes.len() as u64 {
@@ -131,6 +137,7 @@ fn controls(
     Ok(survived)
 }
 
+/// Runs the gate.
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let spec = &gates().payload_order;
     let name = ctx.name(&spec.object, None)?;

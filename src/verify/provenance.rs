@@ -6,6 +6,7 @@ use crate::mapping::{is_borrowed, produced_objects_in};
 use crate::spec::mapping;
 use anyhow::Result;
 
+/// Runs the gate (SKIP without `--template`).
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let Some(t) = ctx.template else {
         return Ok(skip_naming("provenance"));
