@@ -27,10 +27,7 @@ pub fn encode(files: &BTreeMap<String, Vec<u8>>) -> Vec<u8> {
 /// earlier one.
 pub fn decode(mut b: &[u8]) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
-    loop {
-        let Some((n, rest)) = take_len(b, 2) else {
-            break;
-        };
+    while let Some((n, rest)) = take_len(b, 2) {
         let Some((name, rest)) = rest.split_at_checked(n) else {
             break;
         };
