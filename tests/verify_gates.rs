@@ -137,7 +137,8 @@ fn every_mutation_fails_exactly_the_gates_the_spec_names() {
                 Artifact::parse(&b).expect("a mutated artifact is a valid container");
                 (b, "healthy".to_string())
             } else {
-                mutate::mutate_dumps(&a, m.kind.as_str(), &fx.dir.path().join(m.kind.as_str()), 0).unwrap();
+                mutate::mutate_dumps(&a, m.kind.as_str(), &fx.dir.path().join(m.kind.as_str()), 0)
+                    .unwrap();
                 (fx.artifact.clone(), m.kind.to_string())
             };
             let (e, o) = fx.dumps(&dump_name);
@@ -287,6 +288,36 @@ fn cli_exit_codes_are_0_pass_1_fail_2_usage() {
         src.as_os_str(),
     ]);
     assert_eq!(missing.status.code(), Some(2));
+    // A misspelled dump format is refused by the argument parser, naming the valid ones; the
+    // correct spelling is the control.
+    let dumps = d.join("dumps");
+    let typo = run(&[
+        "dump-reference".as_ref(),
+        art.as_os_str(),
+        "-o".as_ref(),
+        dumps.as_os_str(),
+        "--format".as_ref(),
+        "engin".as_ref(),
+    ]);
+    assert_eq!(typo.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&typo.stderr);
+    assert!(err.contains("native") && err.contains("harness"), "{err}");
+    assert!(!dumps.exists(), "nothing is written on a usage error");
+    let fine = run(&[
+        "dump-reference".as_ref(),
+        art.as_os_str(),
+        "-o".as_ref(),
+        dumps.as_os_str(),
+        "--format".as_ref(),
+        "engine".as_ref(),
+    ]);
+    assert_eq!(
+        fine.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&fine.stderr)
+    );
+    assert!(dumps.join("embedding.T8.bin").is_file());
 }
 
 /// A reduced model (layers 0 and 3 of the profile's shape) packs, unpacks byte-identically and
@@ -361,7 +392,7 @@ fn engine_format_embedding_dumps_pass_and_the_transposed_one_fails() {
     let bad = fx.dir.path().join("transposed.T8.bin");
     dumps::write_engine_embedding(&a, &good, None, false).unwrap();
     dumps::write_engine_embedding(&a, &bad, None, true).unwrap();
-    let run = |dump: &Path, format: Option<&'static str>| {
+    let run = |dump: &Path, format: Option<verify::DumpFormat>| {
         let opts = Options {
             template: Some(&fx.template),
             dump: Some(dump),
@@ -370,7 +401,7 @@ fn engine_format_embedding_dumps_pass_and_the_transposed_one_fails() {
         };
         verify::verify("a", &fx.artifact, "g", &fx.gguf, opts)
     };
-    for format in [None, Some("engine")] {
+    for format in [None, Some(verify::DumpFormat::Engine)] {
         let r = run(&good, format).unwrap();
         let e = r.findings.iter().find(|f| f.step == "embedding").unwrap();
         assert_eq!(e.status, Status::Pass, "{}", report::text(&r));
@@ -382,7 +413,7 @@ fn engine_format_embedding_dumps_pass_and_the_transposed_one_fails() {
     }
     // A native directory named as engine, and a truncated engine file, are refused clearly.
     let (native, _) = fx.dumps("healthy");
-    let r = run(&native, Some("engine")).unwrap();
+    let r = run(&native, Some(verify::DumpFormat::Engine)).unwrap();
     assert_eq!(r.failed_steps(), vec!["embedding".to_string()]);
     let cut = fx.dir.path().join("cut.bin");
     let b = std::fs::read(&good).unwrap();
@@ -417,7 +448,7 @@ fn engine_harness_directories_pass_and_signs_after_rotation_fails() {
         d
     };
     let good = write("h_good", HarnessFault::None, HarnessFault::None);
-    let run = |dir: &Path, format: Option<&'static str>| {
+    let run = |dir: &Path, format: Option<verify::DumpFormat>| {
         let opts = Options {
             template: Some(&fx.template),
             oracle_dump: Some(dir),
@@ -426,7 +457,7 @@ fn engine_harness_directories_pass_and_signs_after_rotation_fails() {
         };
         verify::verify("a", &fx.artifact, "g", &fx.gguf, opts).unwrap()
     };
-    for format in [None, Some("harness")] {
+    for format in [None, Some(verify::DumpFormat::Harness)] {
         let r = run(&good, format);
         let e = r
             .findings
@@ -459,7 +490,7 @@ fn engine_harness_directories_pass_and_signs_after_rotation_fails() {
     }
     // A native oracle directory read as harness has no harness files: a failure, not a panic.
     let (_, native) = fx.dumps("healthy");
-    let r = run(&native, Some("harness"));
+    let r = run(&native, Some(verify::DumpFormat::Harness));
     assert_eq!(r.failed_steps(), vec!["engine_oracles".to_string()]);
 }
 

@@ -422,7 +422,14 @@ pub fn dump_reference_device(
             return Ok(ExitCode::from(2));
         }
         let code =
-            super::verify_cmd::dump_reference(artifact, output, tokens, seed, "native", force)?;
+            super::verify_cmd::dump_reference(
+                artifact,
+                output,
+                tokens,
+                seed,
+                crate::verify::DumpFormat::Native,
+                force,
+            )?;
         if code != ExitCode::SUCCESS {
             return Ok(code);
         }

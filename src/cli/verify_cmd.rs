@@ -17,7 +17,7 @@ pub fn verify(
     sweep: bool,
     profile: Option<&str>,
     dump: Option<&Path>,
-    dump_format: Option<&str>,
+    dump_format: Option<verify::DumpFormat>,
     oracle_dump: Option<&Path>,
     oracle_object: Option<&str>,
     json: bool,
@@ -126,7 +126,7 @@ pub fn dump_reference(
     output: &Path,
     tokens: Option<&str>,
     seed: u64,
-    format: &str,
+    format: verify::DumpFormat,
     force: bool,
 ) -> anyhow::Result<ExitCode> {
     super::check_output(output, force)?;
@@ -144,7 +144,7 @@ pub fn dump_reference(
     let artifact_map = crate::fsio::map_file(artifact)?;
     let a = Artifact::parse(&artifact_map)?;
     let said = match format {
-        "native" => {
+        verify::DumpFormat::Native => {
             let files = verify::reference::reference_files(&a, tokens, seed, Default::default())?;
             write_dir_atomic(output, &files)?;
             format!(
@@ -153,7 +153,7 @@ pub fn dump_reference(
                 artifact.display()
             )
         }
-        "engine" => {
+        verify::DumpFormat::Engine => {
             let (ids, hidden, h) = verify::dumps::reference_embedding(&a, tokens)?;
             let bytes = verify::engine_dump::write(&ids, hidden, &h, false);
             // Re-read what is about to be written: a dump this verifier cannot parse is a bug.
@@ -166,7 +166,7 @@ pub fn dump_reference(
                 artifact.display()
             )
         }
-        "harness" => {
+        verify::DumpFormat::Harness => {
             use verify::harness::{gemm_files, rotation_files, HarnessFault};
             let p = verify::profile_for_artifact(&a)?;
             let layers = verify::artifact_layers(&a);
@@ -185,7 +185,6 @@ pub fn dump_reference(
                 artifact.display()
             )
         }
-        other => anyhow::bail!("--format '{other}': expected native, engine or harness"),
     };
     println!("{said}");
     Ok(ExitCode::SUCCESS)

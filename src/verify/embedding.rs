@@ -4,32 +4,30 @@
 //! before H, must both fail to match — a control that matches fails the gate.
 
 use super::dumps::{self, inverse, rel_l2, Rotation, Variant};
-use super::{Ctx, Finding};
+use super::{Ctx, DumpFormat, Finding};
 use crate::spec::gates;
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Which dump format `--dump` holds: `--dump-format` when given, else a file is the engine's
 /// embedding dump and a directory is this suite's native format (manifest.json + arrays).
-pub fn dump_format(path: &Path, named: Option<&str>) -> Result<&'static str> {
+pub fn dump_format(path: &Path, named: Option<DumpFormat>) -> Result<DumpFormat> {
     match named {
-        Some("engine") => Ok("engine"),
-        Some("native") => Ok("native"),
-        Some("harness") => bail!("--dump-format harness is a kernel-oracle format (rotation harness), not an embedding dump"),
-        Some(other) => bail!("--dump-format '{other}': expected engine or native"),
-        None if path.is_file() => Ok("engine"),
-        None => Ok("native"),
+        Some(DumpFormat::Harness) => bail!("--dump-format harness is a kernel-oracle format (rotation harness), not an embedding dump"),
+        Some(f) => Ok(f),
+        None if path.is_file() => Ok(DumpFormat::Engine),
+        None => Ok(DumpFormat::Native),
     }
 }
 
 /// The dump's tokens and activations, `h` token-major in both formats (`h[t*K + k]`).
 fn read_dump(
     dir: &std::path::Path,
-    format: &str,
+    format: DumpFormat,
     object: &str,
     k: usize,
 ) -> Result<dumps::EmbeddingArrays> {
-    if format != "engine" {
+    if format != DumpFormat::Engine {
         return dumps::parse_embedding(dir, object, k);
     }
     let d = super::engine_dump::parse(
@@ -147,7 +145,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let ok = ok_doc && rm_caught && sb_caught && problems.is_empty();
     f.set_ok(ok);
     f.detail = if ok {
-        let what = if format == "engine" {
+        let what = if format == DumpFormat::Engine {
             "engine bf16 dump, token-major"
         } else {
             "token-major"

@@ -74,8 +74,37 @@ pub struct Options<'p> {
     pub oracle_object: Option<&'p str>,
     /// The model profile by name (`--profile`; reduced GGUFs whose hparams do not identify it).
     pub profile: Option<&'p str>,
-    /// `--dump-format engine|native` (default: a file is the engine's dump, a directory native).
-    pub dump_format: Option<&'p str>,
+    /// `--dump-format` (default: a file is the engine's dump, a directory native or harness).
+    pub dump_format: Option<DumpFormat>,
+}
+
+/// The dump formats of spec/dumps.json, as `--dump-format` / `dump-reference --format` spell
+/// them (clap refuses any other spelling before a command runs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DumpFormat {
+    /// This suite's manifest directories (`embedding/`, `oracles/`).
+    Native,
+    /// The engine's bf16 embedding dump file.
+    Engine,
+    /// The engine tooling's manifest-less harness directory (kernel oracles).
+    Harness,
+}
+
+impl DumpFormat {
+    /// The command-line spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DumpFormat::Native => "native",
+            DumpFormat::Engine => "engine",
+            DumpFormat::Harness => "harness",
+        }
+    }
+}
+
+impl std::fmt::Display for DumpFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Everything a gate needs.

@@ -13,10 +13,8 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let Some(dir) = ctx.opts.oracle_dump else {
         return Ok(super::skip_naming("engine_oracles"));
     };
-    match ctx.opts.dump_format {
-        Some("harness") => return super::harness::run(ctx, dir),
-        Some("native") | Some("engine") | None => {}
-        Some(other) => bail!("--dump-format '{other}': expected native, engine or harness"),
+    if ctx.opts.dump_format == Some(super::DumpFormat::Harness) {
+        return super::harness::run(ctx, dir);
     }
     if ctx.opts.dump_format.is_none() && super::harness::is_harness_dir(dir) {
         return super::harness::run(ctx, dir);
