@@ -433,8 +433,8 @@ pub fn dump_reference_device(
         if code != ExitCode::SUCCESS {
             return Ok(code);
         }
-        let am = crate::fsio::map_file(artifact)?;
-        let a = crate::ninfer::Artifact::parse(&am)?;
+        let artifact_map = crate::fsio::map_file(artifact)?;
+        let a = crate::ninfer::Artifact::parse(&artifact_map)?;
         let n = cuda::dumps::rewrite_on_device(&a, output)?;
         println!("device: {n} dump files recomputed by the reference CUDA kernels on GPU 0 (hadamard_rotate, dequantize, mul_mat_vec_planes)");
         Ok(ExitCode::SUCCESS)
