@@ -99,6 +99,7 @@ error_classes! {
     CodecScaleNonfinite => "codec.scale_nonfinite",
     CodecUnsupported => "codec.unsupported",
     PermShape => "perm.shape",
+    HadamardShape => "hadamard.shape",
     PackTemplate => "pack.template",
     PackMixedTernary => "pack.mixed_ternary",
     PackHadamard => "pack.hadamard",
@@ -107,6 +108,7 @@ error_classes! {
     SpecInvalid => "spec.invalid",
     CliUsage => "cli.usage",
     ProtocolParams => "protocol.params",
+    DumpFormat => "dump.format",
     KernelCase => "kernel.case",
     KernelCompile => "kernel.compile",
     KernelEntryMissing => "kernel.entry_missing",
@@ -137,6 +139,7 @@ pub struct Error {
 }
 
 impl Error {
+    /// An error of `class` about `field`, with no byte offset.
     pub fn new(class: ErrorClass, field: impl Into<String>, detail: impl Into<String>) -> Self {
         Error {
             class,
@@ -146,6 +149,7 @@ impl Error {
         }
     }
 
+    /// An error of `class` about `field` at absolute byte `offset` of the input.
     pub fn at(
         class: ErrorClass,
         offset: u64,
@@ -190,7 +194,25 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// The crate's result type: [`Error`] unless said otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl ErrorClass {
+    /// The process exit status a command that stops on this error returns: 2, the project's
+    /// code for "the input or the command line could not be processed" (0 = pass, 1 = a check
+    /// failed). One place, so a CLI never invents its own status for a class.
+    pub fn exit_code(self) -> u8 {
+        2
+    }
+}
+
+/// The class of the first [`Error`] in an `anyhow` chain (context layers are skipped), so a
+/// caller that added context still reports the rule that was broken.
+pub fn class_of(e: &anyhow::Error) -> Option<ErrorClass> {
+    e.chain()
+        .find_map(|c| c.downcast_ref::<Error>())
+        .map(|e| e.class)
+}
 
 /// Checked arithmetic that turns overflow into a located error of `class`.
 pub fn checked_mul(a: u64, b: u64, class: ErrorClass, what: &str) -> Result<u64> {
@@ -198,6 +220,7 @@ pub fn checked_mul(a: u64, b: u64, class: ErrorClass, what: &str) -> Result<u64>
         .ok_or_else(|| Error::new(class, what, format!("{a} * {b} overflows u64")))
 }
 
+/// Checked addition that turns overflow into a located error of `class`.
 pub fn checked_add(a: u64, b: u64, class: ErrorClass, what: &str) -> Result<u64> {
     a.checked_add(b)
         .ok_or_else(|| Error::new(class, what, format!("{a} + {b} overflows u64")))
@@ -225,6 +248,22 @@ mod tests {
         for c in ErrorClass::ALL {
             assert_eq!(ErrorClass::from_id(c.id()), Some(*c));
         }
+    }
+
+    #[test]
+    fn the_class_survives_context_layers_and_only_a_crate_error_has_one() {
+        use anyhow::Context;
+        let inner: std::result::Result<(), Error> = Err(Error::new(
+            ErrorClass::DumpFormat,
+            "manifest.json",
+            "tokens overflow",
+        ));
+        let e = inner.context("reading the dump").unwrap_err();
+        assert_eq!(class_of(&e), Some(ErrorClass::DumpFormat));
+        assert!(format!("{e:#}").contains("[dump.format] manifest.json: tokens overflow"));
+        // Negative control: an error that never was a crate error has no class.
+        let plain = anyhow::anyhow!("[dump.format] looks like one but is only text");
+        assert_eq!(class_of(&plain), None);
     }
 
     #[test]

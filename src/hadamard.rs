@@ -5,11 +5,29 @@
 
 use crate::error::{Error, ErrorClass, Result};
 
+/// Whether the transform divides by `sqrt(B)` (the documented `H`) or not (the
+/// "unnormalized H" wrong variant the verifier must tell apart).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    /// `H[r][c] = (-1)^popcount(r & c) / sqrt(B)`: orthonormal, its own inverse.
+    Normalized,
+    /// The same sums without the `1/sqrt(B)` factor.
+    Unnormalized,
+}
+
 /// In-place fast transform of every `block`-sized chunk of `x` (normalized).
 pub fn fwht_blocks(x: &mut [f64], block: usize) -> Result<()> {
+    fwht_scaled(x, block, Scale::Normalized)
+}
+
+/// In-place fast transform of every `block`-sized chunk of `x` (Sylvester order). The one
+/// FWHT of the crate: the verifier's reference math and the kernel cases both call it; the
+/// packer never does (it copies signs, it does not rotate), so the verifier's independence
+/// from the packer holds.
+pub fn fwht_scaled(x: &mut [f64], block: usize, scale: Scale) -> Result<()> {
     if block == 0 || !block.is_power_of_two() || x.len() % block != 0 {
         return Err(Error::new(
-            ErrorClass::PermShape,
+            ErrorClass::HadamardShape,
             "hadamard",
             format!(
                 "length {} is not a multiple of a power-of-two block {block}",
@@ -17,7 +35,10 @@ pub fn fwht_blocks(x: &mut [f64], block: usize) -> Result<()> {
             ),
         ));
     }
-    let norm = 1.0 / (block as f64).sqrt();
+    let norm = match scale {
+        Scale::Normalized => 1.0 / (block as f64).sqrt(),
+        Scale::Unnormalized => 1.0,
+    };
     for chunk in x.chunks_exact_mut(block) {
         let mut h = 1;
         while h < block {
@@ -70,7 +91,7 @@ pub fn inverse_embedding(z: &[f64], signs: &[f64], block: usize) -> Result<Vec<f
 fn check_len(x: usize, s: usize) -> Result<()> {
     if x != s {
         return Err(Error::new(
-            ErrorClass::PermShape,
+            ErrorClass::HadamardShape,
             "hadamard signs",
             format!("{s} signs for {x} features"),
         ));
@@ -131,5 +152,36 @@ mod tests {
         let mut a = vec![1.0, 0.0, 0.0, 0.0];
         fwht_blocks(&mut a, 4).unwrap();
         assert_eq!(a, vec![0.5, 0.5, 0.5, 0.5]);
+        let mut u = vec![1.0, 0.0, 0.0, 0.0];
+        fwht_scaled(&mut u, 4, Scale::Unnormalized).unwrap();
+        assert_eq!(u, vec![1.0, 1.0, 1.0, 1.0]);
+        let e = fwht_blocks(&mut [0.0; 12], 8).unwrap_err();
+        assert_eq!(e.class, ErrorClass::HadamardShape);
+    }
+
+    #[test]
+    fn the_packer_never_imports_the_transform() {
+        // The verifier recomputes rotations with this module; if the packer used it too, a bug
+        // here could hide in both. Scan the packer's sources for any use of it.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pack");
+        let mut stack = vec![root];
+        let mut scanned = 0;
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    scanned += 1;
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    assert!(
+                        !text.contains("hadamard::"),
+                        "{} uses the FWHT",
+                        p.display()
+                    );
+                }
+            }
+        }
+        assert!(scanned > 0, "no packer sources found under src/pack");
     }
 }

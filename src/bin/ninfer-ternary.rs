@@ -1,6 +1,10 @@
+#[path = "../peak_alloc.rs"]
+mod peak_alloc;
+
 #[global_allocator]
-static ALLOC: ninfer_ternary::verify::heap::PeakAlloc = ninfer_ternary::verify::heap::PeakAlloc;
+static ALLOC: peak_alloc::PeakAlloc = peak_alloc::PeakAlloc;
 
 fn main() -> std::process::ExitCode {
+    ninfer_ternary::verify::heap::install(peak_alloc::peak);
     ninfer_ternary::cli::main()
 }

@@ -422,12 +422,19 @@ pub fn dump_reference_device(
             return Ok(ExitCode::from(2));
         }
         let code =
-            super::verify_cmd::dump_reference(artifact, output, tokens, seed, "native", force)?;
+            super::verify_cmd::dump_reference(
+                artifact,
+                output,
+                tokens,
+                seed,
+                crate::verify::DumpFormat::Native,
+                force,
+            )?;
         if code != ExitCode::SUCCESS {
             return Ok(code);
         }
-        let am = crate::fsio::map_file(artifact)?;
-        let a = crate::ninfer::Artifact::parse(&am).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let artifact_map = crate::fsio::map_file(artifact)?;
+        let a = crate::ninfer::Artifact::parse(&artifact_map)?;
         let n = cuda::dumps::rewrite_on_device(&a, output)?;
         println!("device: {n} dump files recomputed by the reference CUDA kernels on GPU 0 (hadamard_rotate, dequantize, mul_mat_vec_planes)");
         Ok(ExitCode::SUCCESS)

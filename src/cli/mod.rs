@@ -222,7 +222,7 @@ enum Command {
         #[arg(long)]
         request: Option<PathBuf>,
     },
-    /// Verify a packed artifact against its source GGUF: the seven gates of spec/verifier.md#gates.
+    /// Verify a packed artifact against its source GGUF: the ten gates of spec/verifier.md#gates.
     /// Exit 0 pass, 1 fail, 2 usage/IO error.
     Verify {
         artifact: PathBuf,
@@ -242,8 +242,8 @@ enum Command {
         #[arg(long)]
         dump: Option<PathBuf>,
         /// engine (the engine's bf16 embedding dump file) or native (manifest directory); default by file/directory.
-        #[arg(long = "dump-format")]
-        dump_format: Option<String>,
+        #[arg(long = "dump-format", value_enum)]
+        dump_format: Option<crate::verify::DumpFormat>,
         /// Kernel-oracle dump directory (opens the engine_oracles gate).
         #[arg(long = "oracle-dump")]
         oracle_dump: Option<PathBuf>,
@@ -281,8 +281,8 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// native (embedding/ + oracles/ directories) or engine (the engine's bf16 embedding dump file DIR/embedding.T<N>.bin).
-        #[arg(long, default_value = "native")]
-        format: String,
+        #[arg(long, value_enum, default_value_t = crate::verify::DumpFormat::Native)]
+        format: crate::verify::DumpFormat,
         #[arg(long)]
         force: bool,
         /// host: f64 math on the CPU; cuda: the reference CUDA kernels on the GPU (feature `cuda`).
@@ -482,7 +482,7 @@ pub fn main() -> ExitCode {
             sweep,
             profile.as_deref(),
             dump.as_deref(),
-            dump_format.as_deref(),
+            dump_format,
             oracle_dump.as_deref(),
             oracle_object.as_deref(),
             json,
@@ -508,12 +508,12 @@ pub fn main() -> ExitCode {
                 &output,
                 tokens.as_deref(),
                 seed,
-                &format,
+                format,
                 force,
             ),
             // The device rewrite recomputes the native dump files; engine/harness files are
             // written by the host path only.
-            "cuda" if format != "native" => Err(anyhow::anyhow!(
+            "cuda" if format != crate::verify::DumpFormat::Native => Err(anyhow::anyhow!(
                 "--device cuda writes the native dump format only (got --format {format})"
             )),
             "cuda" => check_kernel::dump_reference_device(

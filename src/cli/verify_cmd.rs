@@ -1,12 +1,14 @@
 //! `verify`, `mutate` and `dump-reference`.
 
 use crate::ninfer::Artifact;
+use crate::verify::dump_dir::write_dir_atomic;
 use crate::verify::{self, report, Options};
-use anyhow::{anyhow, Context};
+use anyhow::Context;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
+/// `verify`: every gate over ARTIFACT against its source GGUF; exit 0 pass, 1 a gate failed.
 #[allow(clippy::too_many_arguments)]
 pub fn verify(
     artifact: &Path,
@@ -15,15 +17,15 @@ pub fn verify(
     sweep: bool,
     profile: Option<&str>,
     dump: Option<&Path>,
-    dump_format: Option<&str>,
+    dump_format: Option<verify::DumpFormat>,
     oracle_dump: Option<&Path>,
     oracle_object: Option<&str>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let t0 = Instant::now();
-    let am = crate::fsio::map_file(artifact)?;
-    let gm = crate::fsio::map_file(gguf)?;
-    let tm = template.map(crate::fsio::map_file).transpose()?;
+    let artifact_map = crate::fsio::map_file(artifact)?;
+    let gguf_map = crate::fsio::map_file(gguf)?;
+    let template_map = template.map(crate::fsio::map_file).transpose()?;
     if let Some(d) = dump {
         if !d.exists() {
             anyhow::bail!(
@@ -39,7 +41,7 @@ pub fn verify(
         }
     }
     let opts = Options {
-        template: tm.as_deref(),
+        template: template_map.as_deref(),
         sweep,
         dump,
         oracle_dump,
@@ -49,9 +51,9 @@ pub fn verify(
     };
     let r = verify::verify(
         &verify::file_name(artifact),
-        &am,
+        &artifact_map,
         &verify::file_name(gguf),
-        &gm,
+        &gguf_map,
         opts,
     )?;
     if json {
@@ -79,6 +81,7 @@ pub fn verify(
     })
 }
 
+/// `mutate`: writes one broken artifact (or broken dumps) of spec/gates.json `mutations`.
 pub fn mutate(
     artifact: &Path,
     kind: &str,
@@ -87,21 +90,21 @@ pub fn mutate(
     force: bool,
 ) -> anyhow::Result<ExitCode> {
     let m = verify::mutate::spec(kind)?;
-    if m.target == "dumps" {
+    if m.target == crate::spec::MutationTarget::Dumps {
         super::check_output_dir(output, force, &[artifact])?;
     } else {
         super::check_output(output, force, &[artifact])?;
     }
-    if m.target == "dumps" {
-        let am = crate::fsio::map_file(artifact)?;
-        let a = Artifact::parse(&am)?;
+    if m.target == crate::spec::MutationTarget::Dumps {
+        let artifact_map = crate::fsio::map_file(artifact)?;
+        let a = Artifact::parse(&artifact_map)?;
         verify::mutate::mutate_dumps(&a, kind, output, seed)?;
         println!(
             "wrote broken dumps ({kind}: {}) to {}/embedding and {}/oracles; verify must fail: {}",
             m.doc,
             output.display(),
             output.display(),
-            m.must_fail.join(", ")
+            steps(&m.must_fail)
         );
     } else {
         verify::mutate::mutate_file(artifact, kind, output)?;
@@ -109,18 +112,26 @@ pub fn mutate(
             "wrote {} ({kind}: {}); verify must fail: {}",
             output.display(),
             m.doc,
-            m.must_fail.join(", ")
+            steps(&m.must_fail)
         );
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// Gate steps as the CLI prints them: `a, b, c`.
+fn steps(list: &[crate::spec::GateStep]) -> String {
+    let names: Vec<&str> = list.iter().map(|s| s.as_str()).collect();
+    names.join(", ")
+}
+
+/// `dump-reference`: reference dumps of ARTIFACT in the native, engine or harness format,
+/// written as one directory atomically.
 pub fn dump_reference(
     artifact: &Path,
     output: &Path,
     tokens: Option<&str>,
     seed: u64,
-    format: &str,
+    format: verify::DumpFormat,
     force: bool,
 ) -> anyhow::Result<ExitCode> {
     super::check_output_dir(output, force, &[artifact])?;
@@ -135,25 +146,33 @@ pub fn dump_reference(
                 .collect::<anyhow::Result<Vec<_>>>()
         })
         .transpose()?;
-    let am = crate::fsio::map_file(artifact)?;
-    let a = Artifact::parse(&am).map_err(|e| anyhow!("{e}"))?;
-    match format {
-        "native" => {}
-        "engine" => {
-            std::fs::create_dir_all(output)?;
-            let (ids, _, _) = verify::dumps::reference_embedding(&a, tokens.clone())?;
-            let path = output.join(format!("embedding.T{}.bin", ids.len()));
-            verify::dumps::write_engine_embedding(&a, &path, tokens, false)?;
-            println!(
-                "wrote the engine-format embedding dump (i32 T, hidden, count, ids, bf16 token-major) to {0}\n  verify {1} --gguf SRC --dump {0}",
-                path.display(),
+    let artifact_map = crate::fsio::map_file(artifact)?;
+    let a = Artifact::parse(&artifact_map)?;
+    let said = match format {
+        verify::DumpFormat::Native => {
+            let files = verify::reference::reference_files(&a, tokens, seed, Default::default())?;
+            write_dir_atomic(output, &files)?;
+            format!(
+                "wrote reference dumps (f64 math, stored f32) to {0}/embedding and {0}/oracles\n  verify {1} --gguf SRC --dump {0}/embedding --oracle-dump {0}/oracles",
+                output.display(),
                 artifact.display()
-            );
-            return Ok(ExitCode::SUCCESS);
+            )
         }
-        "harness" => {
-            use verify::harness::{write_gemm, write_rotation, HarnessFault};
-            write_rotation(output, HarnessFault::None)?;
+        verify::DumpFormat::Engine => {
+            let (ids, hidden, h) = verify::dumps::reference_embedding(&a, tokens)?;
+            let bytes = verify::engine_dump::write(&ids, hidden, &h, false);
+            // Re-read what is about to be written: a dump this verifier cannot parse is a bug.
+            verify::engine_dump::parse(&bytes)?;
+            let name = format!("embedding.T{}.bin", ids.len());
+            write_dir_atomic(output, &vec![(name.clone().into(), bytes)])?;
+            format!(
+                "wrote the engine-format embedding dump (i32 T, hidden, count, ids, bf16 token-major) to {0}\n  verify {1} --gguf SRC --dump {0}",
+                output.join(name).display(),
+                artifact.display()
+            )
+        }
+        verify::DumpFormat::Harness => {
+            use verify::harness::{gemm_files, rotation_files, HarnessFault};
             let p = verify::profile_for_artifact(&a)?;
             let layers = verify::artifact_layers(&a);
             let object = verify::resolve_name(
@@ -162,21 +181,16 @@ pub fn dump_reference(
                 &crate::spec::dumps().harness.gemm.gemm_object,
                 None,
             )?;
-            write_gemm(&a, output, &object, HarnessFault::None)?;
-            println!(
+            let mut files = rotation_files(HarnessFault::None)?;
+            files.extend(gemm_files(&a, &object, HarnessFault::None)?);
+            write_dir_atomic(output, &files)?;
+            format!(
                 "wrote the engine harness directory (6 rotation cases <case>.in/.signs/.out.f32, gemm oracle of {object}: gemm.payload.bin, gemm.signs.f32, gemm.x.f32, gemm.y.f32; bf16 of the f64 reference) to {0}\n  verify {1} --gguf SRC --oracle-dump {0}",
                 output.display(),
                 artifact.display()
-            );
-            return Ok(ExitCode::SUCCESS);
+            )
         }
-        other => anyhow::bail!("--format '{other}': expected native, engine or harness"),
-    }
-    verify::dumps::write_reference(&a, output, tokens, seed, Default::default())?;
-    println!(
-        "wrote reference dumps (f64 math, stored f32) to {0}/embedding and {0}/oracles\n  verify {1} --gguf SRC --dump {0}/embedding --oracle-dump {0}/oracles",
-        output.display(),
-        artifact.display()
-    );
+    };
+    println!("{said}");
     Ok(ExitCode::SUCCESS)
 }

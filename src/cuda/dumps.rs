@@ -134,7 +134,7 @@ pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
     let rot = Rotation::from_artifact(a, &p)?;
     let spec = crate::spec::dumps();
     let open = |name: &str| -> Result<ArtifactRows<'_>> {
-        ArtifactRows::new(a.row_split(name).map_err(|e| anyhow!("{e}"))?, blocks)
+        ArtifactRows::new(a.row_split(name)?, blocks)
     };
     let mut done = 0;
     // Embedding: h = s ⊙ (H · decode(token_embedding[id])).

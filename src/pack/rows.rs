@@ -18,8 +18,18 @@ pub struct RowRef {
 pub fn part_rows(p: &ModelProfile, part: &RowPart, src_rows: u64) -> Result<Vec<u64>> {
     let (a, b) = match &part.rows {
         Some([a, b]) => {
-            let (a, b) = (p.dim(a).unwrap_or(u64::MAX), p.dim(b).unwrap_or(u64::MAX));
-            if a > b || b > src_rows {
+            let (a, b) = match (p.dim(a), p.dim(b)) {
+                (Some(a), Some(b)) if a <= b => (a, b),
+                (da, db) => {
+                    // The table, not the tensor, is wrong: its range names an unknown dimension or runs backwards.
+                    return Err(Error::new(
+                        ErrorClass::SpecInvalid,
+                        part.src.clone(),
+                        format!("spec row range {a:?}..{b:?} resolves to {da:?}..{db:?} in profile {}", p.name),
+                    ));
+                }
+            };
+            if b > src_rows {
                 return Err(Error::new(
                     ErrorClass::GgufTensorShape,
                     part.src.clone(),

@@ -26,7 +26,7 @@ pub struct Gates {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StepSpec {
-    pub step: String,
+    pub step: super::GateStep,
     pub title: String,
     pub needs: Option<String>,
     /// What opens the gate when it SKIPs.
@@ -165,12 +165,12 @@ pub struct OraclesSpec {
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct MutationSpec {
-    pub kind: String,
+    pub kind: super::MutationKind,
     /// `artifact` or `dumps`.
-    pub target: String,
+    pub target: super::MutationTarget,
     pub object: Option<String>,
     pub doc: String,
-    pub must_fail: Vec<String>,
+    pub must_fail: Vec<super::GateStep>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -275,11 +275,11 @@ impl Gates {
     pub fn step(&self, key: &str) -> &StepSpec {
         self.steps
             .iter()
-            .find(|s| s.step == key)
+            .find(|s| s.step.as_str() == key)
             .unwrap_or_else(|| panic!("spec/gates.json has no step '{key}'"))
     }
     pub fn mutation(&self, kind: &str) -> Option<&MutationSpec> {
-        self.mutations.iter().find(|m| m.kind == kind)
+        self.mutations.iter().find(|m| m.kind.as_str() == kind)
     }
 }
 

@@ -14,11 +14,13 @@ mod model;
 pub mod render;
 mod tables;
 mod tiling;
+mod verify_vocab;
 pub use gates::*;
 pub use kernels::*;
 pub use model::*;
 pub use tables::*;
 pub use tiling::HeadTiling;
+pub use verify_vocab::{GateStep, MutationKind, MutationTarget};
 
 /// All tables, parsed.
 #[derive(Debug)]

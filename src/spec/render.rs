@@ -761,7 +761,7 @@ Byte facts: qs all −1 / 0 / +1 = `{}` / `{}` / `{}`; qh all −1 / 0 / +1 = `{
             &["step key", "title", "needs", "SKIP names"],
             gates().steps.iter().map(|st| {
                 vec![
-                    code(&st.step),
+                    code(st.step.as_str()),
                     cell(&st.title),
                     cell(st.needs.as_deref().unwrap_or("the artifact")),
                     cell(st.skip_names.as_deref().unwrap_or("–")),
@@ -837,13 +837,13 @@ Byte facts: qs all −1 / 0 / +1 = `{}` / `{}` / `{}`; qh all −1 / 0 / +1 = `{
             ],
             gates().mutations.iter().map(|m| {
                 vec![
-                    code(&m.kind),
-                    m.target.clone(),
+                    code(m.kind.as_str()),
+                    m.target.to_string(),
                     m.object.as_deref().map_or("–".into(), code),
                     cell(&m.doc),
                     m.must_fail
                         .iter()
-                        .map(|g| code(g))
+                        .map(|g| code(g.as_str()))
                         .collect::<Vec<_>>()
                         .join(", "),
                 ]

@@ -13,7 +13,9 @@ use std::collections::HashMap;
 /// The counts one audit reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
+    /// Rows the audit compares.
     pub rows: u64,
+    /// Rows whose fingerprint differs from the rule's at that position.
     pub order_mismatches: u64,
     /// Multiset surplus: artifact copies beyond the source's count of that row.
     pub repeated: u64,
@@ -24,9 +26,11 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// No order mismatch, no surplus and no deficit.
     pub fn clean(&self) -> bool {
         self.order_mismatches == 0 && self.repeated == 0 && self.missing == 0
     }
+    /// A count by its spec name (`rows`, `order_mismatches`, ...).
     pub fn get(&self, key: &str) -> Option<u64> {
         Some(match key {
             "rows" => self.rows,
@@ -37,6 +41,7 @@ impl Counts {
             _ => return None,
         })
     }
+    /// The counts as one report fragment.
     pub fn describe(&self) -> String {
         format!(
             "rows={} order_mismatches={} repeated={} missing={}",
@@ -92,6 +97,7 @@ pub fn audit(artifact: &[u64], expected: &[u64], selection: &[u64]) -> Counts {
 pub struct FpCache(HashMap<String, Vec<u64>>);
 
 impl FpCache {
+    /// Fingerprints of every row of GGUF tensor `name` (computed on first use).
     pub fn tensor(&mut self, ctx: &Ctx<'_>, name: &str) -> Result<&Vec<u64>> {
         if !self.0.contains_key(name) {
             let g = ctx.gguf_rows(name)?;
@@ -100,6 +106,7 @@ impl FpCache {
         }
         Ok(&self.0[name])
     }
+    /// Forgets every tensor (bounds memory between layers).
     pub fn clear(&mut self) {
         self.0.clear();
     }
@@ -108,15 +115,22 @@ impl FpCache {
 /// A section with names and numbers resolved for one layer.
 #[derive(Clone, Debug)]
 pub struct Resolved {
+    /// The section's report name.
     pub name: String,
+    /// The artifact object.
     pub object: String,
+    /// First artifact row.
     pub start: u64,
+    /// One past the last artifact row.
     pub end: u64,
+    /// The source GGUF tensor.
     pub source: String,
+    /// First source row the section reads.
     pub source_start: u64,
     pub order: RowOrder,
 }
 
+/// Resolves a spec section for layer `l`.
 pub fn resolve(ctx: &Ctx<'_>, s: &RowSection, l: Option<u64>) -> Result<Resolved> {
     Ok(Resolved {
         name: ctx.name(&s.name, l)?,
@@ -131,13 +145,17 @@ pub fn resolve(ctx: &Ctx<'_>, s: &RowSection, l: Option<u64>) -> Result<Resolved
 
 /// Fingerprints of one section: artifact rows, the rule's expected rows, the selection.
 pub struct SectionFps {
+    /// The artifact's rows, in artifact order.
     pub artifact: Vec<u64>,
+    /// The rows the rule puts there.
     pub expected: Vec<u64>,
+    /// The source rows the rule selects (as a multiset).
     pub selection: Vec<u64>,
     /// Fingerprints of the whole source span (source order), for controls.
     pub span: Vec<u64>,
 }
 
+/// Fingerprints of one resolved section.
 pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<SectionFps> {
     let mut rows = ctx.artifact_rows(&r.object)?;
     if r.end > rows.n() || r.start >= r.end {
@@ -242,6 +260,7 @@ pub fn negative_controls(
     Ok(out)
 }
 
+/// Runs the gate.
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let spec = &gates().assembly;
     let mut f = Finding::new("assembly");

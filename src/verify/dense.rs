@@ -55,12 +55,12 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
     let load = |s: &str| -> Result<(Vec<f64>, Vec<u64>)> {
         let name = src_name(s)?;
         let t = ctx
-            .g
+            .gguf
             .tensor(&name)
             .ok_or_else(|| anyhow!("{name} is absent from the GGUF"))?;
         let c = Codec::for_ggml_type_checked(t.ggml).map_err(|e| anyhow!("{name}: {e}"))?;
         let v = c
-            .decode_to_vec(ctx.g.tensor_data(t))
+            .decode_to_vec(ctx.gguf.tensor_data(t))
             .map_err(|e| anyhow!("{name}: {e}"))?;
         Ok((v.into_iter().map(f64::from).collect(), t.ne.to_vec()))
     };
@@ -153,106 +153,151 @@ fn elem_bytes(kind: &str) -> usize {
     }
 }
 
-pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
+/// The layers a rule applies to among the source's (`None` = a global object).
+fn rule_layers(ctx: &Ctx<'_>, set: LayerSet) -> Vec<Option<u64>> {
     let p = &ctx.profile;
+    match set {
+        LayerSet::Global => vec![None],
+        set => ctx
+            .layers
+            .iter()
+            .copied()
+            .filter(|&l| match set {
+                LayerSet::Gdn => !p.is_attention_layer(l),
+                LayerSet::Attention => p.is_attention_layer(l),
+                _ => true,
+            })
+            .map(Some)
+            .collect(),
+    }
+}
+
+/// (values that differ, first differing element, largest distance in ulps) of two equally
+/// long little-endian arrays of `w`-byte floats. NaN payloads are not specified: any NaN
+/// matches any NaN.
+fn compare_values(got: &[u8], want: &[u8], w: usize) -> (usize, Option<usize>, u64) {
+    let (mut bad, mut first, mut max_ulps) = (0usize, None, 0u64);
+    for (i, (g, e)) in got.chunks_exact(w).zip(want.chunks_exact(w)).enumerate() {
+        if g != e && !(is_nan(g) && is_nan(e)) {
+            bad += 1;
+            first.get_or_insert(i);
+            let (gb, eb) = if w == 4 {
+                (
+                    u32::from_le_bytes(g.try_into().expect("4")) as i64,
+                    u32::from_le_bytes(e.try_into().expect("4")) as i64,
+                )
+            } else {
+                (
+                    u16::from_le_bytes(g.try_into().expect("2")) as i64,
+                    u16::from_le_bytes(e.try_into().expect("2")) as i64,
+                )
+            };
+            max_ulps = max_ulps.max(gb.abs_diff(eb));
+        }
+    }
+    (bad, first, max_ulps)
+}
+
+/// Running counts of the gate. Controls: a norm expected WITHOUT its −1 shift, and the first
+/// expected value moved by one ulp, must both differ from the artifact.
+#[derive(Default)]
+struct Tally {
+    objects: usize,
+    values: usize,
+    mismatched_objects: usize,
+    mismatches: usize,
+    absent: usize,
+    max_ulps: u64,
+    shift_control: Option<bool>,
+    ulp_control: Option<bool>,
+}
+
+impl Tally {
+    /// Compares one produced object with its recomputation.
+    fn object(
+        &mut self,
+        ctx: &Ctx<'_>,
+        f: &mut Finding,
+        produce: &Produce,
+        target: &str,
+        l: Option<u64>,
+    ) -> Result<()> {
+        let Some(o) = ctx.artifact.directory.find(target) else {
+            self.absent += 1;
+            f.line(format!("{target}: ABSENT from the artifact"));
+            return Ok(());
+        };
+        let got = ctx.artifact.object_bytes(o);
+        let (kind, want) = expected(ctx, produce, l)?;
+        self.objects += 1;
+        let w = elem_bytes(&kind);
+        self.values += want.len() / w;
+        if got.len() != want.len() {
+            self.mismatched_objects += 1;
+            self.mismatches += want.len() / w;
+            f.line(format!(
+                "{target}: {} bytes, expected {} ({kind})",
+                got.len(),
+                want.len()
+            ));
+            return Ok(());
+        }
+        let (bad, first, ulps) = compare_values(got, &want, w);
+        self.max_ulps = self.max_ulps.max(ulps);
+        if bad > 0 {
+            self.mismatched_objects += 1;
+            self.mismatches += bad;
+            f.line(format!(
+                "{target}: {bad} value(s) differ ({kind}), first at element {}",
+                first.unwrap_or(0)
+            ));
+        }
+        if self.ulp_control.is_none() && !want.is_empty() {
+            let mut nudged = want.clone();
+            nudged[0] ^= 1; // one ulp of the first element's low byte
+            self.ulp_control = Some(nudged.as_slice() != got);
+        }
+        if let Produce::Norm {
+            src,
+            minus_one: true,
+        } = produce
+        {
+            if self.shift_control.is_none() {
+                let unshifted = Produce::Norm {
+                    src: src.clone(),
+                    minus_one: false,
+                };
+                let (_, raw) = expected(ctx, &unshifted, l)?;
+                self.shift_control = Some(raw.as_slice() != got);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs the gate over every dense produced object of the mapping.
+pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut f = Finding::new("dense_values");
-    let (mut objects, mut values, mut mismatched_objects, mut mismatches, mut absent) =
-        (0usize, 0usize, 0usize, 0usize, 0usize);
-    let mut max_ulps = 0u64;
-    // Controls: a norm expected WITHOUT its −1 shift, and the first expected value moved by one
-    // ulp, must both differ from the artifact.
-    let (mut shift_control, mut ulp_control) = (None::<bool>, None::<bool>);
+    let mut t = Tally::default();
     for rule in &mapping().rules {
         if matches!(rule.produce, Produce::TernaryRows { .. }) {
             continue;
         }
-        let layers: Vec<Option<u64>> = match rule.layers {
-            LayerSet::Global => vec![None],
-            set => ctx
-                .layers
-                .iter()
-                .copied()
-                .filter(|&l| match set {
-                    LayerSet::Gdn => !p.is_attention_layer(l),
-                    LayerSet::Attention => p.is_attention_layer(l),
-                    _ => true,
-                })
-                .map(Some)
-                .collect(),
-        };
-        for l in layers {
+        for l in rule_layers(ctx, rule.layers) {
             let target = ctx.name(&rule.target, l)?;
-            let Some(o) = ctx.a.directory.find(&target) else {
-                absent += 1;
-                f.line(format!("{target}: ABSENT from the artifact"));
-                continue;
-            };
-            let got = ctx.a.object_bytes(o);
-            let (kind, want) = expected(ctx, &rule.produce, l)?;
-            objects += 1;
-            let w = elem_bytes(&kind);
-            values += want.len() / w;
-            if got.len() != want.len() {
-                mismatched_objects += 1;
-                mismatches += want.len() / w;
-                f.line(format!(
-                    "{target}: {} bytes, expected {} ({kind})",
-                    got.len(),
-                    want.len()
-                ));
-                continue;
-            }
-            let mut bad = 0usize;
-            let mut first = None;
-            for (i, (g, e)) in got.chunks_exact(w).zip(want.chunks_exact(w)).enumerate() {
-                // NaN payloads are not specified: any NaN matches any NaN.
-                if g != e && !(is_nan(g) && is_nan(e)) {
-                    bad += 1;
-                    first.get_or_insert(i);
-                    let (gb, eb) = if w == 4 {
-                        (
-                            u32::from_le_bytes(g.try_into().expect("4")) as i64,
-                            u32::from_le_bytes(e.try_into().expect("4")) as i64,
-                        )
-                    } else {
-                        (
-                            u16::from_le_bytes(g.try_into().expect("2")) as i64,
-                            u16::from_le_bytes(e.try_into().expect("2")) as i64,
-                        )
-                    };
-                    max_ulps = max_ulps.max(gb.abs_diff(eb));
-                }
-            }
-            if bad > 0 {
-                mismatched_objects += 1;
-                mismatches += bad;
-                f.line(format!(
-                    "{target}: {bad} value(s) differ ({kind}), first at element {}",
-                    first.unwrap_or(0)
-                ));
-            }
-            if ulp_control.is_none() && !want.is_empty() {
-                let mut nudged = want.clone();
-                nudged[0] ^= 1; // one ulp of the first element's low byte
-                ulp_control = Some(nudged.as_slice() != got);
-            }
-            if let Produce::Norm {
-                src,
-                minus_one: true,
-            } = &rule.produce
-            {
-                if shift_control.is_none() {
-                    let unshifted = Produce::Norm {
-                        src: src.clone(),
-                        minus_one: false,
-                    };
-                    let (_, raw) = expected(ctx, &unshifted, l)?;
-                    shift_control = Some(raw.as_slice() != got);
-                }
-            }
+            t.object(ctx, &mut f, &rule.produce, &target, l)?;
         }
     }
-    let controls_ok = ulp_control == Some(true) && shift_control == Some(true);
+    let controls_ok = t.ulp_control == Some(true) && t.shift_control == Some(true);
+    let Tally {
+        objects,
+        values,
+        mismatched_objects,
+        mismatches,
+        absent,
+        max_ulps,
+        ..
+    } = t;
     f.num("objects", objects)
         .num("values", values)
         .num("mismatched_objects", mismatched_objects)
@@ -261,8 +306,8 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         .num("absent", absent);
     f.line(format!(
         "negative controls: one-ulp nudge {}, norm without its -1 shift {}",
-        verdict(ulp_control),
-        verdict(shift_control)
+        verdict(t.ulp_control),
+        verdict(t.shift_control)
     ));
     let ok = mismatches == 0 && absent == 0 && objects > 0 && controls_ok;
     f.set_ok(ok);

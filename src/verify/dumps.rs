@@ -1,5 +1,6 @@
-//! Dump formats (`spec/dumps.json`), the f64 reference math of the folded rotation, and the
-//! writer of reference dumps (`dump-reference`, and the broken-dump mutations).
+//! Dump formats (`spec/dumps.json`): the manifests, their parsers (from a directory or from
+//! memory, see [`DumpFiles`]), and the f64 reference math of the folded rotation. The writer of
+//! reference dumps is `verify::reference` (re-exported here).
 //!
 //! Reference math, from the artifact bytes only: rows decoded from the planes (ggml blocks
 //! reassembled by the spec's plane slices), the sign vector of the input width located by the
@@ -9,63 +10,220 @@
 
 use super::rows::ArtifactRows;
 use super::rules;
+use crate::error::{Error, ErrorClass};
+use crate::hadamard::{fwht_scaled, Scale};
 use crate::ninfer::Artifact;
 use crate::spec::{dumps, ModelProfile};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
+pub use super::reference::{
+    default_tokens, reference_embedding, write_engine_embedding, write_reference, DumpFaults,
+};
+
+/// `embedding/manifest.json` of a native embedding dump (spec/dumps.json `embedding`).
 #[derive(Debug, Serialize, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct EmbeddingManifest {
+    /// Always `embedding`.
     pub kind: String,
+    /// spec/dumps.json `format_version`.
     pub format_version: u32,
+    /// spec/dumps.json `dtype` of the array files.
     pub dtype: String,
+    /// spec/dumps.json `layout` (token-major).
     pub layout: String,
+    /// The artifact object the activations come from.
     pub object: String,
+    /// T, the number of tokens.
     pub tokens: usize,
+    /// The hidden width K of each activation row.
     pub k: usize,
+    /// File of T i32 token ids.
     pub tokens_file: String,
+    /// File of T*K f32 activations, token-major.
     pub h_file: String,
 }
 
+/// `oracles/manifest.json` of a native kernel-oracle dump (spec/dumps.json `kernel_oracles`).
 #[derive(Debug, Serialize, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct OracleManifest {
+    /// Always `kernel_oracles`.
     pub kind: String,
+    /// spec/dumps.json `format_version`.
     pub format_version: u32,
+    /// spec/dumps.json `dtype` of the array files.
     pub dtype: String,
+    /// spec/dumps.json `layout` (token-major).
     pub layout: String,
+    /// One entry per rotation case.
     pub cases: Vec<OracleCase>,
 }
 
+/// One rotation case of a kernel-oracle dump.
 #[derive(Debug, Serialize, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct OracleCase {
+    /// The required case's name (spec/dumps.json `required_cases`).
     pub name: String,
+    /// `plain`, `perm` or `inverse`.
     pub rotation: String,
+    /// The artifact object W'.
     pub object: String,
+    /// T, the number of tokens.
     pub tokens: usize,
+    /// Input width.
     pub k: usize,
+    /// Output width.
     pub n: usize,
+    /// Forward cases: file of T*K f32 inputs.
     pub x_file: Option<String>,
+    /// Inverse cases: file of T i32 token ids.
     pub token_ids_file: Option<String>,
+    /// File of T*N f32 outputs.
     pub y_file: String,
+}
+
+/// Where a dump's files come from: a directory on disk, or memory (the fuzz target, tests).
+/// Every parser of a dump reads through it, so the fuzzed code is the code `verify` runs.
+pub trait DumpFiles {
+    /// The bytes of the file `name` (a plain file name, no directories).
+    fn read(&self, name: &str) -> Result<Vec<u8>>;
+}
+
+impl DumpFiles for Path {
+    fn read(&self, name: &str) -> Result<Vec<u8>> {
+        super::read_dump_file(self, name)
+    }
+}
+
+impl DumpFiles for std::path::PathBuf {
+    fn read(&self, name: &str) -> Result<Vec<u8>> {
+        super::read_dump_file(self, name)
+    }
+}
+
+impl DumpFiles for BTreeMap<String, Vec<u8>> {
+    fn read(&self, name: &str) -> Result<Vec<u8>> {
+        self.get(name)
+            .cloned()
+            .ok_or_else(|| anyhow!("dump file {name} is absent"))
+    }
+}
+
+/// `a * b` for sizes read from a dump, refused (class `dump.format`) when it overflows: a
+/// manifest's `tokens` is attacker-controlled and a wrapped product would pass a length check.
+pub fn checked_elems(a: usize, b: usize, what: &str) -> Result<usize, Error> {
+    a.checked_mul(b).ok_or_else(|| {
+        Error::new(
+            ErrorClass::DumpFormat,
+            what,
+            format!("{a} * {b} elements overflows this machine's address range"),
+        )
+    })
+}
+
+/// A native embedding dump, read and checked against the manifest (h token-major).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbeddingArrays {
+    /// T, the number of tokens.
+    pub tokens: usize,
+    /// The token ids, as stored (i32 widened).
+    pub ids: Vec<i64>,
+    /// T*K activations, `h[t*K + k]`.
+    pub h: Vec<f64>,
+}
+
+/// Parses a native embedding dump of `object` with hidden width `k`: manifest fields against
+/// spec/dumps.json, then both array files with lengths checked against T and K.
+pub fn parse_embedding(
+    files: &(impl DumpFiles + ?Sized),
+    object: &str,
+    k: usize,
+) -> Result<EmbeddingArrays> {
+    let m: EmbeddingManifest = read_manifest(files, &dumps().embedding.manifest)?;
+    check_header("embedding", &m.kind, m.format_version, &m.dtype, &m.layout)?;
+    if m.object != object {
+        bail!("dump is of {}, the gate checks {object}", m.object);
+    }
+    if m.k != k {
+        bail!("dump k = {}, {object} has k = {k}", m.k);
+    }
+    let t = m.tokens;
+    let ids = read_i32s(&files.read(&m.tokens_file)?, &m.tokens_file, t)?;
+    let h_len = checked_elems(k, t, "manifest.json tokens * k")?;
+    let h = read_f32s(&files.read(&m.h_file)?, &m.h_file, h_len)?;
+    Ok(EmbeddingArrays { tokens: t, ids, h })
+}
+
+/// Parses a native kernel-oracle manifest and checks its header against spec/dumps.json.
+pub fn parse_oracle_manifest(files: &(impl DumpFiles + ?Sized)) -> Result<OracleManifest> {
+    let m: OracleManifest = read_manifest(files, &dumps().kernel_oracles.manifest)?;
+    check_header(
+        "kernel_oracles",
+        &m.kind,
+        m.format_version,
+        &m.dtype,
+        &m.layout,
+    )?;
+    Ok(m)
+}
+
+/// The stored arrays of one oracle case: forward cases carry `x`, inverse ones token `ids`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OracleArrays {
+    /// Forward: T*K inputs, token-major.
+    pub x: Option<Vec<f64>>,
+    /// Inverse: T token ids.
+    pub ids: Option<Vec<i64>>,
+    /// T*N outputs, token-major.
+    pub y: Vec<f64>,
+}
+
+/// Reads the array files of case `c` with every length checked against its T, K and N.
+pub fn parse_oracle_arrays(
+    files: &(impl DumpFiles + ?Sized),
+    c: &OracleCase,
+) -> Result<OracleArrays> {
+    let (x, ids) = if c.rotation == "inverse" {
+        let Some(tf) = &c.token_ids_file else {
+            bail!("inverse case without token_ids_file");
+        };
+        (None, Some(read_i32s(&files.read(tf)?, tf, c.tokens)?))
+    } else {
+        let Some(xf) = &c.x_file else {
+            bail!("forward case without x_file");
+        };
+        let len = checked_elems(c.k, c.tokens, "case k * tokens")?;
+        (Some(read_f32s(&files.read(xf)?, xf, len)?), None)
+    };
+    let len = checked_elems(c.n, c.tokens, "case n * tokens")?;
+    let y = read_f32s(&files.read(&c.y_file)?, &c.y_file, len)?;
+    Ok(OracleArrays { x, ids, y })
 }
 
 /// The rotation variants: the documented one and the wrong ones of spec/verifier.md#gate-engine-oracles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
+    /// The documented math of spec/hadamard.md.
     Documented,
     /// Forward: signs after H; inverse: signs before H (the other order).
     SignsAfterRotation,
+    /// H without the 1/sqrt(B) factor.
     UnnormalizedH,
+    /// The sign vector read one position late.
     MisalignedSignRow,
+    /// The ssm_out permutation applied backwards.
     PermutationReversed,
+    /// The ssm_out permutation left out.
     PMissing,
 }
 
 impl Variant {
+    /// The variant named `s` in spec/gates.json `wrong_variants` (or `documented`).
     pub fn from_name(s: &str) -> Option<Variant> {
         Some(match s {
             "documented" => Variant::Documented,
@@ -81,12 +239,16 @@ impl Variant {
 
 /// The sign table of an artifact and the Hadamard block.
 pub struct Rotation {
+    /// `text/hadamard_signs`, all widths concatenated.
     pub signs: Vec<f32>,
+    /// `text/hadamard_widths`, in table order.
     pub widths: Vec<i32>,
+    /// The profile's Hadamard block B.
     pub block: usize,
 }
 
 impl Rotation {
+    /// The sign table of `artifact` and the block of `profile`.
     pub fn from_artifact(a: &Artifact<'_>, p: &ModelProfile) -> Result<Rotation> {
         let (signs, widths) = super::signs::artifact_signs(a)?;
         Ok(Rotation {
@@ -105,46 +267,26 @@ impl Rotation {
             .ok_or_else(|| anyhow!("text/hadamard_widths {:?} has no width {w}", self.widths))?;
         let off: i64 = self.widths[..i].iter().map(|&x| x as i64).sum();
         let total = self.signs.len();
-        if off < 0 || off as usize + w > total {
+        let end = usize::try_from(off).ok().and_then(|o| o.checked_add(w));
+        let Some(off) = end.filter(|&e| e <= total).map(|e| e - w) else {
             bail!("sign vector of width {w} at {off} runs past the {total}-value table");
-        }
+        };
         let shift = usize::from(misaligned);
         Ok((0..w)
-            .map(|j| self.signs[(off as usize + j + shift) % total] as f64)
+            .map(|j| self.signs[(off + j + shift) % total] as f64)
             .collect())
     }
 }
 
-/// In-place block Hadamard (Sylvester order), normalized by 1/sqrt(B) unless `unnormalized`.
+/// In-place block Hadamard, normalized unless `unnormalized` (the crate's one FWHT,
+/// [`crate::hadamard::fwht_scaled`]).
 pub fn fwht(x: &mut [f64], block: usize, unnormalized: bool) -> Result<()> {
-    if block == 0 || !block.is_power_of_two() || x.len() % block != 0 {
-        bail!(
-            "width {} is not a multiple of the power-of-two Hadamard block {block}",
-            x.len()
-        );
-    }
-    let norm = if unnormalized {
-        1.0
+    let scale = if unnormalized {
+        Scale::Unnormalized
     } else {
-        1.0 / (block as f64).sqrt()
+        Scale::Normalized
     };
-    for c in x.chunks_exact_mut(block) {
-        let mut h = 1;
-        while h < block {
-            for i in (0..block).step_by(2 * h) {
-                for j in i..i + h {
-                    let (a, b) = (c[j], c[j + h]);
-                    c[j] = a + b;
-                    c[j + h] = a - b;
-                }
-            }
-            h *= 2;
-        }
-        for v in c.iter_mut() {
-            *v *= norm;
-        }
-    }
-    Ok(())
+    Ok(fwht_scaled(x, block, scale)?)
 }
 
 /// The rotated input `u` of a forward case for one token, under `variant`.
@@ -219,12 +361,14 @@ pub fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
     (num / den).sqrt()
 }
 
+/// `want` little-endian f32 values from a dump file, refused unless its length is exactly
+/// `4 * want` (computed checked: a `want` from a manifest may be anything).
 pub fn read_f32s(bytes: &[u8], what: &str, want: usize) -> Result<Vec<f64>> {
-    if bytes.len() != 4 * want {
+    let need = checked_elems(want, 4, what)?;
+    if bytes.len() != need {
         bail!(
-            "{what}: {} bytes, expected {want} f32 ({} bytes)",
-            bytes.len(),
-            4 * want
+            "{what}: {} bytes, expected {want} f32 ({need} bytes)",
+            bytes.len()
         );
     }
     Ok(bytes
@@ -233,8 +377,9 @@ pub fn read_f32s(bytes: &[u8], what: &str, want: usize) -> Result<Vec<f64>> {
         .collect())
 }
 
+/// `want` little-endian i32 values from a dump file, length checked like [`read_f32s`].
 pub fn read_i32s(bytes: &[u8], what: &str, want: usize) -> Result<Vec<i64>> {
-    if bytes.len() != 4 * want {
+    if bytes.len() != checked_elems(want, 4, what)? {
         bail!("{what}: {} bytes, expected {want} i32", bytes.len());
     }
     Ok(bytes
@@ -264,243 +409,13 @@ pub fn check_header(
     Ok(())
 }
 
-pub fn read_manifest<T: for<'de> Deserialize<'de>>(dir: &Path, name: &str) -> Result<T> {
-    let text = crate::fsio::read_input_string(&dir.join(name))
+/// Reads and deserializes the manifest `name` (unknown fields refused).
+pub fn read_manifest<T: for<'de> Deserialize<'de>>(
+    files: &(impl DumpFiles + ?Sized),
+    name: &str,
+) -> Result<T> {
+    let bytes = files
+        .read(name)
         .with_context(|| format!("{name} in the dump directory"))?;
-    serde_json::from_str(&text).with_context(|| format!("{name} does not match spec/dumps.json"))
-}
-
-/// Broken-dump switches for the dump mutations (all false = a correct reference dump).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct DumpFaults {
-    pub embedding_row_major: bool,
-    pub oracle_signs_after_rotation: bool,
-    pub unnormalized: bool,
-}
-
-fn f32_bytes(v: &[f64]) -> Vec<u8> {
-    v.iter().flat_map(|&x| (x as f32).to_le_bytes()).collect()
-}
-
-fn i32_bytes(v: &[u64]) -> Vec<u8> {
-    v.iter().flat_map(|&x| (x as i32).to_le_bytes()).collect()
-}
-
-/// Distinct default tokens spread over the vocabulary.
-pub fn default_tokens(vocab: u64, t: usize) -> Vec<u64> {
-    let t = t.max(2) as u64;
-    let mut v: Vec<u64> = (0..t)
-        .map(|i| (1 + i * (vocab - 2) / (t - 1)).min(vocab - 1))
-        .collect();
-    v.dedup();
-    v
-}
-
-/// The reference embedding activations of `tokens` (default: spread over the vocabulary):
-/// (tokens, hidden, h token-major), h = s ⊙ (H · z) in f64.
-pub fn reference_embedding(
-    a: &Artifact<'_>,
-    tokens: Option<Vec<u64>>,
-) -> Result<(Vec<u64>, usize, Vec<f64>)> {
-    let p = super::profile_for_artifact(a)?;
-    let format = super::artifact_format(a).ok_or_else(|| anyhow!("no ternary object"))?;
-    let blocks = super::rows::Blocks::for_format(format)?;
-    let rot = Rotation::from_artifact(a, &p)?;
-    let tokens =
-        tokens.unwrap_or_else(|| default_tokens(p.vocab, dumps().embedding.default_tokens));
-    if let Some(&bad) = tokens.iter().find(|&&t| t >= p.vocab) {
-        bail!("token {bad} is outside the vocabulary ({})", p.vocab);
-    }
-    let mut rows = ArtifactRows::new(
-        a.row_split("text/token_embedding")
-            .map_err(|e| anyhow!("{e}"))?,
-        blocks,
-    )?;
-    let k = rows.view.geom.k as usize;
-    let mut h = Vec::with_capacity(k * tokens.len());
-    for &id in &tokens {
-        h.extend(inverse(&rot, &rows.decode(id)?, Variant::Documented)?);
-    }
-    Ok((tokens, k, h))
-}
-
-/// Writes the engine-format embedding dump (spec/dumps.json `engine_embedding`) to `path`
-/// atomically; `transposed` writes the layout bug (k*T + t) for negative controls.
-pub fn write_engine_embedding(
-    a: &Artifact<'_>,
-    path: &Path,
-    tokens: Option<Vec<u64>>,
-    transposed: bool,
-) -> Result<()> {
-    let (ids, k, h) = reference_embedding(a, tokens)?;
-    let bytes = super::engine_dump::write(&ids, k, &h, transposed);
-    crate::fsio::write_atomic(
-        path,
-        |w| std::io::Write::write_all(w, &bytes).map_err(crate::fsio::write_err("engine dump")),
-        |tmp| {
-            let b = std::fs::read(tmp)
-                .map_err(|e| crate::Error::io(crate::ErrorClass::IoWrite, tmp, e))?;
-            super::engine_dump::parse(&b).map(|_| ()).map_err(|e| {
-                crate::Error::new(crate::ErrorClass::IoWrite, "engine dump", e.to_string())
-            })
-        },
-    )
-    .map_err(|e| anyhow!("{e}"))
-}
-
-/// Writes `DIR/embedding` and `DIR/oracles` reference dumps computed from the artifact.
-pub fn write_reference(
-    a: &Artifact<'_>,
-    dir: &Path,
-    tokens: Option<Vec<u64>>,
-    seed: u64,
-    faults: DumpFaults,
-) -> Result<()> {
-    let p = super::profile_for_artifact(a)?;
-    let format = super::artifact_format(a).ok_or_else(|| anyhow!("no ternary object"))?;
-    let blocks = super::rows::Blocks::for_format(format)?;
-    let rot = Rotation::from_artifact(a, &p)?;
-    let spec = dumps();
-    let tokens = tokens.unwrap_or_else(|| default_tokens(p.vocab, spec.embedding.default_tokens));
-    if let Some(&bad) = tokens.iter().find(|&&t| t >= p.vocab) {
-        bail!("token {bad} is outside the vocabulary ({})", p.vocab);
-    }
-    let open = |name: &str| -> Result<ArtifactRows<'_>> {
-        ArtifactRows::new(a.row_split(name).map_err(|e| anyhow!("{e}"))?, blocks)
-    };
-    let fwd_variant = if faults.oracle_signs_after_rotation {
-        Variant::SignsAfterRotation
-    } else if faults.unnormalized {
-        Variant::UnnormalizedH
-    } else {
-        Variant::Documented
-    };
-    // Embedding dump.
-    let edir = dir.join("embedding");
-    std::fs::create_dir_all(&edir)?;
-    let obj = "text/token_embedding";
-    let mut rows = open(obj)?;
-    let k = rows.view.geom.k as usize;
-    let tt = tokens.len();
-    let emb_variant = if faults.unnormalized {
-        Variant::UnnormalizedH
-    } else {
-        Variant::Documented
-    };
-    let mut h = vec![0.0; k * tt];
-    for (t, &id) in tokens.iter().enumerate() {
-        let hv = inverse(&rot, &rows.decode(id)?, emb_variant)?;
-        for (kk, v) in hv.iter().enumerate() {
-            if faults.embedding_row_major {
-                h[kk * tt + t] = *v;
-            } else {
-                h[t * k + kk] = *v;
-            }
-        }
-    }
-    let files = &spec.embedding.default_files;
-    let m = EmbeddingManifest {
-        kind: "embedding".into(),
-        format_version: spec.format_version,
-        dtype: spec.dtype.clone(),
-        layout: spec.layout.clone(),
-        object: obj.into(),
-        tokens: tt,
-        k,
-        tokens_file: files["tokens_file"].clone(),
-        h_file: files["h_file"].clone(),
-    };
-    std::fs::write(edir.join(&m.tokens_file), i32_bytes(&tokens))?;
-    std::fs::write(edir.join(&m.h_file), f32_bytes(&h))?;
-    std::fs::write(
-        edir.join(&spec.embedding.manifest),
-        serde_json::to_string_pretty(&m)? + "\n",
-    )?;
-    // Kernel-oracle dumps.
-    let odir = dir.join("oracles");
-    std::fs::create_dir_all(&odir)?;
-    let mut cases = Vec::new();
-    for rc in &spec.kernel_oracles.required_cases {
-        let object = super::resolve_name(&p, &super::artifact_layers(a), &rc.object, None)?;
-        let mut rows = open(&object)?;
-        let (n, k) = (rows.n() as usize, rows.view.geom.k as usize);
-        let t = rc.tokens;
-        let y_file = format!("{}.y.f32", rc.name);
-        if rc.rotation == "inverse" {
-            let ids: Vec<u64> = tokens.iter().copied().cycle().take(t).collect();
-            let mut y = vec![0.0; k * t];
-            for (ti, &id) in ids.iter().enumerate() {
-                let hv = inverse(&rot, &rows.decode(id)?, fwd_variant_inverse(faults))?;
-                y[ti * k..(ti + 1) * k].copy_from_slice(&hv);
-            }
-            let tf = format!("{}.tokens.i32", rc.name);
-            std::fs::write(odir.join(&tf), i32_bytes(&ids))?;
-            std::fs::write(odir.join(&y_file), f32_bytes(&y))?;
-            cases.push(OracleCase {
-                name: rc.name.clone(),
-                rotation: rc.rotation.clone(),
-                object,
-                tokens: t,
-                k,
-                n: k,
-                x_file: None,
-                token_ids_file: Some(tf),
-                y_file,
-            });
-            continue;
-        }
-        let mut rng = crate::rng::Rng::for_name(seed, &rc.name);
-        // x stored as f32; the reference uses exactly the stored values.
-        let x: Vec<f64> = (0..k * t)
-            .map(|_| (rng.unit() * 2.0 - 1.0) as f32 as f64)
-            .collect();
-        let us: Vec<Vec<f64>> = (0..t)
-            .map(|ti| {
-                forward_input(
-                    &p,
-                    &rot,
-                    &rc.rotation,
-                    &x[ti * k..(ti + 1) * k],
-                    fwd_variant,
-                )
-            })
-            .collect::<Result<_>>()?;
-        let y = matmul_sets(&mut rows, &[us])?.remove(0);
-        let xf = format!("{}.x.f32", rc.name);
-        std::fs::write(odir.join(&xf), f32_bytes(&x))?;
-        std::fs::write(odir.join(&y_file), f32_bytes(&y))?;
-        cases.push(OracleCase {
-            name: rc.name.clone(),
-            rotation: rc.rotation.clone(),
-            object,
-            tokens: t,
-            k,
-            n,
-            x_file: Some(xf),
-            token_ids_file: None,
-            y_file,
-        });
-    }
-    let m = OracleManifest {
-        kind: "kernel_oracles".into(),
-        format_version: spec.format_version,
-        dtype: spec.dtype.clone(),
-        layout: spec.layout.clone(),
-        cases,
-    };
-    std::fs::write(
-        odir.join(&spec.kernel_oracles.manifest),
-        serde_json::to_string_pretty(&m)? + "\n",
-    )?;
-    Ok(())
-}
-
-fn fwd_variant_inverse(f: DumpFaults) -> Variant {
-    if f.oracle_signs_after_rotation {
-        Variant::SignsAfterRotation
-    } else if f.unnormalized {
-        Variant::UnnormalizedH
-    } else {
-        Variant::Documented
-    }
+    serde_json::from_slice(&bytes).with_context(|| format!("{name} does not match spec/dumps.json"))
 }

@@ -3,27 +3,86 @@
 //! dump cannot see a layout bug). Controls: the same dump read row-major, and the signs applied
 //! before H, must both fail to match — a control that matches fails the gate.
 
-use super::dumps::{
-    self, inverse, read_f32s, read_i32s, rel_l2, EmbeddingManifest, Rotation, Variant,
-};
-use super::{read_dump_file, Ctx, Finding};
+use super::dumps::{self, inverse, rel_l2, Rotation, Variant};
+use super::{Ctx, DumpFormat, Finding};
 use crate::spec::gates;
 use anyhow::{bail, Result};
 use std::path::Path;
 
 /// Which dump format `--dump` holds: `--dump-format` when given, else a file is the engine's
 /// embedding dump and a directory is this suite's native format (manifest.json + arrays).
-pub fn dump_format(path: &Path, named: Option<&str>) -> Result<&'static str> {
+pub fn dump_format(path: &Path, named: Option<DumpFormat>) -> Result<DumpFormat> {
     match named {
-        Some("engine") => Ok("engine"),
-        Some("native") => Ok("native"),
-        Some("harness") => bail!("--dump-format harness is a kernel-oracle format (rotation harness), not an embedding dump"),
-        Some(other) => bail!("--dump-format '{other}': expected engine or native"),
-        None if path.is_file() => Ok("engine"),
-        None => Ok("native"),
+        Some(DumpFormat::Harness) => bail!("--dump-format harness is a kernel-oracle format (rotation harness), not an embedding dump"),
+        Some(f) => Ok(f),
+        None if path.is_file() => Ok(DumpFormat::Engine),
+        None => Ok(DumpFormat::Native),
     }
 }
 
+/// The dump's tokens and activations, `h` token-major in both formats (`h[t*K + k]`).
+fn read_dump(
+    dir: &std::path::Path,
+    format: DumpFormat,
+    object: &str,
+    k: usize,
+) -> Result<dumps::EmbeddingArrays> {
+    if format != DumpFormat::Engine {
+        return dumps::parse_embedding(dir, object, k);
+    }
+    let d = super::engine_dump::parse(
+        &crate::fsio::read_input(dir).with_context(|| format!("{}", dir.display()))?,
+    )?;
+    if d.hidden != k {
+        bail!("engine dump hidden = {}, {object} has k = {k}", d.hidden);
+    }
+    Ok(dumps::EmbeddingArrays {
+        tokens: d.tokens,
+        ids: d.ids,
+        h: d.h,
+    })
+}
+
+/// Worst rel L2 over the checked tokens: of the documented math, of the row-major read
+/// control, and of the signs-before-rotation control.
+#[derive(Default)]
+struct Worst {
+    documented: f64,
+    row_major: f64,
+    signs_before: f64,
+}
+
+/// Compares the first `used` tokens of the dump with the reference, one line per token.
+fn score(
+    f: &mut Finding,
+    rows: &mut super::rows::ArtifactRows<'_>,
+    rot: &Rotation,
+    d: &dumps::EmbeddingArrays,
+    k: usize,
+    used: usize,
+) -> Result<Worst> {
+    let (t, h) = (d.tokens, &d.h);
+    let mut worst = Worst::default();
+    for ti in 0..used {
+        let z = rows.decode(d.ids[ti] as u64)?;
+        let want = inverse(rot, &z, Variant::Documented)?;
+        let tm: Vec<f64> = h[ti * k..(ti + 1) * k].to_vec();
+        let rm: Vec<f64> = (0..k).map(|kk| h[kk * t + ti]).collect();
+        let sb = inverse(rot, &z, Variant::SignsAfterRotation)?;
+        let r = rel_l2(&tm, &want);
+        worst.documented = worst.documented.max(r);
+        worst.row_major = worst.row_major.max(rel_l2(&rm, &want));
+        worst.signs_before = worst.signs_before.max(rel_l2(&tm, &sb));
+        f.line(format!(
+            "token {}: rel L2 {}",
+            d.ids[ti],
+            super::findings::round6(r)
+        ));
+    }
+    Ok(worst)
+}
+
+/// Runs the gate (SKIP without `--dump`).
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let Some(dir) = ctx.opts.dump else {
         return Ok(super::skip_naming("embedding"));
@@ -34,30 +93,8 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let object = ctx.name(&gates().embedding.object, None)?;
     let mut rows = ctx.artifact_rows(&object)?;
     let k = rows.view.geom.k as usize;
-    // (T, ids, h) with h token-major in both formats (h[t*K + k]).
-    let (t, ids, h) = if format == "engine" {
-        let d = super::engine_dump::parse(
-            &crate::fsio::read_input(dir)?,
-        )?;
-        if d.hidden != k {
-            bail!("engine dump hidden = {}, {object} has k = {k}", d.hidden);
-        }
-        (d.tokens, d.ids, d.h)
-    } else {
-        let m: EmbeddingManifest =
-            dumps::read_manifest(dir, &crate::spec::dumps().embedding.manifest)?;
-        dumps::check_header("embedding", &m.kind, m.format_version, &m.dtype, &m.layout)?;
-        if m.object != object {
-            bail!("dump is of {}, the gate checks {object}", m.object);
-        }
-        if m.k != k {
-            bail!("dump k = {}, {object} has k = {k}", m.k);
-        }
-        let t = m.tokens;
-        let ids = read_i32s(&read_dump_file(dir, &m.tokens_file)?, &m.tokens_file, t)?;
-        let h = read_f32s(&read_dump_file(dir, &m.h_file)?, &m.h_file, k * t)?;
-        (t, ids, h)
-    };
+    let dump = read_dump(dir, format, &object, k)?;
+    let (t, ids) = (dump.tokens, &dump.ids);
     let mut distinct = ids.clone();
     distinct.sort();
     distinct.dedup();
@@ -72,25 +109,10 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     if let Some(bad) = ids.iter().find(|&&i| i < 0 || i as u64 >= rows.n()) {
         bail!("token id {bad} outside [0, {})", rows.n());
     }
-    let rot = Rotation::from_artifact(ctx.a, &ctx.profile)?;
+    let rot = Rotation::from_artifact(ctx.artifact, &ctx.profile)?;
     let used = t.min(th.embedding_max_tokens);
-    let (mut worst, mut worst_rm, mut worst_sb) = (0f64, 0f64, 0f64);
-    for ti in 0..used {
-        let z = rows.decode(ids[ti] as u64)?;
-        let want = inverse(&rot, &z, Variant::Documented)?;
-        let tm: Vec<f64> = h[ti * k..(ti + 1) * k].to_vec();
-        let rm: Vec<f64> = (0..k).map(|kk| h[kk * t + ti]).collect();
-        let sb = inverse(&rot, &z, Variant::SignsAfterRotation)?;
-        let r = rel_l2(&tm, &want);
-        worst = worst.max(r);
-        worst_rm = worst_rm.max(rel_l2(&rm, &want));
-        worst_sb = worst_sb.max(rel_l2(&tm, &sb));
-        f.line(format!(
-            "token {}: rel L2 {}",
-            ids[ti],
-            super::findings::round6(r)
-        ));
-    }
+    let w = score(&mut f, &mut rows, &rot, &dump, k, used)?;
+    let (worst, worst_rm, worst_sb) = (w.documented, w.row_major, w.signs_before);
     // A control "matches" when every checked token agrees within the threshold (its worst
     // token is within it).
     let max = th.embedding_rel_l2_max;
@@ -123,7 +145,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let ok = ok_doc && rm_caught && sb_caught && problems.is_empty();
     f.set_ok(ok);
     f.detail = if ok {
-        let what = if format == "engine" {
+        let what = if format == DumpFormat::Engine {
             "engine bf16 dump, token-major"
         } else {
             "token-major"

@@ -14,9 +14,13 @@ use anyhow::{bail, Result};
 /// A parsed engine embedding dump. `h` is in file order (token-major).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineEmbedding {
+    /// T, the number of tokens.
     pub tokens: usize,
+    /// The hidden width.
     pub hidden: usize,
+    /// The token ids.
     pub ids: Vec<i64>,
+    /// T*hidden activations, token-major.
     pub h: Vec<f64>,
 }
 
@@ -33,6 +37,7 @@ fn i32_at(b: &[u8], off: usize, what: &str) -> Result<i32> {
     }
 }
 
+/// Parses an engine dump; every size is bounded before anything is allocated.
 pub fn parse(b: &[u8]) -> Result<EngineEmbedding> {
     let t = i32_at(b, 0, "T")?;
     let hidden = i32_at(b, 4, "hidden")?;

@@ -5,15 +5,20 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// A gate's verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Status {
+    /// The gate ran and passed.
     Pass,
+    /// The gate ran and failed (or could not run on what it was given).
     Fail,
+    /// The gate did not run; its detail names what opens it.
     Skip,
 }
 
 impl Status {
+    /// The report word: PASS, FAIL or SKIP.
     pub fn word(self) -> &'static str {
         match self {
             Status::Pass => "PASS",
@@ -28,6 +33,7 @@ impl Status {
 pub struct Finding {
     /// Step key from `spec/gates.json`.
     pub step: String,
+    /// The verdict.
     pub status: Status,
     /// One line: what was checked and the verdict in words.
     pub detail: String,
@@ -38,6 +44,7 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// A finding of `step`, PASS until the gate calls `set_ok`.
     pub fn new(step: &str) -> Finding {
         Finding {
             step: step.into(),
@@ -48,6 +55,7 @@ impl Finding {
         }
     }
 
+    /// A SKIP finding with its reason.
     pub fn skip(step: &str, detail: impl Into<String>) -> Finding {
         Finding {
             status: Status::Skip,
@@ -56,6 +64,7 @@ impl Finding {
         }
     }
 
+    /// A FAIL finding with its reason.
     pub fn fail(step: &str, detail: impl Into<String>) -> Finding {
         Finding {
             status: Status::Fail,
@@ -70,6 +79,7 @@ impl Finding {
         self
     }
 
+    /// Adds one sub-result line.
     pub fn line(&mut self, s: impl Into<String>) -> &mut Self {
         self.lines.push(s.into());
         self
@@ -141,18 +151,24 @@ pub fn round6(v: f64) -> Value {
 pub struct Report {
     /// Artifact file name (no directories, so reports are machine-independent).
     pub artifact: String,
+    /// Source GGUF file name.
     pub gguf: String,
+    /// The ternary format of both files.
     pub format: String,
+    /// The model profile.
     pub profile: String,
     /// Said before any gate (e.g. a format mismatch note).
     pub preamble: Vec<String>,
+    /// One finding per gate, in spec order.
     pub findings: Vec<Finding>,
 }
 
 impl Report {
+    /// How many findings have status `s`.
     pub fn count(&self, s: Status) -> usize {
         self.findings.iter().filter(|f| f.status == s).count()
     }
+    /// True when no gate failed.
     pub fn ok(&self) -> bool {
         self.count(Status::Fail) == 0
     }

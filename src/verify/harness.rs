@@ -12,6 +12,7 @@
 //! Every case is also compared with wrong variants (signs after the rotation, P missing,
 //! unnormalized H, transposed token layout, no rotation); one that matches fails the gate.
 
+use super::dump_dir::DirFiles;
 use super::dumps::{fwht, matmul_sets, read_f32s, rel_l2, Rotation};
 use super::oracles::OracleTally;
 use super::{read_dump_file, Ctx, Finding};
@@ -83,6 +84,7 @@ pub enum HarnessVariant {
 }
 
 impl HarnessVariant {
+    /// The variant's report name.
     pub fn name(self) -> &'static str {
         match self {
             HarnessVariant::Documented => "documented",
@@ -193,23 +195,29 @@ pub enum HarnessFault {
     Transposed,
 }
 
-fn write_f32s(path: &Path, v: impl IntoIterator<Item = f32>) -> Result<()> {
-    let mut b = Vec::new();
-    for x in v {
-        b.extend_from_slice(&x.to_le_bytes());
+fn f32_file(v: impl IntoIterator<Item = f32>) -> Vec<u8> {
+    v.into_iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Writes each of `files` into `dir` (created if absent), one atomic file at a time.
+fn write_files(dir: &Path, files: &DirFiles) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| crate::Error::io(crate::ErrorClass::IoWrite, dir, e))?;
+    for (name, bytes) in files {
+        crate::fsio::write_bytes_atomic(&dir.join(name), bytes)?;
     }
-    crate::fsio::write_bytes_atomic(path, &b)?;
     Ok(())
 }
 
-/// Writes the six rotation-harness cases (f64 reference rounded to bf16, stored f32).
-pub fn write_rotation(dir: &Path, fault: HarnessFault) -> Result<()> {
-    std::fs::create_dir_all(dir)?;
+/// The six rotation-harness case files (f64 reference rounded to bf16, stored f32), named
+/// relative to the harness directory.
+pub fn rotation_files(fault: HarnessFault) -> Result<DirFiles> {
     let v = match fault {
         HarnessFault::None => HarnessVariant::Documented,
         HarnessFault::SignsAfterRotation => HarnessVariant::SignsAfterRotation,
         HarnessFault::Transposed => HarnessVariant::Transposed,
     };
+    let mut files = DirFiles::new();
     for c in &dumps().harness.rotation_cases {
         let (x, s) = case_inputs(c);
         let xb: Vec<f64> = x.iter().map(|&a| bf16_round(a as f64)).collect();
@@ -221,14 +229,19 @@ pub fn write_rotation(dir: &Path, fault: HarnessFault) -> Result<()> {
             HarnessVariant::Documented
         };
         let y = rotation_reference(c, &xb, &sd, vv)?;
-        write_f32s(&dir.join(format!("{}.in.f32", c.name)), x)?;
-        write_f32s(&dir.join(format!("{}.signs.f32", c.name)), s)?;
-        write_f32s(
-            &dir.join(format!("{}.out.f32", c.name)),
-            y.iter().map(|&a| bf16_round(a) as f32),
-        )?;
+        files.push((format!("{}.in.f32", c.name).into(), f32_file(x)));
+        files.push((format!("{}.signs.f32", c.name).into(), f32_file(s)));
+        files.push((
+            format!("{}.out.f32", c.name).into(),
+            f32_file(y.iter().map(|&a| bf16_round(a) as f32)),
+        ));
     }
-    Ok(())
+    Ok(files)
+}
+
+/// Writes the six rotation-harness cases into `dir` (beside whatever it holds).
+pub fn write_rotation(dir: &Path, fault: HarnessFault) -> Result<()> {
+    write_files(dir, &rotation_files(fault)?)
 }
 
 /// Gate `engine_oracles` over a harness directory.
@@ -321,7 +334,7 @@ fn gemm_case(ctx: &Ctx<'_>, dir: &Path) -> Result<(String, f64, Wrongs)> {
     };
     let mut rows = ctx.artifact_rows(&object)?;
     let (n, k) = (rows.n() as usize, rows.view.geom.k as usize);
-    let rot = Rotation::from_artifact(ctx.a, &ctx.profile)?;
+    let rot = Rotation::from_artifact(ctx.artifact, &ctx.profile)?;
     let x = lcg_values(g.x_seed, k);
     if dir.join(&g.x_file).exists() {
         let got = read_f32s(&read_dump_file(dir, &g.x_file)?, &g.x_file, k)?;
@@ -378,24 +391,22 @@ pub fn gemm_inputs(rot: &Rotation, x: &[f32]) -> Result<Vec<(&'static str, Vec<f
     ])
 }
 
-/// Writes the gemm-oracle directory for `object` (payload, signs, x, bf16 reference y).
-pub fn write_gemm(
-    ctx_a: &crate::ninfer::Artifact<'_>,
-    dir: &Path,
+/// The gemm-oracle files for `object` (payload, signs, x, bf16 reference y), named relative to
+/// the harness directory.
+pub fn gemm_files(
+    artifact: &crate::ninfer::Artifact<'_>,
     object: &str,
     fault: HarnessFault,
-) -> Result<()> {
-    let p = super::profile_for_artifact(ctx_a)?;
+) -> Result<DirFiles> {
+    let p = super::profile_for_artifact(artifact)?;
     let format =
-        super::artifact_format(ctx_a).ok_or_else(|| anyhow::anyhow!("no ternary object"))?;
+        super::artifact_format(artifact).ok_or_else(|| anyhow::anyhow!("no ternary object"))?;
     let blocks = super::rows::Blocks::for_format(format)?;
-    let view = ctx_a
-        .row_split(object)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let view = artifact.row_split(object)?;
     let payload = view.bytes;
     let mut rows = super::rows::ArtifactRows::new(view, blocks)?;
     let k = rows.view.geom.k as usize;
-    let rot = Rotation::from_artifact(ctx_a, &p)?;
+    let rot = Rotation::from_artifact(artifact, &p)?;
     let g = &dumps().harness.gemm;
     let x = lcg_values(g.x_seed, k);
     let sets = gemm_inputs(&rot, &x)?;
@@ -404,18 +415,26 @@ pub fn write_gemm(
         _ => 0,
     };
     let ys = matmul_sets(&mut rows, &[vec![sets[pick].1.clone()]])?;
-    std::fs::create_dir_all(dir)?;
-    crate::fsio::write_bytes_atomic(&dir.join(&g.payload_file), payload)?;
-    write_f32s(
-        &dir.join(&g.signs_file),
-        rot.signs_for(k, false)?.into_iter().map(|a| a as f32),
-    )?;
-    write_f32s(&dir.join(&g.x_file), x)?;
-    write_f32s(
-        &dir.join(&g.y_file),
-        ys[0].iter().map(|&a| bf16_round(a) as f32),
-    )?;
-    Ok(())
+    let signs = rot.signs_for(k, false)?.into_iter().map(|a| a as f32);
+    Ok(vec![
+        (g.payload_file.clone().into(), payload.to_vec()),
+        (g.signs_file.clone().into(), f32_file(signs)),
+        (g.x_file.clone().into(), f32_file(x)),
+        (
+            g.y_file.clone().into(),
+            f32_file(ys[0].iter().map(|&a| bf16_round(a) as f32)),
+        ),
+    ])
+}
+
+/// Writes the gemm-oracle files for `object` into `dir` (beside whatever it holds).
+pub fn write_gemm(
+    artifact: &crate::ninfer::Artifact<'_>,
+    dir: &Path,
+    object: &str,
+    fault: HarnessFault,
+) -> Result<()> {
+    write_files(dir, &gemm_files(artifact, object, fault)?)
 }
 
 #[cfg(test)]

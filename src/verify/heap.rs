@@ -1,52 +1,31 @@
-//! A peak-tracking global allocator for the `verify` statistics line. The library only defines
-//! it; the binary registers it (`#[global_allocator]`), so library users are unaffected.
+//! Where `verify` reads the process's peak heap from. The allocator that counts belongs to the
+//! binary (`src/peak_alloc.rs`), which installs its probe here at start-up; a library user
+//! installs nothing and the statistics line says so.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+static PROBE: OnceLock<fn() -> usize> = OnceLock::new();
 
-/// `System` plus live/peak byte counters.
-pub struct PeakAlloc;
-
-unsafe impl GlobalAlloc for PeakAlloc {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let p = System.alloc(l);
-        if !p.is_null() {
-            add(l.size());
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        System.dealloc(p, l);
-        CURRENT.fetch_sub(l.size(), Ordering::Relaxed);
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        let p = System.alloc_zeroed(l);
-        if !p.is_null() {
-            add(l.size());
-        }
-        p
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let q = System.realloc(p, l, new);
-        if !q.is_null() {
-            CURRENT.fetch_sub(l.size(), Ordering::Relaxed);
-            add(new);
-        }
-        q
-    }
+/// Registers the function that reports peak live heap bytes (the binary's allocator). The
+/// first registration wins.
+pub fn install(probe: fn() -> usize) {
+    let _ = PROBE.set(probe);
 }
 
-fn add(n: usize) {
-    ACTIVE.store(1, Ordering::Relaxed);
-    let now = CURRENT.fetch_add(n, Ordering::Relaxed) + n;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-/// Peak live heap bytes, or `None` when [`PeakAlloc`] is not the global allocator.
+/// Peak live heap bytes, or `None` when no counting allocator was installed.
 pub fn peak() -> Option<usize> {
-    (ACTIVE.load(Ordering::Relaxed) == 1).then(|| PEAK.load(Ordering::Relaxed))
+    PROBE.get().map(|probe| probe())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn peak_is_none_until_a_probe_is_installed_then_reads_it() {
+        // The library's unit tests run without the binary's allocator.
+        assert_eq!(super::peak(), None);
+        super::install(|| 4096);
+        assert_eq!(super::peak(), Some(4096));
+        super::install(|| 1);
+        assert_eq!(super::peak(), Some(4096), "the first probe wins");
+    }
 }

@@ -6,9 +6,34 @@ use crate::mapping::produced_objects_in;
 use crate::spec::{mapping, Produce};
 use anyhow::Result;
 
+/// Every object the mapping produces for the source's layers plus the sign objects, as
+/// (name, shape, format, layout).
+fn expected_objects(ctx: &Ctx<'_>) -> Vec<(String, Vec<u64>, String, &'static str)> {
+    let mut want: Vec<(String, Vec<u64>, String, &'static str)> = Vec::new();
+    for o in produced_objects_in(&ctx.profile, &ctx.layers) {
+        let rule = o.rule.as_ref().expect("produced objects have rules");
+        let (fmt, layout) = match &rule.produce {
+            Produce::TernaryRows { .. } => (ctx.format.name.clone(), "row-split-k128-v1"),
+            Produce::HeadVector { .. } => ("FP32".to_string(), "contiguous-le-v1"),
+            _ => ("BF16".to_string(), "contiguous-le-v1"),
+        };
+        want.push((o.name, o.shape, fmt, layout));
+    }
+    for s in &mapping().sign_objects {
+        want.push((
+            s.target.clone(),
+            ctx.profile.dims(&s.shape),
+            s.format.clone(),
+            "contiguous-le-v1",
+        ));
+    }
+    want
+}
+
+/// Runs the gate.
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut f = Finding::new("inspect");
-    let a = ctx.a;
+    let a = ctx.artifact;
     let m = mapping();
     let id = &a.directory.identity;
     let mut problems: Vec<String> = Vec::new();
@@ -28,24 +53,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut absent = 0u64;
     let mut wrong = 0u64;
     let mut ternary = 0u64;
-    let mut want: Vec<(String, Vec<u64>, String, &str)> = Vec::new();
-    for o in produced_objects_in(&ctx.profile, &ctx.layers) {
-        let rule = o.rule.as_ref().expect("produced objects have rules");
-        let (fmt, layout) = match &rule.produce {
-            Produce::TernaryRows { .. } => (ctx.format.name.clone(), "row-split-k128-v1"),
-            Produce::HeadVector { .. } => ("FP32".to_string(), "contiguous-le-v1"),
-            _ => ("BF16".to_string(), "contiguous-le-v1"),
-        };
-        want.push((o.name, o.shape, fmt, layout));
-    }
-    for s in &m.sign_objects {
-        want.push((
-            s.target.clone(),
-            ctx.profile.dims(&s.shape),
-            s.format.clone(),
-            "contiguous-le-v1",
-        ));
-    }
+    let want = expected_objects(ctx);
     for (name, shape, fmt, layout) in &want {
         expected += 1;
         match a.directory.find(name) {

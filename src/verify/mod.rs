@@ -1,34 +1,60 @@
-//! The verifier: ten gates over a packed folded-ternary `.ninfer` artifact and its source GGUF
-//! (spec/verifier.md#gates, `spec/gates.json`). Format-generic: geometry always from
+//! The verifier: ten gates (spec/gates.json `steps`, one [`Finding`] each) over a packed
+//! folded-ternary `.ninfer` artifact and its source GGUF (spec/verifier.md#gates). Format-generic: geometry always from
 //! `row_split_geometry`, block layout from the spec's plane slices, dimensions from the profile.
 //!
 //! One module per gate; each returns a [`Finding`]. Negative controls run inside their gate on
 //! every invocation; a control that survives fails the gate.
 
+/// Gate `assembly`: the positional audits.
 pub mod assembly;
+/// Gate `dense_values`: dense objects recomputed bit for bit.
 pub mod dense;
+/// A dump directory as one byte string (the `dumps_parse` fuzz target).
+pub mod dump_bundle;
+/// Writes a dump directory atomically.
+pub mod dump_dir;
+/// Dump formats, their parsers and the reference rotation math.
 pub mod dumps;
+/// Gate `embedding`: an activation dump against the inverse rotation.
 pub mod embedding;
+/// The engine tooling's embedding dump file.
 pub mod engine_dump;
+/// Findings and the report they make.
 pub mod findings;
+/// `prism.hadamard.*` metadata against spec/hadamard.json (part of `signs`).
+pub mod hadamard_meta;
+/// The engine tooling's harness dump directories.
 pub mod harness;
+/// The heap-peak probe the binary installs.
 pub mod heap;
+/// Gate `inspect`: the container and every mapped object.
 pub mod inspect;
+/// Broken artifacts and dumps (spec/gates.json `mutations`).
 pub mod mutate;
+/// Gate `engine_oracles`: kernel dumps against the rotation math.
 pub mod oracles;
+/// Gate `payload_order`: row-split planes, not interleaved blocks.
 pub mod payload_order;
+/// Gate `provenance`: identity and borrowed objects against the template.
 pub mod provenance;
+/// The writer of reference dumps.
+pub mod reference;
+/// Text and JSON renderings of a report.
 pub mod report;
+/// Gates `row_order` and `row_order_sweep`.
 pub mod row_order;
+/// Row access to artifact objects and GGUF tensors, with fingerprints.
 pub mod rows;
+/// The verifier's own index arithmetic for the row rules.
 pub mod rules;
+/// Gate `signs`: sign objects and Hadamard metadata.
 pub mod signs;
 
 pub use findings::{Finding, Report, Status};
 
 use crate::gguf::{self, Gguf, Mode};
 use crate::ninfer::Artifact;
-use crate::spec::{self, Dim, ModelProfile, NumericFormat};
+use crate::spec::{self, Dim, GateStep, ModelProfile, NumericFormat};
 use anyhow::{anyhow, bail, Context, Result};
 use rows::{ArtifactRows, Blocks, GgufRows};
 use std::path::Path;
@@ -48,21 +74,57 @@ pub struct Options<'p> {
     pub oracle_object: Option<&'p str>,
     /// The model profile by name (`--profile`; reduced GGUFs whose hparams do not identify it).
     pub profile: Option<&'p str>,
-    /// `--dump-format engine|native` (default: a file is the engine's dump, a directory native).
-    pub dump_format: Option<&'p str>,
+    /// `--dump-format` (default: a file is the engine's dump, a directory native or harness).
+    pub dump_format: Option<DumpFormat>,
+}
+
+/// The dump formats of spec/dumps.json, as `--dump-format` / `dump-reference --format` spell
+/// them (clap refuses any other spelling before a command runs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DumpFormat {
+    /// This suite's manifest directories (`embedding/`, `oracles/`).
+    Native,
+    /// The engine's bf16 embedding dump file.
+    Engine,
+    /// The engine tooling's manifest-less harness directory (kernel oracles).
+    Harness,
+}
+
+impl DumpFormat {
+    /// The command-line spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DumpFormat::Native => "native",
+            DumpFormat::Engine => "engine",
+            DumpFormat::Harness => "harness",
+        }
+    }
+}
+
+impl std::fmt::Display for DumpFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Everything a gate needs.
 pub struct Ctx<'a> {
-    pub a: &'a Artifact<'a>,
-    pub g: &'a Gguf<'a>,
+    /// The artifact under test.
+    pub artifact: &'a Artifact<'a>,
+    /// The source GGUF it was packed from.
+    pub gguf: &'a Gguf<'a>,
+    /// The groupwise-int template (`--template`).
     pub template: Option<&'a Artifact<'a>>,
+    /// The model profile of the source.
     pub profile: ModelProfile,
     /// The layers the source GGUF holds (all of the profile's, or a reduced model's subset):
     /// the artifact must hold exactly these.
     pub layers: Vec<u64>,
+    /// The ternary format of both files.
     pub format: &'static NumericFormat,
+    /// Its ggml block layout.
     pub blocks: Blocks,
+    /// What the command line added.
     pub opts: Options<'a>,
 }
 
@@ -128,6 +190,7 @@ pub fn resolve_name(p: &ModelProfile, layers: &[u64], s: &str, l: Option<u64>) -
     Ok(out)
 }
 
+/// A profile dimension by number or name.
 pub fn dim(p: &ModelProfile, d: &Dim) -> Result<u64> {
     p.dim(d)
         .ok_or_else(|| anyhow!("profile {} lacks dimension {d:?}", p.name))
@@ -136,28 +199,31 @@ pub fn dim(p: &ModelProfile, d: &Dim) -> Result<u64> {
 impl<'a> Ctx<'a> {
     /// Rows of a ternary artifact object, checked to be in the artifact's ternary format.
     pub fn artifact_rows(&self, name: &str) -> Result<ArtifactRows<'a>> {
-        if self.a.directory.find(name).is_none() {
+        if self.artifact.directory.find(name).is_none() {
             bail!("{name} is absent from the artifact");
         }
-        let v = self.a.row_split(name).map_err(|e| anyhow!("{e}"))?;
+        let v = self.artifact.row_split(name)?;
         if v.format.name != self.format.name {
             bail!("{name} is {}, not {}", v.format.name, self.format.name);
         }
         ArtifactRows::new(v, self.blocks)
     }
 
+    /// Rows of a ternary GGUF tensor in the source's format.
     pub fn gguf_rows(&self, name: &str) -> Result<GgufRows<'a>> {
         let t = self
-            .g
+            .gguf
             .tensor(name)
             .ok_or_else(|| anyhow!("{name} is absent from the GGUF"))?;
-        GgufRows::new(self.g, t, self.format, &self.blocks)
+        GgufRows::new(self.gguf, t, self.format, &self.blocks)
     }
 
+    /// A dimension of the profile.
     pub fn dim(&self, d: &Dim) -> Result<u64> {
         dim(&self.profile, d)
     }
 
+    /// A spec name with its layer placeholders resolved.
     pub fn name(&self, s: &str, l: Option<u64>) -> Result<String> {
         resolve_name(&self.profile, &self.layers, s, l)
     }
@@ -202,12 +268,12 @@ pub fn verify(
     gguf_bytes: &[u8],
     opts: Options<'_>,
 ) -> Result<Report> {
-    let g = gguf::parse(gguf_bytes, Mode::Strict).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
-    let (profile, layers) = crate::mapping::profile::resolve_profile(&g, opts.profile)
-        .map_err(|e| anyhow!("{gguf_name}: {e}"))?;
-    let gformat = crate::pack::source::ternary_type(&g).map_err(|e| anyhow!("{gguf_name}: {e}"))?;
+    let g = gguf::parse(gguf_bytes, Mode::Strict).context(gguf_name.to_string())?;
+    let (profile, layers) =
+        crate::mapping::profile::resolve_profile(&g, opts.profile).context(gguf_name.to_string())?;
+    let gformat = crate::pack::source::ternary_type(&g).context(gguf_name.to_string())?;
     let template = match opts.template {
-        Some(t) => Some(Artifact::parse(t).map_err(|e| anyhow!("template: {e}"))?),
+        Some(t) => Some(Artifact::parse(t).context("template")?),
         None => None,
     };
     let mut report = Report {
@@ -222,10 +288,10 @@ pub fn verify(
         Ok(a) => a,
         Err(e) => {
             for s in &spec::gates().steps {
-                report.findings.push(if s.step == "inspect" {
-                    Finding::fail("inspect", format!("the artifact does not open: {e}"))
+                report.findings.push(if s.step == GateStep::Inspect {
+                    Finding::fail(s.step.as_str(), format!("the artifact does not open: {e}"))
                 } else {
-                    Finding::skip(&s.step, "the artifact does not open (see inspect)")
+                    Finding::skip(s.step.as_str(), "the artifact does not open (see inspect)")
                 });
             }
             return Ok(report);
@@ -243,8 +309,8 @@ pub fn verify(
     }
     let blocks = Blocks::for_format(gformat)?;
     let ctx = Ctx {
-        a: &a,
-        g: &g,
+        artifact: &a,
+        gguf: &g,
         template: template.as_ref(),
         profile,
         layers,
@@ -269,30 +335,32 @@ fn guarded(step: &str, f: impl FnOnce() -> Result<Finding>) -> Finding {
     out
 }
 
-/// The ten steps in spec order.
+/// The ten gates of spec/gates.json `steps`, in spec order. Five open only with an input
+/// (`provenance` a template, `row_order_sweep` `--sweep`, `signs` a folded GGUF, `embedding` and
+/// `engine_oracles` a dump); without it they SKIP naming it.
 pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
     if let Ok(mut v) = GATE_SECONDS.lock() {
         v.clear();
     }
-    let mut out = Vec::new();
-    for s in &spec::gates().steps {
-        let key = s.step.as_str();
-        let f = match key {
-            "provenance" => guarded(key, || provenance::run(ctx)),
-            "inspect" => guarded(key, || inspect::run(ctx)),
-            "payload_order" => guarded(key, || payload_order::run(ctx)),
-            "row_order" => guarded(key, || row_order::run(ctx)),
-            "row_order_sweep" => guarded(key, || row_order::sweep(ctx)),
-            "assembly" => guarded(key, || assembly::run(ctx)),
-            "signs" => guarded(key, || signs::run(ctx)),
-            "dense_values" => guarded(key, || dense::run(ctx)),
-            "embedding" => guarded(key, || embedding::run(ctx)),
-            "engine_oracles" => guarded(key, || oracles::run(ctx)),
-            other => Finding::fail(other, "no implementation for this step"),
-        };
-        out.push(f);
-    }
-    out
+    spec::gates()
+        .steps
+        .iter()
+        .map(|s| {
+            let key = s.step.as_str();
+            match s.step {
+                GateStep::Provenance => guarded(key, || provenance::run(ctx)),
+                GateStep::Inspect => guarded(key, || inspect::run(ctx)),
+                GateStep::PayloadOrder => guarded(key, || payload_order::run(ctx)),
+                GateStep::RowOrder => guarded(key, || row_order::run(ctx)),
+                GateStep::RowOrderSweep => guarded(key, || row_order::sweep(ctx)),
+                GateStep::Assembly => guarded(key, || assembly::run(ctx)),
+                GateStep::Signs => guarded(key, || signs::run(ctx)),
+                GateStep::DenseValues => guarded(key, || dense::run(ctx)),
+                GateStep::Embedding => guarded(key, || embedding::run(ctx)),
+                GateStep::EngineOracles => guarded(key, || oracles::run(ctx)),
+            }
+        })
+        .collect()
 }
 
 /// The SKIP finding of a step, naming what opens it (from the spec).

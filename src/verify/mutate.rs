@@ -8,8 +8,8 @@ use super::rows::{ArtifactRows, Blocks};
 use super::{artifact_layers, profile_for_artifact, resolve_name, rules};
 use crate::geometry::Plane;
 use crate::ninfer::{plan, Artifact, Directory, PlannedObject};
-use crate::spec::{gates, mapping, MutationSpec};
-use anyhow::{anyhow, bail, Result};
+use crate::spec::{gates, mapping, MutationKind, MutationSpec, MutationTarget};
+use anyhow::{anyhow, bail, Context, Result};
 use std::io::Write;
 use std::path::Path;
 
@@ -17,12 +17,14 @@ use std::path::Path;
 pub enum Source {
     /// The input object with this index.
     Copy(usize),
+    /// New bytes.
     Bytes(Vec<u8>),
 }
 
+/// The spec row of mutation `kind`, or an error listing the known kinds.
 pub fn spec(kind: &str) -> Result<&'static MutationSpec> {
     gates().mutation(kind).ok_or_else(|| {
-        let known: Vec<&str> = gates().mutations.iter().map(|m| m.kind.as_str()).collect();
+        let known: Vec<&str> = MutationKind::ALL.iter().map(|k| k.as_str()).collect();
         anyhow!(
             "unknown mutation kind '{kind}' (known: {})",
             known.join(", ")
@@ -32,7 +34,7 @@ pub fn spec(kind: &str) -> Result<&'static MutationSpec> {
 
 /// Rows of `name` rearranged: output row i = input row order[i], in every plane.
 fn reorder_rows(a: &Artifact<'_>, name: &str, order: &[u64]) -> Result<Vec<u8>> {
-    let v = a.row_split(name).map_err(|e| anyhow!("{e}"))?;
+    let v = a.row_split(name)?;
     let mut out = v.bytes.to_vec();
     for p in Plane::ALL {
         if v.geom.row_bytes(p) == 0 {
@@ -46,10 +48,20 @@ fn reorder_rows(a: &Artifact<'_>, name: &str, order: &[u64]) -> Result<Vec<u8>> 
     Ok(out)
 }
 
+/// What one artifact mutation changes.
+enum Edit {
+    /// The object's bytes replaced.
+    Replace(String, Vec<u8>),
+    /// The object removed.
+    Drop(String),
+    /// The container identity changed.
+    Identity(crate::ninfer::Identity),
+}
+
 /// The directory and per-object sources of a mutated artifact.
 pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Source>)> {
     let m = spec(kind)?;
-    if m.target != "artifact" {
+    if m.target != MutationTarget::Artifact {
         bail!("{kind} mutates dumps; use it with an output directory");
     }
     let p = profile_for_artifact(a)?;
@@ -57,106 +69,15 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
         .object
         .as_ref()
         .map(|o| resolve_name(&p, &artifact_layers(a), o, None))
-        .transpose()?;
+        .transpose()?
+        .ok_or_else(|| anyhow!("{kind}: spec names no object"));
+    let edit = edit_for(a, &p, m.kind, object)?;
     let mut identity = a.directory.identity.clone();
-    let mut drop: Option<String> = None;
-    let mut replace: Option<(String, Vec<u8>)> = None;
-    let obj = || {
-        object
-            .clone()
-            .ok_or_else(|| anyhow!("{kind}: spec names no object"))
-    };
-    match kind {
-        "swap-two-rows" | "rotate-rows" | "duplicate-and-drop-row" | "perm48-on-rows" => {
-            let name = obj()?;
-            let n = a.object(&name).map_err(|e| anyhow!("{e}"))?.shape()[0];
-            let order: Vec<u64> = match kind {
-                "swap-two-rows" => (0..n).map(|i| if i < 2 { 1 - i } else { i }).collect(),
-                "rotate-rows" => (0..n).map(|i| (i + 1) % n).collect(),
-                "duplicate-and-drop-row" => (0..n).map(|i| if i == 1 { 0 } else { i }).collect(),
-                _ => {
-                    // Healthy row j holds source perm_row(j); the buggy packer put source
-                    // perm48(i) at row i. Source s sits at healthy row inv_perm_row(s).
-                    let half = p.v_heads * p.head_v_dim;
-                    if n != 2 * half {
-                        bail!("{name} has {n} rows, not 2 x {half}");
-                    }
-                    let hd = p.head_v_dim;
-                    (0..n)
-                        .map(|i| {
-                            let (base, j) = (i / half * half, i % half);
-                            let s = rules::perm48(&p, j);
-                            base + rules::inv48(&p, s / hd) * hd + s % hd
-                        })
-                        .collect()
-                }
-            };
-            replace = Some((name.clone(), reorder_rows(a, &name, &order)?));
-        }
-        "scales-at-offset-0" => {
-            let name = obj()?;
-            let v = a.row_split(&name).map_err(|e| anyhow!("{e}"))?;
-            let len = v.bytes.len();
-            let mut rows = ArtifactRows::new(
-                v,
-                Blocks::for_format(
-                    super::artifact_format(a).ok_or_else(|| anyhow!("no ternary object"))?,
-                )?,
-            )?;
-            let mut out = Vec::with_capacity(len);
-            for r in 0..rows.n() {
-                out.extend_from_slice(rows.ggml_row(r));
-            }
-            if out.len() > len {
-                bail!(
-                    "{name}: the block stream ({} bytes) does not fit the object ({len})",
-                    out.len()
-                );
-            }
-            out.resize(len, 0);
-            replace = Some((name, out));
-        }
-        "wrong-template-identity" => identity.model_id = format!("not-{}", identity.model_id),
-        "wrong-weights-id" => identity.weights_id = mapping().weights_id.template.clone(),
-        "missing-borrowed-object" | "missing-layer-object" => {
-            let name = obj()?;
-            a.object(&name).map_err(|e| anyhow!("{e}"))?;
-            drop = Some(name);
-        }
-        "flipped-sign" => {
-            let name = obj()?;
-            let mut b = a
-                .object_bytes(a.object(&name).map_err(|e| anyhow!("{e}"))?)
-                .to_vec();
-            let v = f32::from_le_bytes(b[0..4].try_into().expect("4"));
-            b[0..4].copy_from_slice(&(-v).to_le_bytes());
-            replace = Some((name, b));
-        }
-        "dense-one-ulp" => {
-            let name = obj()?;
-            let mut b = a
-                .object_bytes(a.object(&name).map_err(|e| anyhow!("{e}"))?)
-                .to_vec();
-            if b.len() < 4 {
-                bail!("{name} holds no FP32 value");
-            }
-            let v = u32::from_le_bytes(b[0..4].try_into().expect("4"));
-            // Away from zero by one ulp (bits + 1 keeps the sign; never reaches NaN for a finite log).
-            b[0..4].copy_from_slice(&v.wrapping_add(1).to_le_bytes());
-            replace = Some((name, b));
-        }
-        "wrong-hadamard-widths" => {
-            let name = obj()?;
-            let b = a.object_bytes(a.object(&name).map_err(|e| anyhow!("{e}"))?);
-            let mut acc = 0i32;
-            let mut out = Vec::new();
-            for c in b.chunks_exact(4) {
-                out.extend_from_slice(&acc.to_le_bytes());
-                acc += i32::from_le_bytes(c.try_into().expect("4"));
-            }
-            replace = Some((name, out));
-        }
-        other => bail!("no implementation for mutation {other}"),
+    let (mut drop, mut replace) = (None, None);
+    match edit {
+        Edit::Replace(name, bytes) => replace = Some((name, bytes)),
+        Edit::Drop(name) => drop = Some(name),
+        Edit::Identity(id) => identity = id,
     }
     let mut objects = Vec::new();
     let mut sources = Vec::new();
@@ -174,8 +95,131 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
             _ => Source::Copy(i),
         });
     }
-    let dir = plan(identity, objects).map_err(|e| anyhow!("{e}"))?;
+    let dir = plan(identity, objects)?;
     Ok((dir, sources))
+}
+
+/// The edit of `kind`; `object` is the spec's object resolved (an error when it names none).
+fn edit_for(
+    a: &Artifact<'_>,
+    p: &crate::spec::ModelProfile,
+    kind: MutationKind,
+    object: Result<String>,
+) -> Result<Edit> {
+    use MutationKind as K;
+    let mut identity = a.directory.identity.clone();
+    Ok(match kind {
+        K::SwapTwoRows | K::RotateRows | K::DuplicateAndDropRow | K::Perm48OnRows => {
+            let name = object?;
+            let n = a.object(&name)?.shape()[0];
+            let order = row_order(p, kind, &name, n)?;
+            Edit::Replace(name.clone(), reorder_rows(a, &name, &order)?)
+        }
+        K::ScalesAtOffset0 => {
+            let name = object?;
+            Edit::Replace(name.clone(), interleaved_blocks(a, &name)?)
+        }
+        K::WrongTemplateIdentity => {
+            identity.model_id = format!("not-{}", identity.model_id);
+            Edit::Identity(identity)
+        }
+        K::WrongWeightsId => {
+            identity.weights_id = mapping().weights_id.template.clone();
+            Edit::Identity(identity)
+        }
+        K::MissingBorrowedObject | K::MissingLayerObject => {
+            let name = object?;
+            a.object(&name)?;
+            Edit::Drop(name)
+        }
+        K::FlippedSign => {
+            let name = object?;
+            let mut b = a.object_bytes(a.object(&name)?).to_vec();
+            let Some(first) = b.get_mut(0..4) else {
+                bail!("{name} holds no FP32 value");
+            };
+            let v = f32::from_le_bytes((&*first).try_into().expect("4"));
+            first.copy_from_slice(&(-v).to_le_bytes());
+            Edit::Replace(name, b)
+        }
+        K::DenseOneUlp => {
+            let name = object?;
+            let mut b = a.object_bytes(a.object(&name)?).to_vec();
+            let Some(first) = b.get_mut(0..4) else {
+                bail!("{name} holds no FP32 value");
+            };
+            let v = u32::from_le_bytes((&*first).try_into().expect("4"));
+            // Away from zero by one ulp (bits + 1 keeps the sign; never reaches NaN for a finite log).
+            first.copy_from_slice(&v.wrapping_add(1).to_le_bytes());
+            Edit::Replace(name, b)
+        }
+        K::WrongHadamardWidths => {
+            let name = object?;
+            let b = a.object_bytes(a.object(&name)?);
+            // The widths stored as exclusive prefix sums (wrapping: a hostile table may overflow).
+            let mut acc = 0i32;
+            let mut out = Vec::new();
+            for c in b.chunks_exact(4) {
+                out.extend_from_slice(&acc.to_le_bytes());
+                acc = acc.wrapping_add(i32::from_le_bytes(c.try_into().expect("4")));
+            }
+            Edit::Replace(name, out)
+        }
+        K::DumpRowMajor | K::DumpSignsAfterRotation | K::DumpUnnormalized => {
+            bail!("{kind} mutates dumps, not the artifact")
+        }
+    })
+}
+
+/// Output row i = input row order[i] for the row mutations of an `n`-row object.
+fn row_order(
+    p: &crate::spec::ModelProfile,
+    kind: MutationKind,
+    name: &str,
+    n: u64,
+) -> Result<Vec<u64>> {
+    Ok(match kind {
+        MutationKind::SwapTwoRows => (0..n).map(|i| if i < 2 { 1 - i } else { i }).collect(),
+        MutationKind::RotateRows => (0..n).map(|i| (i + 1) % n).collect(),
+        MutationKind::DuplicateAndDropRow => (0..n).map(|i| if i == 1 { 0 } else { i }).collect(),
+        _ => {
+            // Healthy row j holds source perm_row(j); the buggy packer put source
+            // perm48(i) at row i. Source s sits at healthy row inv_perm_row(s).
+            let half = p.v_heads * p.head_v_dim;
+            if n != 2 * half {
+                bail!("{name} has {n} rows, not 2 x {half}");
+            }
+            let hd = p.head_v_dim;
+            (0..n)
+                .map(|i| {
+                    let (base, j) = (i / half * half, i % half);
+                    let s = rules::perm48(p, j);
+                    base + rules::inv48(p, s / hd) * hd + s % hd
+                })
+                .collect()
+        }
+    })
+}
+
+/// The object's rows rewritten as interleaved ggml blocks, zero-padded to its size (the
+/// payload an interleaved-block packer would write).
+fn interleaved_blocks(a: &Artifact<'_>, name: &str) -> Result<Vec<u8>> {
+    let v = a.row_split(name)?;
+    let len = v.bytes.len();
+    let format = super::artifact_format(a).ok_or_else(|| anyhow!("no ternary object"))?;
+    let mut rows = ArtifactRows::new(v, Blocks::for_format(format)?)?;
+    let mut out = Vec::with_capacity(len);
+    for r in 0..rows.n() {
+        out.extend_from_slice(rows.ggml_row(r));
+    }
+    if out.len() > len {
+        bail!(
+            "{name}: the block stream ({} bytes) does not fit the object ({len})",
+            out.len()
+        );
+    }
+    out.resize(len, 0);
+    Ok(out)
 }
 
 fn fill(a: &Artifact<'_>, sources: &[Source], i: usize, w: &mut dyn Write) -> crate::Result<()> {
@@ -193,44 +237,41 @@ fn fill(a: &Artifact<'_>, sources: &[Source], i: usize, w: &mut dyn Write) -> cr
 
 /// A mutated artifact in memory (small artifacts, tests).
 pub fn mutate_bytes(input: &[u8], kind: &str) -> Result<Vec<u8>> {
-    let a = Artifact::parse(input).map_err(|e| anyhow!("{e}"))?;
+    let a = Artifact::parse(input)?;
     let (dir, sources) = plan_mutation(&a, kind)?;
     let mut out = Vec::new();
-    crate::ninfer::writer::write_to(&mut out, &dir, |i, _, w| fill(&a, &sources, i, w))
-        .map_err(|e| anyhow!("{e}"))?;
-    Artifact::parse(&out).map_err(|e| anyhow!("mutated artifact does not re-open: {e}"))?;
+    crate::ninfer::writer::write_to(&mut out, &dir, |i, _, w| fill(&a, &sources, i, w))?;
+    Artifact::parse(&out).context("mutated artifact does not re-open")?;
     Ok(out)
 }
 
 /// A mutated artifact streamed to `output` (atomic; re-opened before it replaces the path).
 pub fn mutate_file(input: &Path, kind: &str, output: &Path) -> Result<()> {
-    let map = crate::fsio::map_file(input).map_err(|e| anyhow!("{e}"))?;
-    let a = Artifact::parse(&map).map_err(|e| anyhow!("{e}"))?;
+    let map = crate::fsio::map_file(input)?;
+    let a = Artifact::parse(&map)?;
     let (dir, sources) = plan_mutation(&a, kind)?;
-    crate::ninfer::writer::write_file(output, &dir, |i, _, w| fill(&a, &sources, i, w))
-        .map_err(|e| anyhow!("{e}"))
+    crate::ninfer::writer::write_file(output, &dir, |i, _, w| fill(&a, &sources, i, w))?;
+    Ok(())
 }
 
 /// Broken reference dumps (kinds with target "dumps") written under `dir`.
 pub fn mutate_dumps(a: &Artifact<'_>, kind: &str, dir: &Path, seed: u64) -> Result<()> {
     let m = spec(kind)?;
-    if m.target != "dumps" {
-        bail!("{kind} mutates the artifact, not dumps");
-    }
-    let faults = match kind {
-        "dump-row-major" => DumpFaults {
+    let no_fault = DumpFaults::default();
+    let faults = match m.kind {
+        MutationKind::DumpRowMajor => DumpFaults {
             embedding_row_major: true,
-            ..Default::default()
+            ..no_fault
         },
-        "dump-signs-after-rotation" => DumpFaults {
+        MutationKind::DumpSignsAfterRotation => DumpFaults {
             oracle_signs_after_rotation: true,
-            ..Default::default()
+            ..no_fault
         },
-        "dump-unnormalized" => DumpFaults {
+        MutationKind::DumpUnnormalized => DumpFaults {
             unnormalized: true,
-            ..Default::default()
+            ..no_fault
         },
-        other => bail!("no implementation for dump mutation {other}"),
+        _ => bail!("{kind} mutates the artifact, not dumps"),
     };
     write_reference(a, dir, None, seed, faults)
 }

@@ -3,36 +3,25 @@
 //! (plain k=hidden T1/T3, perm ssm_out T1/T2, wide ffn_down T1, inverse embedding T2). Every
 //! wrong variant (spec/gates.json) must land far from the dump; one that matches fails the gate.
 
-use super::dumps::{
-    self, forward_input, inverse, matmul_sets, read_f32s, read_i32s, rel_l2, OracleManifest,
-    Rotation, Variant,
-};
-use super::{read_dump_file, Ctx, Finding};
+use super::dumps::{self, forward_input, inverse, matmul_sets, rel_l2, Rotation, Variant};
+use super::{Ctx, Finding};
 use crate::spec::gates;
 use anyhow::{bail, Result};
 
+/// Runs the gate (SKIP without `--oracle-dump`).
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let Some(dir) = ctx.opts.oracle_dump else {
         return Ok(super::skip_naming("engine_oracles"));
     };
-    match ctx.opts.dump_format {
-        Some("harness") => return super::harness::run(ctx, dir),
-        Some("native") | Some("engine") | None => {}
-        Some(other) => bail!("--dump-format '{other}': expected native, engine or harness"),
+    if ctx.opts.dump_format == Some(super::DumpFormat::Harness) {
+        return super::harness::run(ctx, dir);
     }
     if ctx.opts.dump_format.is_none() && super::harness::is_harness_dir(dir) {
         return super::harness::run(ctx, dir);
     }
     let ds = crate::spec::dumps();
-    let m: OracleManifest = dumps::read_manifest(dir, &ds.kernel_oracles.manifest)?;
-    dumps::check_header(
-        "kernel_oracles",
-        &m.kind,
-        m.format_version,
-        &m.dtype,
-        &m.layout,
-    )?;
-    let rot = Rotation::from_artifact(ctx.a, &ctx.profile)?;
+    let m = dumps::parse_oracle_manifest(dir)?;
+    let rot = Rotation::from_artifact(ctx.artifact, &ctx.profile)?;
     let mut f = Finding::new("engine_oracles");
     let mut problems: Vec<String> = Vec::new();
     let mut checked = 0;
@@ -102,6 +91,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
 /// wrong variant at least the wrong-variant minimum.
 #[derive(Default)]
 pub(super) struct OracleTally {
+    /// Cases that passed.
     pub passed: usize,
     worst_doc: f64,
     best_wrong: Option<f64>,
@@ -175,46 +165,41 @@ fn check_case(
                     }),
             )
             .collect();
-    let ys: Vec<Vec<f64>> = if c.rotation == "inverse" {
-        if c.n != k {
-            bail!("inverse case n = {}, hidden = {k}", c.n);
-        }
-        let Some(tf) = &c.token_ids_file else {
-            bail!("inverse case without token_ids_file");
-        };
-        let ids = read_i32s(&read_dump_file(dir, tf)?, tf, t)?;
-        let mut out = vec![vec![0.0; k * t]; variants.len()];
-        for (ti, &id) in ids.iter().enumerate() {
-            if id < 0 || id as usize >= n {
-                bail!("token id {id} outside [0, {n})");
+    if c.rotation == "inverse" && c.n != k {
+        bail!("inverse case n = {}, hidden = {k}", c.n);
+    }
+    if c.rotation != "inverse" && (c.n != n || c.k != k) {
+        bail!("dump n={} k={}, {} is [{n}, {k}]", c.n, c.k, c.object);
+    }
+    let arrays = dumps::parse_oracle_arrays(dir, c)?;
+    let ys: Vec<Vec<f64>> = match (&arrays.ids, &arrays.x) {
+        (Some(ids), _) => {
+            let mut out = vec![vec![0.0; k * t]; variants.len()];
+            for (ti, &id) in ids.iter().enumerate() {
+                if id < 0 || id as usize >= n {
+                    bail!("token id {id} outside [0, {n})");
+                }
+                let z = rows.decode(id as u64)?;
+                for (vi, (_, v)) in variants.iter().enumerate() {
+                    out[vi][ti * k..(ti + 1) * k].copy_from_slice(&inverse(rot, &z, *v)?);
+                }
             }
-            let z = rows.decode(id as u64)?;
-            for (vi, (_, v)) in variants.iter().enumerate() {
-                out[vi][ti * k..(ti + 1) * k].copy_from_slice(&inverse(rot, &z, *v)?);
-            }
+            out
         }
-        out
-    } else {
-        if c.n != n || c.k != k {
-            bail!("dump n={} k={}, {} is [{n}, {k}]", c.n, c.k, c.object);
+        (None, Some(x)) => {
+            let sets: Vec<Vec<Vec<f64>>> = variants
+                .iter()
+                .map(|(_, v)| {
+                    x.chunks_exact(k)
+                        .map(|xt| forward_input(&ctx.profile, rot, &c.rotation, xt, *v))
+                        .collect::<Result<Vec<_>>>()
+                })
+                .collect::<Result<_>>()?;
+            matmul_sets(&mut rows, &sets)?
         }
-        let Some(xf) = &c.x_file else {
-            bail!("forward case without x_file");
-        };
-        let x = read_f32s(&read_dump_file(dir, xf)?, xf, k * t)?;
-        let sets: Vec<Vec<Vec<f64>>> = variants
-            .iter()
-            .map(|(_, v)| {
-                (0..t)
-                    .map(|ti| {
-                        forward_input(&ctx.profile, rot, &c.rotation, &x[ti * k..(ti + 1) * k], *v)
-                    })
-                    .collect::<Result<Vec<_>>>()
-            })
-            .collect::<Result<_>>()?;
-        matmul_sets(&mut rows, &sets)?
+        (None, None) => bail!("case {} carries neither x nor token ids", c.name),
     };
-    let y = read_f32s(&read_dump_file(dir, &c.y_file)?, &c.y_file, c.n * t)?;
+    let y = arrays.y;
     let doc = rel_l2(&y, &ys[0]);
     let wrongs = variants
         .iter()

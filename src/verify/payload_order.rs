@@ -13,13 +13,19 @@ use anyhow::{bail, Result};
 /// Scale statistics of `count` f16 values read at `bytes[at..]`.
 #[derive(Debug, Clone, Copy)]
 pub struct ScaleStats {
+    /// Scales read.
     pub values: u64,
+    /// Negative scales (a real scale plane has none).
     pub negative: u64,
+    /// NaN or infinite scales.
     pub nonfinite: u64,
+    /// Median of the finite scales.
     pub median: f64,
+    /// Largest finite scale.
     pub max: f64,
 }
 
+/// `count` f16 values read as scales at byte `at` of an object.
 pub fn scale_stats(bytes: &[u8], at: u64, count: u64) -> Result<ScaleStats> {
     let end = at + 2 * count;
     if end > bytes.len() as u64 {
@@ -63,9 +69,77 @@ pub fn scales_plausible(s: &ScaleStats) -> bool {
     s.negative == 0 && s.nonfinite == 0 && s.median > lo && s.median < hi
 }
 
+/// PQ2_0 only: the share of code 1 in the first code of every 4th base-plane byte is near the
+/// real model's (a plane of codes, not of interleaved blocks).
+fn zero_share(f: &mut Finding, base: &[u8]) -> bool {
+    let th = &gates().thresholds;
+    let sample: Vec<u8> = base.iter().step_by(4).copied().collect();
+    let zeros = sample.iter().filter(|&&b| b & 3 == 1).count() as f64;
+    let share = zeros / sample.len().max(1) as f64;
+    let p = th.pq2_zero_share_target;
+    let tol = th
+        .pq2_zero_share_tolerance
+        .max(th.pq2_zero_share_sigmas * (p * (1.0 - p) / sample.len().max(1) as f64).sqrt());
+    let zok = (share - p).abs() <= tol;
+    f.num("zero_share", share).num("zero_share_tolerance", tol);
+    f.line(format!(
+        "first-code zero share {} over {} samples, |share - {p}| <= {} -> {}",
+        super::findings::round6(share),
+        sample.len(),
+        super::findings::round6(tol),
+        if zok { "ok" } else { "FAILS" }
+    ));
+    zok
+}
+
+/// Reads the scale plane where a wrong reader would; each read must be rejected. Returns how
+/// many survived.
+fn controls(
+    ctx: &Ctx<'_>,
+    f: &mut Finding,
+    bytes: &[u8],
+    geom: &crate::geometry::RowSplitGeometry,
+    count: u64,
+) -> Result<usize> {
+    let spec = &gates().payload_order;
+    let mut survived = 0;
+    for c in spec
+        .negative_controls
+        .iter()
+        .filter(|c| c.formats.contains(&ctx.format.name))
+    {
+        let at = match c.name.as_str() {
+            "scale_at_offset_0" => 0,
+            "scale_inside_high_plane" => geom.high_offset,
+            other => bail!("unknown payload_order control {other}"),
+        };
+        let cs = scale_stats(bytes, at, count)?;
+        let rejected = !scales_plausible(&cs);
+        if !rejected {
+            survived += 1;
+        }
+        f.line(format!(
+            "negative control {} (read @ {at}): neg={} nonfinite={} median={} -> {}",
+            c.name,
+            cs.negative,
+            cs.nonfinite,
+            super::findings::round6(cs.median),
+            if rejected {
+                "rejected"
+            } else {
+                "SURVIVED (criterion cannot fail)"
+            }
+        ));
+        f.num(&format!("{}_neg", c.name), cs.negative)
+            .num(&format!("{}_nonfinite", c.name), cs.nonfinite)
+            .num(&format!("{}_median", c.name), cs.median);
+    }
+    Ok(survived)
+}
+
+/// Runs the gate.
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let spec = &gates().payload_order;
-    let th = &gates().thresholds;
     let name = ctx.name(&spec.object, None)?;
     let rows = ctx.artifact_rows(&name)?;
     let v = &rows.view;
@@ -100,57 +174,9 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         }
     ));
     if ctx.format.name == "PQ2_0_G128" {
-        let base = v.plane(Plane::Base);
-        let sample: Vec<u8> = base.iter().step_by(4).copied().collect();
-        let zeros = sample.iter().filter(|&&b| b & 3 == 1).count() as f64;
-        let share = zeros / sample.len().max(1) as f64;
-        let p = th.pq2_zero_share_target;
-        let tol = th
-            .pq2_zero_share_tolerance
-            .max(th.pq2_zero_share_sigmas * (p * (1.0 - p) / sample.len().max(1) as f64).sqrt());
-        let zok = (share - p).abs() <= tol;
-        ok &= zok;
-        f.num("zero_share", share).num("zero_share_tolerance", tol);
-        f.line(format!(
-            "first-code zero share {} over {} samples, |share - {p}| <= {} -> {}",
-            super::findings::round6(share),
-            sample.len(),
-            super::findings::round6(tol),
-            if zok { "ok" } else { "FAILS" }
-        ));
+        ok &= zero_share(&mut f, v.plane(Plane::Base));
     }
-    let mut survived = 0;
-    for c in spec
-        .negative_controls
-        .iter()
-        .filter(|c| c.formats.contains(&ctx.format.name))
-    {
-        let at = match c.name.as_str() {
-            "scale_at_offset_0" => 0,
-            "scale_inside_high_plane" => geom.high_offset,
-            other => bail!("unknown payload_order control {other}"),
-        };
-        let cs = scale_stats(v.bytes, at, count)?;
-        let rejected = !scales_plausible(&cs);
-        if !rejected {
-            survived += 1;
-        }
-        f.line(format!(
-            "negative control {} (read @ {at}): neg={} nonfinite={} median={} -> {}",
-            c.name,
-            cs.negative,
-            cs.nonfinite,
-            super::findings::round6(cs.median),
-            if rejected {
-                "rejected"
-            } else {
-                "SURVIVED (criterion cannot fail)"
-            }
-        ));
-        f.num(&format!("{}_neg", c.name), cs.negative)
-            .num(&format!("{}_nonfinite", c.name), cs.nonfinite)
-            .num(&format!("{}_median", c.name), cs.median);
-    }
+    let survived = controls(ctx, &mut f, v.bytes, &geom, count)?;
     f.set_ok(ok && survived == 0);
     f.detail = if ok && survived == 0 {
         "scale plane holds plausible scales; negative controls rejected".into()

@@ -6,13 +6,14 @@ use crate::mapping::{is_borrowed, produced_objects_in};
 use crate::spec::mapping;
 use anyhow::Result;
 
+/// Runs the gate (SKIP without `--template`).
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let Some(t) = ctx.template else {
         return Ok(skip_naming("provenance"));
     };
     let mut f = Finding::new("provenance");
     let m = mapping();
-    let (ai, ti) = (&ctx.a.directory.identity, &t.directory.identity);
+    let (ai, ti) = (&ctx.artifact.directory.identity, &t.directory.identity);
     let tpl_kind_ok = ti.weights_id == m.weights_id.template;
     let model_ok = ai.model_id == ti.model_id;
     let mut borrowed = 0u64;
@@ -20,12 +21,12 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut differing = Vec::new();
     for o in t.directory.objects.iter().filter(|o| is_borrowed(&o.name)) {
         borrowed += 1;
-        match ctx.a.directory.find(&o.name) {
+        match ctx.artifact.directory.find(&o.name) {
             None => missing.push(o.name.clone()),
             Some(ao) => {
                 let same = ao.body == o.body
                     && ao.bytes == o.bytes
-                    && fp64(ctx.a.object_bytes(ao)) == fp64(t.object_bytes(o));
+                    && fp64(ctx.artifact.object_bytes(ao)) == fp64(t.object_bytes(o));
                 if !same {
                     differing.push(o.name.clone());
                 }
@@ -33,7 +34,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         }
     }
     let extra: Vec<String> = ctx
-        .a
+        .artifact
         .directory
         .objects
         .iter()

@@ -4,7 +4,9 @@
 use super::findings::{Report, Status};
 use serde_json::{json, Map, Value};
 
+/// The last line of a failing text report.
 pub const FAILED_VERDICT: &str = "RESULT: FAILED -- do not load this artifact into the engine";
+/// The last line of a passing text report.
 pub const PASSED_VERDICT: &str = "RESULT: PASSED";
 
 fn render_value(v: &Value) -> String {

@@ -19,8 +19,11 @@ fn py(b: bool) -> &'static str {
 
 /// One section's outcome line and pass flag.
 pub struct SectionOutcome {
+    /// The report line.
     pub line: String,
+    /// Whether the section holds the rule.
     pub ok: bool,
+    /// Its counts, when the section was compared.
     pub counts: Option<Counts>,
 }
 
@@ -107,6 +110,7 @@ pub fn layer_sections(ctx: &Ctx<'_>, l: u64, cache: &mut FpCache) -> Result<Vec<
     Ok(out)
 }
 
+/// Runs `row_order` (first GDN and first attention layer).
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let spec = &gates().row_order;
     let mut f = Finding::new("row_order");
@@ -145,6 +149,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     Ok(f)
 }
 
+/// Runs `row_order_sweep` over every layer (SKIP without `--sweep`).
 pub fn sweep(ctx: &Ctx<'_>) -> Result<Finding> {
     if !ctx.opts.sweep {
         return Ok(super::skip_naming("row_order_sweep"));

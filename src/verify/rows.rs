@@ -43,14 +43,18 @@ pub fn fp64(b: &[u8]) -> u64 {
 /// The ggml block layout of a ternary format, from its plane slices.
 #[derive(Clone, Copy, Debug)]
 pub struct Blocks {
+    /// Bytes of one ggml block.
     pub block_bytes: usize,
+    /// Weights of one ggml block.
     pub block_elems: usize,
     /// base, high, scale: `[lo, hi)` inside a block.
     pub slices: [Option<(usize, usize)>; 3],
+    /// The decoder of a reassembled block row.
     pub codec: Codec,
 }
 
 impl Blocks {
+    /// The layout of ternary format `f`.
     pub fn for_format(f: &NumericFormat) -> Result<Blocks> {
         let t = f
             .ternary
@@ -73,7 +77,9 @@ impl Blocks {
 
 /// Reads rows of one row-split artifact object as ggml bytes.
 pub struct ArtifactRows<'a> {
+    /// The object's planes.
     pub view: RowSplitView<'a>,
+    /// Its block layout.
     pub blocks: Blocks,
     /// ggml blocks per row (k / group).
     pub bpr: usize,
@@ -81,6 +87,7 @@ pub struct ArtifactRows<'a> {
 }
 
 impl<'a> ArtifactRows<'a> {
+    /// Rows of `view`, refused unless K is a whole number of blocks.
     pub fn new(view: RowSplitView<'a>, blocks: Blocks) -> Result<ArtifactRows<'a>> {
         if blocks.block_elems == 0 || view.geom.k % blocks.block_elems as u64 != 0 {
             bail!(
@@ -99,6 +106,7 @@ impl<'a> ArtifactRows<'a> {
         })
     }
 
+    /// Row count.
     pub fn n(&self) -> u64 {
         self.view.geom.n
     }
@@ -120,6 +128,7 @@ impl<'a> ArtifactRows<'a> {
         &self.buf
     }
 
+    /// A fingerprint of row `r` (of its reassembled ggml blocks).
     pub fn fp(&mut self, r: u64) -> u64 {
         fp64(self.ggml_row(r))
     }
@@ -138,14 +147,20 @@ impl<'a> ArtifactRows<'a> {
 
 /// Rows of a ternary GGUF tensor (zero-copy slices of the map).
 pub struct GgufRows<'a> {
+    /// The tensor name.
     pub name: String,
+    /// Its data.
     pub data: &'a [u8],
+    /// Bytes per row.
     pub row_bytes: usize,
+    /// Row count.
     pub n: u64,
+    /// Weights per row.
     pub k: u64,
 }
 
 impl<'a> GgufRows<'a> {
+    /// Rows of tensor `t`, checked to be in `format`.
     pub fn new(
         g: &Gguf<'a>,
         t: &TensorInfo<'a>,
@@ -183,12 +198,14 @@ impl<'a> GgufRows<'a> {
         })
     }
 
+    /// The bytes of row `r`.
     pub fn row(&self, r: u64) -> &'a [u8] {
         let r = r as usize;
         count(self.row_bytes);
         &self.data[r * self.row_bytes..(r + 1) * self.row_bytes]
     }
 
+    /// A fingerprint of row `r`.
     pub fn fp(&self, r: u64) -> u64 {
         fp64(self.row(r))
     }

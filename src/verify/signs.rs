@@ -8,12 +8,8 @@ use anyhow::{anyhow, Result};
 /// The artifact's sign table and widths (as stored).
 pub fn artifact_signs(a: &crate::ninfer::Artifact<'_>) -> Result<(Vec<f32>, Vec<i32>)> {
     let s = &gates().signs;
-    let (sf, _, sb) = a
-        .contiguous(&s.artifact_signs)
-        .map_err(|e| anyhow!("{e}"))?;
-    let (wf, _, wb) = a
-        .contiguous(&s.artifact_widths)
-        .map_err(|e| anyhow!("{e}"))?;
+    let (sf, _, sb) = a.contiguous(&s.artifact_signs)?;
+    let (wf, _, wb) = a.contiguous(&s.artifact_widths)?;
     if sf.name != "FP32" || wf.name != "I32" {
         return Err(anyhow!(
             "sign objects are {} / {}, expected FP32 / I32",
@@ -36,13 +32,9 @@ pub fn artifact_signs(a: &crate::ninfer::Artifact<'_>) -> Result<(Vec<f32>, Vec<
 /// writers differ: INT32, FLOAT32, INT8 — spec/hadamard.json); the verifier's own reading.
 fn gguf_sign_values(g: &crate::gguf::Gguf<'_>, key: &str) -> Result<Vec<f64>> {
     use crate::gguf::{Scalar, ValueType as T};
-    let arr = g.get_array(key).map_err(|e| anyhow!("{e}"))?;
+    let arr = g.get_array(key)?;
     fn all<S: Scalar>(a: &crate::gguf::ArrayView<'_>, f: impl Fn(S) -> f64) -> Result<Vec<f64>> {
-        Ok(a.as_vec::<S>()
-            .map_err(|e| anyhow!("{e}"))?
-            .into_iter()
-            .map(f)
-            .collect())
+        Ok(a.as_vec::<S>()?.into_iter().map(f).collect())
     }
     match arr.elem {
         T::I8 => all::<i8>(&arr, f64::from),
@@ -59,18 +51,16 @@ fn gguf_sign_values(g: &crate::gguf::Gguf<'_>, key: &str) -> Result<Vec<f64>> {
     }
 }
 
+/// Runs the gate (SKIP when the GGUF carries no sign table).
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let s = &gates().signs;
-    if ctx.g.get(&s.gguf_signs).is_none() && ctx.g.get(&s.gguf_widths).is_none() {
+    if ctx.gguf.get(&s.gguf_signs).is_none() && ctx.gguf.get(&s.gguf_widths).is_none() {
         return Ok(super::skip_naming("signs"));
     }
-    let gv = gguf_sign_values(ctx.g, &s.gguf_signs)?;
-    let gw = ctx
-        .g
-        .get_array_as::<i32>(&s.gguf_widths)
-        .map_err(|e| anyhow!("{e}"))?;
+    let gv = gguf_sign_values(ctx.gguf, &s.gguf_signs)?;
+    let gw = ctx.gguf.get_array_as::<i32>(&s.gguf_widths)?;
     let mut f = Finding::new("signs");
-    let (av, aw) = artifact_signs(ctx.a)?;
+    let (av, aw) = artifact_signs(ctx.artifact)?;
     let len_ok = av.len() == gv.len();
     let mismatches = av
         .iter()
@@ -89,9 +79,22 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         .num("max_abs_diff", max_diff)
         .num("widths_equal", widths_ok);
     f.line(format!("widths: artifact {aw:?}, GGUF {gw:?}"));
-    let ok = len_ok && mismatches == 0 && widths_ok;
+    // Lines only on failure: a conforming file's report is unchanged.
+    let metadata = super::hadamard_meta::problems(ctx.gguf, &ctx.profile);
+    for p in &metadata {
+        f.line(format!("prism.hadamard metadata: {p}"));
+    }
+    let ok = len_ok && mismatches == 0 && widths_ok && metadata.is_empty();
     f.set_ok(ok);
-    f.detail = if ok {
+    f.detail = if let Some(first) = metadata
+        .first()
+        .filter(|_| len_ok && mismatches == 0 && widths_ok)
+    {
+        format!(
+            "the source's prism.hadamard metadata breaks spec/hadamard.json ({} key(s)): {first}",
+            metadata.len()
+        )
+    } else if ok {
         format!(
             "{} sign values and {} widths equal the GGUF's exactly",
             gv.len(),

@@ -114,9 +114,44 @@ pub fn for_target(target: &str) -> BTreeMap<String, Vec<u8>> {
                 vec![1, 0x00, 0x40, 0x00, 0x00, 0x01],
             );
         }
+        "dumps_parse" => dumps_parse_seeds(&mut out),
         other => panic!("unknown fuzz target {other}"),
     }
     out
+}
+
+/// dump-reference output of the nano artifacts as bundles (`verify::dump_bundle`): the native
+/// embedding and oracle directories and the engine embedding dump, per ternary format.
+fn dumps_parse_seeds(out: &mut BTreeMap<String, Vec<u8>>) {
+    use ninfer_ternary::synth::{model, template};
+    use ninfer_ternary::verify::{dump_bundle::encode, dumps, engine_dump, reference};
+    let p = ninfer_ternary::spec::profile("bonsai-nano").expect("nano profile");
+    let tpl = template::template_bytes(&p).expect("nano template");
+    for (tag, ty) in [
+        ("pq2_0", model::TernaryType::Pq2_0),
+        ("ptq1_0", model::TernaryType::Ptq1_0),
+    ] {
+        let gguf = model::model_bytes(&p, ty, 0).expect("nano model");
+        let art = ninfer_ternary::pack::pack_bytes(&gguf, &tpl, &Default::default()).expect("pack");
+        let a = ninfer_ternary::ninfer::Artifact::parse(&art).expect("artifact");
+        let files = reference::reference_files(&a, None, 0, Default::default()).expect("dumps");
+        for dir in ["embedding", "oracles"] {
+            let one: BTreeMap<String, Vec<u8>> = files
+                .iter()
+                .filter_map(|(path, b)| {
+                    let name = path.strip_prefix(dir).ok()?.to_str()?.to_string();
+                    Some((name, b.clone()))
+                })
+                .collect();
+            insert(out, format!("{tag}-{dir}"), encode(&one));
+        }
+        let (ids, k, h) = dumps::reference_embedding(&a, None).expect("embedding");
+        let engine = BTreeMap::from([(
+            "embedding.bin".to_string(),
+            engine_dump::write(&ids, k, &h, false),
+        )]);
+        insert(out, format!("{tag}-engine"), encode(&engine));
+    }
 }
 
 /// Every target's seeds.

@@ -45,7 +45,16 @@ pub const TARGETS: &[Target] = &[
         name: "pack_nano",
         replay: deep::check_pack,
     },
+    Target {
+        name: "dumps_parse",
+        replay: dumps_parse,
+    },
 ];
+
+/// `dumps_parse`: every dump-bundle and gates-input parser on one input (never panics).
+fn dumps_parse(bytes: &[u8]) {
+    ninfer_ternary::verify::dump_bundle::parse_all(bytes);
+}
 
 /// The target called `name`.
 pub fn target(name: &str) -> Option<&'static Target> {

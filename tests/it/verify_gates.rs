@@ -135,12 +135,13 @@ fn every_mutation_fails_exactly_the_gates_the_spec_names() {
         let a = Artifact::parse(&fx.artifact).unwrap();
         for m in &gates().mutations {
             let (bytes, dump_name) = if m.target == "artifact" {
-                let b = mutate::mutate_bytes(&fx.artifact, &m.kind).unwrap();
+                let b = mutate::mutate_bytes(&fx.artifact, m.kind.as_str()).unwrap();
                 Artifact::parse(&b).expect("a mutated artifact is a valid container");
                 (b, "healthy".to_string())
             } else {
-                mutate::mutate_dumps(&a, &m.kind, &fx.dir.path().join(&m.kind), 0).unwrap();
-                (fx.artifact.clone(), m.kind.clone())
+                mutate::mutate_dumps(&a, m.kind.as_str(), &fx.dir.path().join(m.kind.as_str()), 0)
+                    .unwrap();
+                (fx.artifact.clone(), m.kind.to_string())
             };
             let (e, o) = fx.dumps(&dump_name);
             let suffix = if m.target == "artifact" {
@@ -150,7 +151,7 @@ fn every_mutation_fails_exactly_the_gates_the_spec_names() {
             };
             let r = fx.run(&suffix, &bytes, fx.full(&e, &o));
             let mut got = r.failed_steps();
-            let mut want = m.must_fail.clone();
+            let mut want: Vec<String> = m.must_fail.iter().map(|s| s.to_string()).collect();
             got.sort();
             want.sort();
             if got != want {
@@ -289,6 +290,36 @@ fn cli_exit_codes_are_0_pass_1_fail_2_usage() {
         src.as_os_str(),
     ]);
     assert_eq!(missing.status.code(), Some(2));
+    // A misspelled dump format is refused by the argument parser, naming the valid ones; the
+    // correct spelling is the control.
+    let dumps = d.join("dumps");
+    let typo = run(&[
+        "dump-reference".as_ref(),
+        art.as_os_str(),
+        "-o".as_ref(),
+        dumps.as_os_str(),
+        "--format".as_ref(),
+        "engin".as_ref(),
+    ]);
+    assert_eq!(typo.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&typo.stderr);
+    assert!(err.contains("native") && err.contains("harness"), "{err}");
+    assert!(!dumps.exists(), "nothing is written on a usage error");
+    let fine = run(&[
+        "dump-reference".as_ref(),
+        art.as_os_str(),
+        "-o".as_ref(),
+        dumps.as_os_str(),
+        "--format".as_ref(),
+        "engine".as_ref(),
+    ]);
+    assert_eq!(
+        fine.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&fine.stderr)
+    );
+    assert!(dumps.join("embedding.T8.bin").is_file());
 }
 
 /// A reduced model (layers 0 and 3 of the profile's shape) packs, unpacks byte-identically and
@@ -363,7 +394,7 @@ fn engine_format_embedding_dumps_pass_and_the_transposed_one_fails() {
     let bad = fx.dir.path().join("transposed.T8.bin");
     dumps::write_engine_embedding(&a, &good, None, false).unwrap();
     dumps::write_engine_embedding(&a, &bad, None, true).unwrap();
-    let run = |dump: &Path, format: Option<&'static str>| {
+    let run = |dump: &Path, format: Option<verify::DumpFormat>| {
         let opts = Options {
             template: Some(&fx.template),
             dump: Some(dump),
@@ -372,7 +403,7 @@ fn engine_format_embedding_dumps_pass_and_the_transposed_one_fails() {
         };
         verify::verify("a", &fx.artifact, "g", &fx.gguf, opts)
     };
-    for format in [None, Some("engine")] {
+    for format in [None, Some(verify::DumpFormat::Engine)] {
         let r = run(&good, format).unwrap();
         let e = r.findings.iter().find(|f| f.step == "embedding").unwrap();
         assert_eq!(e.status, Status::Pass, "{}", report::text(&r));
@@ -384,7 +415,7 @@ fn engine_format_embedding_dumps_pass_and_the_transposed_one_fails() {
     }
     // A native directory named as engine, and a truncated engine file, are refused clearly.
     let (native, _) = fx.dumps("healthy");
-    let r = run(&native, Some("engine")).unwrap();
+    let r = run(&native, Some(verify::DumpFormat::Engine)).unwrap();
     assert_eq!(r.failed_steps(), vec!["embedding".to_string()]);
     let cut = fx.dir.path().join("cut.bin");
     let b = std::fs::read(&good).unwrap();
@@ -419,7 +450,7 @@ fn engine_harness_directories_pass_and_signs_after_rotation_fails() {
         d
     };
     let good = write("h_good", HarnessFault::None, HarnessFault::None);
-    let run = |dir: &Path, format: Option<&'static str>| {
+    let run = |dir: &Path, format: Option<verify::DumpFormat>| {
         let opts = Options {
             template: Some(&fx.template),
             oracle_dump: Some(dir),
@@ -428,7 +459,7 @@ fn engine_harness_directories_pass_and_signs_after_rotation_fails() {
         };
         verify::verify("a", &fx.artifact, "g", &fx.gguf, opts).unwrap()
     };
-    for format in [None, Some("harness")] {
+    for format in [None, Some(verify::DumpFormat::Harness)] {
         let r = run(&good, format);
         let e = r
             .findings
@@ -461,6 +492,195 @@ fn engine_harness_directories_pass_and_signs_after_rotation_fails() {
     }
     // A native oracle directory read as harness has no harness files: a failure, not a panic.
     let (_, native) = fx.dumps("healthy");
-    let r = run(&native, Some("harness"));
+    let r = run(&native, Some(verify::DumpFormat::Harness));
     assert_eq!(r.failed_steps(), vec!["engine_oracles".to_string()]);
+}
+
+/// A manifest's `tokens` of 2^62 + 2 made `4 * tokens` wrap to 8 bytes in release builds, so a
+/// 2-token dump passed the length checks and the gate indexed past the ids (a panic). The sizes
+/// are now checked: the gate fails naming the overflow, and the same files with the honest
+/// count still parse (the negative control: the check is not a blanket refusal).
+#[test]
+fn a_token_count_that_wraps_the_length_check_is_refused_not_a_panic() {
+    use std::collections::BTreeMap;
+    let fx = Fixture::new(model::TernaryType::Pq2_0);
+    let a = Artifact::parse(&fx.artifact).unwrap();
+    let d = fx.dir.path().join("wrap");
+    dumps::write_reference(&a, &d, Some(vec![5, 9]), 0, Default::default()).unwrap();
+    let (e, o) = fx.dumps("wrap");
+    let manifest = e.join("manifest.json");
+    let honest = std::fs::read_to_string(&manifest).unwrap();
+    assert!(honest.contains("\"tokens\": 2,"), "{honest}");
+    let wrapped = honest.replace("\"tokens\": 2,", "\"tokens\": 4611686018427387906,");
+    std::fs::write(&manifest, &wrapped).unwrap();
+    let r = fx.run("", &fx.artifact, fx.full(&e, &o));
+    let emb = r.findings.iter().find(|f| f.step == "embedding").unwrap();
+    assert_eq!(emb.status, Status::Fail, "{}", report::text(&r));
+    assert!(emb.detail.contains("overflow"), "{}", emb.detail);
+    assert!(emb.detail.contains("dump.format"), "{}", emb.detail);
+
+    // The parser itself, from memory (what the dumps_parse fuzz target drives).
+    let files: BTreeMap<String, Vec<u8>> = std::fs::read_dir(&e)
+        .unwrap()
+        .map(|f| {
+            let f = f.unwrap();
+            (
+                f.file_name().into_string().unwrap(),
+                std::fs::read(f.path()).unwrap(),
+            )
+        })
+        .collect();
+    let k = Artifact::parse(&fx.artifact)
+        .unwrap()
+        .directory
+        .find("text/token_embedding")
+        .unwrap()
+        .shape()[1] as usize;
+    let err = dumps::parse_embedding(&files, "text/token_embedding", k).unwrap_err();
+    assert_eq!(
+        ninfer_ternary::error::class_of(&err),
+        Some(ninfer_ternary::ErrorClass::DumpFormat),
+        "{err:#}"
+    );
+    let mut good = files.clone();
+    good.insert("manifest.json".into(), honest.into_bytes());
+    let parsed = dumps::parse_embedding(&good, "text/token_embedding", k).unwrap();
+    assert_eq!(
+        (parsed.tokens, parsed.ids.len(), parsed.h.len()),
+        (2, 2, 2 * k)
+    );
+
+    // The oracle case arrays: a case whose k * tokens wraps is refused the same way.
+    let om = dumps::parse_oracle_manifest(o.as_path()).unwrap();
+    let mut case = om
+        .cases
+        .iter()
+        .find(|c| c.x_file.is_some())
+        .unwrap()
+        .clone();
+    assert!(dumps::parse_oracle_arrays(o.as_path(), &case).is_ok());
+    case.tokens = usize::MAX / 2 + 2;
+    let err = dumps::parse_oracle_arrays(o.as_path(), &case).unwrap_err();
+    assert_eq!(
+        ninfer_ternary::error::class_of(&err),
+        Some(ninfer_ternary::ErrorClass::DumpFormat),
+        "{err:#}"
+    );
+}
+
+/// Sets the BOOL value of `key` in a GGUF's metadata (the byte after the key and its type).
+fn set_gguf_bool(gguf: &[u8], key: &str, value: bool) -> Vec<u8> {
+    let at = gguf
+        .windows(key.len())
+        .position(|w| w == key.as_bytes())
+        .expect("key present");
+    let ty = at + key.len();
+    assert_eq!(
+        u32::from_le_bytes(gguf[ty..ty + 4].try_into().unwrap()),
+        7,
+        "BOOL"
+    );
+    let mut out = gguf.to_vec();
+    out[ty + 4] = u8::from(value);
+    out
+}
+
+/// `prism.hadamard.gdn_v_grouped = false` is ruled out by spec/hadamard.json. Such a file's
+/// artifact (built here directly from the healthy artifact, whose bytes do not depend on the
+/// flag, because `pack` refuses the file) must fail `signs` under the fullest verify
+/// (`--template --sweep`, both dumps), naming the key; the healthy file is the negative
+/// control and passes.
+#[test]
+fn an_artifact_from_a_source_with_ungrouped_v_heads_fails_signs() {
+    let key = "prism.hadamard.gdn_v_grouped";
+    for fx in fixtures() {
+        let (e, o) = fx.dumps("healthy");
+        let healthy = fx.run("", &fx.artifact, fx.full(&e, &o));
+        assert!(healthy.ok(), "{}", report::text(&healthy));
+        let ungrouped = set_gguf_bool(&fx.gguf, key, false);
+        // Control on the edit itself: setting it back to true restores the healthy file.
+        assert_eq!(set_gguf_bool(&ungrouped, key, true), fx.gguf);
+        let r = verify::verify(
+            "ungrouped.ninfer",
+            &fx.artifact,
+            "ungrouped.gguf",
+            &ungrouped,
+            fx.full(&e, &o),
+        )
+        .unwrap();
+        assert_eq!(
+            r.failed_steps(),
+            vec!["signs".to_string()],
+            "{}",
+            report::text(&r)
+        );
+        let signs = r.findings.iter().find(|f| f.step == "signs").unwrap();
+        assert!(signs.detail.contains(key), "{}", signs.detail);
+        assert!(signs.detail.contains("fixes true"), "{}", signs.detail);
+    }
+}
+
+/// Every `prism.hadamard` key the spec fixes is checked, not only the grouping flag: each
+/// single-key departure below is reported under its own key, and a conforming file reports none.
+#[test]
+fn each_hadamard_key_the_spec_fixes_is_checked() {
+    use ninfer_ternary::gguf::{self, Mode};
+    use ninfer_ternary::verify::hadamard_meta::problems;
+    let p = profile("bonsai-nano").unwrap();
+    let healthy = model::model_bytes(&p, model::TernaryType::Pq2_0, 0).unwrap();
+    let g = gguf::parse(&healthy, Mode::Strict).unwrap();
+    assert_eq!(problems(&g, &p), Vec::<String>::new());
+    // Same-length string edits keep the file's framing intact.
+    for (from, to, key) in [
+        (
+            "input-last-dimension",
+            "input-next-dimension",
+            "prism.hadamard.axis",
+        ),
+        ("explicit", "implicit", "prism.hadamard.sign_mode"),
+        (
+            "normalized-sylvester-walsh-hadamard",
+            "normalized-sylvester-walsh-identity",
+            "prism.hadamard.transform",
+        ),
+    ] {
+        assert_eq!(from.len(), to.len());
+        let at = healthy
+            .windows(from.len())
+            .position(|w| w == from.as_bytes())
+            .unwrap();
+        let mut bad = healthy.clone();
+        bad[at..at + to.len()].copy_from_slice(to.as_bytes());
+        let g = gguf::parse(&bad, Mode::Strict).unwrap();
+        let found = problems(&g, &p);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with(key), "{found:?}");
+    }
+}
+
+/// A spec row range that names a dimension the profile lacks is the table's fault
+/// (`spec.invalid`), not the tensor's (`gguf.tensor_shape`, kept for a tensor too small).
+#[test]
+fn a_bad_spec_row_range_is_spec_invalid_and_a_short_tensor_is_tensor_shape() {
+    use ninfer_ternary::spec::{Dim, RowPart};
+    use ninfer_ternary::ErrorClass;
+    let p = profile("bonsai-nano").unwrap();
+    let part = |a: Dim, b: Dim| RowPart {
+        src: "blk.0.attn_qkv.weight".into(),
+        rows: Some([a, b]),
+        order: "verbatim".into(),
+    };
+    let unknown = part(Dim::Num(0), Dim::Name("no_such_dimension".into()));
+    let e = ninfer_ternary::pack::rows::part_rows(&p, &unknown, 100).unwrap_err();
+    assert_eq!(e.class, ErrorClass::SpecInvalid, "{e}");
+    let backwards = part(Dim::Num(5), Dim::Num(2));
+    let e = ninfer_ternary::pack::rows::part_rows(&p, &backwards, 100).unwrap_err();
+    assert_eq!(e.class, ErrorClass::SpecInvalid, "{e}");
+    let e =
+        ninfer_ternary::pack::rows::part_rows(&p, &part(Dim::Num(0), Dim::Num(8)), 4).unwrap_err();
+    assert_eq!(e.class, ErrorClass::GgufTensorShape, "{e}");
+    assert_eq!(
+        ninfer_ternary::pack::rows::part_rows(&p, &part(Dim::Num(0), Dim::Num(4)), 4).unwrap(),
+        vec![0, 1, 2, 3]
+    );
 }

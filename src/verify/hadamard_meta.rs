@@ -1,0 +1,102 @@
+//! The source GGUF's `prism.hadamard.*` metadata against what spec/hadamard.json fixes (type,
+//! expected value, allowed values, named tensors). The artifact carries only the sign table; the
+//! rest of its rotation (version, transform, axis, grouping of the GDN V heads) is the metadata
+//! of the file it was packed from, so an artifact from a file the spec rules out is not a valid
+//! artifact even when its signs copy exactly. Part of the `signs` gate.
+
+use crate::gguf::{Gguf, Value, ValueType};
+use crate::spec::{self, HadamardKey, KeyValue, ModelProfile};
+
+/// Every way `g`'s `prism.hadamard.*` keys depart from spec/hadamard.json, one line each
+/// naming the key (empty = conforms).
+pub fn problems(g: &Gguf<'_>, profile: &ModelProfile) -> Vec<String> {
+    spec::get()
+        .hadamard
+        .metadata
+        .iter()
+        .filter_map(|k| problem(g, profile, k).map(|p| format!("{}: {p}", k.key)))
+        .collect()
+}
+
+fn problem(g: &Gguf<'_>, profile: &ModelProfile, k: &HadamardKey) -> Option<String> {
+    let Some(v) = g.get(&k.key) else {
+        return Some("absent (spec/hadamard.json lists it)".into());
+    };
+    let ty = v.value_type();
+    if ty.name() != k.value_type {
+        return Some(format!(
+            "type {ty}, spec/hadamard.json says {}",
+            k.value_type
+        ));
+    }
+    if let (Some(a), Some(elem)) = (v.as_array(), &k.elem_type) {
+        // sign_values accepts any numeric element type (its rule); the signs gate reads it.
+        let any_numeric = k.key.ends_with(".sign_values");
+        if !any_numeric && a.elem.name() != elem {
+            return Some(format!(
+                "elements are {}, spec/hadamard.json says {elem}",
+                a.elem
+            ));
+        }
+        if a.elem == ValueType::String {
+            return absent_tensor(g, v);
+        }
+    }
+    if k.key.ends_with(".block_size") {
+        // The table's 1024 is the full-size model's block; reduced profiles fold with their
+        // own block, and the verifier's reference math uses the profile's.
+        let want = profile.hadamard_block;
+        return (v.as_u64_lossless() != Some(want)).then(|| {
+            format!(
+                "{}, profile {} folds with block {want}",
+                shown(v),
+                profile.name
+            )
+        });
+    }
+    if let Some(want) = &k.expected {
+        if !equals(v, want) {
+            return Some(format!("{}, spec/hadamard.json fixes {want}", shown(v)));
+        }
+    }
+    if let Some(allowed) = &k.one_of {
+        let s = v.as_str().unwrap_or_default();
+        if !allowed.iter().any(|a| a == s) {
+            return Some(format!("{s:?}, spec/hadamard.json allows {allowed:?}"));
+        }
+    }
+    None
+}
+
+fn equals(v: &Value<'_>, want: &KeyValue) -> bool {
+    match (want, v) {
+        (KeyValue::Bool(w), Value::Bool(b)) => w == b,
+        (KeyValue::Str(w), Value::String(s)) => w == s,
+        (KeyValue::Int(w), _) => u64::try_from(*w).ok() == v.as_u64_lossless(),
+        _ => false,
+    }
+}
+
+fn shown(v: &Value<'_>) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Bool(b) => b.to_string(),
+        _ => v
+            .as_u64_lossless()
+            .map_or_else(|| format!("{v:?}"), |n| n.to_string()),
+    }
+}
+
+/// A tensor-name list naming a tensor the file does not hold.
+fn absent_tensor(g: &Gguf<'_>, v: &Value<'_>) -> Option<String> {
+    let names = match v.as_array()?.as_strs() {
+        Ok(n) => n,
+        Err(e) => return Some(format!("unreadable: {e}")),
+    };
+    let missing: Vec<&str> = names
+        .into_iter()
+        .filter(|n| g.tensor(n).is_none())
+        .take(3)
+        .collect();
+    (!missing.is_empty()).then(|| format!("names tensors the file does not hold: {missing:?}"))
+}
