@@ -176,7 +176,7 @@ fn negative_control_the_harness_sees_an_allocation_abort() {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args([
         "--exact",
-        "negative_control_child",
+        "gguf_transcode_limits::negative_control_child",
         "--nocapture",
         "--test-threads=1",
     ])
