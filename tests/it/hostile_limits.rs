@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 const GIB: u64 = 1 << 30;
 /// Per command; a hostile header must not make any command slow either.
-const TIMEOUT: Duration = Duration::from_secs(30);
+// Generous because the debug binary hashes a 1 GiB key at opt-level 0 (~9 s alone, several
+// times that on two loaded cores); the tier tests memory, not speed (hostile_time does that).
+const TIMEOUT: Duration = Duration::from_secs(120);
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_ninfer-ternary")
@@ -395,31 +397,15 @@ fn cases() -> Vec<(&'static str, Vec<&'static str>)> {
 const KNOWN_ABORTS: &[(&str, &str)] = &[
     (
         "inspect --json key",
-        "inspect copies the 1 GiB key (ninfer helper)",
-    ),
-    (
-        "inspect signs",
-        "inspect copies the 10^9-entry sign array (ninfer helper)",
+        "inspect --json materialises the 1 GiB key (open: see README, known limits)",
     ),
     (
         "decode whole tensor",
-        "decode allocates the 16 GiB f32 result unchecked (ninfer helper)",
-    ),
-    (
-        "transcode array",
-        "transcode materializes every array element (reader helper)",
-    ),
-    (
-        "transcode --retag-42 tensor",
-        "retag copies the whole input into memory (reader helper)",
-    ),
-    (
-        "pack signs",
-        "sign_values allocated before its count is checked (ninfer helper)",
+        "decode allocates the 16 GiB f32 result before checking it fits (open)",
     ),
     (
         "verify signs",
-        "sign_values allocated before its count is checked (ninfer helper)",
+        "verify copies sign_values before comparing its count with the widths (open)",
     ),
 ];
 
