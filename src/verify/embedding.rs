@@ -31,7 +31,7 @@ fn read_dump(
         return dumps::parse_embedding(dir, object, k);
     }
     let d = super::engine_dump::parse(
-        &crate::fsio::read_input(dir).with_context(|| format!("{}", dir.display()))?,
+        &crate::fsio::read_input(dir)?,
     )?;
     if d.hidden != k {
         bail!("engine dump hidden = {}, {object} has k = {k}", d.hidden);

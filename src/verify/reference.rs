@@ -195,7 +195,7 @@ impl<'a> Reference<'a> {
     ) -> Result<OracleCase> {
         let mut rows = self.rows(&object)?;
         let (n, k, t) = (rows.n() as usize, rows.view.geom.k as usize, rc.tokens);
-        let mut rng = crate::synth::rng::Rng::for_name(seed, &rc.name);
+        let mut rng = crate::rng::Rng::for_name(seed, &rc.name);
         let x: Vec<f64> = (0..k * t)
             .map(|_| (rng.unit() * 2.0 - 1.0) as f32 as f64)
             .collect();

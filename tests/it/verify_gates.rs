@@ -668,7 +668,7 @@ fn a_bad_spec_row_range_is_spec_invalid_and_a_short_tensor_is_tensor_shape() {
     let part = |a: Dim, b: Dim| RowPart {
         src: "blk.0.attn_qkv.weight".into(),
         rows: Some([a, b]),
-        order: "verbatim".into(),
+        order: ninfer_ternary::spec::RowOrder::Verbatim,
     };
     let unknown = part(Dim::Num(0), Dim::Name("no_such_dimension".into()));
     let e = ninfer_ternary::pack::rows::part_rows(&p, &unknown, 100).unwrap_err();
