@@ -37,6 +37,7 @@ error_classes! {
     IoSameFile => "io.same_file",
     IoOutputExists => "io.output_exists",
     IoStdout => "io.stdout",
+    IoMemory => "io.memory",
     GgufTruncated => "gguf.truncated",
     GgufMagic => "gguf.magic",
     GgufVersion => "gguf.version",

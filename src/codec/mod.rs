@@ -305,7 +305,17 @@ impl Codec {
     /// Decodes into a new vector.
     pub fn decode_to_vec(self, bytes: &[u8]) -> Result<Vec<f32>> {
         let n = self.blocks_in(bytes.len())? * self.block_elems();
-        let mut out = vec![0f32; n];
+        // Reserved fallibly: a small (sparse) input can declare more f32s than the process may
+        // hold; that is a clean refusal, not an allocation abort.
+        let mut out = Vec::new();
+        out.try_reserve_exact(n).map_err(|_| {
+            Error::new(
+                ErrorClass::IoMemory,
+                "output",
+                format!("{n} decoded values ({} bytes) cannot be allocated", n as u128 * 4),
+            )
+        })?;
+        out.resize(n, 0f32);
         self.decode(bytes, &mut out)?;
         Ok(out)
     }

@@ -57,8 +57,27 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     if ctx.gguf.get(&s.gguf_signs).is_none() && ctx.gguf.get(&s.gguf_widths).is_none() {
         return Ok(super::skip_naming("signs"));
     }
-    let gv = gguf_sign_values(ctx.gguf, &s.gguf_signs)?;
     let gw = ctx.gguf.get_array_as::<i32>(&s.gguf_widths)?;
+    // The declared count is compared with the widths before any value is copied: a sparse
+    // file declaring 10^9 signs is refused here, not allocated.
+    let widths_total = gw
+        .iter()
+        .try_fold(0u64, |t, &w| t.checked_add(u64::try_from(w).ok()?));
+    let declared = ctx.gguf.get_array(&s.gguf_signs)?.count;
+    if widths_total != Some(declared) {
+        return Err(crate::Error::new(
+            crate::ErrorClass::HadamardShape,
+            s.gguf_signs.clone(),
+            format!(
+                "declares {declared} values but the {} entries of {} sum to {}",
+                gw.len(),
+                s.gguf_widths,
+                widths_total.map_or("more than 2^64 (or hold a negative width)".to_string(), |t| t.to_string())
+            ),
+        )
+        .into());
+    }
+    let gv = gguf_sign_values(ctx.gguf, &s.gguf_signs)?;
     let mut f = Finding::new("signs");
     let (av, aw) = artifact_signs(ctx.artifact)?;
     let len_ok = av.len() == gv.len();
