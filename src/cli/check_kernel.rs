@@ -421,15 +421,14 @@ pub fn dump_reference_device(
             println!("SKIPPED: dump-reference --device cuda cannot run here: {e}");
             return Ok(ExitCode::from(2));
         }
-        let code =
-            super::verify_cmd::dump_reference(
-                artifact,
-                output,
-                tokens,
-                seed,
-                crate::verify::DumpFormat::Native,
-                force,
-            )?;
+        let code = super::verify_cmd::dump_reference(
+            artifact,
+            output,
+            tokens,
+            seed,
+            crate::verify::DumpFormat::Native,
+            force,
+        )?;
         if code != ExitCode::SUCCESS {
             return Ok(code);
         }

@@ -263,7 +263,11 @@ macro_rules! staged_codec {
         }
 
         /// Fast decode on `path`, falling back to the portable loop when the path has no kernel.
-        pub(crate) fn decode_rows_on(path: $crate::codec::simd::Path, bytes: &[u8], out: &mut [f32]) {
+        pub(crate) fn decode_rows_on(
+            path: $crate::codec::simd::Path,
+            bytes: &[u8],
+            out: &mut [f32],
+        ) {
             if !$crate::codec::simd::staged::<W1, W2, WH>(path, bytes, out) {
                 decode_rows_scalar(bytes, out)
             }

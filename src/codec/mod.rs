@@ -11,12 +11,12 @@ pub mod direct;
 pub mod fp8_row;
 pub mod grouped_int;
 pub mod nvfp4;
+pub mod parallel;
 pub mod pq2;
 pub mod ptq1;
 pub mod q1_0;
 pub mod q2s_planar;
 pub mod q8_0;
-pub mod parallel;
 pub mod simd;
 pub mod ternary;
 pub mod tq1;
@@ -312,7 +312,10 @@ impl Codec {
             Error::new(
                 ErrorClass::IoMemory,
                 "output",
-                format!("{n} decoded values ({} bytes) cannot be allocated", n as u128 * 4),
+                format!(
+                    "{n} decoded values ({} bytes) cannot be allocated",
+                    n as u128 * 4
+                ),
             )
         })?;
         out.resize(n, 0f32);

@@ -108,7 +108,11 @@ pub(crate) fn decode_rows<const G: usize>(bytes: &[u8], out: &mut [f32]) {
 }
 
 /// Fast decode on `path`, falling back to the portable loop when the path has no kernel.
-pub(crate) fn decode_rows_on<const G: usize>(path: super::simd::Path, bytes: &[u8], out: &mut [f32]) {
+pub(crate) fn decode_rows_on<const G: usize>(
+    path: super::simd::Path,
+    bytes: &[u8],
+    out: &mut [f32],
+) {
     if !super::simd::pq2::<G>(path, bytes, out) {
         decode_rows_scalar::<G>(bytes, out)
     }

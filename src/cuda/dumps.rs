@@ -133,9 +133,8 @@ pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
     let blocks = Blocks::for_format(format)?;
     let rot = Rotation::from_artifact(a, &p)?;
     let spec = crate::spec::dumps();
-    let open = |name: &str| -> Result<ArtifactRows<'_>> {
-        ArtifactRows::new(a.row_split(name)?, blocks)
-    };
+    let open =
+        |name: &str| -> Result<ArtifactRows<'_>> { ArtifactRows::new(a.row_split(name)?, blocks) };
     let mut done = 0;
     // Embedding: h = s ⊙ (H · decode(token_embedding[id])).
     let edir = dir.join("embedding");
@@ -174,7 +173,11 @@ pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
                 .x_file
                 .as_ref()
                 .ok_or_else(|| anyhow!("{}: no x", c.name))?;
-            let x = read_f32s(&crate::fsio::read_input(&odir.join(xf))?, xf, c.k * c.tokens)?;
+            let x = read_f32s(
+                &crate::fsio::read_input(&odir.join(xf))?,
+                xf,
+                c.k * c.tokens,
+            )?;
             // P (the ssm_out gather) is an index shuffle; signs and H run in the kernel.
             let perm = (c.rotation == "perm")
                 .then(|| crate::verify::rules::ssm_out_gather(&p, c.k as u64));

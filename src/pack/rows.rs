@@ -25,7 +25,10 @@ pub fn part_rows(p: &ModelProfile, part: &RowPart, src_rows: u64) -> Result<Vec<
                     return Err(Error::new(
                         ErrorClass::SpecInvalid,
                         part.src.clone(),
-                        format!("spec row range {a:?}..{b:?} resolves to {da:?}..{db:?} in profile {}", p.name),
+                        format!(
+                            "spec row range {a:?}..{b:?} resolves to {da:?}..{db:?} in profile {}",
+                            p.name
+                        ),
                     ));
                 }
             };

@@ -5,10 +5,10 @@
 //! scales log-normal with median 0.0168. PQ2_0 and PTQ1_0 files from one seed hold the same trits
 //! and scales. Tensors are generated row-chunk by row-chunk, so memory stays bounded.
 
-use crate::rng::Rng;
 use crate::codec::{self, direct, pq2, ptq1};
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{GgufWriter, MetaValue, ValueType};
+use crate::rng::Rng;
 use crate::spec::{self, mapping, ModelProfile};
 use std::io::{Read, Write};
 use std::path::Path;

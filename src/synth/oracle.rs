@@ -3,10 +3,10 @@
 //! bytes (non-canonical base-3 bytes, every scale pattern incl. inf/NaN/subnormal) and as blocks
 //! made only of the 13 non-canonical qs bytes.
 
-use crate::rng::Rng;
 use crate::codec::{base3, Codec};
 use crate::error::Result;
 use crate::gguf::{GgufWriter, MetaValue};
+use crate::rng::Rng;
 
 /// (name, ggml type id, ne, bytes) of one oracle tensor.
 pub type OracleTensor = (String, u32, Vec<u64>, Vec<u8>);

@@ -2,10 +2,10 @@
 //! object list of the qwen3.8-27b schema (frontend resources, text objects in Q4G64/Q5G64/W8G32
 //! row-split or BF16/FP32/I32 contiguous, vision/*, mtp/*, draft head), deterministic contents.
 
-use crate::rng::Rng;
 use crate::error::Result;
 use crate::mapping::{template_objects, TargetObject};
 use crate::ninfer::{plan, Directory, Identity, PlannedObject};
+use crate::rng::Rng;
 use crate::spec::{self, FormatKind, ModelProfile};
 use std::io::Write;
 use std::path::Path;

@@ -30,9 +30,7 @@ fn read_dump(
     if format != DumpFormat::Engine {
         return dumps::parse_embedding(dir, object, k);
     }
-    let d = super::engine_dump::parse(
-        &crate::fsio::read_input(dir)?,
-    )?;
+    let d = super::engine_dump::parse(&crate::fsio::read_input(dir)?)?;
     if d.hidden != k {
         bail!("engine dump hidden = {}, {object} has k = {k}", d.hidden);
     }

@@ -269,8 +269,8 @@ pub fn verify(
     opts: Options<'_>,
 ) -> Result<Report> {
     let g = gguf::parse(gguf_bytes, Mode::Strict).context(gguf_name.to_string())?;
-    let (profile, layers) =
-        crate::mapping::profile::resolve_profile(&g, opts.profile).context(gguf_name.to_string())?;
+    let (profile, layers) = crate::mapping::profile::resolve_profile(&g, opts.profile)
+        .context(gguf_name.to_string())?;
     let gformat = crate::pack::source::ternary_type(&g).context(gguf_name.to_string())?;
     let template = match opts.template {
         Some(t) => Some(Artifact::parse(t).context("template")?),

@@ -127,7 +127,10 @@ mod tests {
             source_offset(&p, RowOrder::AttnQQuery, 6144, 257).unwrap(),
             2 * 256 + 1
         );
-        assert_eq!(source_offset(&p, RowOrder::AttnQGate, 6144, 0).unwrap(), 256);
+        assert_eq!(
+            source_offset(&p, RowOrder::AttnQGate, 6144, 0).unwrap(),
+            256
+        );
         assert_eq!(
             source_offset(&p, RowOrder::PermHeads, 6144, 128).unwrap(),
             16 * 128

@@ -72,7 +72,10 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
                 "declares {declared} values but the {} entries of {} sum to {}",
                 gw.len(),
                 s.gguf_widths,
-                widths_total.map_or("more than 2^64 (or hold a negative width)".to_string(), |t| t.to_string())
+                widths_total.map_or(
+                    "more than 2^64 (or hold a negative width)".to_string(),
+                    |t| t.to_string()
+                )
             ),
         )
         .into());

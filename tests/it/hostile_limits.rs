@@ -84,7 +84,10 @@ fn run_capped(prog: &str, args: &[&str], cap: u64) -> Outcome {
         Outcome::Bad(_) if status.code() == Some(1) && stdout.contains("RESULT: FAILED") => {
             match report_class(&stdout) {
                 Some(class) => Outcome::CleanRefusal(class),
-                None => Outcome::Bad(format!("a failed gate with no error class: {}", tail(&stdout))),
+                None => Outcome::Bad(format!(
+                    "a failed gate with no error class: {}",
+                    tail(&stdout)
+                )),
             }
         }
         other => other,

@@ -230,4 +230,3 @@ fn inspect_cuts_a_one_gib_key() {
     assert!(s.len() < 10_000, "printed {} bytes", s.len());
     assert!(s.contains(&format!("…({GIB} bytes)")), "{s}");
 }
-

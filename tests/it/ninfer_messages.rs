@@ -4,9 +4,9 @@
 //! Expected offsets are found by plain substring search in the directory text the test itself
 //! wrote, independently of the parser's structured locator.
 
+use ninfer_ternary::corpus::catalogs::ninfer_violations::base_artifact;
 use ninfer_ternary::ninfer::directory::{parse_directory, validate, DIRECTORY_OFFSET};
 use ninfer_ternary::ninfer::reader::Artifact;
-use ninfer_ternary::corpus::catalogs::ninfer_violations::base_artifact;
 use ninfer_ternary::ninfer::writer::{plan, to_bytes, PlannedObject};
 use ninfer_ternary::ninfer::{Directory, Identity};
 use ninfer_ternary::text::is_unsafe_char;
