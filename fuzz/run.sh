@@ -20,14 +20,14 @@ cd "$FUZZ_DIR"
 # `name = "..."` of every [[bin]] section, in file order.
 all_targets() {
     awk '/^\[/ { in_bin = ($0 == "[[bin]]") }
-         in_bin && /^name *=/ { sub(/^name *= *"/, ""); sub(/".*/, ""); print }' Cargo.toml
+         in_bin && /^name *=/ { sub(/^name *= *"/, ""); sub(/".*/, ""); print }' "$FUZZ_DIR/Cargo.toml"
 }
 
 # The target's entry in [package.metadata.fuzz-max-len], else 4096.
 max_len() {
     awk -v t="$1" '/^\[/ { in_table = ($0 == "[package.metadata.fuzz-max-len]") }
          in_table && $1 == t && $2 == "=" { print $3; found = 1; exit }
-         END { if (!found) print 4096 }' Cargo.toml
+         END { if (!found) print 4096 }' "$FUZZ_DIR/Cargo.toml"
 }
 
 if [ "${1:-}" = "--list" ]; then
