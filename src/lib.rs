@@ -26,10 +26,7 @@
 //! Test-only support (fuzz checks, seeds, fixtures) is not here: it lives in the
 //! `ninfer-ternary-testkit` crate (`testkit/`) and `tests/it/common.rs`.
 
-// MSRV 1.88 turns on clippy's `manual_is_multiple_of` (is_multiple_of is stable since 1.87)
-// at ~25 sites in modules other branches are rewriting; allowed here until the merge, then
-// `cargo clippy --fix --lib --tests` and delete this line.
-#![allow(clippy::manual_is_multiple_of)]
+#![warn(missing_docs)]
 
 pub mod cli;
 pub mod codec;
