@@ -55,7 +55,7 @@ pub struct StepSpec {
 pub struct Thresholds {
     /// Expected share of code 1 in the PQ2_0 base-plane sample.
     pub pq2_zero_share_target: f64,
-    /// Smallest allowed |share - target| tolerance.
+    /// The floor of the |share - target| tolerance (its full-scale value).
     pub pq2_zero_share_tolerance: f64,
     /// Binomial sigmas the tolerance grows to on small samples.
     pub pq2_zero_share_sigmas: f64,
