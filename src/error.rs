@@ -11,7 +11,7 @@ macro_rules! error_classes {
         /// The rule an input broke. Ids match `spec/errors.json`.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[non_exhaustive]
-        pub enum ErrorClass { $($variant,)* }
+        pub enum ErrorClass { $(#[doc = concat!("`", $id, "`: see its summary in `spec/errors.json`.")] $variant,)* }
 
         impl ErrorClass {
             /// Every class, in registry order.

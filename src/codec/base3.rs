@@ -190,17 +190,22 @@ macro_rules! staged_codec {
 
         pub use $crate::codec::base3::{is_canonical_qh, is_canonical_qs};
 
+        /// Elements per block: 5 trits per `qs` byte, 4 per `qh` byte.
         pub const BLOCK_ELEMS: usize = 5 * W1 + 5 * W2 + 4 * WH;
+        /// Bytes per block: `qs`, `qh`, then the f16 scale.
         pub const BLOCK_BYTES: usize = W1 + W2 + WH + 2;
         /// qs bytes `[0, QS_BYTES)`, qh bytes `[QS_BYTES, SCALE_OFFSET)`, f16 d in the last two bytes.
         pub const QS_BYTES: usize = W1 + W2;
+        /// Bytes of the `qh` stage (4 trits each).
         pub const QH_BYTES: usize = WH;
+        /// Byte offset of the f16 scale `d` (scale last).
         pub const SCALE_OFFSET: usize = W1 + W2 + WH;
         /// Stage widths in bytes: W1 bytes × 5 trits, W2 × 5, then qh WH × 4.
         const W1: usize = $w1;
         const W2: usize = $w2;
         const WH: usize = $wh;
 
+        /// One block's bytes.
         pub type Block = [u8; BLOCK_BYTES];
 
         /// `(byte index in the block, digit)` of element `e` (0..BLOCK_ELEMS).

@@ -57,19 +57,27 @@ pub(crate) fn check_payload_and_rows(
 #[allow(non_camel_case_types)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Codec {
+    /// ggml F32 (id 0): little-endian f32, one element per block.
     F32,
+    /// ggml F16 (id 1): IEEE half.
     F16,
+    /// ggml BF16 (id 30): bfloat16.
     Bf16,
     /// Decodes to f32 with an `as f32` cast (exact up to |v| <= 2^24, rounded to nearest above).
     I32,
+    /// Mainline Q8_0 (id 8): i8 quants, f16 scale first.
     Q8_0,
     /// PrismML PQ2_0 (id 142) and legacy Prism Q2_0-g128 (id 42 variant).
     Pq2_0,
     /// Mainline Q2_0 (id 42): the PQ2_0 codec at group 64.
     Q2_0G64,
+    /// PrismML PTQ1_0 (id 143): base-3 trits in three stages, f16 scale last.
     Ptq1_0,
+    /// Mainline TQ1_0 (id 34): base-3 trits, f16 scale last.
     Tq1_0,
+    /// Mainline TQ2_0 (id 35): 2-bit codes, f16 scale last.
     Tq2_0,
+    /// Mainline Q1_0 (id 41): one sign bit per element, f16 scale first.
     Q1_0,
     /// BeeLlama planar Q2_0 / Q2_0S (ids 53 / 47).
     Q2_0sPlanar,
@@ -78,7 +86,9 @@ pub enum Codec {
 /// Per-tensor code counts for the verifier and `inspect`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CodeStats {
+    /// Blocks counted.
     pub blocks: u64,
+    /// Elements counted.
     pub values: u64,
     /// Zero values: trit 1 (base-3), code 1 (PQ2_0 family, TQ2_0), code 2 (planar). Q1_0 has none.
     pub zeros: u64,
@@ -106,6 +116,7 @@ impl CodeStats {
 }
 
 impl Codec {
+    /// Every codec, in declaration order.
     pub const ALL: [Codec; 12] = [
         Codec::F32,
         Codec::F16,
@@ -126,6 +137,7 @@ impl Codec {
         Codec::ALL.into_iter().find(|c| c.name() == name)
     }
 
+    /// The codec's name in `spec/ggml_types.json` / `spec/codecs.json` (`"pq2_0"`, ...).
     pub const fn name(self) -> &'static str {
         match self {
             Codec::F32 => "f32",

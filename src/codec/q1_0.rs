@@ -5,9 +5,12 @@
 
 use super::{f16_to_f32, f32_to_f16, read_u16};
 
+/// Elements per block.
 pub const BLOCK_ELEMS: usize = 128;
+/// Bytes per block.
 pub const BLOCK_BYTES: usize = 18;
 
+/// One block's bytes.
 pub type Block = [u8; BLOCK_BYTES];
 
 /// The 128 sign bits (1 = +d) in element order.
@@ -37,6 +40,7 @@ pub fn quantize_block(x: &[f32; BLOCK_ELEMS]) -> Block {
     encode_block(&bits, f32_to_f16(d))
 }
 
+/// Scalar reference decode of one block (straight from the formula).
 pub fn decode_block_ref(block: &Block, out: &mut [f32; BLOCK_ELEMS]) {
     let d = f16_to_f32(read_u16(block, 0));
     for (j, o) in out.iter_mut().enumerate() {

@@ -4,9 +4,12 @@
 
 use super::{f16_to_f32, read_u16};
 
+/// Elements per block.
 pub const BLOCK_ELEMS: usize = 32;
+/// Bytes per block.
 pub const BLOCK_BYTES: usize = 10;
 
+/// One block's bytes.
 pub type Block = [u8; BLOCK_BYTES];
 
 /// `(byte, bit shift)` of element `j`.
@@ -14,6 +17,7 @@ pub const fn position(j: usize) -> (usize, u32) {
     (2 + j % 8, 2 * (j / 8) as u32)
 }
 
+/// The 32 codes (0..=3) in element order.
 pub fn codes(block: &Block) -> [u8; BLOCK_ELEMS] {
     std::array::from_fn(|j| {
         let (b, s) = position(j);
@@ -21,6 +25,7 @@ pub fn codes(block: &Block) -> [u8; BLOCK_ELEMS] {
     })
 }
 
+/// Packs codes (low 2 bits used) and the f16 scale bits.
 pub fn encode_block(codes: &[u8; BLOCK_ELEMS], d_bits: u16) -> Block {
     let mut out = [0u8; BLOCK_BYTES];
     out[..2].copy_from_slice(&d_bits.to_le_bytes());
@@ -31,6 +36,7 @@ pub fn encode_block(codes: &[u8; BLOCK_ELEMS], d_bits: u16) -> Block {
     out
 }
 
+/// Scalar reference decode of one block (straight from the formula).
 pub fn decode_block_ref(block: &Block, out: &mut [f32; BLOCK_ELEMS]) {
     let d = f16_to_f32(read_u16(block, 0));
     for (j, o) in out.iter_mut().enumerate() {

@@ -2,9 +2,12 @@
 
 use super::{f16_to_f32, f32_to_f16, ggml_amax, read_u16};
 
+/// Elements per block.
 pub const BLOCK_ELEMS: usize = 32;
+/// Bytes per block.
 pub const BLOCK_BYTES: usize = 34;
 
+/// One block's bytes.
 pub type Block = [u8; BLOCK_BYTES];
 
 /// Packs 32 signed quants and the f16 scale bits.
@@ -27,6 +30,7 @@ pub fn quantize_block(x: &[f32; BLOCK_ELEMS]) -> Block {
     encode_block(&qs, f32_to_f16(d))
 }
 
+/// Scalar reference decode of one block (straight from the formula).
 pub fn decode_block_ref(block: &Block, out: &mut [f32; BLOCK_ELEMS]) {
     let d = f16_to_f32(read_u16(block, 0));
     for (o, &q) in out.iter_mut().zip(&block[2..]) {

@@ -5,10 +5,14 @@
 
 use super::{f16_to_f32, f32_to_f16, ggml_amax, lroundf};
 
+/// Elements per block.
 pub const BLOCK_ELEMS: usize = 256;
+/// Bytes per block.
 pub const BLOCK_BYTES: usize = 66;
+/// Byte offset of the f16 scale `d` (scale last).
 pub const SCALE_OFFSET: usize = 64;
 
+/// One block's bytes.
 pub type Block = [u8; BLOCK_BYTES];
 
 /// `(byte, bit shift)` of element `e`.
@@ -16,6 +20,7 @@ pub const fn position(e: usize) -> (usize, u32) {
     ((e / 128) * 32 + e % 32, 2 * ((e % 128) / 32) as u32)
 }
 
+/// The f16 scale bits of a block (scale last).
 pub fn scale_bits(block: &Block) -> u16 {
     u16::from_le_bytes([block[SCALE_OFFSET], block[SCALE_OFFSET + 1]])
 }
@@ -48,6 +53,7 @@ pub fn quantize_block(x: &[f32; BLOCK_ELEMS]) -> Block {
     encode_block(&c, f32_to_f16(amax))
 }
 
+/// Scalar reference decode of one block (straight from the formula).
 pub fn decode_block_ref(block: &Block, out: &mut [f32; BLOCK_ELEMS]) {
     let d = f16_to_f32(scale_bits(block));
     for (e, o) in out.iter_mut().enumerate() {

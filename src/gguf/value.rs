@@ -453,7 +453,12 @@ pub enum MetaValue {
     /// A F64 value (owned).
     F64(f64),
     /// Any type id followed by verbatim bytes (hostile files: type 13, BOOL byte 2, nested arrays).
-    Raw { type_id: u32, bytes: Vec<u8> },
+    Raw {
+        /// The type id written before the bytes (need not be a valid GGUF type).
+        type_id: u32,
+        /// The bytes written after it, unchanged.
+        bytes: Vec<u8>,
+    },
 }
 
 impl MetaValue {

@@ -127,6 +127,7 @@ pub struct Resolved {
     pub source: String,
     /// First source row the section reads.
     pub source_start: u64,
+    /// How the section's rows are gathered from the source.
     pub order: RowOrder,
 }
 

@@ -75,9 +75,13 @@ fn bf16_round(x: f64) -> f64 {
 /// A way of computing a rotation case: the documented one or a wrong one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HarnessVariant {
+    /// The documented math: forward H · (s ⊙ (P · x)), inverse s ⊙ (H · z).
     Documented,
+    /// Signs and rotation in the wrong order (gates.json `signs_after_rotation`).
     SignsAfterRotation,
+    /// No feature permutation P (gates.json `p_missing`).
     PMissing,
+    /// H without the 1/sqrt(B) factor (gates.json `unnormalized_h`).
     UnnormalizedH,
     /// Token layout read as [k, T] row-major (element (k, t) at k*T + t).
     Transposed,
@@ -189,9 +193,12 @@ pub fn case_inputs(c: &HarnessCase) -> (Vec<f32>, Vec<f32>) {
 /// What `dump-reference --format harness` can break on purpose (negative controls).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HarnessFault {
+    /// No fault: the documented reference.
     #[default]
     None,
+    /// Outputs (rotation cases and gemm y) computed with signs and rotation in the wrong order.
     SignsAfterRotation,
+    /// Rotation cases with T >= 2 computed with the token layout taken as row-major `[k, T]`.
     Transposed,
 }
 
