@@ -110,7 +110,7 @@ impl From<Mode> for Options {
 /// `(n_elements, nbytes)` of a tensor with dims `ne` (innermost first) of type `t`, all checked:
 /// element count > i64::MAX or a byte stride (row, plane, ...) overflowing u64 →
 /// `gguf.tensor_element_overflow`; `ne[0]` not a block multiple → `gguf.tensor_block_multiple`;
-/// total bytes > i64::MAX (e.g. F32 ne[0] = SIZE_MAX/4, where GGML_PAD would wrap to 0) →
+/// total bytes > i64::MAX (e.g. F32 `ne[0] = SIZE_MAX/4`, where GGML_PAD would wrap to 0) →
 /// `gguf.tensor_size_overflow`.
 pub fn tensor_size(
     ne: &[u64],

@@ -41,7 +41,7 @@ pub struct TensorInfo<'a> {
     pub name: &'a str,
     /// Number of stored dims (1..=4).
     pub n_dims: u32,
-    /// ne[0] innermost; entries past `n_dims` are 1.
+    /// `ne[0]` innermost; entries past `n_dims` are 1.
     pub ne: [u64; 4],
     /// The type id as stored in the file.
     pub type_id: u32,

@@ -2,7 +2,7 @@
 //! small buffer and the tensor-info list, never by the metadata or the tensor data:
 //! * [`transcode`]: every PQ2_0/PTQ1_0 tensor rewritten as the other format (same trits, same
 //!   f16 scale bits), the KV block copied verbatim, other tensors copied;
-//! * [`retag_legacy`]: the header-only retag of tensors resolved to a layout the table marks
+//! * [`retag_legacy`](crate::gguf::transcode::retag_legacy): the header-only retag of tensors resolved to a layout the table marks
 //!   `retag_to` (legacy Prism id 42 → 142), the rest of the file copied verbatim.
 
 use super::{Gguf, GgufWriter, TensorInfo};

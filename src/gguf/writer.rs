@@ -20,7 +20,7 @@ use std::io::{Read, Write};
 pub struct WriterTensor {
     /// The tensor name, written as given.
     pub name: String,
-    /// ne[0] innermost first; written as given (any length).
+    /// `ne[0]` innermost first; written as given (any length).
     pub dims: Vec<u64>,
     /// The type id written.
     pub type_id: u32,
