@@ -2,7 +2,7 @@
 //! the conv1d transpose) recomputed from the source GGUF and compared bit for bit.
 //!
 //! The arithmetic is the verifier's own: values in f64, the head gather from `rules.rs`, and the
-//! final rounding by [`round_to_bits`] (integer scaling + round-half-even), not the packer's
+//! final rounding by [`round_to_bits`](crate::verify::dense::round_to_bits) (integer scaling + round-half-even), not the packer's
 //! `pack::dense` nor `codec::direct::f32_to_bf16`, so a rounding bug in either cannot hide.
 
 use super::{rules, Ctx, Finding};

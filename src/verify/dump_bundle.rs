@@ -1,6 +1,6 @@
 //! A dump directory as one byte string, for the `dumps_parse` fuzz target and its seeds:
 //! records of `u16 name length, name, u32 data length, data` (little-endian), read until the
-//! first record that does not fit. [`parse_all`] runs every dump parser `verify` uses on such a
+//! first record that does not fit. [`parse_all`](crate::verify::dump_bundle::parse_all) runs every dump parser `verify` uses on such a
 //! bundle — the native embedding and kernel-oracle manifests with their array files, and the
 //! engine embedding dump — so the fuzzer drives exactly the code the gates run.
 

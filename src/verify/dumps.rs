@@ -1,5 +1,5 @@
 //! Dump formats (`spec/dumps.json`): the manifests, their parsers (from a directory or from
-//! memory, see [`DumpFiles`]), and the f64 reference math of the folded rotation. The writer of
+//! memory, see [`DumpFiles`](crate::verify::dumps::DumpFiles)), and the f64 reference math of the folded rotation. The writer of
 //! reference dumps is `verify::reference` (re-exported here).
 //!
 //! Reference math, from the artifact bytes only: rows decoded from the planes (ggml blocks
