@@ -4,8 +4,8 @@
 //!
 //! The commands print with `print!`/`println!`, which panic when the write fails; the panic
 //! hook installed here turns exactly that panic into the convention (the hook sees the
-//! message std's print macros use, "failed printing to stdout: <io error>"). The final flush
-//! is checked by [`super::main`] through [`error`].
+//! message std's print macros use, "failed printing to stdout: `<io error>`"). The final flush
+//! is checked by [`crate::cli::main`] through [`error`](crate::cli::stdout::error).
 
 use crate::error::{Error, ErrorClass};
 
