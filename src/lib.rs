@@ -2,26 +2,34 @@
 //! GGUF models (PQ2_0 = 142, PTQ1_0 = 143) and their `.ninfer` v2 container.
 //!
 //! Modules, each with what it owns:
-//! - `spec`: typed views of the `spec/*.json` tables (the single source of truth), their
+//! - [`spec`]: typed views of the `spec/*.json` tables (the single source of truth), their
 //!   rendering into `spec/*.md` and the citation checker;
-//! - `error`: the one error type, one `ErrorClass` per rule (`spec/errors.json`);
-//! - `fsio`: memory maps and atomic file replacement;
-//! - `gguf`: the zero-copy GGUF reader and the deterministic writer;
-//! - `ninfer`: the `.ninfer` v2 container (directory, reader, planned writer);
-//! - `codec`: the block formats (scalar reference + fast decoders, encoders);
-//! - `geometry`: row-split plane geometry of a grouped tensor;
-//! - `planes`: ggml blocks ↔ row-split planes;
-//! - `perm`: the row and head permutations of the GGUF → ninfer mapping;
-//! - `hadamard`: the normalized Walsh–Hadamard transform of folded weights;
-//! - `mapping`: `spec/mapping.json` expanded for a model profile;
-//! - `pack`: the packer (GGUF + template → `.ninfer`) and its unpack proof;
-//! - `synth`: synthetic Bonsai-shaped GGUF models and templates;
-//! - `verify`: the verifier's gates, reports, dumps and mutations;
-//! - `corpus`: the conformance corpus (families, the hostile/violation catalogs it is built
-//!   from, manifest, reader protocol, `check-reader` runner, differential fuzzing);
-//! - `cuda`: kernel conformance (reference kernels, cases, host/NVRTC/device tiers);
-//! - `npy`: the `.npy` files dumps are written in;
-//! - `cli`: the commands behind the `ninfer-ternary` binary.
+//! - [`error`]: the one error type, one [`ErrorClass`] per rule (`spec/errors.json`);
+//! - [`fsio`]: opening inputs (regular files only), memory maps, claiming outputs and atomic
+//!   replacement (temporary files removed on a signal);
+//! - [`text`]: escaping of text taken from input files before it is printed;
+//! - [`rng`]: the one deterministic generator (SplitMix64) every generated stream draws from;
+//! - [`gguf`]: the zero-copy GGUF reader (spec and strict modes), the deterministic writer and
+//!   the streamed transcode / id-42 retag;
+//! - [`ninfer`]: the `.ninfer` v2 container (directory, encoded sizes, reader, planned writer);
+//! - [`codec`]: the block formats (scalar reference + fast and SIMD decoders, encoders,
+//!   quantizers, PTQ1_0 ↔ PQ2_0 transcoding);
+//! - [`geometry`]: row-split plane geometry of a grouped tensor;
+//! - [`planes`]: ggml blocks ↔ row-split planes;
+//! - [`perm`]: the row and head permutations of the GGUF → ninfer mapping;
+//! - [`hadamard`]: the normalized Walsh–Hadamard transform of folded weights;
+//! - [`mapping`]: `spec/mapping.json` expanded for a model profile, and profile detection;
+//! - [`pack`]: the packer (GGUF + template → `.ninfer`), its pre-flight and its unpack proof;
+//! - [`synth`]: synthetic Bonsai-shaped GGUF models, templates and the gguf-py oracle fixture;
+//! - [`verify`]: the verifier's gates, reports, dumps and mutations;
+//! - [`corpus`]: the conformance corpus (families, the hostile/violation catalogs it is built
+//!   from, manifest, reader protocol, `check-reader` runner, real-reader matrix, differential
+//!   fuzzing);
+//! - [`cuda`]: kernel conformance (reference kernels, cases, host/NVRTC/device tiers);
+//! - [`npy`]: the `.npy` (format 1.0, f32) files `decode -o` writes;
+//! - [`cli`]: the commands behind the `ninfer-ternary` binary.
+//!
+//! The binary's counting allocator (`src/peak_alloc.rs`) is compiled into the binary only.
 //!
 //! Test-only support (fuzz checks, seeds, fixtures) is not here: it lives in the
 //! `ninfer-ternary-testkit` crate (`testkit/`) and `tests/it/common.rs`.
