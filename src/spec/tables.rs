@@ -209,7 +209,7 @@ pub struct Layout {
     pub accepts_kinds: Vec<FormatKind>,
     /// Required alignment of a tensor offset in this layout.
     pub alignment: u64,
-    /// Highest tensor rank allowed (`None`: the family fixes it, rank 2).
+    /// Highest tensor rank of a direct-kind tensor (`None`: the layout's kinds are rank 2).
     #[serde(default)]
     pub max_rank: Option<usize>,
     /// The encoded-size rule in words.
