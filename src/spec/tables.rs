@@ -202,7 +202,7 @@ impl PlaneSlices {
 #[serde(deny_unknown_fields)]
 pub struct Layout {
     /// Layout name as written in a directory's `layout` (e.g. `row-split-k128-v1`).
-    pub name: String,
+    pub name: super::LayoutId,
     /// The layout family (`contiguous`, `row_split`, `blockscale`, `row_scale`).
     pub family: String,
     /// The format kinds this layout can store.
@@ -221,7 +221,7 @@ pub struct Layout {
 #[serde(deny_unknown_fields)]
 pub struct EncodedSizeExample {
     /// Layout name.
-    pub layout: String,
+    pub layout: super::LayoutId,
     /// Format name.
     pub format: String,
     /// Tensor shape (`[]` is a scalar).
@@ -651,7 +651,7 @@ pub struct SignObjectSpec {
     /// Numeric format.
     pub format: String,
     /// Storage layout.
-    pub layout: String,
+    pub layout: super::LayoutId,
     /// Which metadata it is built from, and how.
     pub from: String,
 }

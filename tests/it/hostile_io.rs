@@ -3,6 +3,7 @@
 //! long output names, closed and full standard output, and the class on every CLI error.
 //! Each guarantee has a negative control showing the check can fail.
 
+use crate::common::{dir_with_fifo, forced_output};
 use ninfer_ternary::error::ErrorClass;
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -92,21 +93,15 @@ fn nano() -> &'static (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
     })
 }
 
-fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-}
-
 #[test]
 fn non_regular_inputs_are_refused_before_they_are_opened() {
     let (_, g, t, a) = nano();
-    let d = tempfile::tempdir().unwrap();
-    let fifo = d.path().join("fifo");
-    mkfifo(&fifo);
+    let (d, fifo) = dir_with_fifo();
     let out = d.path().join("out");
     let (f, g, t, a, o) = (s(&fifo), s(g), s(t), s(a), s(&out));
     let outdir = s(d.path());
     let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/conformance");
+    let check_reader = ["check-reader", "--adapter", "true", "--corpus", corpus];
     let fifo_cases: Vec<Vec<&str>> = vec![
         vec!["inspect", f],
         vec!["inspect", "--json", f],
@@ -135,24 +130,8 @@ fn non_regular_inputs_are_refused_before_they_are_opened() {
             "--format",
             "pq2_0",
         ],
-        vec![
-            "check-reader",
-            "--adapter",
-            "true",
-            "--corpus",
-            corpus,
-            "--known-failures",
-            f,
-        ],
-        vec![
-            "check-reader",
-            "--adapter",
-            "true",
-            "--corpus",
-            corpus,
-            "--capabilities",
-            f,
-        ],
+        [&check_reader[..], &["--known-failures", f]].concat(),
+        [&check_reader[..], &["--capabilities", f]].concat(),
     ];
     for args in &fifo_cases {
         let err = refused(args, ErrorClass::IoNotRegular);
@@ -189,9 +168,7 @@ fn non_regular_inputs_are_refused_before_they_are_opened() {
 #[test]
 fn non_regular_outputs_are_never_replaced_even_with_force() {
     let (_, g, t, a) = nano();
-    let d = tempfile::tempdir().unwrap();
-    let fifo = d.path().join("fifo");
-    mkfifo(&fifo);
+    let (d, fifo) = dir_with_fifo();
     let (g, t, a) = (s(g), s(t), s(a));
     for target in [s(&fifo), "/dev/null", s(d.path())] {
         for args in [
@@ -280,48 +257,18 @@ fn an_input_named_as_the_output_is_refused_by_file_identity() {
         .map(|p| std::fs::read(p).unwrap())
         .collect();
     let (gs, ts, as_) = (s(&g), s(&t), s(&a));
+    let pack = ["pack", "--gguf", gs, "--template", ts];
+    let decode_g = ["decode", gs, "blk.0.attn_qkv.weight"];
+    let mutate = ["mutate", as_, "--kind", "perm48-on-rows"];
     let cases: Vec<Vec<&str>> = vec![
-        vec![
-            "pack",
-            "--gguf",
-            gs,
-            "--template",
-            ts,
-            "-o",
-            s(&hard),
-            "--force",
-        ],
-        vec![
-            "pack",
-            "--gguf",
-            gs,
-            "--template",
-            ts,
-            "-o",
-            s(&dotted),
-            "--force",
-        ],
-        vec![
-            "decode",
-            gs,
-            "blk.0.attn_qkv.weight",
-            "-o",
-            s(&hard),
-            "--force",
-        ],
-        vec!["decode", as_, "text/final_norm", "-o", s(&soft), "--force"],
-        vec!["unpack", as_, "--gguf", gs, "-o", s(&hard), "--force"],
-        vec!["unpack", as_, "--gguf", gs, "-o", s(&soft), "--force"],
-        vec![
-            "mutate",
-            as_,
-            "--kind",
-            "perm48-on-rows",
-            "-o",
-            s(&soft),
-            "--force",
-        ],
-        vec!["transcode", gs, "--to", "ptq1_0", "-o", s(&hard), "--force"],
+        forced_output(&pack, s(&hard)),
+        forced_output(&pack, s(&dotted)),
+        forced_output(&decode_g, s(&hard)),
+        forced_output(&["decode", as_, "text/final_norm"], s(&soft)),
+        forced_output(&["unpack", as_, "--gguf", gs], s(&hard)),
+        forced_output(&["unpack", as_, "--gguf", gs], s(&soft)),
+        forced_output(&mutate, s(&soft)),
+        forced_output(&["transcode", gs, "--to", "ptq1_0"], s(&hard)),
     ];
     for args in &cases {
         refused(args, ErrorClass::IoSameFile);
@@ -338,15 +285,7 @@ fn an_input_named_as_the_output_is_refused_by_file_identity() {
         std::fs::metadata(&copy).unwrap().ino(),
         std::fs::metadata(&a).unwrap().ino()
     );
-    ok(&[
-        "mutate",
-        as_,
-        "--kind",
-        "perm48-on-rows",
-        "-o",
-        s(&copy),
-        "--force",
-    ]);
+    ok(&forced_output(&mutate, s(&copy)));
 }
 
 fn temps_in(dir: &Path) -> Vec<PathBuf> {
@@ -526,4 +465,53 @@ fn every_cli_error_names_a_registered_class() {
     for (args, class) in &cases {
         refused(args, *class);
     }
+}
+
+/// Values outside a `ValueEnum` (`--format`, `--to`, `--mode`, `--dump-format`) are refused by
+/// clap before the command runs, and reported as `cli.usage` naming the value and the flag.
+#[test]
+fn a_value_outside_the_cli_vocabulary_is_a_usage_error() {
+    let (_, g, _, a) = nano();
+    let (g, a) = (s(g), s(a));
+    let d = tempfile::tempdir().unwrap();
+    let o = d.path().join("o");
+    let o = s(&o);
+    for (args, bad, flag) in [
+        (vec!["synth", "--format", "q4", "-o", o], "'q4'", "--format"),
+        (
+            vec!["synth", "--format", "pq2_1", "-o", o],
+            "'pq2_1'",
+            "--format",
+        ),
+        (
+            vec!["transcode", g, "--to", "tq1_0", "-o", o],
+            "'tq1_0'",
+            "--to",
+        ),
+        (
+            vec!["inspect", "--mode", "lenient", g],
+            "'lenient'",
+            "--mode",
+        ),
+        (
+            vec!["verify", a, "--gguf", g, "--dump-format", "raw"],
+            "'raw'",
+            "--dump-format",
+        ),
+        (
+            vec!["inspect", "--no-such-flag", g],
+            "'--no-such-flag'",
+            "unexpected argument",
+        ),
+    ] {
+        let err = refused(&args, ErrorClass::CliUsage);
+        assert!(err.starts_with("error: [cli.usage] "), "{args:?}: {err}");
+        assert!(err.contains(bad) && err.contains(flag), "{args:?}: {err}");
+        assert!(std::fs::metadata(o).is_err(), "{args:?} wrote {o}");
+    }
+    // Negative control: the vocabulary itself, including a table alias of a ternary type, is
+    // accepted (the commands run and succeed).
+    ok(&["inspect", "--mode", "spec", g]);
+    ok(&["synth", "--format", "PTQ1", "-o", o]);
+    assert!(std::fs::metadata(o).is_ok());
 }

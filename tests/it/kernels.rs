@@ -156,73 +156,63 @@ fn bad_kernels_get_their_error_class() {
     }
     let d = KernelClass::Dequantize;
     let ok_sig = "extern \"C\" __global__ void k(const unsigned char* b, float* y, int n)";
+    // Refused before it runs: the error must be of `class`.
+    let expect_refused = |src: &str, entry: &str, class: ErrorClass| {
+        let e = bad_kernel(src, entry, d, Duration::from_secs(30)).unwrap_err();
+        assert_eq!(e.class, class, "{e}");
+        e
+    };
     // Does not compile.
-    let e = bad_kernel(
+    expect_refused(
         &format!("{ok_sig} {{ y[0] = undefined_thing; }}"),
         "k",
-        d,
-        Duration::from_secs(30),
-    )
-    .unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelCompile, "{e}");
+        ErrorClass::KernelCompile,
+    );
     // Entry missing.
-    let e = bad_kernel(
+    expect_refused(
         &format!("{ok_sig} {{ }}"),
         "nope",
-        d,
-        Duration::from_secs(30),
-    )
-    .unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelEntryMissing, "{e}");
+        ErrorClass::KernelEntryMissing,
+    );
     // Wrong signature (n_blocks as long long).
-    let e = bad_kernel(
+    let e = expect_refused(
         "extern \"C\" __global__ void k(const unsigned char* b, float* y, long long n) {}",
         "k",
-        d,
-        Duration::from_secs(30),
-    )
-    .unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelSignature, "{e}");
+        ErrorClass::KernelSignature,
+    );
     assert!(
         e.detail
             .contains("const unsigned char* blocks, float* y, int n_blocks"),
         "{e}"
     );
+    // Runs `src` on the first case with a `timeout_s` deadline; its status must be `class`.
+    let expect_error = |src: String, timeout_s: u64, class: ErrorClass| {
+        let r = bad_kernel(&src, "k", d, Duration::from_secs(timeout_s)).unwrap();
+        assert_eq!(r[0].status, Status::Error(class), "{}", r[0].detail);
+    };
     // Hangs: a thread that never reaches the barrier the others wait at.
-    let hang = format!("{ok_sig} {{ if (threadIdx.x == 0) {{ for (;;) {{}} }} __syncthreads(); }}");
-    let r = bad_kernel(&hang, "k", d, Duration::from_secs(2)).unwrap();
-    assert_eq!(
-        r[0].status,
-        Status::Error(ErrorClass::KernelTimeout),
-        "{}",
-        r[0].detail
+    expect_error(
+        format!("{ok_sig} {{ if (threadIdx.x == 0) {{ for (;;) {{}} }} __syncthreads(); }}"),
+        2,
+        ErrorClass::KernelTimeout,
     );
     // Writes past its output.
-    let oob = format!("{ok_sig} {{ y[(long long)n * 128 + threadIdx.x] = 1.0f; }}");
-    let r = bad_kernel(&oob, "k", d, Duration::from_secs(30)).unwrap();
-    assert_eq!(
-        r[0].status,
-        Status::Error(ErrorClass::KernelOutOfBounds),
-        "{}",
-        r[0].detail
+    expect_error(
+        format!("{ok_sig} {{ y[(long long)n * 128 + threadIdx.x] = 1.0f; }}"),
+        30,
+        ErrorClass::KernelOutOfBounds,
     );
     // Writes before its output.
-    let oob = format!("{ok_sig} {{ y[-1] = 1.0f; }}");
-    let r = bad_kernel(&oob, "k", d, Duration::from_secs(30)).unwrap();
-    assert_eq!(
-        r[0].status,
-        Status::Error(ErrorClass::KernelOutOfBounds),
-        "{}",
-        r[0].detail
+    expect_error(
+        format!("{ok_sig} {{ y[-1] = 1.0f; }}"),
+        30,
+        ErrorClass::KernelOutOfBounds,
     );
     // Crashes (a wild write far outside every buffer).
-    let crash = format!("{ok_sig} {{ *(volatile float*)16 = 1.0f; }}");
-    let r = bad_kernel(&crash, "k", d, Duration::from_secs(30)).unwrap();
-    assert_eq!(
-        r[0].status,
-        Status::Error(ErrorClass::KernelCrash),
-        "{}",
-        r[0].detail
+    expect_error(
+        format!("{ok_sig} {{ *(volatile float*)16 = 1.0f; }}"),
+        30,
+        ErrorClass::KernelCrash,
     );
     // Writes nothing: the pre-filled sentinel (NaN) fails the exact comparison.
     let r = bad_kernel(&format!("{ok_sig} {{ }}"), "k", d, Duration::from_secs(30)).unwrap();
@@ -230,10 +220,7 @@ fn bad_kernels_get_their_error_class() {
 }
 
 fn cli(args: &[&str]) -> (i32, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ninfer-ternary"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = crate::common::cli().args(args).output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
@@ -265,7 +252,8 @@ fn check_kernel_cli_exit_codes_and_first_failure() {
     );
     let reference = format!("{dir}/dequantize.cu");
     let json = std::env::temp_dir().join(format!("ck-{}.json", std::process::id()));
-    let (code, out) = cli(&[
+    // The reference PTQ1_0 dequantizer: every command below starts with these arguments.
+    let check_ref = [
         "check-kernel",
         "--source",
         &reference,
@@ -273,43 +261,25 @@ fn check_kernel_cli_exit_codes_and_first_failure() {
         "ref_dequantize_ptq1_0",
         "--class",
         "dequantize",
-        "--format",
-        "ptq1_0",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    ];
+    let (code, out) = cli(&[
+        &check_ref[..],
+        &["--format", "ptq1_0", "--json", json.to_str().unwrap()],
+    ]
+    .concat());
     assert_eq!(code, 0, "{out}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["status"], "passed");
     let _ = std::fs::remove_file(&json);
     // Usage: a class with several formats needs --format.
-    let (code, out) = cli(&[
-        "check-kernel",
-        "--source",
-        &reference,
-        "--entry",
-        "ref_dequantize_ptq1_0",
-        "--class",
-        "dequantize",
-    ]);
+    let (code, out) = cli(&check_ref);
     assert_eq!(code, 2, "{out}");
     // The device tier never passes where it cannot run.
     if cuda::run_device("", "x", KernelClass::Dequantize, &[])
         .is_err_and(|e| e.class == ErrorClass::KernelTierUnavailable)
     {
-        let (code, out) = cli(&[
-            "check-kernel",
-            "--source",
-            &reference,
-            "--entry",
-            "ref_dequantize_ptq1_0",
-            "--class",
-            "dequantize",
-            "--format",
-            "ptq1_0",
-            "--tier",
-            "device",
-        ]);
+        let (code, out) =
+            cli(&[&check_ref[..], &["--format", "ptq1_0", "--tier", "device"]].concat());
         assert_eq!(code, 2, "{out}");
         assert!(
             out.contains("SKIPPED") && !out.contains("RESULT: PASSED"),
