@@ -557,3 +557,37 @@ fn millions_of_tiny_records_parse_or_are_refused_with_io_memory() {
         );
     }
 }
+
+/// Whether the `[profile.release]` table of a Cargo.toml text sets `overflow-checks = true`.
+fn release_overflow_checks(toml: &str) -> bool {
+    let mut in_release = false;
+    for line in toml.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_release = line == "[profile.release]";
+        } else if in_release {
+            let l: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            if l == "overflow-checks=true" {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The second line of defence behind checked arithmetic (issue #11): release builds keep
+/// overflow checks. Control: the reader of the profile is not vacuous.
+#[test]
+fn the_release_profile_keeps_overflow_checks_on() {
+    let toml = std::fs::read_to_string(super::common::repo_root().join("Cargo.toml")).unwrap();
+    assert!(
+        release_overflow_checks(&toml),
+        "[profile.release] lost overflow-checks = true"
+    );
+    for without in [
+        "[profile.release]\ndebug = 1\n",
+        "[profile.release]\noverflow-checks = false\n",
+        "[profile.dev]\noverflow-checks = true\n[profile.release]\n",
+    ] {
+        assert!(!release_overflow_checks(without), "{without}");
+    }
+}
