@@ -26,6 +26,12 @@ pub struct Args {
 }
 
 /// Reads the source and inlines its `#include "..."` (next to it, then the built-in headers).
+/// Escaped text of anything printed here that can carry a file's text (a kernel source's
+/// compiler diagnostics, case details): no control or bidi character reaches the terminal.
+fn esc(x: &dyn std::fmt::Display) -> String {
+    crate::text::escape(&x.to_string()).into_owned()
+}
+
 fn read_source(path: &Path) -> crate::Result<String> {
     let text = crate::fsio::read_input_string(path)?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -73,7 +79,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         src_path.display(),
         tier.name()
     );
-    println!("{head}");
+    println!("{}", esc(&head));
     let mut report = json!({
         "source": src_path.display().to_string(), "entry": entry, "class": class.name(),
         "formats": formats, "tier": tier.name(),
@@ -106,7 +112,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     };
     let results = match outcome {
         Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
-            println!("SKIPPED: tier {} cannot run here: {e}", tier.name());
+            println!("SKIPPED: tier {} cannot run here: {}", tier.name(), esc(&e));
             println!("RESULT: SKIPPED (not a pass)");
             report["status"] = "skipped".into();
             report["error"] = json!({"class": e.class.id(), "message": e.to_string()});
@@ -122,7 +128,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             return Err(e.into())
         }
         Err(e) => {
-            println!("ERROR {e}");
+            println!("ERROR {}", esc(&e));
             println!("RESULT: FAILED");
             report["status"] = "failed".into();
             report["error"] = json!({"class": e.class.id(), "message": e.to_string()});
@@ -148,7 +154,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 format!("FAIL [{c}]")
             }
         };
-        println!("{tag} {}: {}", r.case, r.detail);
+        println!("{tag} {}: {}", esc(&r.case), esc(&r.detail));
         rows.push(json!({
             "case": r.case, "status": if r.failed() { "fail" } else { "pass" }, "detail": r.detail,
             "error_class": match &r.status { Status::Error(c) => Value::from(c.id()), _ => Value::Null },
@@ -156,7 +162,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }));
     }
     if let Some(first) = results.iter().find(|r| r.failed()) {
-        println!("first failing case: {} -- {}", first.case, first.detail);
+        println!(
+            "first failing case: {} -- {}",
+            esc(&first.case),
+            esc(&first.detail)
+        );
     }
     println!(
         "{pass} passed, {fail} failed, 0 skipped ({:.1} s)",
@@ -196,7 +206,7 @@ fn builtin(
                 let ptx = match compile_one(&text, a) {
                     Ok(p) => p,
                     Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
-                        println!("SKIPPED: {e}");
+                        println!("SKIPPED: {}", esc(&e));
                         println!("RESULT: SKIPPED (not a pass)");
                         write_json(
                             json_out,
@@ -205,7 +215,7 @@ fn builtin(
                         return Ok(ExitCode::from(2));
                     }
                     Err(e) => {
-                        println!("ERROR {s} for {a}: {e}");
+                        println!("ERROR {s} for {a}: {}", esc(&e));
                         println!("RESULT: FAILED");
                         write_json(
                             json_out,
@@ -217,7 +227,7 @@ fn builtin(
                 compiled += 1;
                 for k in kernels.iter().filter(|k| k.source == *s) {
                     if let Err(e) = check_ptx(&ptx, &k.entry, k.class) {
-                        println!("ERROR {} in {s} for {a}: {e}", k.entry);
+                        println!("ERROR {} in {s} for {a}: {}", k.entry, esc(&e));
                         println!("RESULT: FAILED");
                         return Ok(ExitCode::from(1));
                     }
@@ -261,7 +271,7 @@ fn builtin(
         };
         let rs = match res {
             Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
-                println!("SKIPPED: tier {} cannot run here: {e}", tier.name());
+                println!("SKIPPED: tier {} cannot run here: {}", tier.name(), esc(&e));
                 println!("RESULT: SKIPPED (not a pass)");
                 write_json(
                     json_out,
@@ -270,7 +280,7 @@ fn builtin(
                 return Ok(ExitCode::from(2));
             }
             Err(e) => {
-                println!("ERROR {}: {e}", k.entry);
+                println!("ERROR {}: {}", k.entry, esc(&e));
                 bad += 1;
                 continue;
             }
@@ -304,7 +314,12 @@ fn builtin(
         if !ok {
             bad += 1;
         }
-        println!("{} {}: {what}", if ok { "OK  " } else { "BAD " }, k.entry);
+        println!(
+            "{} {}: {}",
+            if ok { "OK  " } else { "BAD " },
+            k.entry,
+            esc(&what)
+        );
         rows.push(json!({"entry": k.entry, "ok": ok, "failed_cases": failed}));
     }
     println!(
@@ -391,7 +406,11 @@ pub fn demo_step() -> anyhow::Result<bool> {
                     }
                 }
                 Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
-                    println!("kernel     [{}] SKIPPED (not run): {e}", tier.name());
+                    println!(
+                        "kernel     [{}] SKIPPED (not run): {}",
+                        tier.name(),
+                        esc(&e)
+                    );
                     break;
                 }
                 Err(e) => return Err(e.into()),
@@ -418,7 +437,10 @@ pub fn dump_reference_device(
     #[cfg(feature = "cuda")]
     {
         if let Err(e) = cuda::device::available() {
-            println!("SKIPPED: dump-reference --device cuda cannot run here: {e}");
+            println!(
+                "SKIPPED: dump-reference --device cuda cannot run here: {}",
+                esc(&e)
+            );
             return Ok(ExitCode::from(2));
         }
         let code = super::verify_cmd::dump_reference(

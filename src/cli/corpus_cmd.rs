@@ -154,13 +154,13 @@ fn generate(out: &Path, check: bool) -> anyhow::Result<ExitCode> {
     if check {
         let cmp = c.compare(out)?;
         for f in &cmp.differ {
-            println!("DIFFERS {f}");
+            println!("DIFFERS {}", crate::text::escape(f));
         }
         for f in &cmp.missing {
-            println!("MISSING {f}");
+            println!("MISSING {}", crate::text::escape(f));
         }
         for f in &cmp.extra {
-            println!("EXTRA   {f}");
+            println!("EXTRA   {}", crate::text::escape(f));
         }
         if cmp.identical() {
             println!(

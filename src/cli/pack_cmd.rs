@@ -3,6 +3,7 @@
 use crate::gguf::{self, Mode};
 use crate::ninfer::Artifact;
 use crate::pack::{self, PackOptions};
+use crate::text::escape;
 use anyhow::Context;
 use std::path::Path;
 use std::process::ExitCode;
@@ -68,12 +69,12 @@ pub fn pack(
         .count();
     println!(
         "packed {} -> {}: {} objects ({} ternary), {} bytes, weights_id {} in {:.2}s ({:.0} MB/s)",
-        gguf.display(),
-        output.display(),
+        escape(&gguf.display().to_string()),
+        escape(&output.display().to_string()),
         dir.objects.len(),
         ternary,
         total,
-        dir.identity.weights_id,
+        escape(&dir.identity.weights_id),
         secs,
         total as f64 / secs / 1e6
     );
@@ -89,8 +90,8 @@ fn preflight(gguf: &Path, opts: &PackOptions) -> anyhow::Result<ExitCode> {
         println!(
             "{} {:<48} {}",
             if c.ok { "PASS" } else { "FAIL" },
-            c.what,
-            c.detail
+            escape(&c.what),
+            escape(&c.detail)
         );
     }
     println!("pre-flight: {} checks, {} failed", checks.len(), failed);
@@ -109,7 +110,7 @@ pub fn prove(artifact: &Path, gguf: &Path) -> anyhow::Result<(usize, usize, u64)
     let g = gguf::parse(&gm, Mode::Strict)?;
     let r = pack::unpack::prove(&g, &a)?;
     for x in r.iter().filter(|x| !x.identical) {
-        eprintln!("  DIFFERS: {} ({} bytes)", x.name, x.bytes);
+        eprintln!("  DIFFERS: {} ({} bytes)", escape(&x.name), x.bytes);
     }
     Ok((
         r.len(),
@@ -129,7 +130,11 @@ pub fn unpack(
     }
     let t0 = Instant::now();
     let (n, same, bytes) = prove(artifact, gguf)?;
-    println!("unpack proof: {same}/{n} ternary tensors byte-identical to {} ({bytes} bytes rebuilt) in {:.2}s", gguf.display(), t0.elapsed().as_secs_f64());
+    println!(
+        "unpack proof: {same}/{n} ternary tensors byte-identical to {} ({bytes} bytes rebuilt) in {:.2}s",
+        escape(&gguf.display().to_string()),
+        t0.elapsed().as_secs_f64()
+    );
     if let Some(o) = output {
         let am = crate::fsio::map_file(artifact)?;
         let gm = crate::fsio::map_file(gguf)?;
@@ -148,7 +153,7 @@ pub fn unpack(
         crate::fsio::write_bytes_atomic(o, &w.to_bytes(&data)?)?;
         println!(
             "wrote {} (metadata of the source + {} ternary tensors rebuilt from the artifact)",
-            o.display(),
+            escape(&o.display().to_string()),
             rebuilt.len()
         );
     }

@@ -57,7 +57,7 @@ pub fn verify(
         opts,
     )?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&report::json(&r))?);
+        println!("{}", report::json_text(&r)?);
     } else {
         print!("{}", report::text(&r));
     }

@@ -545,10 +545,12 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                                 Status::KnownFailure => "XFAIL",
                                 Status::Stale => "STALE",
                             };
+                            // The id comes from a manifest file, the detail from the adapter.
+                            let id = crate::text::escape(&r.id);
                             if r.detail.is_empty() {
-                                println!("{tag} {}", r.id);
+                                println!("{tag} {id}");
                             } else {
-                                println!("{tag} {}  -- {}", r.id, r.detail);
+                                println!("{tag} {id}  -- {}", crate::text::escape(&r.detail));
                             }
                         }
                         drop(g);
@@ -606,7 +608,8 @@ pub fn summary_text(r: &Report) -> String {
     }
     for k in &r.unknown_known {
         out.push_str(&format!(
-            "\nknown-failures names a case that does not exist: {k}"
+            "\nknown-failures names a case that does not exist: {}",
+            crate::text::escape(k)
         ));
     }
     out.push_str(if r.ok() {

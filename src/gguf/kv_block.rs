@@ -2,16 +2,16 @@
 //! interprets (`general.alignment`, and in strict mode `general.architecture`).
 
 use super::cursor::Cur;
+use super::name_hash::NameMap;
 use super::nul_twin::{check_nul_twins, NameKind};
 use super::reader::Kv;
 use super::value::{Value, ValueType};
 use crate::error::{Error, ErrorClass as C, Result};
-use std::collections::HashMap;
 
 /// The KVs in file order with a by-key index.
 pub(super) struct KvBlock<'a> {
     pub(super) kvs: Vec<Kv<'a>>,
-    pub(super) index: HashMap<&'a str, usize>,
+    pub(super) index: NameMap<'a>,
 }
 
 impl<'a> KvBlock<'a> {
@@ -20,14 +20,44 @@ impl<'a> KvBlock<'a> {
     }
 }
 
+/// Room for one more record in `v` and its name index, reserved fallibly: a file of millions
+/// of tiny records (a KV can be 13 bytes on disk and ~100 on the heap) is refused with
+/// `io.memory` at the record that needs memory the process cannot get, never aborted. The
+/// vector grows by doubling (as `push` would), so memory follows the records actually read,
+/// not the count a header declares.
+pub(super) fn reserve_record<T>(
+    v: &mut Vec<T>,
+    index: &mut NameMap<'_>,
+    at: u64,
+    field: &dyn Fn() -> String,
+) -> Result<()> {
+    let read = v.len();
+    let refuse = |what: &str| {
+        Error::at(
+            C::IoMemory,
+            at,
+            field(),
+            format!(
+                "out of memory for the {what} after {read} records ({} B each on the heap)",
+                std::mem::size_of::<T>()
+            ),
+        )
+    };
+    if v.len() == v.capacity() {
+        v.try_reserve(v.len().max(64))
+            .map_err(|_| refuse("record list"))?;
+    }
+    index.try_reserve(1).map_err(|_| refuse("name index"))
+}
+
 pub(super) fn read_kvs<'a>(c: &mut Cur<'a>, kv_count: u64) -> Result<KvBlock<'a>> {
-    // Counts are bounded by the file size (header phase); capacity is still capped so a small
-    // count of large records does not reserve per-record memory up front.
     let mut block = KvBlock {
-        kvs: Vec::with_capacity(kv_count.min(1024) as usize),
-        index: HashMap::new(),
+        kvs: Vec::new(),
+        index: NameMap::default(),
     };
     for i in 0..kv_count {
+        let at = c.at();
+        reserve_record(&mut block.kvs, &mut block.index, at, &|| format!("kv[{i}]"))?;
         let kv = read_kv(c, i, &block.index)?;
         block.index.insert(kv.key, block.kvs.len());
         block.kvs.push(kv);
@@ -35,7 +65,7 @@ pub(super) fn read_kvs<'a>(c: &mut Cur<'a>, kv_count: u64) -> Result<KvBlock<'a>
     Ok(block)
 }
 
-fn read_kv<'a>(c: &mut Cur<'a>, i: u64, seen: &HashMap<&'a str, usize>) -> Result<Kv<'a>> {
+fn read_kv<'a>(c: &mut Cur<'a>, i: u64, seen: &NameMap<'a>) -> Result<Kv<'a>> {
     let rec = c.at();
     let key = c.string(&|| format!("kv[{i}].key"))?;
     if key.is_empty() {
@@ -76,6 +106,10 @@ fn read_kv<'a>(c: &mut Cur<'a>, i: u64, seen: &HashMap<&'a str, usize>) -> Resul
 
 /// Strict mode: no two keys equal up to a NUL byte (`gguf.name_nul_twin`).
 pub(super) fn check_key_nul_twins(block: &KvBlock<'_>) -> Result<()> {
+    // No NUL in any key (every ordinary file): nothing to pair, no per-record copy.
+    if !block.kvs.iter().any(|k| k.key.as_bytes().contains(&0)) {
+        return Ok(());
+    }
     let keys: Vec<&str> = block.kvs.iter().map(|k| k.key).collect();
     let at: Vec<u64> = block.kvs.iter().map(|k| k.offset).collect();
     check_nul_twins(&keys, &at, NameKind::Key)

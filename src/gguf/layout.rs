@@ -48,7 +48,19 @@ pub(super) fn place_tensors<'a>(
     data: &DataSection,
 ) -> Result<Vec<TensorInfo<'a>>> {
     let mut running: u64 = 0;
-    let mut tensors: Vec<TensorInfo<'a>> = Vec::with_capacity(pend.len());
+    let mut tensors: Vec<TensorInfo<'a>> = Vec::new();
+    tensors.try_reserve_exact(pend.len()).map_err(|_| {
+        Error::at(
+            C::IoMemory,
+            pend.first().map_or(0, |p| p.info_offset),
+            "tensor_infos",
+            format!(
+                "out of memory for {} resolved tensor infos ({} B each on the heap)",
+                pend.len(),
+                std::mem::size_of::<TensorInfo<'a>>()
+            ),
+        )
+    })?;
     for (i, p) in pend.iter().enumerate() {
         let (ggml, n_elements, nbytes) = p.cands[chosen[i]];
         let field = format!("tensor_infos[{i}]('{}').offset", p.name);

@@ -48,6 +48,7 @@ mod header;
 mod id42;
 mod kv_block;
 mod layout;
+mod name_hash;
 mod nul_twin;
 mod reader;
 mod rule_layer;

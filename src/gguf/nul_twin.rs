@@ -6,8 +6,8 @@
 //! Mainline itself accepts such files (run on the pinned build, `conformance/INTEROP.md`); this
 //! suite recommends refusing them so every reader sees the same names.
 
+use super::name_hash::NameMap;
 use crate::error::{Error, ErrorClass as C, Result};
-use std::collections::HashMap;
 
 /// What mainline's API hands out for a key or tensor `name`: the bytes before the first NUL.
 pub fn c_string_form(name: &str) -> &str {
@@ -17,11 +17,11 @@ pub fn c_string_form(name: &str) -> &str {
 /// The first `(earlier, later)` index pair of distinct `names` with equal C-string forms.
 /// Names are already unique, so a pair needs a NUL in at least one of them; files without any
 /// NUL (every ordinary file) cost one scan and no allocation.
-fn first_twin<'a>(names: &[&'a str]) -> Option<(usize, usize)> {
+fn first_twin(names: &[&str]) -> Option<(usize, usize)> {
     if !names.iter().any(|n| n.contains('\0')) {
         return None;
     }
-    let mut seen: HashMap<&'a str, usize> = HashMap::with_capacity(names.len());
+    let mut seen = NameMap::with_capacity_and_hasher(names.len(), Default::default());
     for (i, n) in names.iter().enumerate() {
         if let Some(&j) = seen.get(c_string_form(n)) {
             return Some((j, i));

@@ -12,12 +12,12 @@ use super::kv_block::{alignment_of, check_architecture, check_key_nul_twins, rea
 use super::layout::{
     check_bounds, check_no_overlap, check_offsets_aligned, place_tensors, DataSection,
 };
+use super::name_hash::NameMap;
 use super::tensor_infos::{check_name_nul_twins, read_tensor_infos, InfoRules};
 use super::value::{ArrayView, Scalar, Value};
 use super::{Id42Policy, Mode, Options};
 use crate::error::{align_up, Error, ErrorClass as C, Result};
 use crate::spec::GgmlType;
-use std::collections::HashMap;
 
 /// One metadata key/value pair, in file order.
 #[derive(Clone, Debug, PartialEq)]
@@ -119,8 +119,8 @@ pub struct Gguf<'a> {
     /// Non-fatal findings, e.g. legacy id-42 tensors that should be retagged.
     pub warnings: Vec<String>,
     bytes: &'a [u8],
-    kv_index: HashMap<&'a str, usize>,
-    tensor_index: HashMap<&'a str, usize>,
+    kv_index: NameMap<'a>,
+    tensor_index: NameMap<'a>,
 }
 
 impl<'a> Gguf<'a> {

@@ -3,11 +3,11 @@
 //! Offsets are only read here; their layout is the next phase's business.
 
 use super::cursor::Cur;
+use super::name_hash::NameMap;
 use super::nul_twin::{check_nul_twins, NameKind};
 use super::tensor_size;
 use crate::error::{Error, ErrorClass as C, Result};
 use crate::spec::GgmlType;
-use std::collections::HashMap;
 
 /// A tensor-info record before its layout is resolved: one size per candidate type.
 pub(super) struct Pending<'a> {
@@ -24,7 +24,7 @@ pub(super) struct Pending<'a> {
 /// All tensor infos in file order with a by-name index.
 pub(super) struct TensorInfos<'a> {
     pub(super) pend: Vec<Pending<'a>>,
-    pub(super) index: HashMap<&'a str, usize>,
+    pub(super) index: NameMap<'a>,
 }
 
 /// What the per-record checks need to know besides the bytes.
@@ -52,6 +52,10 @@ impl<'t> InfoRules<'t> {
 
 /// Strict mode: no two tensor names equal up to a NUL byte (`gguf.name_nul_twin`).
 pub(super) fn check_name_nul_twins(infos: &TensorInfos<'_>) -> Result<()> {
+    // No NUL in any name (every ordinary file): nothing to pair, no per-record copy.
+    if !infos.pend.iter().any(|p| p.name.as_bytes().contains(&0)) {
+        return Ok(());
+    }
     let names: Vec<&str> = infos.pend.iter().map(|p| p.name).collect();
     let at: Vec<u64> = infos.pend.iter().map(|p| p.info_offset).collect();
     check_nul_twins(&names, &at, NameKind::Tensor)
@@ -63,10 +67,14 @@ pub(super) fn read_tensor_infos<'a>(
     rules: &InfoRules<'_>,
 ) -> Result<TensorInfos<'a>> {
     let mut infos = TensorInfos {
-        pend: Vec::with_capacity(tensor_count.min(1024) as usize),
-        index: HashMap::new(),
+        pend: Vec::new(),
+        index: NameMap::default(),
     };
     for i in 0..tensor_count {
+        let at = c.at();
+        super::kv_block::reserve_record(&mut infos.pend, &mut infos.index, at, &|| {
+            format!("tensor_infos[{i}]")
+        })?;
         let p = read_tensor_info(c, i, rules, &infos.index)?;
         infos.index.insert(p.name, infos.pend.len());
         infos.pend.push(p);
@@ -78,7 +86,7 @@ fn read_tensor_info<'a>(
     c: &mut Cur<'a>,
     i: u64,
     rules: &InfoRules<'_>,
-    seen: &HashMap<&'a str, usize>,
+    seen: &NameMap<'a>,
 ) -> Result<Pending<'a>> {
     let rec = c.at();
     let name = c.string(&|| format!("tensor_infos[{i}].name"))?;
@@ -112,7 +120,7 @@ fn check_name(
     name: &str,
     rec: u64,
     rules: &InfoRules<'_>,
-    seen: &HashMap<&str, usize>,
+    seen: &NameMap<'_>,
     f: &dyn Fn(&str) -> String,
 ) -> Result<()> {
     let max_name = rules.max_name;

@@ -92,12 +92,36 @@ impl Object {
 }
 
 /// A parsed `.ninfer` v2 JSON directory.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Directory {
     /// Model and weights identity.
     pub identity: Identity,
     /// Objects in offset order.
     pub objects: Vec<Object>,
+    /// Name -> first position, built at the first [`Directory::find`] (so that looking up
+    /// every object by name is linear, not quadratic, in the object count).
+    index: NameIndex,
+}
+
+/// The lazily built name index of a [`Directory`], with the object count it was built for.
+#[derive(Clone, Default)]
+struct NameIndex(std::sync::OnceLock<(usize, HashMap<Box<str>, usize>)>);
+
+impl PartialEq for Directory {
+    fn eq(&self, other: &Directory) -> bool {
+        self.identity == other.identity && self.objects == other.objects
+    }
+}
+
+impl Eq for Directory {}
+
+impl std::fmt::Debug for Directory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Directory")
+            .field("identity", &self.identity)
+            .field("objects", &self.objects)
+            .finish()
+    }
 }
 
 /// Byte offset of the directory in the file.
@@ -256,7 +280,7 @@ pub fn parse_directory(text: &str) -> Result<Directory> {
     for (i, item) in items.iter().enumerate() {
         objects.push(parse_object(src, i, item, rules)?);
     }
-    Ok(Directory { identity, objects })
+    Ok(Directory::new(identity, objects))
 }
 
 /// The `identity` member: exactly `model_id` and `weights_id`, both strings.
@@ -574,6 +598,15 @@ fn quote(s: &str) -> String {
 }
 
 impl Directory {
+    /// A directory of `objects` (in offset order) under `identity`.
+    pub fn new(identity: Identity, objects: Vec<Object>) -> Directory {
+        Directory {
+            identity,
+            objects,
+            index: NameIndex::default(),
+        }
+    }
+
     /// Compact JSON with members in spec order (what the writer emits).
     pub fn to_json(&self) -> String {
         let mut out = format!(
@@ -615,9 +648,29 @@ impl Directory {
         self.objects.iter().map(|o| (o.name.as_str(), o)).collect()
     }
 
-    /// The object named `name` (a linear search: to visit every object, iterate `objects`;
-    /// to look up many names, use [`Directory::by_name`]).
+    /// The object named `name` (the first, should a hand-built directory repeat it): a hash
+    /// lookup in an index built once, at the first call. The index is trusted only while the
+    /// object count is the one it was built for, and a hit only when the object there still
+    /// has that name; otherwise this falls back to a scan. Edit `objects` (renames included)
+    /// before the first lookup, as the violation catalogs do, never after.
     pub fn find(&self, name: &str) -> Option<&Object> {
+        let (built_for, index) = self.index.0.get_or_init(|| {
+            let mut m = HashMap::with_capacity(self.objects.len());
+            for (i, o) in self.objects.iter().enumerate() {
+                m.entry(o.name.as_str().into()).or_insert(i);
+            }
+            (self.objects.len(), m)
+        });
+        if *built_for == self.objects.len() {
+            match index.get(name) {
+                None => return None,
+                Some(&i) => {
+                    if let Some(o) = self.objects.get(i).filter(|o| o.name == name) {
+                        return Some(o);
+                    }
+                }
+            }
+        }
         self.objects.iter().find(|o| o.name == name)
     }
 }

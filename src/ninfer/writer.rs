@@ -86,10 +86,7 @@ pub fn plan(identity: Identity, objects: Vec<PlannedObject>) -> Result<Directory
             bytes,
         });
     }
-    let dir = Directory {
-        identity,
-        objects: out,
-    };
+    let dir = Directory::new(identity, out);
     validate_names_and_sizes(&dir)?;
     Ok(dir)
 }

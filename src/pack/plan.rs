@@ -126,6 +126,15 @@ pub fn plan_pack(gguf: &Gguf<'_>, template: &Artifact<'_>, opts: &PackOptions) -
     let produced = produced_objects_in(&facts.profile, &facts.held);
     // Objects of layers a reduced GGUF does not hold are left out like --layers leaves them out.
     let all_produced = produced_objects(&facts.profile);
+    // Looked up once per template object: hash maps keep the plan linear in the object count
+    // (reversed, so that the first of a repeated name wins, as a search would find it).
+    let by_name: std::collections::HashMap<&str, &TargetObject> = produced
+        .iter()
+        .rev()
+        .map(|t| (t.name.as_str(), t))
+        .collect();
+    let all_names: std::collections::HashSet<&str> =
+        all_produced.iter().map(|t| t.name.as_str()).collect();
     let mut planned = Planned::default();
     for (index, object) in template.directory.objects.iter().enumerate() {
         if is_borrowed(&object.name) {
@@ -137,8 +146,8 @@ pub fn plan_pack(gguf: &Gguf<'_>, template: &Artifact<'_>, opts: &PackOptions) -
             planned.push(copy, Job::Borrow(index));
             continue;
         }
-        let Some(target) = produced.iter().find(|t| t.name == object.name) else {
-            if all_produced.iter().any(|t| t.name == object.name) {
+        let Some(&target) = by_name.get(object.name.as_str()) else {
+            if all_names.contains(object.name.as_str()) {
                 continue;
             }
             return Err(unmapped(object));

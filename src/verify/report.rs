@@ -2,6 +2,7 @@
 //! summary and the verdict) and JSON (`{"artifact","ok","results":[{"step","status","detail",…numbers}]}`).
 
 use super::findings::{Report, Status};
+use crate::text::escape;
 use serde_json::{json, Map, Value};
 
 /// The last line of a failing text report.
@@ -11,34 +12,44 @@ pub const PASSED_VERDICT: &str = "RESULT: PASSED";
 
 fn render_value(v: &Value) -> String {
     match v {
-        Value::String(s) => s.clone(),
+        Value::String(s) => escape(s).into_owned(),
         other => other.to_string(),
     }
 }
 
-/// The text report.
+/// The text report. Every piece of text is escaped here ([`crate::text::escape`]): gates put
+/// names from the files (objects, tensors, keys, identities) into details and lines as they
+/// are, and none of their control or bidi characters reaches the terminal raw.
 pub fn text(r: &Report) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "verify {} ({}, profile {}) against {}\n",
-        r.artifact, r.format, r.profile, r.gguf
+        escape(&r.artifact),
+        escape(&r.format),
+        escape(&r.profile),
+        escape(&r.gguf)
     ));
     for p in &r.preamble {
-        out.push_str(&format!("note: {p}\n"));
+        out.push_str(&format!("note: {}\n", escape(p)));
     }
     for f in &r.findings {
         let nums: Vec<String> = f
             .numbers
             .iter()
-            .map(|(k, v)| format!("{k}={}", render_value(v)))
+            .map(|(k, v)| format!("{}={}", escape(k), render_value(v)))
             .collect();
-        out.push_str(&format!("{} {:<16} {}", f.status.word(), f.step, f.detail));
+        out.push_str(&format!(
+            "{} {:<16} {}",
+            f.status.word(),
+            escape(&f.step),
+            escape(&f.detail)
+        ));
         if !nums.is_empty() {
             out.push_str(&format!(" [{}]", nums.join(" ")));
         }
         out.push('\n');
         for l in &f.lines {
-            out.push_str(&format!("      {l}\n"));
+            out.push_str(&format!("      {}\n", escape(l)));
         }
     }
     out.push_str(&format!(
@@ -56,7 +67,8 @@ pub fn text(r: &Report) -> String {
     out
 }
 
-/// The JSON report (same findings).
+/// The JSON report (same findings). Print it through [`json_text`], which also escapes the
+/// bidi and format characters serde_json leaves raw.
 pub fn json(r: &Report) -> Value {
     let results: Vec<Value> = r
         .findings
@@ -88,4 +100,10 @@ pub fn json(r: &Report) -> Value {
         "skipped": r.count(Status::Skip),
         "results": results,
     })
+}
+
+/// The JSON report serialized for a terminal: pretty-printed, then passed through
+/// [`crate::text::json_safe`] (the same document, no raw control or bidi character).
+pub fn json_text(r: &Report) -> serde_json::Result<String> {
+    Ok(crate::text::json_safe(&serde_json::to_string_pretty(&json(r))?).into_owned())
 }

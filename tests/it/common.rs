@@ -143,4 +143,63 @@ pub fn dir_with_fifo() -> (tempfile::TempDir, PathBuf) {
     let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     (d, fifo)
+
+/// What a child run under [`run_capped`] did.
+#[derive(Debug)]
+pub struct Capped {
+    /// Its exit status (`None` when it was killed for running past the timeout).
+    pub status: Option<std::process::ExitStatus>,
+    /// Its standard output (at most the first MiB, lossily decoded).
+    pub stdout: String,
+    /// Its standard error (at most the first MiB, lossily decoded).
+    pub stderr: String,
+}
+
+/// The one address-space harness of the tests: runs `cmd` with RLIMIT_AS = `cap` bytes, stdin
+/// empty, stdout and stderr to files (never a pipe nobody drains), killed after `timeout`.
+pub fn run_capped(mut cmd: Command, cap: u64, timeout: std::time::Duration) -> Capped {
+    use std::io::{Read, Seek};
+    use std::os::unix::process::CommandExt;
+    let out = tempfile::tempfile().expect("stdout file");
+    let err = tempfile::tempfile().expect("stderr file");
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(out.try_clone().expect("stdout file"))
+        .stderr(err.try_clone().expect("stderr file"));
+    // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: cap as libc::rlim_t,
+                rlim_max: cap as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().expect("spawn");
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break Some(s);
+        }
+        if t0.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let read = |mut f: std::fs::File| {
+        let mut s = Vec::new();
+        let _ = f.seek(std::io::SeekFrom::Start(0));
+        let _ = (&mut f).take(1 << 20).read_to_end(&mut s);
+        String::from_utf8_lossy(&s).into_owned()
+    };
+    Capped {
+        status,
+        stdout: read(out),
+        stderr: read(err),
+    }
 }

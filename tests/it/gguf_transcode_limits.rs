@@ -9,9 +9,9 @@
 
 use ninfer_ternary::corpus::catalogs::gguf_hostile::RawBytes;
 use ninfer_ternary::gguf::{GgufWriter, MetaValue, ValueType};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 const GIB: u64 = 1 << 30;
 
@@ -25,12 +25,15 @@ enum Outcome {
     Crashed(String),
 }
 
-fn classify(o: &Output) -> Outcome {
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    if let Some(sig) = o.status.signal() {
+fn classify(o: &super::common::Capped) -> Outcome {
+    let stderr = &o.stderr;
+    let Some(status) = o.status else {
+        return Outcome::Crashed(format!("timed out: {stderr}"));
+    };
+    if let Some(sig) = status.signal() {
         return Outcome::Crashed(format!("signal {sig}: {stderr}"));
     }
-    match o.status.code() {
+    match status.code() {
         Some(0) => Outcome::Success,
         Some(101) => Outcome::Crashed(format!("panic: {stderr}")),
         Some(c) => {
@@ -49,22 +52,9 @@ fn classify(o: &Output) -> Outcome {
     }
 }
 
-/// Runs `cmd` with RLIMIT_AS = `cap` bytes.
-fn run_capped(mut cmd: Command, cap: u64) -> Output {
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            let lim = libc::rlimit {
-                rlim_cur: cap as libc::rlim_t,
-                rlim_max: cap as libc::rlim_t,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    cmd.output().expect("spawn")
+/// Runs `cmd` with RLIMIT_AS = `cap` bytes (the shared harness, 10 minutes at most).
+fn run_capped(cmd: Command, cap: u64) -> super::common::Capped {
+    super::common::run_capped(cmd, cap, std::time::Duration::from_secs(600))
 }
 
 /// `transcode ARGS` on `input` under a cap of its size + 1 GiB.

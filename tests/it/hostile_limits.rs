@@ -9,15 +9,15 @@
 
 use ninfer_ternary::error::ErrorClass;
 use std::io::{Seek, SeekFrom, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const GIB: u64 = 1 << 30;
-/// Per command; a hostile header must not make any command slow either.
-// Generous because the debug binary hashes a 1 GiB key at opt-level 0 (~9 s alone, several
-// times that on two loaded cores); the tier tests memory, not speed (hostile_time does that).
+/// Per command; a hostile header must not make any command slow either. Generous for two
+/// loaded cores: the slowest case (a 1 GiB key, condensed by SHA-256 in the name indexes,
+/// `src/gguf/name_hash.rs`) takes ~2 s of CPU in the debug binary (SipHash took ~15 s a hash).
 const TIMEOUT: Duration = Duration::from_secs(120);
 
 fn bin() -> &'static str {
@@ -34,59 +34,23 @@ enum Outcome {
     Bad(String),
 }
 
-/// Runs `prog args` with RLIMIT_AS = `cap` bytes and judges the outcome.
+/// Runs `prog args` with RLIMIT_AS = `cap` bytes ([`super::common::run_capped`]) and judges
+/// the outcome.
 fn run_capped(prog: &str, args: &[&str], cap: u64) -> Outcome {
     let mut cmd = Command::new(prog);
-    // stdout goes to a file (never a pipe nobody drains): `verify` reports a failed gate there.
-    let mut stdout_file = tempfile::tempfile().expect("stdout file");
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(stdout_file.try_clone().expect("stdout file"))
-        .stderr(Stdio::piped());
-    // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        cmd.pre_exec(move || {
-            let lim = libc::rlimit {
-                rlim_cur: cap as libc::rlim_t,
-                rlim_max: cap as libc::rlim_t,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn().expect("spawn");
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if t0.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Outcome::Bad(format!("still running after {TIMEOUT:?}"));
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    cmd.args(args);
+    let r = super::common::run_capped(cmd, cap, TIMEOUT);
+    let Some(status) = r.status else {
+        return Outcome::Bad(format!("still running after {TIMEOUT:?}"));
     };
-    let mut stderr = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
-    }
-    let mut stdout = String::new();
-    {
-        use std::io::{Read, Seek};
-        let _ = stdout_file.seek(std::io::SeekFrom::Start(0));
-        let _ = (&mut stdout_file).take(1 << 20).read_to_string(&mut stdout);
-    }
-    match judge(status, &stderr) {
+    match judge(status, &r.stderr) {
         // `verify` exits 1 for a failed gate and names the rule in its report on stdout.
-        Outcome::Bad(_) if status.code() == Some(1) && stdout.contains("RESULT: FAILED") => {
-            match report_class(&stdout) {
+        Outcome::Bad(_) if status.code() == Some(1) && r.stdout.contains("RESULT: FAILED") => {
+            match report_class(&r.stdout) {
                 Some(class) => Outcome::CleanRefusal(class),
                 None => Outcome::Bad(format!(
                     "a failed gate with no error class: {}",
-                    tail(&stdout)
+                    tail(&r.stdout)
                 )),
             }
         }
@@ -514,4 +478,116 @@ fn harness_catches_aborts_signals_panics_and_classless_errors() {
         run_capped(sh, &["-c", "true"], 4 * GIB),
         Outcome::Success
     ));
+}
+
+/// Four printable ASCII bytes, distinct for every `i < 95^4`: the shortest unique keys and
+/// names a file of millions of records can use.
+fn tiny_name(mut i: u64) -> [u8; 4] {
+    let mut n = [0u8; 4];
+    for b in &mut n {
+        *b = 0x20 + (i % 95) as u8;
+        i /= 95;
+    }
+    n
+}
+
+/// A GGUF of `n` tiny KVs (4-byte key, U8 value: 17 bytes each on disk).
+fn tiny_kvs(path: &Path, n: u64) -> u64 {
+    let mut b = Vec::with_capacity(64 + 17 * n as usize);
+    header(&mut b, 0, n + 1);
+    kv_arch(&mut b);
+    for i in 0..n {
+        gstr(&mut b, &tiny_name(i));
+        b.extend_from_slice(&0u32.to_le_bytes()); // UINT8
+        b.push(1);
+    }
+    std::fs::write(path, &b).unwrap();
+    b.len() as u64
+}
+
+/// A GGUF of `n` tiny tensor infos (4-byte name, one F32 element each, 36 bytes of info and
+/// 32 of aligned data per tensor).
+fn tiny_tensors(path: &Path, n: u64) -> u64 {
+    let mut b = Vec::with_capacity(64 + 36 * n as usize);
+    header(&mut b, n, 1);
+    kv_arch(&mut b);
+    for i in 0..n {
+        gstr(&mut b, &tiny_name(i));
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&1u64.to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes()); // F32
+        b.extend_from_slice(&(32 * i).to_le_bytes());
+    }
+    b.resize(b.len().div_ceil(32) * 32, 0);
+    write_sparse(path, &b, 32 * n, &[])
+}
+
+/// Millions of tiny records (issue #11: 80-120 B of heap per 13-36 B record): the parser's
+/// record lists grow fallibly, so a cap they do not fit in is refused with `io.memory` at the
+/// record that needed the memory, and the normal cap (input + 1 GiB) parses them. Before, the
+/// tight cap aborted the process ("memory allocation of ... failed").
+#[test]
+fn millions_of_tiny_records_parse_or_are_refused_with_io_memory() {
+    let d = tempfile::tempdir().unwrap();
+    let (kv, t) = (d.path().join("kvs.gguf"), d.path().join("tensors.gguf"));
+    let files = [
+        (&kv, tiny_kvs(&kv, 2_000_000)),
+        (&t, tiny_tensors(&t, 1_000_000)),
+    ];
+    for (path, size) in files {
+        // ~290 MiB of records: more than a quarter GiB above the file.
+        let tight = run_capped(
+            bin(),
+            &["pack", "--check", "--gguf", s(path)],
+            size + GIB / 4,
+        );
+        eprintln!("{} under +256 MiB: {tight:?}", path.display());
+        assert!(
+            matches!(tight, Outcome::CleanRefusal(ref c) if c == "io.memory"),
+            "{}: {tight:?}",
+            path.display()
+        );
+        // The normal cap holds them: inspect lists every record.
+        let normal = run_capped(bin(), &["inspect", s(path)], size + GIB);
+        eprintln!("{} under +1 GiB: {normal:?}", path.display());
+        assert!(
+            matches!(normal, Outcome::Success),
+            "{}: {normal:?}",
+            path.display()
+        );
+    }
+}
+
+/// Whether the `[profile.release]` table of a Cargo.toml text sets `overflow-checks = true`.
+fn release_overflow_checks(toml: &str) -> bool {
+    let mut in_release = false;
+    for line in toml.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_release = line == "[profile.release]";
+        } else if in_release {
+            let l: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            if l == "overflow-checks=true" {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The second line of defence behind checked arithmetic (issue #11): release builds keep
+/// overflow checks. Control: the reader of the profile is not vacuous.
+#[test]
+fn the_release_profile_keeps_overflow_checks_on() {
+    let toml = std::fs::read_to_string(super::common::repo_root().join("Cargo.toml")).unwrap();
+    assert!(
+        release_overflow_checks(&toml),
+        "[profile.release] lost overflow-checks = true"
+    );
+    for without in [
+        "[profile.release]\ndebug = 1\n",
+        "[profile.release]\noverflow-checks = false\n",
+        "[profile.dev]\noverflow-checks = true\n[profile.release]\n",
+    ] {
+        assert!(!release_overflow_checks(without), "{without}");
+    }
 }

@@ -159,3 +159,110 @@ fn negative_control_the_harness_catches_quadratic_work() {
         "a quadratic check grew only {r:.1}x at 10x size: the harness would not catch it"
     );
 }
+
+#[test]
+fn finding_every_object_by_name_is_linear() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let r = growth(
+        10_000,
+        100_000,
+        4,
+        |n| Artifact::parse(&many_objects(n)).unwrap().directory,
+        |d| {
+            for o in &d.objects {
+                assert!(d.find(&o.name).is_some());
+            }
+        },
+    );
+    assert!(r < MAX_RATIO, "finding 10x objects took {r:.1}x the time");
+}
+
+/// A valid container with `n` one-row PTQ1_0 objects (`[1, 128]`, row-split, zero payload):
+/// every one is decoded through its name (`row_split`) by the corpus observer.
+fn many_ternary_objects(n: usize) -> Vec<u8> {
+    let objects = (0..n)
+        .map(|i| {
+            PlannedObject::tensor(
+                format!("t{i}"),
+                vec![1, 128],
+                "PTQ1_0_G128",
+                "row-split-k128-v1",
+            )
+        })
+        .collect();
+    let dir = plan(identity(), objects).unwrap();
+    let payloads: Vec<Vec<u8>> = dir
+        .objects
+        .iter()
+        .map(|o| vec![0u8; o.bytes as usize])
+        .collect();
+    to_bytes(&dir, &payloads).unwrap()
+}
+
+#[test]
+fn the_corpus_observer_of_many_ternary_objects_is_linear() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let r = growth(10_000, 100_000, 2, many_ternary_objects, |b| {
+        let v = ninfer_ternary::corpus::observe::observe_ninfer(b).unwrap();
+        assert!(v["objects"][0]["values_sha256"].is_string());
+    });
+    assert!(r < MAX_RATIO, "observing 10x objects took {r:.1}x the time");
+}
+
+/// The nano artifact and template, each with `n` extra borrowed resources (`frontend/x{i}`,
+/// one byte each): `provenance` compares every borrowed object by name.
+fn with_borrowed(packed: &super::common::Packed, n: usize) -> (Vec<u8>, Vec<u8>) {
+    let add = |bytes: &[u8]| {
+        let a = Artifact::parse(bytes).unwrap();
+        let mut objects: Vec<PlannedObject> = a
+            .directory
+            .objects
+            .iter()
+            .map(|o| PlannedObject {
+                name: o.name.clone(),
+                body: o.body.clone(),
+                resource_bytes: o.bytes,
+            })
+            .collect();
+        let mut payloads: Vec<Vec<u8>> = a
+            .directory
+            .objects
+            .iter()
+            .map(|o| a.object_bytes(o).to_vec())
+            .collect();
+        for i in 0..n {
+            objects.push(PlannedObject::resource(format!("frontend/x{i}"), 1));
+            payloads.push(vec![1]);
+        }
+        let dir = plan(a.directory.identity.clone(), objects).unwrap();
+        to_bytes(&dir, &payloads).unwrap()
+    };
+    (add(&packed.artifact), add(&packed.template))
+}
+
+#[test]
+fn verify_with_many_borrowed_objects_is_linear() {
+    use ninfer_ternary::synth::model::TernaryType;
+    use ninfer_ternary::verify::{self, Options};
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let packed = super::common::packed(TernaryType::Ptq1_0);
+    let run = |(artifact, template): &(Vec<u8>, Vec<u8>)| {
+        let opts = Options {
+            template: Some(template),
+            sweep: false,
+            dump: None,
+            oracle_dump: None,
+            oracle_object: None,
+            profile: None,
+            dump_format: None,
+        };
+        let r = verify::verify("a.ninfer", artifact, "g.gguf", &packed.gguf, opts).unwrap();
+        let prov = r.findings.iter().find(|f| f.step == "provenance").unwrap();
+        assert_eq!(prov.status, verify::Status::Pass, "{prov:?}");
+    };
+    let r = growth(10_000, 100_000, 2, |n| with_borrowed(&packed, n), run);
+    assert!(
+        r < MAX_RATIO,
+        "verify of 10x borrowed objects took {r:.1}x the time"
+    );
+}

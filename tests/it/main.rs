@@ -17,6 +17,7 @@ mod gguf_rule_layers;
 mod gguf_transcode_limits;
 mod hostile_io;
 mod hostile_limits;
+mod hostile_text;
 mod hostile_time;
 mod kernels;
 mod layout;
