@@ -8,10 +8,11 @@
 
 use super::rows::target_rows;
 use crate::error::{Error, ErrorClass, Result};
+use crate::geometry::Plane;
 use crate::gguf::{Gguf, TensorInfo};
 use crate::mapping::produced_objects_in;
 use crate::ninfer::{Artifact, RowSplitView};
-use crate::planes::{append_row_blocks, BlockLayout};
+use crate::planes::{append_row_blocks, ggml_blocks_per_row, BlockLayout};
 use crate::spec::Produce;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -82,7 +83,8 @@ struct RowSource<'h, 'a> {
     homes: &'h RowHomes,
     artifact: &'h Artifact<'a>,
     tensor: &'h str,
-    cur: Option<(usize, RowSplitView<'a>, BlockLayout)>,
+    /// The current object: index, view, block layout, ggml blocks per row.
+    cur: Option<(usize, RowSplitView<'a>, BlockLayout, usize)>,
 }
 
 impl<'h, 'a> RowSource<'h, 'a> {
@@ -95,8 +97,8 @@ impl<'h, 'a> RowSource<'h, 'a> {
         }
     }
 
-    /// Appends source row `i` (at `slot`) as ggml blocks to `out`.
-    fn append(&mut self, i: usize, slot: &Option<(usize, u64)>, out: &mut Vec<u8>) -> Result<()> {
+    /// The artifact row of source row `i` (at `slot`), with its object made current.
+    fn locate(&mut self, i: usize, slot: &Option<(usize, u64)>) -> Result<u64> {
         let (oi, tr) = slot.as_ref().ok_or_else(|| {
             Error::new(
                 ErrorClass::PackRoundtrip,
@@ -107,11 +109,77 @@ impl<'h, 'a> RowSource<'h, 'a> {
         if self.cur.as_ref().is_none_or(|c| c.0 != *oi) {
             let v = self.artifact.row_split(&self.homes.objects[*oi])?;
             let layout = BlockLayout::for_format(v.format)?;
-            self.cur = Some((*oi, v, layout));
+            let bpr = ggml_blocks_per_row(&layout, &v.geom)? as usize;
+            self.cur = Some((*oi, v, layout, bpr));
         }
-        let (_, v, layout) = self.cur.as_ref().expect("set above");
-        append_row_blocks(layout, &v.geom, v.bytes, *tr, out)
+        Ok(*tr)
     }
+
+    /// Appends source row `i` (at `slot`) as ggml blocks to `out`.
+    fn append(&mut self, i: usize, slot: &Option<(usize, u64)>, out: &mut Vec<u8>) -> Result<()> {
+        let tr = self.locate(i, slot)?;
+        let (_, v, layout, _) = self.cur.as_ref().expect("located");
+        append_row_blocks(layout, &v.geom, v.bytes, tr, out)
+    }
+
+    /// Whether source row `i` rebuilds to exactly `want`, compared in place (slice by slice,
+    /// nothing copied): `Some((equal, rebuilt length))`, or `None` when `want` is not one
+    /// rebuilt row long or the row's plane spans are not whole groups of the layout's slices
+    /// (the caller rebuilds the row instead).
+    fn compare(
+        &mut self,
+        i: usize,
+        slot: &Option<(usize, u64)>,
+        want: Option<&[u8]>,
+    ) -> Result<Option<(bool, usize)>> {
+        let tr = self.locate(i, slot)?;
+        let (_, v, layout, bpr) = self.cur.as_ref().expect("located");
+        let (bb, bpr) = (layout.block_bytes, *bpr);
+        let Some(want) = want.filter(|w| w.len() == bpr * bb) else {
+            return Ok(None);
+        };
+        let mut equal = true;
+        for (plane, slice) in Plane::ALL.into_iter().zip(layout.slices) {
+            let Some((lo, hi)) = slice else {
+                continue;
+            };
+            let span = v.geom.row_span(plane, tr);
+            let Some(src) = v.bytes.get(span.start as usize..span.end as usize) else {
+                return Ok(None);
+            };
+            if src.len() != bpr * (hi - lo) {
+                return Ok(None);
+            }
+            equal = equal && slices_equal(want, src, bb, lo, hi, bpr);
+        }
+        Ok(Some((equal, want.len())))
+    }
+}
+
+/// Whether every block's `[lo, hi)` of `want` equals its group of the plane span `src`.
+fn slices_equal(want: &[u8], src: &[u8], bb: usize, lo: usize, hi: usize, bpr: usize) -> bool {
+    match hi - lo {
+        2 => slices_equal_fixed::<2>(want, src, bb, lo, bpr),
+        24 => slices_equal_fixed::<24>(want, src, bb, lo, bpr),
+        32 => slices_equal_fixed::<32>(want, src, bb, lo, bpr),
+        w => (0..bpr).all(|g| want[g * bb + lo..g * bb + hi] == src[g * w..(g + 1) * w]),
+    }
+}
+
+/// [`slices_equal`] for a width known at compile time (a few loads per group, no call).
+#[inline(always)]
+fn slices_equal_fixed<const W: usize>(
+    want: &[u8],
+    src: &[u8],
+    bb: usize,
+    lo: usize,
+    bpr: usize,
+) -> bool {
+    (0..bpr).all(|g| {
+        let a: &[u8; W] = want[g * bb + lo..g * bb + lo + W].try_into().expect("W");
+        let b: &[u8; W] = src[g * W..(g + 1) * W].try_into().expect("W");
+        a == b
+    })
 }
 
 /// Rebuilds every ternary tensor of `g` from `a`; returns (tensor name → bytes) in GGUF order.
@@ -177,13 +245,21 @@ fn compare_rows(
         ..Default::default()
     };
     for i in range {
+        let want = i
+            .checked_mul(rb)
+            .and_then(|at| data.get(at..at.checked_add(rb)?));
+        if let Some((equal, len)) = src.compare(i, &rows[i], want)? {
+            c.bytes += len as u64;
+            c.equal &= equal;
+            continue;
+        }
         buf.clear();
         src.append(i, &rows[i], &mut buf)?;
         c.bytes += buf.len() as u64;
         if buf.len() != rb {
             c.length_differs = true;
             c.equal = false;
-        } else if buf.as_slice() != &data[i * rb..(i + 1) * rb] {
+        } else if Some(buf.as_slice()) != want {
             c.equal = false;
         }
     }

@@ -71,6 +71,32 @@ pub fn fp64(b: &[u8]) -> u64 {
     acc ^ (acc >> 31)
 }
 
+/// Asks the kernel to start reading `bytes` (a slice of a file map) now, so that a cold-cache
+/// run overlaps its disk reads with the hashing instead of faulting pages in one by one.
+/// Advice only: it changes no data, and a failure (or memory that is not a file map) is ignored.
+pub fn will_need(bytes: &[u8]) {
+    #[cfg(unix)]
+    {
+        if bytes.is_empty() {
+            return;
+        }
+        // SAFETY: sysconf has no memory effects.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
+        let start = bytes.as_ptr() as usize;
+        let lo = start - start % page;
+        // SAFETY: MADV_WILLNEED only schedules reads of pages of this process's own mapping
+        // (the range covers `bytes`, rounded out to pages, which are mapped while `bytes` is
+        // borrowed); it never changes the memory's contents or protection.
+        unsafe {
+            libc::madvise(
+                lo as *mut libc::c_void,
+                start + bytes.len() - lo,
+                libc::MADV_WILLNEED,
+            );
+        }
+    }
+}
+
 /// Threads the verifier splits row work over: the OS's available parallelism.
 pub fn threads() -> usize {
     crate::codec::parallel::default_threads()
@@ -216,6 +242,7 @@ impl<'a> ArtifactRows<'a> {
 
     /// Fingerprints of rows `range` (as [`ArtifactRows::fp`] of each), computed on every core.
     pub fn fps(&self, range: std::ops::Range<u64>) -> Vec<u64> {
+        will_need(self.view.bytes);
         let (view, blocks, bpr) = (&self.view, &self.blocks, self.bpr);
         par_ranges(range, |sub| {
             let mut buf = vec![0u8; bpr * blocks.block_bytes];
@@ -319,6 +346,7 @@ impl<'a> GgufRows<'a> {
 
     /// Fingerprints of every row (as [`GgufRows::fp`] of each), computed on every core.
     pub fn fps(&self) -> Vec<u64> {
+        will_need(self.data);
         par_ranges(0..self.n, |sub| sub.map(|r| self.fp(r)).collect())
     }
 }
