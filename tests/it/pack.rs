@@ -1069,7 +1069,8 @@ fn unpack_prove_in_place_agrees_with_the_materialized_rebuild() {
             "text/layers/3/attention/query_key",
         ] {
             let v = healthy.row_split(name).unwrap();
-            let base = healthy.payload_offset as usize + healthy.object(name).unwrap().offset as usize;
+            let base =
+                healthy.payload_offset as usize + healthy.object(name).unwrap().offset as usize;
             let n = v.geom.n;
             let mut at = vec![0, v.geom.row_span(Plane::Base, n - 1).end - 1];
             if v.geom.plane_bytes(Plane::High) > 0 {
@@ -1093,7 +1094,11 @@ fn unpack_prove_in_place_agrees_with_the_materialized_rebuild() {
                 let t = g.tensor(name).unwrap();
                 assert_eq!(&p.name, name);
                 assert_eq!(p.bytes, b.len() as u64, "{ty:?} {name}");
-                assert_eq!(p.identical, b.as_slice() == g.tensor_data(t), "{ty:?} {name} {e:?}");
+                assert_eq!(
+                    p.identical,
+                    b.as_slice() == g.tensor_data(t),
+                    "{ty:?} {name} {e:?}"
+                );
             }
             let differing = proved.iter().filter(|x| !x.identical).count();
             assert_eq!(differing, usize::from(e.is_some()), "{ty:?} {e:?}");

@@ -720,7 +720,15 @@ fn fp64_sees_every_bit_flip_padding_and_word_swaps() {
 #[test]
 fn par_ranges_equals_the_sequential_map() {
     use verify::rows::par_ranges;
-    for (lo, hi) in [(0, 0), (5, 6), (0, 511), (0, 1024), (3, 1027), (7, 5000), (0, 12345)] {
+    for (lo, hi) in [
+        (0, 0),
+        (5, 6),
+        (0, 511),
+        (0, 1024),
+        (3, 1027),
+        (7, 5000),
+        (0, 12345),
+    ] {
         let f = |r: std::ops::Range<u64>| r.map(|i| i * i + 1).collect::<Vec<u64>>();
         assert_eq!(par_ranges(lo..hi, f), f(lo..hi), "{lo}..{hi}");
     }
@@ -764,13 +772,20 @@ fn audit_counts_equal_an_independent_hash_map_recount() {
         let art: Vec<u64> = (0..n).map(|_| next(domain)).collect();
         let sel: Vec<u64> = (0..m).map(|_| next(domain)).collect();
         let c = audit(&art, &sel, &sel);
-        assert_eq!((c.repeated, c.missing, c.duplicate_rows), recount(&art, &sel), "round {round}");
+        assert_eq!(
+            (c.repeated, c.missing, c.duplicate_rows),
+            recount(&art, &sel),
+            "round {round}"
+        );
     }
     let e: Vec<u64> = (100..110).collect();
     let mut dd = e.clone();
     dd[1] = dd[0];
     let c = audit(&dd, &e, &e);
-    assert_eq!((c.order_mismatches, c.repeated, c.missing, c.duplicate_rows), (1, 1, 1, 2));
+    assert_eq!(
+        (c.order_mismatches, c.repeated, c.missing, c.duplicate_rows),
+        (1, 1, 1, 2)
+    );
     let rot: Vec<u64> = (0..10).map(|i| e[(i + 1) % 10]).collect();
     let c = audit(&rot, &e, &e);
     assert_eq!((c.order_mismatches, c.repeated, c.missing), (10, 0, 0));
