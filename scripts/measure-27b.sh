@@ -15,7 +15,9 @@
 #                  verify made the kernel read from disk (getrusage inblock x 512) at dd's rate.
 #   --scratch DIR  where `cp` writes its copy of the artifact (default DIR; deleted at once).
 #
-# Rows (measured = best wall of the runs; load = 1-minute load average before the best run):
+# Rows (measured = best wall of the runs; CPU s = its user + sys; disk MB = what it read from
+# disk, getrusage inblock: a "warm" run with a large number was not warm; load = 1-minute load
+# average before the best run):
 #   cp artifact      the pack bound: pack must stay <= 1.2x of it (no ratio here; pack's own row
 #                    is added by whoever measures pack — add a measure_* function and a row call).
 #   dd warm          page-cache read of verify's payload bytes from the artifact (1 core, with copy).
@@ -56,11 +58,20 @@ mkdir -p "$DIR"
 
 ROWS=()
 load() { cut -d' ' -f1 /proc/loadavg; }
-# row NAME MEASURED BOUND BOUND_DESC GBPS LOAD (BOUND "-" for none)
+# row NAME MEASURED BOUND BOUND_DESC GBPS LOAD [TIMEFILE] (BOUND "-" for none). TIMEFILE (a
+# `timed` output) adds the run's CPU seconds (user + sys) and the MB it read from disk.
 row() {
-  local ratio=-
-  [ "$3" != - ] && ratio=$(awk -v m="$2" -v b="$3" 'BEGIN { printf "%.2f", m / b }')
-  ROWS+=("| $1 | $2 s | $3 s | $4 | $ratio | $5 | $6 |")
+  local ratio=- bound=-
+  if [ "$3" != - ]; then
+    ratio=$(awk -v m="$2" -v b="$3" 'BEGIN { printf "%.2f", m / b }')
+    bound="$3 s"
+  fi
+  local cpu=- disk=-
+  if [ -n "${7:-}" ]; then
+    cpu=$(awk '{ printf "%.2f", $2 + $3 }' "$7")
+    disk=$(awk '{ printf "%.0f", $4 * 512 / 1e6 }' "$7")
+  fi
+  ROWS+=("| $1 | $2 s | $bound | $4 | $ratio | $5 | $cpu | $disk | $6 |")
 }
 # timed OUT CMD...: runs CMD (stdout to /dev/null, stderr to OUT.err) under GNU time; OUT gets
 # "wall user sys inblocks".
@@ -71,13 +82,13 @@ timed() {
 # best NAME CMD...: RUNS runs of CMD; sets BEST_S, BEST_LOAD, BEST_ERR (the best run's stderr).
 best() {
   local name=$1; shift
-  BEST_S=; BEST_LOAD=; BEST_ERR=
+  BEST_S=; BEST_LOAD=; BEST_ERR=; BEST_TIME=
   for i in $(seq "$RUNS"); do
     local l; l=$(load)
     timed "$TMP/$name.$i" "$@"
     local w; w=$(cut -d' ' -f1 "$TMP/$name.$i")
     if [ -z "$BEST_S" ] || awk -v a="$w" -v b="$BEST_S" 'BEGIN { exit !(a < b) }'; then
-      BEST_S=$w BEST_LOAD=$l BEST_ERR="$TMP/$name.$i.err"
+      BEST_S=$w BEST_LOAD=$l BEST_ERR="$TMP/$name.$i.err" BEST_TIME="$TMP/$name.$i"
     fi
   done
 }
@@ -88,7 +99,7 @@ measure_cp() {
   best cp cp "$ART" "$SCRATCH/.measure-27b-cp.$$"
   rm -f "$SCRATCH/.measure-27b-cp.$$"
   local bytes; bytes=$(stat -c %s "$ART")
-  row "cp a27.ninfer (pack bound)" "$BEST_S" - "pack <= 1.2x this" "$(gbps "$bytes" "$BEST_S")" "$BEST_LOAD"
+  row "cp a27.ninfer (pack bound)" "$BEST_S" - "pack <= 1.2x this" "$(gbps "$bytes" "$BEST_S")" "$BEST_LOAD" "$BEST_TIME"
 }
 
 # The payload bytes verify reads (its stats line), from one untimed warm-up run.
@@ -102,14 +113,14 @@ measure_dd_warm() {
   local mib=$(( ($1 + (1 << 20) - 1) >> 20 ))
   best dd dd if="$ART" of=/dev/null bs=1M count="$mib"
   DD_WARM_GBPS=$(gbps "$(( mib << 20 ))" "$BEST_S")
-  row "dd warm, $mib MiB of a27.ninfer" "$BEST_S" - "page-cache read, 1 core" "$DD_WARM_GBPS" "$BEST_LOAD"
+  row "dd warm, $mib MiB of a27.ninfer" "$BEST_S" - "page-cache read, 1 core" "$DD_WARM_GBPS" "$BEST_LOAD" "$BEST_TIME"
 }
 
 measure_verify_warm() {
   local bytes=$1
   best verify "${VERIFY[@]}"
   local bound; bound=$(awk -v b="$bytes" -v r="$DD_WARM_GBPS" 'BEGIN { printf "%.2f", b / r / 1e9 }')
-  row "verify --template --sweep, warm ($bytes B read)" "$BEST_S" "$bound" "bytes / dd warm rate" "$(gbps "$bytes" "$BEST_S")" "$BEST_LOAD"
+  row "verify --template --sweep, warm ($bytes B read)" "$BEST_S" "$bound" "bytes / dd warm rate" "$(gbps "$bytes" "$BEST_S")" "$BEST_LOAD" "$BEST_TIME"
 }
 
 measure_verify_cold() {
@@ -118,14 +129,14 @@ measure_verify_cold() {
   timed "$TMP/ddcold" dd if="$ART" of=/dev/null bs=16M
   local dd_s; dd_s=$(cut -d' ' -f1 "$TMP/ddcold")
   local disk; disk=$(gbps "$(stat -c %s "$ART")" "$dd_s")
-  row "dd cold, all of a27.ninfer" "$dd_s" - "disk read" "$disk" "$l"
+  row "dd cold, all of a27.ninfer" "$dd_s" - "disk read" "$disk" "$l" "$TMP/ddcold"
   drop_caches
   l=$(load)
   timed "$TMP/vcold" "${VERIFY[@]}" || true
   local w inb; w=$(cut -d' ' -f1 "$TMP/vcold"); inb=$(cut -d' ' -f4 "$TMP/vcold")
   local bytes=$(( inb * 512 ))
   local bound; bound=$(awk -v b="$bytes" -v r="$disk" 'BEGIN { printf "%.2f", b / r / 1e9 }')
-  row "verify --template --sweep, cold ($bytes B from disk)" "$w" "$bound" "disk bytes / dd cold rate" "$(gbps "$bytes" "$w")" "$l"
+  row "verify --template --sweep, cold ($bytes B from disk)" "$w" "$bound" "disk bytes / dd cold rate" "$(gbps "$bytes" "$w")" "$l" "$TMP/vcold"
 }
 
 measure_unpack_warm() {
@@ -134,19 +145,21 @@ measure_unpack_warm() {
   rebuilt=${rebuilt:-0}
   local bound=-
   [ "$rebuilt" != 0 ] && bound=$(awk -v b="$rebuilt" -v r="$DD_WARM_GBPS" 'BEGIN { printf "%.2f", 2 * b / r / 1e9 }')
-  row "unpack (proof, $rebuilt B rebuilt)" "$BEST_S" "$bound" "2 x rebuilt / dd warm rate" "$(gbps "$(( 2 * rebuilt ))" "$BEST_S")" "$BEST_LOAD"
+  row "unpack (proof, $rebuilt B rebuilt)" "$BEST_S" "$bound" "2 x rebuilt / dd warm rate" "$(gbps "$(( 2 * rebuilt ))" "$BEST_S")" "$BEST_LOAD" "$BEST_TIME"
 }
 
+# Warm-ups first (they fill the page cache), cp after the warm runs (its 8 GB of written pages
+# evict cached input), the cold run last.
 VBYTES=$(verify_bytes)
-measure_cp
+"$BIN" unpack "$ART" --gguf "$GGUF" >"$TMP/unpack.warmup" 2>&1 || true
 measure_dd_warm "$VBYTES"
 measure_verify_warm "$VBYTES"
-"$BIN" unpack "$ART" --gguf "$GGUF" >"$TMP/unpack.warmup" 2>&1 || true
 measure_unpack_warm
-[ "$COLD" = 1 ] && measure_verify_cold
+measure_cp
+if [ "$COLD" = 1 ]; then measure_verify_cold; fi
 
 echo "Measured $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(free -g | awk '/Mem:/ { print $2 }') GiB RAM; $BIN; best of $RUNS warm runs."
 echo
-echo "| step | measured | bound | bound is | ratio | GB/s | load |"
-echo "|---|---:|---:|---|---:|---:|---:|"
+echo "| step | measured | bound | bound is | ratio | GB/s | CPU s | disk MB | load |"
+echo "|---|---:|---:|---|---:|---:|---:|---:|---:|"
 printf '%s\n' "${ROWS[@]}"
