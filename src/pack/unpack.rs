@@ -1,14 +1,21 @@
 //! The losslessness proof: rebuild every ternary GGUF tensor from the artifact's planes by
 //! inverting the row maps (undo permutations and concatenations), and compare with the source.
+//!
+//! [`prove`] compares row by row without materializing a tensor: each source row is reassembled
+//! from its artifact row into a small buffer and compared with the GGUF's row, the rows of a
+//! tensor split over every core. [`rebuild`] / [`rebuild_each`] materialize the tensors (for
+//! `unpack -o`).
 
 use super::rows::target_rows;
 use crate::error::{Error, ErrorClass, Result};
-use crate::gguf::Gguf;
+use crate::geometry::Plane;
+use crate::gguf::{Gguf, TensorInfo};
 use crate::mapping::produced_objects_in;
-use crate::ninfer::Artifact;
-use crate::planes::{append_row_blocks, BlockLayout};
+use crate::ninfer::{Artifact, RowSplitView};
+use crate::planes::{append_row_blocks, ggml_blocks_per_row, BlockLayout};
 use crate::spec::Produce;
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 /// Result of rebuilding one tensor.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -19,6 +26,160 @@ pub struct Rebuilt {
     pub bytes: u64,
     /// Whether the rebuilt bytes equal the GGUF's.
     pub identical: bool,
+}
+
+/// Where each source row of each ternary tensor lives in the artifact.
+struct RowHomes {
+    /// The artifact objects that hold ternary rows.
+    objects: Vec<String>,
+    /// Per source tensor, per source row: (index into `objects`, target row).
+    back: BTreeMap<String, Vec<Option<(usize, u64)>>>,
+}
+
+/// Inverts the mapping's row maps for the layers `g` holds (a reduced GGUF rebuilds exactly
+/// those); a source row placed twice is a `pack.roundtrip` error.
+fn row_homes(g: &Gguf<'_>) -> Result<RowHomes> {
+    let (profile, held) = crate::mapping::profile::resolve_profile(g, None)?;
+    let mut homes = RowHomes {
+        objects: Vec::new(),
+        back: BTreeMap::new(),
+    };
+    for o in produced_objects_in(&profile, &held) {
+        let Some(Produce::TernaryRows { parts }) = o.rule.as_ref().map(|r| &r.produce) else {
+            continue;
+        };
+        let src_rows: Vec<u64> = parts
+            .iter()
+            .map(|p| g.require_tensor(&p.src).map(|t| t.ne[1]))
+            .collect::<Result<_>>()?;
+        let oi = homes.objects.len();
+        homes.objects.push(o.name.clone());
+        for (target_row, r) in target_rows(&profile, parts, &src_rows)?
+            .into_iter()
+            .enumerate()
+        {
+            let slot = homes
+                .back
+                .entry(parts[r.part].src.clone())
+                .or_insert_with(|| vec![None; src_rows[r.part] as usize]);
+            if slot[r.row as usize]
+                .replace((oi, target_row as u64))
+                .is_some()
+            {
+                return Err(Error::new(
+                    ErrorClass::PackRoundtrip,
+                    parts[r.part].src.clone(),
+                    format!("row {} is placed twice by the mapping", r.row),
+                ));
+            }
+        }
+    }
+    Ok(homes)
+}
+
+/// Reassembles source rows from their artifact rows, keeping the current object's view
+/// (consecutive source rows mostly live in one object).
+struct RowSource<'h, 'a> {
+    homes: &'h RowHomes,
+    artifact: &'h Artifact<'a>,
+    tensor: &'h str,
+    /// The current object: index, view, block layout, ggml blocks per row.
+    cur: Option<(usize, RowSplitView<'a>, BlockLayout, usize)>,
+}
+
+impl<'h, 'a> RowSource<'h, 'a> {
+    fn new(homes: &'h RowHomes, artifact: &'h Artifact<'a>, tensor: &'h str) -> Self {
+        RowSource {
+            homes,
+            artifact,
+            tensor,
+            cur: None,
+        }
+    }
+
+    /// The artifact row of source row `i` (at `slot`), with its object made current.
+    fn locate(&mut self, i: usize, slot: &Option<(usize, u64)>) -> Result<u64> {
+        let (oi, tr) = slot.as_ref().ok_or_else(|| {
+            Error::new(
+                ErrorClass::PackRoundtrip,
+                self.tensor,
+                format!("row {i} is in no artifact object"),
+            )
+        })?;
+        if self.cur.as_ref().is_none_or(|c| c.0 != *oi) {
+            let v = self.artifact.row_split(&self.homes.objects[*oi])?;
+            let layout = BlockLayout::for_format(v.format)?;
+            let bpr = ggml_blocks_per_row(&layout, &v.geom)? as usize;
+            self.cur = Some((*oi, v, layout, bpr));
+        }
+        Ok(*tr)
+    }
+
+    /// Appends source row `i` (at `slot`) as ggml blocks to `out`.
+    fn append(&mut self, i: usize, slot: &Option<(usize, u64)>, out: &mut Vec<u8>) -> Result<()> {
+        let tr = self.locate(i, slot)?;
+        let (_, v, layout, _) = self.cur.as_ref().expect("located");
+        append_row_blocks(layout, &v.geom, v.bytes, tr, out)
+    }
+
+    /// Whether source row `i` rebuilds to exactly `want`, compared in place (slice by slice,
+    /// nothing copied): `Some((equal, rebuilt length))`, or `None` when `want` is not one
+    /// rebuilt row long or the row's plane spans are not whole groups of the layout's slices
+    /// (the caller rebuilds the row instead).
+    fn compare(
+        &mut self,
+        i: usize,
+        slot: &Option<(usize, u64)>,
+        want: Option<&[u8]>,
+    ) -> Result<Option<(bool, usize)>> {
+        let tr = self.locate(i, slot)?;
+        let (_, v, layout, bpr) = self.cur.as_ref().expect("located");
+        let (bb, bpr) = (layout.block_bytes, *bpr);
+        let Some(want) = want.filter(|w| w.len() == bpr * bb) else {
+            return Ok(None);
+        };
+        let mut equal = true;
+        for (plane, slice) in Plane::ALL.into_iter().zip(layout.slices) {
+            let Some((lo, hi)) = slice else {
+                continue;
+            };
+            let span = v.geom.row_span(plane, tr);
+            let Some(src) = v.bytes.get(span.start as usize..span.end as usize) else {
+                return Ok(None);
+            };
+            if src.len() != bpr * (hi - lo) {
+                return Ok(None);
+            }
+            equal = equal && slices_equal(want, src, bb, lo, hi, bpr);
+        }
+        Ok(Some((equal, want.len())))
+    }
+}
+
+/// Whether every block's `[lo, hi)` of `want` equals its group of the plane span `src`.
+fn slices_equal(want: &[u8], src: &[u8], bb: usize, lo: usize, hi: usize, bpr: usize) -> bool {
+    match hi - lo {
+        2 => slices_equal_fixed::<2>(want, src, bb, lo, bpr),
+        24 => slices_equal_fixed::<24>(want, src, bb, lo, bpr),
+        32 => slices_equal_fixed::<32>(want, src, bb, lo, bpr),
+        w => (0..bpr).all(|g| want[g * bb + lo..g * bb + hi] == src[g * w..(g + 1) * w]),
+    }
+}
+
+/// [`slices_equal`] for a width known at compile time (a few loads per group, no call).
+#[inline(always)]
+fn slices_equal_fixed<const W: usize>(
+    want: &[u8],
+    src: &[u8],
+    bb: usize,
+    lo: usize,
+    bpr: usize,
+) -> bool {
+    (0..bpr).all(|g| {
+        let a: &[u8; W] = want[g * bb + lo..g * bb + lo + W].try_into().expect("W");
+        let b: &[u8; W] = src[g * W..(g + 1) * W].try_into().expect("W");
+        a == b
+    })
 }
 
 /// Rebuilds every ternary tensor of `g` from `a`; returns (tensor name → bytes) in GGUF order.
@@ -39,76 +200,139 @@ pub fn rebuild_each(
     a: &Artifact<'_>,
     mut sink: impl FnMut(&str, Vec<u8>) -> Result<()>,
 ) -> Result<()> {
-    // A reduced GGUF rebuilds exactly the layers it holds.
-    let (profile, held) = crate::mapping::profile::resolve_profile(g, None)?;
-    // For every (source tensor, source row): (object, target row).
-    let mut back: BTreeMap<String, Vec<Option<(String, u64)>>> = BTreeMap::new();
-    for o in produced_objects_in(&profile, &held) {
-        let Some(Produce::TernaryRows { parts }) = o.rule.as_ref().map(|r| &r.produce) else {
-            continue;
-        };
-        let src_rows: Vec<u64> = parts
-            .iter()
-            .map(|p| g.require_tensor(&p.src).map(|t| t.ne[1]))
-            .collect::<Result<_>>()?;
-        for (target_row, r) in target_rows(&profile, parts, &src_rows)?
-            .into_iter()
-            .enumerate()
-        {
-            let slot = back
-                .entry(parts[r.part].src.clone())
-                .or_insert_with(|| vec![None; src_rows[r.part] as usize]);
-            if slot[r.row as usize]
-                .replace((o.name.clone(), target_row as u64))
-                .is_some()
-            {
-                return Err(Error::new(
-                    ErrorClass::PackRoundtrip,
-                    parts[r.part].src.clone(),
-                    format!("row {} is placed twice by the mapping", r.row),
-                ));
-            }
-        }
-    }
+    let homes = row_homes(g)?;
     for t in &g.tensors {
-        let Some(rows) = back.get(t.name) else {
+        let Some(rows) = homes.back.get(t.name) else {
             continue;
         };
         let mut bytes = Vec::with_capacity(t.nbytes as usize);
-        // Consecutive source rows mostly live in one object: keep its view.
-        let mut cur: Option<(&str, crate::ninfer::RowSplitView<'_>, BlockLayout)> = None;
+        let mut src = RowSource::new(&homes, a, t.name);
         for (i, slot) in rows.iter().enumerate() {
-            let (obj, tr) = slot.as_ref().ok_or_else(|| {
-                Error::new(
-                    ErrorClass::PackRoundtrip,
-                    t.name,
-                    format!("row {i} is in no artifact object"),
-                )
-            })?;
-            if cur.as_ref().is_none_or(|c| c.0 != obj.as_str()) {
-                let v = a.row_split(obj)?;
-                let layout = BlockLayout::for_format(v.format)?;
-                cur = Some((obj.as_str(), v, layout));
-            }
-            let (_, v, layout) = cur.as_ref().expect("set above");
-            append_row_blocks(layout, &v.geom, v.bytes, *tr, &mut bytes)?;
+            src.append(i, slot, &mut bytes)?;
         }
         sink(t.name, bytes)?;
     }
     Ok(())
 }
 
-/// Rebuilds and compares every ternary tensor with the source bytes.
+/// What comparing some rows of a tensor found.
+#[derive(Default)]
+struct RowsCompared {
+    /// Bytes rebuilt.
+    bytes: u64,
+    /// Every rebuilt row had the GGUF's row length and bytes.
+    equal: bool,
+    /// Some rebuilt row had another length (the row-wise comparison does not apply).
+    length_differs: bool,
+}
+
+/// Compares source rows `range` of tensor `t` (GGUF row length `rb`) with their rebuilt bytes.
+/// Every row is rebuilt (no early exit), so an unplaced row is reported as [`rebuild_each`]
+/// would.
+fn compare_rows(
+    homes: &RowHomes,
+    a: &Artifact<'_>,
+    t: &TensorInfo<'_>,
+    data: &[u8],
+    rb: usize,
+    range: Range<usize>,
+) -> Result<RowsCompared> {
+    let rows = &homes.back[t.name];
+    let mut src = RowSource::new(homes, a, t.name);
+    let mut buf = Vec::with_capacity(rb);
+    let mut c = RowsCompared {
+        equal: true,
+        ..Default::default()
+    };
+    for i in range {
+        let want = i
+            .checked_mul(rb)
+            .and_then(|at| data.get(at..at.checked_add(rb)?));
+        if let Some((equal, len)) = src.compare(i, &rows[i], want)? {
+            c.bytes += len as u64;
+            c.equal &= equal;
+            continue;
+        }
+        buf.clear();
+        src.append(i, &rows[i], &mut buf)?;
+        c.bytes += buf.len() as u64;
+        if buf.len() != rb {
+            c.length_differs = true;
+            c.equal = false;
+        } else if Some(buf.as_slice()) != want {
+            c.equal = false;
+        }
+    }
+    Ok(c)
+}
+
+/// Below this many rows per thread a tensor is compared on the calling thread.
+const MIN_ROWS_PER_THREAD: usize = 256;
+
+/// Rebuilds and compares one tensor, its rows split over every core.
+fn prove_tensor(
+    homes: &RowHomes,
+    a: &Artifact<'_>,
+    g: &Gguf<'_>,
+    t: &TensorInfo<'_>,
+) -> Result<Rebuilt> {
+    let n = homes.back[t.name].len();
+    let data = g.tensor_data(t);
+    let rb = if n > 0 && data.len() % n == 0 {
+        data.len() / n
+    } else {
+        usize::MAX
+    };
+    let threads = crate::codec::parallel::default_threads()
+        .min(n / MIN_ROWS_PER_THREAD)
+        .max(1);
+    let step = n.div_ceil(threads).max(1);
+    let parts: Vec<Result<RowsCompared>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n.max(1))
+            .step_by(step)
+            .map(|lo| s.spawn(move || compare_rows(homes, a, t, data, rb, lo..(lo + step).min(n))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut total = RowsCompared {
+        equal: true,
+        ..Default::default()
+    };
+    for p in parts {
+        let p = p?;
+        total.bytes += p.bytes;
+        total.equal &= p.equal;
+        total.length_differs |= p.length_differs;
+    }
+    let identical = if total.length_differs || rb == usize::MAX {
+        // Rows of another length: compare the whole rebuilt stream, as the definition says.
+        let mut bytes = Vec::new();
+        let mut src = RowSource::new(homes, a, t.name);
+        for (i, slot) in homes.back[t.name].iter().enumerate() {
+            src.append(i, slot, &mut bytes)?;
+        }
+        bytes.as_slice() == data
+    } else {
+        total.equal && total.bytes == data.len() as u64
+    };
+    Ok(Rebuilt {
+        name: t.name.to_string(),
+        bytes: total.bytes,
+        identical,
+    })
+}
+
+/// Rebuilds and compares every ternary tensor with the source bytes (GGUF order). A tensor is
+/// identical when its rebuilt byte stream equals the GGUF's; nothing is materialized unless a
+/// rebuilt row has another length than the GGUF's rows.
 pub fn prove(g: &Gguf<'_>, a: &Artifact<'_>) -> Result<Vec<Rebuilt>> {
-    let mut out = Vec::new();
-    rebuild_each(g, a, |name, bytes| {
-        let t = g.tensor(name).expect("rebuilt from the GGUF's own names");
-        out.push(Rebuilt {
-            identical: bytes.as_slice() == g.tensor_data(t),
-            bytes: bytes.len() as u64,
-            name: name.to_string(),
-        });
-        Ok(())
-    })?;
-    Ok(out)
+    let homes = row_homes(g)?;
+    g.tensors
+        .iter()
+        .filter(|t| homes.back.contains_key(t.name))
+        .map(|t| prove_tensor(&homes, a, g, t))
+        .collect()
 }

@@ -59,29 +59,32 @@ pub fn audit(artifact: &[u64], expected: &[u64], selection: &[u64]) -> Counts {
         .filter(|(a, e)| a != e)
         .count() as u64
         + artifact.len().abs_diff(expected.len()) as u64;
-    let mut art: HashMap<u64, i64> = HashMap::with_capacity(artifact.len());
-    for &a in artifact {
-        *art.entry(a).or_default() += 1;
-    }
-    let mut src: HashMap<u64, i64> = HashMap::with_capacity(selection.len());
-    for &s in selection {
-        *src.entry(s).or_default() += 1;
-    }
+    // Multisets as sorted runs (one merge walk; no hashing of attacker-chosen fingerprints).
+    let mut art = artifact.to_vec();
+    art.sort_unstable();
+    let mut src = selection.to_vec();
+    src.sort_unstable();
+    let run = |v: &[u64], at: usize, key: u64| v[at..].iter().take_while(|&&x| x == key).count();
     let (mut repeated, mut missing, mut dup) = (0u64, 0u64, 0u64);
-    for (fp, &c) in &art {
-        let s = src.get(fp).copied().unwrap_or(0);
+    let (mut i, mut j) = (0usize, 0usize);
+    while i < art.len() || j < src.len() {
+        let key = match (art.get(i), src.get(j)) {
+            (Some(&x), Some(&y)) => x.min(y),
+            (Some(&x), None) => x,
+            (None, Some(&y)) => y,
+            (None, None) => break,
+        };
+        let (c, s) = (run(&art, i, key), run(&src, j, key));
         if c > s {
             repeated += (c - s) as u64;
             if c > 1 {
                 dup += c as u64;
             }
-        }
-    }
-    for (fp, &s) in &src {
-        let c = art.get(fp).copied().unwrap_or(0);
-        if s > c {
+        } else if s > c {
             missing += (s - c) as u64;
         }
+        i += c;
+        j += s;
     }
     Counts {
         rows: artifact.len() as u64,
@@ -101,7 +104,7 @@ impl FpCache {
     pub fn tensor(&mut self, ctx: &Ctx<'_>, name: &str) -> Result<&Vec<u64>> {
         if !self.0.contains_key(name) {
             let g = ctx.gguf_rows(name)?;
-            let fps = (0..g.n).map(|r| g.fp(r)).collect();
+            let fps = g.fps();
             self.0.insert(name.to_string(), fps);
         }
         Ok(&self.0[name])
@@ -158,7 +161,7 @@ pub struct SectionFps {
 
 /// Fingerprints of one resolved section.
 pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<SectionFps> {
-    let mut rows = ctx.artifact_rows(&r.object)?;
+    let rows = ctx.artifact_rows(&r.object)?;
     if r.end > rows.n() || r.start >= r.end {
         bail!(
             "{}: rows [{}, {}) outside the object's {} rows",
@@ -198,7 +201,7 @@ pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<S
         .filter(|(j, _)| rules::selected(&ctx.profile, r.order, *j as u64))
         .map(|(_, f)| *f)
         .collect();
-    let artifact = (r.start..r.end).map(|a| rows.fp(a)).collect();
+    let artifact = rows.fps(r.start..r.end);
     Ok(SectionFps {
         artifact,
         expected,

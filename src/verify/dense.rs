@@ -10,6 +10,13 @@ use crate::codec::Codec;
 use crate::spec::{mapping, HeadVectorFn, LayerSet, Produce};
 use anyhow::{anyhow, bail, Result};
 
+/// 2^k exactly, built from its bits (k within the normal f64 exponent range, which every
+/// caller's k is: -149..=1023).
+fn pow2(k: i32) -> f64 {
+    debug_assert!((-1022..=1023).contains(&k));
+    f64::from_bits(((k + 1023) as u64) << 52)
+}
+
 /// `v` rounded to nearest-even with `bits` significand bits and the f32/bf16 exponent range
 /// (min normal 2^-126, max finite (2 - 2^(1-bits)) · 2^127); overflow gives ±inf.
 pub fn round_to_bits(v: f64, bits: i32) -> f64 {
@@ -18,14 +25,17 @@ pub fn round_to_bits(v: f64, bits: i32) -> f64 {
     }
     // Unbiased exponent of |v| (v comes from f32 inputs, never an f64 subnormal).
     let e = ((v.to_bits() >> 52) & 0x7ff) as i32 - 1023;
-    let quantum = 2f64.powi(e.max(-126) - (bits - 1));
+    let quantum = pow2(e.max(-126) - (bits - 1));
     let q = v / quantum; // exact: a power-of-two scaling
-    let fl = q.floor();
+                         // floor(q) without a libm call: |q| < 2^bits (<= 2^24), so the truncation is exact.
+    let t = q as i64 as f64;
+    let fl = if t > q { t - 1.0 } else { t };
     let frac = q - fl; // exact: q has at most 53 significant bits
-    let up = frac > 0.5 || (frac == 0.5 && fl % 2.0 != 0.0);
+                       // fl is an exact i64, so its low bit is its parity.
+    let up = frac > 0.5 || (frac == 0.5 && (fl as i64) & 1 != 0);
     // copysign: an underflow to zero keeps the sign of v (-0.0 for a tiny negative value).
     let r = ((if up { fl + 1.0 } else { fl }) * quantum).copysign(v);
-    let max = (2.0 - 2f64.powi(1 - bits)) * 2f64.powi(127);
+    let max = (2.0 - pow2(1 - bits)) * pow2(127);
     if r.abs() > max {
         f64::INFINITY.copysign(v)
     } else {

@@ -18,26 +18,144 @@ fn count(n: usize) {
     BYTES_READ.fetch_add(n as u64, Ordering::Relaxed);
 }
 
+const FP_M: u64 = 0xbf58_476d_1ce4_e5b9;
+
+/// One step of a fingerprint lane: bijective in the state for a fixed word and in the word for
+/// a fixed state, so two inputs that differ in one word always leave different lane states.
+#[inline(always)]
+fn fp_step(h: u64, w: u64) -> u64 {
+    let h = (h ^ w).wrapping_mul(FP_M);
+    h ^ (h >> 29)
+}
+
+#[inline(always)]
+fn word(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
 /// A 64-bit fingerprint (word-wise multiply-xorshift; not cryptographic, collisions between
-/// distinct random rows are ~2^-64).
+/// distinct random rows are ~2^-64). Four independent lanes take the words of each 32-byte
+/// chunk in turn (so the multiply chains overlap and the hash runs at memory speed); the tail
+/// goes through lane 0 and the lanes are folded with the same step, then finalized. A
+/// difference in a single word always changes the result.
 pub fn fp64(b: &[u8]) -> u64 {
-    const M: u64 = 0xbf58_476d_1ce4_e5b9;
-    let mut h: u64 = 0x9e37_79b9_7f4a_7c15 ^ (b.len() as u64).wrapping_mul(M);
-    let mut chunks = b.chunks_exact(8);
+    let mut h = [
+        0x9e37_79b9_7f4a_7c15 ^ (b.len() as u64).wrapping_mul(FP_M),
+        0x243f_6a88_85a3_08d3,
+        0x1319_8a2e_0370_7344,
+        0xa409_3822_299f_31d0,
+    ];
+    let mut chunks = b.chunks_exact(32);
     for c in &mut chunks {
-        let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-        h = (h ^ w).wrapping_mul(M);
-        h ^= h >> 29;
+        h[0] = fp_step(h[0], word(c, 0));
+        h[1] = fp_step(h[1], word(c, 8));
+        h[2] = fp_step(h[2], word(c, 16));
+        h[3] = fp_step(h[3], word(c, 24));
     }
     let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut t = [0u8; 8];
-        t[..rest.len()].copy_from_slice(rest);
-        h = (h ^ u64::from_le_bytes(t) ^ 0xff).wrapping_mul(M);
-        h ^= h >> 29;
+    let mut words = rest.chunks_exact(8);
+    for c in &mut words {
+        h[0] = fp_step(h[0], word(c, 0));
     }
-    h = (h ^ (h >> 32)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    h ^ (h >> 31)
+    let tail = words.remainder();
+    if !tail.is_empty() {
+        let mut t = [0u8; 8];
+        t[..tail.len()].copy_from_slice(tail);
+        h[0] = fp_step(h[0], u64::from_le_bytes(t) ^ 0xff);
+    }
+    let mut acc = h[0];
+    for &l in &h[1..] {
+        acc = fp_step(acc, l);
+    }
+    acc = (acc ^ (acc >> 32)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    acc ^ (acc >> 31)
+}
+
+/// Asks the kernel to start reading `bytes` (a slice of a file map) now, so that a cold-cache
+/// run overlaps its disk reads with the hashing instead of faulting pages in one by one.
+/// Advice only: it changes no data, and a failure (or memory that is not a file map) is ignored.
+pub fn will_need(bytes: &[u8]) {
+    #[cfg(unix)]
+    {
+        if bytes.is_empty() {
+            return;
+        }
+        // SAFETY: sysconf has no memory effects.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
+        let start = bytes.as_ptr() as usize;
+        let lo = start - start % page;
+        // SAFETY: MADV_WILLNEED only schedules reads of pages of this process's own mapping
+        // (the range covers `bytes`, rounded out to pages, which are mapped while `bytes` is
+        // borrowed); it never changes the memory's contents or protection.
+        unsafe {
+            libc::madvise(
+                lo as *mut libc::c_void,
+                start + bytes.len() - lo,
+                libc::MADV_WILLNEED,
+            );
+        }
+    }
+}
+
+/// Threads the verifier splits row work over: the OS's available parallelism.
+pub fn threads() -> usize {
+    crate::codec::parallel::default_threads()
+}
+
+/// Below this many rows per thread a range stays on the calling thread.
+const MIN_ROWS_PER_THREAD: u64 = 512;
+
+/// `f` over contiguous sub-ranges of `range` on up to [`threads`] scoped threads, the results
+/// concatenated in range order (so the output is the same as `f(range)`).
+pub fn par_ranges<T: Send>(
+    range: std::ops::Range<u64>,
+    f: impl Fn(std::ops::Range<u64>) -> Vec<T> + Sync,
+) -> Vec<T> {
+    let n = range.end.saturating_sub(range.start);
+    let t = (threads() as u64).min(n / MIN_ROWS_PER_THREAD).max(1);
+    if t == 1 {
+        return f(range);
+    }
+    let step = n.div_ceil(t);
+    std::thread::scope(|s| {
+        let f = &f;
+        let handles: Vec<_> = (0..t)
+            .map(|i| {
+                let lo = range.start + i * step;
+                let hi = (lo + step).min(range.end);
+                s.spawn(move || f(lo..hi))
+            })
+            .collect();
+        let mut out = Vec::with_capacity(n as usize);
+        for h in handles {
+            out.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        out
+    })
+}
+
+/// Copies `bpr` groups of `W` bytes from a plane span into their slot of each ggml block
+/// (a fixed width, so the copy is a few moves instead of a `memcpy` call per group).
+#[inline(always)]
+fn scatter_fixed<const W: usize>(dst: &mut [u8], src: &[u8], bb: usize, lo: usize, bpr: usize) {
+    for g in 0..bpr {
+        let s: &[u8; W] = src[g * W..(g + 1) * W].try_into().expect("W bytes");
+        dst[g * bb + lo..g * bb + lo + W].copy_from_slice(s);
+    }
+}
+
+/// Reassembles one row's plane spans into ggml blocks (`dst` holds `bpr` blocks).
+fn scatter(dst: &mut [u8], src: &[u8], bb: usize, lo: usize, hi: usize, bpr: usize) {
+    match hi - lo {
+        2 => scatter_fixed::<2>(dst, src, bb, lo, bpr),
+        24 => scatter_fixed::<24>(dst, src, bb, lo, bpr),
+        32 => scatter_fixed::<32>(dst, src, bb, lo, bpr),
+        w => {
+            for g in 0..bpr {
+                dst[g * bb + lo..g * bb + hi].copy_from_slice(&src[g * w..(g + 1) * w]);
+            }
+        }
+    }
 }
 
 /// The ggml block layout of a ternary format, from its plane slices.
@@ -113,24 +231,27 @@ impl<'a> ArtifactRows<'a> {
 
     /// Row `r` reassembled into ggml blocks (valid until the next call).
     pub fn ggml_row(&mut self, r: u64) -> &[u8] {
-        let bb = self.blocks.block_bytes;
-        for (pi, plane) in Plane::ALL.iter().enumerate() {
-            let Some((lo, hi)) = self.blocks.slices[pi] else {
-                continue;
-            };
-            let span = self.view.row(*plane, r);
-            let gb = hi - lo;
-            count(self.bpr * gb);
-            for g in 0..self.bpr {
-                self.buf[g * bb + lo..g * bb + hi].copy_from_slice(&span[g * gb..(g + 1) * gb]);
-            }
-        }
+        assemble_row(&self.view, &self.blocks, self.bpr, r, &mut self.buf);
         &self.buf
     }
 
     /// A fingerprint of row `r` (of its reassembled ggml blocks).
     pub fn fp(&mut self, r: u64) -> u64 {
         fp64(self.ggml_row(r))
+    }
+
+    /// Fingerprints of rows `range` (as [`ArtifactRows::fp`] of each), computed on every core.
+    pub fn fps(&self, range: std::ops::Range<u64>) -> Vec<u64> {
+        will_need(self.view.bytes);
+        let (view, blocks, bpr) = (&self.view, &self.blocks, self.bpr);
+        par_ranges(range, |sub| {
+            let mut buf = vec![0u8; bpr * blocks.block_bytes];
+            sub.map(|r| {
+                assemble_row(view, blocks, bpr, r, &mut buf);
+                fp64(&buf)
+            })
+            .collect()
+        })
     }
 
     /// Row `r` decoded to f64 (`k` values).
@@ -142,6 +263,19 @@ impl<'a> ArtifactRows<'a> {
             .decode(self.ggml_row(r), &mut out)
             .map_err(|e| anyhow!("{} row {r}: {e}", self.view.name))?;
         Ok(out.into_iter().map(f64::from).collect())
+    }
+}
+
+/// Row `r` of `view` reassembled into `buf` (`bpr` ggml blocks), counted in [`BYTES_READ`].
+fn assemble_row(view: &RowSplitView<'_>, blocks: &Blocks, bpr: usize, r: u64, buf: &mut [u8]) {
+    let bb = blocks.block_bytes;
+    for (pi, plane) in Plane::ALL.iter().enumerate() {
+        let Some((lo, hi)) = blocks.slices[pi] else {
+            continue;
+        };
+        let span = view.row(*plane, r);
+        count(bpr * (hi - lo));
+        scatter(buf, span, bb, lo, hi, bpr);
     }
 }
 
@@ -208,5 +342,11 @@ impl<'a> GgufRows<'a> {
     /// A fingerprint of row `r`.
     pub fn fp(&self, r: u64) -> u64 {
         fp64(self.row(r))
+    }
+
+    /// Fingerprints of every row (as [`GgufRows::fp`] of each), computed on every core.
+    pub fn fps(&self) -> Vec<u64> {
+        will_need(self.data);
+        par_ranges(0..self.n, |sub| sub.map(|r| self.fp(r)).collect())
     }
 }

@@ -684,3 +684,135 @@ fn a_bad_spec_row_range_is_spec_invalid_and_a_short_tensor_is_tensor_shape() {
         vec![0, 1, 2, 3]
     );
 }
+
+/// The row fingerprint sees every single-bit change at every position of inputs that end in
+/// each lane and in a partial word, distinguishes a zero-padded input from a shorter one, and
+/// sees two words of different lanes swapped.
+#[test]
+fn fp64_sees_every_bit_flip_padding_and_word_swaps() {
+    use verify::rows::fp64;
+    let base: Vec<u8> = (0..80u32).map(|i| (i * 37 + 11) as u8).collect();
+    for len in 0..=80 {
+        let b = &base[..len];
+        let h = fp64(b);
+        for at in 0..len {
+            for bit in [0, 7] {
+                let mut c = b.to_vec();
+                c[at] ^= 1 << bit;
+                assert_ne!(fp64(&c), h, "len {len} byte {at} bit {bit}");
+            }
+        }
+        let mut padded = b.to_vec();
+        padded.push(0);
+        assert_ne!(fp64(&padded), h, "len {len} vs zero-padded");
+    }
+    for (i, j) in [(0, 1), (0, 4), (1, 2), (3, 8), (8, 9)] {
+        let mut c = base.clone();
+        for k in 0..8 {
+            c.swap(8 * i + k, 8 * j + k);
+        }
+        assert_ne!(fp64(&c), fp64(&base), "words {i} and {j} swapped");
+    }
+}
+
+/// `par_ranges` returns exactly the sequential result, for ranges below, at and above the
+/// per-thread minimum and with a non-zero start.
+#[test]
+fn par_ranges_equals_the_sequential_map() {
+    use verify::rows::par_ranges;
+    for (lo, hi) in [
+        (0, 0),
+        (5, 6),
+        (0, 511),
+        (0, 1024),
+        (3, 1027),
+        (7, 5000),
+        (0, 12345),
+    ] {
+        let f = |r: std::ops::Range<u64>| r.map(|i| i * i + 1).collect::<Vec<u64>>();
+        assert_eq!(par_ranges(lo..hi, f), f(lo..hi), "{lo}..{hi}");
+    }
+}
+
+/// The audit's multiset counts (sorted runs) equal a hash-map recount written here, on random
+/// multisets with many duplicates, and the documented control shapes come out as documented.
+#[test]
+fn audit_counts_equal_an_independent_hash_map_recount() {
+    use std::collections::HashMap;
+    use verify::assembly::audit;
+    fn recount(art: &[u64], sel: &[u64]) -> (u64, u64, u64) {
+        let mut a: HashMap<u64, u64> = HashMap::new();
+        let mut s: HashMap<u64, u64> = HashMap::new();
+        art.iter().for_each(|x| *a.entry(*x).or_default() += 1);
+        sel.iter().for_each(|x| *s.entry(*x).or_default() += 1);
+        let (mut rep, mut miss, mut dup) = (0, 0, 0);
+        for (k, &c) in &a {
+            let n = s.get(k).copied().unwrap_or(0);
+            if c > n {
+                rep += c - n;
+                if c > 1 {
+                    dup += c;
+                }
+            }
+        }
+        for (k, &n) in &s {
+            miss += n.saturating_sub(a.get(k).copied().unwrap_or(0));
+        }
+        (rep, miss, dup)
+    }
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    for round in 0..200 {
+        let (n, m, domain) = (next(60), next(60), 1 + next(25));
+        let art: Vec<u64> = (0..n).map(|_| next(domain)).collect();
+        let sel: Vec<u64> = (0..m).map(|_| next(domain)).collect();
+        let c = audit(&art, &sel, &sel);
+        assert_eq!(
+            (c.repeated, c.missing, c.duplicate_rows),
+            recount(&art, &sel),
+            "round {round}"
+        );
+    }
+    let e: Vec<u64> = (100..110).collect();
+    let mut dd = e.clone();
+    dd[1] = dd[0];
+    let c = audit(&dd, &e, &e);
+    assert_eq!(
+        (c.order_mismatches, c.repeated, c.missing, c.duplicate_rows),
+        (1, 1, 1, 2)
+    );
+    let rot: Vec<u64> = (0..10).map(|i| e[(i + 1) % 10]).collect();
+    let c = audit(&rot, &e, &e);
+    assert_eq!((c.order_mismatches, c.repeated, c.missing), (10, 0, 0));
+    assert!(audit(&e, &e, &e).clean());
+}
+
+/// `ArtifactRows::fps` (every core, fixed-width reassembly) equals the row-at-a-time
+/// fingerprint and the fingerprint of the packer-independent reassembly `ggml_rows`.
+#[test]
+fn artifact_row_fingerprints_equal_row_by_row() {
+    use verify::rows::{fp64, ArtifactRows, Blocks};
+    for ty in [model::TernaryType::Pq2_0, model::TernaryType::Ptq1_0] {
+        let pk = packed_with_seed(ty, 3);
+        let a = Artifact::parse(&pk.artifact).unwrap();
+        for name in ["text/token_embedding", "text/layers/0/gdn/value_z"] {
+            let v = a.row_split(name).unwrap();
+            let blocks = Blocks::for_format(v.format).unwrap();
+            let n = v.geom.n;
+            let ggml = v.ggml_rows(0..n).unwrap();
+            let mut rows = ArtifactRows::new(a.row_split(name).unwrap(), blocks).unwrap();
+            let fps = rows.fps(0..n);
+            let rb = ggml.len() / n as usize;
+            for r in 0..n {
+                assert_eq!(fps[r as usize], rows.fp(r), "{name} row {r}");
+                let want = fp64(&ggml[r as usize * rb..(r as usize + 1) * rb]);
+                assert_eq!(fps[r as usize], want, "{name} row {r}");
+            }
+        }
+    }
+}

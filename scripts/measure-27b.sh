@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# measure-27b.sh — full-scale timings (synthetic bonsai-2-27b, PQ2_0) of `verify --template
+# --sweep` and `unpack`, each next to the machine bound measured in the same minute, printed as
+# one Markdown table (docs/verify-measurements.md records its runs).
+#
+# Usage: scripts/measure-27b.sh [--dir DIR] [--bin PATH] [--runs N] [--cold] [--scratch DIR]
+#   --dir DIR      holds m27.gguf, t27.ninfer, a27.ninfer (default /work/big); a missing file is
+#                  generated there with the release binary (synth --profile bonsai-2-27b --format
+#                  pq2_0; synth-template; pack), which takes minutes and ~33 GB of disk.
+#   --bin PATH     the binary (default target/release/ninfer-ternary; built if absent).
+#   --runs N       warm repetitions, best taken (default 3).
+#   --cold         also one cold-cache verify: drops the page cache (root; `sync; echo 3 >
+#                  /proc/sys/vm/drop_caches` evicts EVERY process's cache), measures the disk with
+#                  a cold `dd` of the artifact, drops again and runs verify; the bound is the bytes
+#                  verify made the kernel read from disk (getrusage inblock x 512) at dd's rate.
+#   --scratch DIR  where `cp` writes its copy of the artifact (default DIR; deleted at once).
+#
+# Rows (measured = best wall of the runs; CPU s = its user + sys; disk MB = what it read from
+# disk, getrusage inblock: a "warm" run with a large number was not warm; load = 1-minute load
+# average before the best run):
+#   cp artifact      the pack bound: pack must stay <= 1.2x of it (no ratio here; pack's own row
+#                    is added by whoever measures pack — add a measure_* function and a row call).
+#   dd warm          page-cache read of verify's payload bytes from the artifact (1 core, with copy).
+#   verify warm      bound = verify's payload bytes read / dd warm's rate (the "memory" bound of a
+#                    one-core copy; verify hashes on every core without copying).
+#   verify cold      (--cold) bound = disk bytes it read / the cold dd's rate.
+#   unpack warm      bound = the bytes it compares (rebuilt + source: 2 x rebuilt) / dd warm's rate.
+# Timings are noisy on a shared machine: read the load column. One function per measured command;
+# each appends a row with `row NAME MEASURED_S BOUND_S BOUND_DESC GBPS LOAD`.
+set -euo pipefail
+
+DIR=/work/big
+BIN=target/release/ninfer-ternary
+RUNS=3
+COLD=0
+SCRATCH=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dir) DIR=$2; shift 2 ;;
+    --bin) BIN=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --cold) COLD=1; shift ;;
+    --scratch) SCRATCH=$2; shift 2 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    *) echo "measure-27b.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+SCRATCH=${SCRATCH:-$DIR}
+GGUF=$DIR/m27.gguf TPL=$DIR/t27.ninfer ART=$DIR/a27.ninfer
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"; rm -f "$SCRATCH/.measure-27b-cp.$$"' EXIT
+
+[ -x "$BIN" ] || cargo build --release
+mkdir -p "$DIR"
+[ -f "$GGUF" ] || "$BIN" synth --profile bonsai-2-27b --format pq2_0 -o "$GGUF"
+[ -f "$TPL" ] || "$BIN" synth-template --profile bonsai-2-27b -o "$TPL"
+[ -f "$ART" ] || "$BIN" pack --gguf "$GGUF" --template "$TPL" -o "$ART"
+
+ROWS=()
+load() { cut -d' ' -f1 /proc/loadavg; }
+# row NAME MEASURED BOUND BOUND_DESC GBPS LOAD [TIMEFILE] (BOUND "-" for none). TIMEFILE (a
+# `timed` output) adds the run's CPU seconds (user + sys) and the MB it read from disk.
+row() {
+  local ratio=- bound=-
+  if [ "$3" != - ]; then
+    ratio=$(awk -v m="$2" -v b="$3" 'BEGIN { printf "%.2f", m / b }')
+    bound="$3 s"
+  fi
+  local cpu=- disk=-
+  if [ -n "${7:-}" ]; then
+    cpu=$(awk '{ printf "%.2f", $2 + $3 }' "$7")
+    disk=$(awk '{ printf "%.0f", $4 * 512 / 1e6 }' "$7")
+  fi
+  ROWS+=("| $1 | $2 s | $bound | $4 | $ratio | $5 | $cpu | $disk | $6 |")
+}
+# timed OUT CMD...: runs CMD (stdout to /dev/null, stderr to OUT.err) under GNU time; OUT gets
+# "wall user sys inblocks".
+timed() {
+  local out=$1; shift
+  /usr/bin/time -f "%e %U %S %I" -o "$out" "$@" >/dev/null 2>"$out.err"
+}
+# best NAME CMD...: RUNS runs of CMD; sets BEST_S, BEST_LOAD, BEST_ERR (the best run's stderr).
+best() {
+  local name=$1; shift
+  BEST_S=; BEST_LOAD=; BEST_ERR=; BEST_TIME=
+  for i in $(seq "$RUNS"); do
+    local l; l=$(load)
+    timed "$TMP/$name.$i" "$@"
+    local w; w=$(cut -d' ' -f1 "$TMP/$name.$i")
+    if [ -z "$BEST_S" ] || awk -v a="$w" -v b="$BEST_S" 'BEGIN { exit !(a < b) }'; then
+      BEST_S=$w BEST_LOAD=$l BEST_ERR="$TMP/$name.$i.err" BEST_TIME="$TMP/$name.$i"
+    fi
+  done
+}
+gbps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.2f", b / s / 1e9 }'; }
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+
+measure_cp() {
+  best cp cp "$ART" "$SCRATCH/.measure-27b-cp.$$"
+  rm -f "$SCRATCH/.measure-27b-cp.$$"
+  local bytes; bytes=$(stat -c %s "$ART")
+  row "cp a27.ninfer (pack bound)" "$BEST_S" - "pack <= 1.2x this" "$(gbps "$bytes" "$BEST_S")" "$BEST_LOAD" "$BEST_TIME"
+}
+
+# The payload bytes verify reads (its stats line), from one untimed warm-up run.
+VERIFY=("$BIN" verify "$ART" --gguf "$GGUF" --template "$TPL" --sweep)
+verify_bytes() {
+  "${VERIFY[@]}" >/dev/null 2>"$TMP/vbytes.err" || true
+  sed -n 's/.*payload bytes read \([0-9]*\).*/\1/p' "$TMP/vbytes.err"
+}
+
+measure_dd_warm() {
+  local mib=$(( ($1 + (1 << 20) - 1) >> 20 ))
+  best dd dd if="$ART" of=/dev/null bs=1M count="$mib"
+  DD_WARM_GBPS=$(gbps "$(( mib << 20 ))" "$BEST_S")
+  row "dd warm, $mib MiB of a27.ninfer" "$BEST_S" - "page-cache read, 1 core" "$DD_WARM_GBPS" "$BEST_LOAD" "$BEST_TIME"
+}
+
+measure_verify_warm() {
+  local bytes=$1
+  best verify "${VERIFY[@]}"
+  local bound; bound=$(awk -v b="$bytes" -v r="$DD_WARM_GBPS" 'BEGIN { printf "%.2f", b / r / 1e9 }')
+  row "verify --template --sweep, warm ($bytes B read)" "$BEST_S" "$bound" "bytes / dd warm rate" "$(gbps "$bytes" "$BEST_S")" "$BEST_LOAD" "$BEST_TIME"
+}
+
+measure_verify_cold() {
+  drop_caches
+  local l; l=$(load)
+  timed "$TMP/ddcold" dd if="$ART" of=/dev/null bs=16M
+  local dd_s; dd_s=$(cut -d' ' -f1 "$TMP/ddcold")
+  local disk; disk=$(gbps "$(stat -c %s "$ART")" "$dd_s")
+  row "dd cold, all of a27.ninfer" "$dd_s" - "disk read" "$disk" "$l" "$TMP/ddcold"
+  drop_caches
+  l=$(load)
+  timed "$TMP/vcold" "${VERIFY[@]}" || true
+  local w inb; w=$(cut -d' ' -f1 "$TMP/vcold"); inb=$(cut -d' ' -f4 "$TMP/vcold")
+  local bytes=$(( inb * 512 ))
+  local bound; bound=$(awk -v b="$bytes" -v r="$disk" 'BEGIN { printf "%.2f", b / r / 1e9 }')
+  row "verify --template --sweep, cold ($bytes B from disk)" "$w" "$bound" "disk bytes / dd cold rate" "$(gbps "$bytes" "$w")" "$l" "$TMP/vcold"
+}
+
+measure_unpack_warm() {
+  best unpack "$BIN" unpack "$ART" --gguf "$GGUF"
+  local rebuilt; rebuilt=$(sed -n 's/.*(\([0-9]*\) bytes rebuilt).*/\1/p' "$TMP/unpack.warmup" | head -1)
+  rebuilt=${rebuilt:-0}
+  local bound=-
+  [ "$rebuilt" != 0 ] && bound=$(awk -v b="$rebuilt" -v r="$DD_WARM_GBPS" 'BEGIN { printf "%.2f", 2 * b / r / 1e9 }')
+  row "unpack (proof, $rebuilt B rebuilt)" "$BEST_S" "$bound" "2 x rebuilt / dd warm rate" "$(gbps "$(( 2 * rebuilt ))" "$BEST_S")" "$BEST_LOAD" "$BEST_TIME"
+}
+
+# Warm-ups first (they fill the page cache), cp after the warm runs (its 8 GB of written pages
+# evict cached input), the cold run last.
+VBYTES=$(verify_bytes)
+"$BIN" unpack "$ART" --gguf "$GGUF" >"$TMP/unpack.warmup" 2>&1 || true
+measure_dd_warm "$VBYTES"
+measure_verify_warm "$VBYTES"
+measure_unpack_warm
+measure_cp
+if [ "$COLD" = 1 ]; then measure_verify_cold; fi
+
+echo "Measured $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(free -g | awk '/Mem:/ { print $2 }') GiB RAM; $BIN; best of $RUNS warm runs."
+echo
+echo "| step | measured | bound | bound is | ratio | GB/s | CPU s | disk MB | load |"
+echo "|---|---:|---:|---|---:|---:|---:|---:|---:|"
+printf '%s\n' "${ROWS[@]}"
