@@ -6,6 +6,39 @@
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
 
+/// SplitMix64's state increment per draw (the golden-ratio constant).
+const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// SplitMix64's output function of a state.
+#[inline(always)]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Draws `state + (k+1)·γ` mixed into `out[k]`: each lane independent, so it vectorizes.
+#[inline(always)]
+fn fill_from(state: u64, out: &mut [u64]) {
+    let mut s = state;
+    for o in out.iter_mut() {
+        s = s.wrapping_add(GAMMA);
+        *o = mix(s);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq")]
+fn fill_avx512(state: u64, out: &mut [u64]) {
+    fill_from(state, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn fill_avx2(state: u64, out: &mut [u64]) {
+    fill_from(state, out)
+}
+
 impl Rng {
     /// The stream of `seed`.
     pub fn new(seed: u64) -> Rng {
@@ -24,11 +57,35 @@ impl Rng {
 
     /// The next 64 bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0 = self.0.wrapping_add(GAMMA);
+        mix(self.0)
+    }
+
+    /// Skips `n` draws: SplitMix64's state after `n` draws is `state + n·γ` (mod 2^64), so a
+    /// worker can start anywhere in a stream and produce exactly the sequential draws.
+    pub fn advance(&mut self, n: u64) {
+        self.0 = self.0.wrapping_add(n.wrapping_mul(GAMMA));
+    }
+
+    /// The next `out.len()` draws, the same values as that many [`Self::next_u64`] calls
+    /// (vectorized with AVX-512 or AVX2 where the CPU has them).
+    pub fn fill_u64(&mut self, out: &mut [u64]) {
+        let s = self.0;
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512dq") {
+                // SAFETY: the CPU has the features the function is compiled for.
+                unsafe { fill_avx512(s, out) };
+            } else if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: as above.
+                unsafe { fill_avx2(s, out) };
+            } else {
+                fill_from(s, out);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        fill_from(s, out);
+        self.advance(out.len() as u64);
     }
 
     /// Uniform in [0, 1).
@@ -46,16 +103,27 @@ impl Rng {
         (0..n).map(|_| self.next_u64() as u8).collect()
     }
 
-    /// Fills `out` with pseudo-random bytes, eight per draw.
+    /// Fills `out` with pseudo-random bytes, eight per draw (little-endian), plus one draw
+    /// for a partial last word: byte `i` of a fill is byte `i % 8` of draw `i / 8`.
     pub fn fill(&mut self, out: &mut [u8]) {
-        let mut chunks = out.chunks_exact_mut(8);
+        let mut words = [0u64; 512];
+        let mut chunks = out.chunks_exact_mut(8 * words.len());
         for c in &mut chunks {
-            c.copy_from_slice(&self.next_u64().to_le_bytes());
+            self.fill_u64(&mut words);
+            for (o, w) in c.chunks_exact_mut(8).zip(&words) {
+                o.copy_from_slice(&w.to_le_bytes());
+            }
         }
         let rest = chunks.into_remainder();
-        let v = self.next_u64().to_le_bytes();
-        let n = rest.len();
-        rest.copy_from_slice(&v[..n]);
+        let n = rest.len().div_ceil(8);
+        self.fill_u64(&mut words[..n]);
+        for (o, w) in rest.chunks_mut(8).zip(&words) {
+            o.copy_from_slice(&w.to_le_bytes()[..o.len()]);
+        }
+        if rest.len() % 8 == 0 {
+            // The sequential form always took one draw for the (possibly empty) remainder.
+            self.advance(1);
+        }
     }
 }
 
@@ -74,5 +142,49 @@ mod tests {
         );
         // Pinned first value of SplitMix64 from seed 0 (reference value of the published algorithm).
         assert_eq!(Rng::new(0).next_u64(), 0xe220_a839_7b1d_cdaf);
+    }
+
+    /// The sequential definitions the fast paths must equal.
+    fn seq_fill(r: &mut Rng, out: &mut [u8]) {
+        let mut chunks = out.chunks_exact_mut(8);
+        for c in &mut chunks {
+            c.copy_from_slice(&r.next_u64().to_le_bytes());
+        }
+        let rest = chunks.into_remainder();
+        let v = r.next_u64().to_le_bytes();
+        let n = rest.len();
+        rest.copy_from_slice(&v[..n]);
+    }
+
+    #[test]
+    fn advance_and_fill_u64_equal_the_sequential_draws() {
+        let mut seq = Rng::new(42);
+        let want: Vec<u64> = (0..5000).map(|_| seq.next_u64()).collect();
+        for start in [0usize, 1, 7, 130, 4096] {
+            for len in [0usize, 1, 3, 8, 9, 130, 777] {
+                let mut r = Rng::new(42);
+                r.advance(start as u64);
+                let mut got = vec![0u64; len];
+                r.fill_u64(&mut got);
+                assert_eq!(got, want[start..start + len], "start {start} len {len}");
+                assert_eq!(r.next_u64(), want[start + len], "state after fill");
+            }
+        }
+        // Negative control: advancing by one draw too many misses the stream.
+        let mut r = Rng::new(42);
+        r.advance(8);
+        assert_ne!(r.next_u64(), want[7]);
+    }
+
+    #[test]
+    fn fill_equals_the_sequential_byte_stream() {
+        for len in [0usize, 1, 7, 8, 9, 4095, 4096, 4097, 12_345] {
+            let (mut a, mut b) = (Rng::new(9), Rng::new(9));
+            let (mut x, mut y) = (vec![0u8; len], vec![0u8; len]);
+            a.fill(&mut x);
+            seq_fill(&mut b, &mut y);
+            assert_eq!(x, y, "len {len}");
+            assert_eq!(a.next_u64(), b.next_u64(), "state after fill of {len}");
+        }
     }
 }

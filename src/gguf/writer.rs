@@ -273,6 +273,7 @@ impl GgufWriter {
             offsets,
             next: 0,
             pos: 0,
+            open: None,
         })
     }
 }
@@ -314,6 +315,7 @@ impl GgufWriter {
             offsets,
             next: 0,
             pos: 0,
+            open: None,
         })
     }
 }
@@ -326,12 +328,20 @@ pub struct GgufStream<'w, W: Write> {
     next: usize,
     /// Bytes written into the data section so far.
     pos: u64,
+    /// `(size, bytes still to come)` of a tensor being written in parts.
+    open: Option<(u64, u64)>,
 }
 
 impl<W: Write> GgufStream<'_, W> {
     /// Checks the next tensor's position and zero-fills up to it.
     fn begin(&mut self, len: u64) -> Result<&WriterTensor> {
         let i = self.next;
+        if let Some((_, left)) = self.open {
+            return Err(werr(
+                "tensor data",
+                format!("tensor {i} still lacks {left} bytes of its parts"),
+            ));
+        }
         let t = self.w.tensors.get(i).ok_or_else(|| {
             werr(
                 "tensor data",
@@ -404,6 +414,50 @@ impl<W: Write> GgufStream<'_, W> {
         self.end(n)
     }
 
+    /// Starts the next tensor, whose bytes then come in any number of [`Self::write_part`]
+    /// calls (a tensor generated in chunks); its padding follows the last part.
+    pub fn begin_tensor(&mut self) -> Result<()> {
+        let n = self.w.tensors.get(self.next).map(|t| t.nbytes).unwrap_or(0);
+        self.begin(n)?;
+        if n == 0 {
+            return self.end(0);
+        }
+        self.open = Some((n, n));
+        Ok(())
+    }
+
+    /// Writes the next piece of the tensor begun by [`Self::begin_tensor`]; the piece that
+    /// completes it also writes its padding. Empty pieces are no-ops; a piece past the
+    /// tensor's size is an error.
+    pub fn write_part(&mut self, data: &[u8]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let i = self.next;
+        let Some((size, left)) = self.open else {
+            return Err(werr("tensor data", format!("tensor {i} was not begun")));
+        };
+        if data.len() as u64 > left {
+            return Err(werr(
+                "tensor data",
+                format!(
+                    "a {}-byte part exceeds tensor {i}'s {left} remaining bytes",
+                    data.len()
+                ),
+            ));
+        }
+        self.out
+            .write_all(data)
+            .map_err(|e| werr("tensor data", e.to_string()))?;
+        let left = left - data.len() as u64;
+        if left > 0 {
+            self.open = Some((size, left));
+            return Ok(());
+        }
+        self.open = None;
+        self.end(size)
+    }
+
     /// Index of the next tensor to write.
     pub fn next_index(&self) -> usize {
         self.next
@@ -411,7 +465,7 @@ impl<W: Write> GgufStream<'_, W> {
 
     /// Finishes; every tensor must have been written.
     pub fn finish(mut self) -> Result<W> {
-        if self.next != self.w.tensors.len() {
+        if self.next != self.w.tensors.len() || self.open.is_some() {
             return Err(werr(
                 "tensor data",
                 format!("{} of {} tensors written", self.next, self.w.tensors.len()),

@@ -2,4 +2,8 @@
 
 pub mod model;
 pub mod oracle;
+mod par;
 pub mod template;
+
+#[cfg(test)]
+mod pins;

@@ -10,7 +10,7 @@ use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{GgufWriter, MetaValue, ValueType};
 use crate::rng::Rng;
 use crate::spec::{self, mapping, ModelProfile, TensorClass};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 
 /// The ternary GGUF type a synthetic model uses: the one table-derived name
@@ -70,37 +70,157 @@ pub fn encode_block(ty: TernaryType, trits: &[u8; 128], d: u16, out: &mut Vec<u8
     }
 }
 
-/// Streams a ternary tensor's blocks (bounded memory: one chunk of blocks at a time).
-struct TernaryStream {
-    ty: TernaryType,
-    rng: Rng,
-    next_block: u64,
-    blocks: u64,
-    buf: Vec<u8>,
-    pos: usize,
+/// Draws one block takes from its tensor's stream: two for the scale (Box–Muller), then 32 per
+/// position class (one per zero placed, one per sign of the rest) — fixed, so block `b` starts
+/// at draw `130·b` and any range of blocks can be generated on its own.
+pub const DRAWS_PER_BLOCK: u64 = 130;
+
+/// Blocks per parallel job (about 1 MiB of PQ2_0 output).
+const JOB_BLOCKS: u64 = 1 << 15;
+
+/// [`block_scale`] from its two draws.
+fn scale_from_draws(d0: u64, d1: u64) -> u16 {
+    let unit = |x: u64| (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+    let u1 = 1.0 - unit(d0);
+    let u2 = unit(d1);
+    let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+    codec::f32_to_f16((SCALE_MEDIAN * (0.35 * z).exp()) as f32)
 }
 
-impl Read for TernaryStream {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        if self.pos == self.buf.len() {
-            if self.next_block == self.blocks {
-                return Ok(0);
-            }
-            self.buf.clear();
-            self.pos = 0;
-            let end = (self.next_block + 8192).min(self.blocks);
-            for b in self.next_block..end {
-                let d = block_scale(&mut self.rng);
-                let t = block_trits(&mut self.rng, b);
-                encode_block(self.ty, &t, d, &mut self.buf);
-            }
-            self.next_block = end;
-        }
-        let k = out.len().min(self.buf.len() - self.pos);
-        out[..k].copy_from_slice(&self.buf[self.pos..self.pos + k]);
-        self.pos += k;
-        Ok(k)
+/// Spreads bit `k` of `m` to bit `2k` (the "part 1 by 1" of Morton codes).
+#[inline(always)]
+fn part1by1(m: u32) -> u64 {
+    let mut x = m as u64;
+    x = (x | x << 16) & 0x0000_ffff_0000_ffff;
+    x = (x | x << 8) & 0x00ff_00ff_00ff_00ff;
+    x = (x | x << 4) & 0x0f0f_0f0f_0f0f_0f0f;
+    x = (x | x << 2) & 0x3333_3333_3333_3333;
+    (x | x << 1) & 0x5555_5555_5555_5555
+}
+
+/// One position class of [`block_trits`] from its 32 draws, as 2-bit fields: field `p` is the
+/// trit of element `4p + c`.
+///
+/// [`block_trits`] swaps position indices (a partial Fisher–Yates over `pos`) and then stores
+/// trit `val[i]` at `pos[i]`; the same result is `val` with the same swaps applied in reverse
+/// order (`pos` is the product of the transpositions, and its inverse is the product reversed).
+/// Here `val` lives in one register, 32 fields of 2 bits, and the divisors are constants.
+#[inline(always)]
+fn class_fields(d: &[u64; 32], eleven: bool) -> u64 {
+    let mut signs = 0u32;
+    for (k, x) in d.iter().enumerate() {
+        signs |= ((x & 1) as u32) << k;
     }
+    let zeros = if eleven { 11 } else { 10 };
+    let low = (1u64 << (2 * zeros)) - 1;
+    let mut v = (part1by1(signs) << 1 & !low) | (0x5555_5555_5555_5555 & low);
+    macro_rules! swap {
+        ($($i:literal)*) => {$(
+            let j = $i + d[$i] % (32 - $i);
+            let x = ((v >> (2 * $i)) ^ (v >> (2 * j))) & 3;
+            v ^= (x << (2 * $i)) | (x << (2 * j));
+        )*};
+    }
+    if eleven {
+        swap!(10);
+    }
+    swap!(9 8 7 6 5 4 3 2 1 0);
+    v
+}
+
+/// 8 fields of 2 bits (the low 16 bits of `x`) spread to one field per byte, little-endian.
+#[inline(always)]
+fn spread8(x: u64) -> u64 {
+    let x = x & 0xffff;
+    let x = (x | x << 24) & 0x0000_00ff_0000_00ff;
+    let x = (x | x << 12) & 0x000f_000f_000f_000f;
+    (x | x << 6) & 0x0303_0303_0303_0303
+}
+
+/// Encodes block `b` (its 130 draws `d`) in `ty`: the same bytes as [`block_scale`],
+/// [`block_trits`] and [`encode_block`] in sequence.
+fn encode_from_draws(ty: TernaryType, d: &[u64], b: u64, out: &mut Vec<u8>) {
+    let scale = scale_from_draws(d[0], d[1]);
+    let mut q = [0u64; 4];
+    for (c, qc) in q.iter_mut().enumerate() {
+        let draws = d[2 + 32 * c..2 + 32 * (c + 1)]
+            .try_into()
+            .expect("32 draws");
+        *qc = class_fields(draws, (c as u64 + b) % 2 == 0);
+    }
+    match ty {
+        TernaryType::Pq2_0 => {
+            // Element 4p + c is bits 2c of byte 2 + p (spec/codecs.md, PQ2_0).
+            let mut blk = [0u8; pq2::PQ2_0_BYTES];
+            blk[..2].copy_from_slice(&scale.to_le_bytes());
+            for (h, w) in blk[2..].chunks_exact_mut(8).enumerate() {
+                let f = |c: usize| spread8(q[c] >> (16 * h));
+                let word = f(0) | f(1) << 2 | f(2) << 4 | f(3) << 6;
+                w.copy_from_slice(&word.to_le_bytes());
+            }
+            out.extend_from_slice(&blk);
+        }
+        TernaryType::Ptq1_0 => {
+            let t: [u8; 128] = std::array::from_fn(|e| (q[e % 4] >> (2 * (e / 4))) as u8 & 3);
+            out.extend_from_slice(&ptq1::encode_block(&t, scale));
+        }
+    }
+}
+
+/// Appends blocks `first..first + n` of the ternary tensor whose stream starts at `stream`.
+fn encode_blocks(ty: TernaryType, stream: &Rng, first: u64, n: u64, out: &mut Vec<u8>) {
+    const BATCH: usize = 16;
+    let per = DRAWS_PER_BLOCK as usize;
+    let mut rng = stream.clone();
+    rng.advance(first * DRAWS_PER_BLOCK);
+    let mut draws = [0u64; BATCH * DRAWS_PER_BLOCK as usize];
+    out.reserve(n as usize * ty.block_bytes());
+    let mut b = first;
+    while b < first + n {
+        let k = (first + n - b).min(BATCH as u64) as usize;
+        rng.fill_u64(&mut draws[..k * per]);
+        for (j, d) in draws[..k * per].chunks_exact(per).enumerate() {
+            encode_from_draws(ty, d, b + j as u64, out);
+        }
+        b += k as u64;
+    }
+}
+
+/// One parallel job: a range of a ternary tensor's blocks, or a whole dense tensor.
+struct Job {
+    tensor: usize,
+    first: u64,
+    blocks: u64,
+}
+
+/// The jobs of a model in file order (every tensor has at least one).
+fn jobs_of(tensors: &[SynthTensor]) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    for (i, t) in tensors.iter().enumerate() {
+        if t.kind == TensorClass::Ternary {
+            let blocks = t.ne.iter().product::<u64>() / 128;
+            let mut first = 0;
+            loop {
+                let n = (blocks - first).min(JOB_BLOCKS);
+                jobs.push(Job {
+                    tensor: i,
+                    first,
+                    blocks: n,
+                });
+                first += n;
+                if first == blocks {
+                    break;
+                }
+            }
+        } else {
+            jobs.push(Job {
+                tensor: i,
+                first: 0,
+                blocks: 0,
+            });
+        }
+    }
+    jobs
 }
 
 fn float_values(t: &SynthTensor, seed: u64) -> Vec<f32> {
@@ -310,36 +430,59 @@ pub fn write_model<W: Write>(
     write_model_layers(p, ty, seed, None, out, progress)
 }
 
-/// Streams a full (`None`) or reduced model into `out`.
+/// Streams a full (`None`) or reduced model into `out`, generated on every core
+/// ([`crate::codec::parallel::default_threads`]); the bytes do not depend on the thread count.
 pub fn write_model_layers<W: Write>(
     p: &ModelProfile,
     ty: TernaryType,
     seed: u64,
     layers: Option<&[u64]>,
     out: W,
+    progress: impl FnMut(u64),
+) -> Result<W> {
+    let threads = crate::codec::parallel::default_threads();
+    write_model_threads(p, ty, seed, layers, out, threads, progress)
+}
+
+/// [`write_model_layers`] on `threads` generator threads (`<= 1`: all on the calling thread).
+pub fn write_model_threads<W: Write>(
+    p: &ModelProfile,
+    ty: TernaryType,
+    seed: u64,
+    layers: Option<&[u64]>,
+    out: W,
+    threads: usize,
     mut progress: impl FnMut(u64),
 ) -> Result<W> {
     let (w, tensors) = writer_for_layers(p, ty, seed, layers)?;
+    let streams: Vec<Rng> = tensors
+        .iter()
+        .map(|t| Rng::for_name(seed, &t.name))
+        .collect();
+    let jobs = jobs_of(&tensors);
     let mut s = w.stream(out)?;
-    for t in &tensors {
-        if t.kind == TensorClass::Ternary {
-            let blocks = t.ne.iter().product::<u64>() / 128;
-            let src = TernaryStream {
-                ty,
-                rng: Rng::for_name(seed, &t.name),
-                next_block: 0,
-                blocks,
-                buf: Vec::new(),
-                pos: 0,
-            };
-            s.write_tensor_from(src)?;
-            progress(blocks * ty.block_bytes() as u64);
-        } else {
-            let b = dense_bytes(t, seed);
-            s.write_tensor(&b)?;
-            progress(b.len() as u64);
-        }
-    }
+    super::par::ordered(
+        jobs.len(),
+        threads,
+        |i, buf| {
+            let j = &jobs[i];
+            let t = &tensors[j.tensor];
+            if t.kind == TensorClass::Ternary {
+                encode_blocks(ty, &streams[j.tensor], j.first, j.blocks, buf);
+            } else {
+                buf.extend_from_slice(&dense_bytes(t, seed));
+            }
+            Ok(())
+        },
+        |i, bytes| {
+            if jobs[i].first == 0 {
+                s.begin_tensor()?;
+            }
+            s.write_part(bytes)?;
+            progress(bytes.len() as u64);
+            Ok(())
+        },
+    )?;
     s.finish()
 }
 
@@ -427,6 +570,32 @@ mod tests {
         // spec/mapping.md#source-model: PQ2_0 file ≈ 7.21 GB.
         let len = w.file_len().unwrap();
         assert!((7.0e9..7.5e9).contains(&(len as f64)), "{len}");
+    }
+
+    #[test]
+    fn the_parallel_encoder_equals_the_sequential_definition() {
+        // block_scale + block_trits + encode_block (the sequential definition) against
+        // encode_blocks started at arbitrary blocks of the stream, both formats.
+        for ty in [TernaryType::Pq2_0, TernaryType::Ptq1_0] {
+            let stream = Rng::for_name(5, "blk.0.ffn_up.weight");
+            let mut rng = stream.clone();
+            let mut want = Vec::new();
+            for b in 0..600 {
+                let d = block_scale(&mut rng);
+                encode_block(ty, &block_trits(&mut rng, b), d, &mut want);
+            }
+            let bb = ty.block_bytes();
+            for (first, n) in [(0u64, 600u64), (1, 17), (333, 267), (599, 1)] {
+                let mut got = Vec::new();
+                encode_blocks(ty, &stream, first, n, &mut got);
+                let at = first as usize * bb;
+                assert!(got == want[at..at + n as usize * bb], "{ty:?} {first}+{n}");
+            }
+            // Negative control: starting one block late differs.
+            let mut late = Vec::new();
+            encode_blocks(ty, &stream, 1, 1, &mut late);
+            assert_ne!(late, want[..bb]);
+        }
     }
 
     #[test]

@@ -63,18 +63,27 @@ fn fill_object(
             .write_all(&resource_text(&o.name, profile))
             .map_err(crate::fsio::write_err("template"));
     }
-    let mut rng = Rng::for_name(TEMPLATE_SEED, &o.name);
-    let mut buf = vec![0u8; 1 << 20];
-    let mut left = bytes;
-    while left > 0 {
-        let k = left.min(buf.len() as u64) as usize;
-        rng.fill(&mut buf[..k]);
-        w.write_all(&buf[..k])
-            .map_err(crate::fsio::write_err("template"))?;
-        left -= k as u64;
-    }
-    Ok(())
+    // Byte i of an object is byte i % 8 of draw i / 8 of its stream, so chunks of a multiple
+    // of 8 bytes are generated on their own, on every core, and written in order.
+    let stream = Rng::for_name(TEMPLATE_SEED, &o.name);
+    let jobs = bytes.div_ceil(CHUNK) as usize;
+    super::par::ordered(
+        jobs,
+        crate::codec::parallel::default_threads(),
+        |i, buf| {
+            let start = i as u64 * CHUNK;
+            let mut rng = stream.clone();
+            rng.advance(start / 8);
+            buf.resize((bytes - start).min(CHUNK) as usize, 0);
+            rng.fill(buf);
+            Ok(())
+        },
+        |_, b| w.write_all(b).map_err(crate::fsio::write_err("template")),
+    )
 }
+
+/// Bytes per parallel job of an object's contents (a multiple of 8).
+const CHUNK: u64 = 1 << 21;
 
 /// Writes the template atomically to `path`.
 pub fn write_template(profile: &ModelProfile, path: &Path) -> Result<Directory> {
