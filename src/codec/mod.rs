@@ -305,20 +305,7 @@ impl Codec {
     /// Decodes into a new vector.
     pub fn decode_to_vec(self, bytes: &[u8]) -> Result<Vec<f32>> {
         let n = self.blocks_in(bytes.len())? * self.block_elems();
-        // Reserved fallibly: a small (sparse) input can declare more f32s than the process may
-        // hold; that is a clean refusal, not an allocation abort.
-        let mut out = Vec::new();
-        out.try_reserve_exact(n).map_err(|_| {
-            Error::new(
-                ErrorClass::IoMemory,
-                "output",
-                format!(
-                    "{n} decoded values ({} bytes) cannot be allocated",
-                    n as u128 * 4
-                ),
-            )
-        })?;
-        out.resize(n, 0f32);
+        let mut out = alloc_f32(n)?;
         self.decode(bytes, &mut out)?;
         Ok(out)
     }
@@ -517,6 +504,27 @@ impl Codec {
         self.quantize(x, &mut out)?;
         Ok(out)
     }
+}
+
+/// `n` zeroed f32s, reserved fallibly: a small (sparse) input can declare more f32s than the
+/// process may hold; that is a clean `io.memory` refusal, not an allocation abort.
+pub(crate) fn alloc_f32(n: usize) -> Result<Vec<f32>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).map_err(|_| memory_error(n))?;
+    out.resize(n, 0f32);
+    Ok(out)
+}
+
+/// The `io.memory` error for `n` decoded values that cannot be allocated.
+pub(crate) fn memory_error(n: usize) -> Error {
+    Error::new(
+        ErrorClass::IoMemory,
+        "output",
+        format!(
+            "{n} decoded values ({} bytes) cannot be allocated",
+            n as u128 * 4
+        ),
+    )
 }
 
 /// The free-function form of [`Codec::for_ggml_type`].
