@@ -262,24 +262,31 @@ impl Codec {
     }
 
     /// Decodes whole blocks to f32 with the fast path. `bytes.len()` must be a multiple of
-    /// [`Codec::block_bytes`] and `out.len()` the matching element count.
+    /// [`Codec::block_bytes`] and `out.len()` the matching element count. Outputs of at least
+    /// [`simd::STREAM_MIN_BYTES`] are written with non-temporal stores ([`simd::Stores::Auto`]).
     pub fn decode(self, bytes: &[u8], out: &mut [f32]) -> Result<()> {
         self.check_decode(bytes, out.len())?;
+        simd::decode_blocks_stored(self, simd::active(), simd::Stores::Auto, bytes, out);
+        Ok(())
+    }
+
+    /// The fast decode of whole blocks on `path` (callers have checked the lengths): the
+    /// per-path kernels where the codec has them, the one fast loop otherwise.
+    pub(crate) fn decode_blocks_on(self, path: simd::Path, bytes: &[u8], out: &mut [f32]) {
         match self {
             Codec::F32 => direct::decode_f32(bytes, out),
             Codec::F16 => direct::decode_f16(bytes, out),
             Codec::Bf16 => direct::decode_bf16(bytes, out),
             Codec::I32 => direct::decode_i32(bytes, out),
             Codec::Q8_0 => q8_0::decode_rows(bytes, out),
-            Codec::Pq2_0 => pq2::decode_rows::<128>(bytes, out),
-            Codec::Q2_0G64 => pq2::decode_rows::<64>(bytes, out),
-            Codec::Ptq1_0 => ptq1::decode_rows(bytes, out),
-            Codec::Tq1_0 => tq1::decode_rows(bytes, out),
-            Codec::Tq2_0 => tq2::decode_rows(bytes, out),
+            Codec::Pq2_0 => pq2::decode_rows_on::<128>(path, bytes, out),
+            Codec::Q2_0G64 => pq2::decode_rows_on::<64>(path, bytes, out),
+            Codec::Ptq1_0 => ptq1::decode_rows_on(path, bytes, out),
+            Codec::Tq1_0 => tq1::decode_rows_on(path, bytes, out),
+            Codec::Tq2_0 => tq2::decode_rows_on(path, bytes, out),
             Codec::Q1_0 => q1_0::decode_rows(bytes, out),
             Codec::Q2_0sPlanar => q2s_planar::decode_rows(bytes, out),
         }
-        Ok(())
     }
 
     /// Decodes whole blocks with the scalar reference (element-by-element formula).

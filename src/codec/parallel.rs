@@ -1,7 +1,7 @@
 //! Whole-tensor decode on every core: block-aligned chunks, one scoped thread each, every
 //! chunk through the same fast decoder as [`Codec::decode`] (so the output is the same bytes).
 
-use super::Codec;
+use super::{simd, Codec};
 use crate::error::Result;
 
 /// Below this many output elements per thread the spawn costs more than it saves (tests use it
@@ -30,18 +30,31 @@ pub fn decode_parallel(codec: Codec, bytes: &[u8], out: &mut [f32], threads: usi
     }
     let per = blocks.div_ceil(threads);
     let (bb, be) = (codec.block_bytes(), codec.block_elems());
+    // The store kind follows the whole output's size, not a chunk's.
+    let stores = if simd::Stores::Auto.streams(out.len()) {
+        simd::Stores::Streaming
+    } else {
+        simd::Stores::Cached
+    };
+    let path = simd::active();
     std::thread::scope(|s| {
-        let handles: Vec<_> = bytes
-            .chunks(per * bb)
-            .zip(out.chunks_mut(per * be))
-            .map(|(src, dst)| s.spawn(move || codec.decode(src, dst)))
+        let mut chunks = bytes.chunks(per * bb).zip(out.chunks_mut(per * be));
+        // The calling thread decodes the first chunk itself: one spawn fewer per call.
+        let first = chunks.next();
+        let handles: Vec<_> = chunks
+            .map(|(src, dst)| {
+                s.spawn(move || simd::decode_blocks_stored(codec, path, stores, src, dst))
+            })
             .collect();
-        // Every chunk is whole blocks with its matching output, so no chunk can fail the length
-        // contract; still, report the first error rather than dropping it.
-        handles
-            .into_iter()
-            .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-    })
+        if let Some((src, dst)) = first {
+            simd::decode_blocks_stored(codec, path, stores, src, dst);
+        }
+        // Every chunk is whole blocks with its matching output (checked above).
+        for h in handles {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        }
+    });
+    Ok(())
 }
 
 /// [`decode_parallel`] into a new vector (the parallel form of [`Codec::decode_to_vec`]):
