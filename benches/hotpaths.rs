@@ -66,6 +66,8 @@ fn gathers(cr: &mut Criterion) {
     g.bench_function(BenchmarkId::new("perm48", "value_z_27b"), |b| {
         b.iter(|| gather_rows(black_box(&src), hd * row_bytes, &heads))
     });
+    // The index list itself: throughput = rows indexed (an ops bound).
+    g.throughput(Throughput::Elements(rows as u64));
     g.bench_function(BenchmarkId::new("perm_rows_index", "value_z_27b"), |b| {
         b.iter(|| perm_rows(tiling, hd, black_box(rows), "value_z").unwrap())
     });
@@ -139,7 +141,12 @@ fn gguf_header(cr: &mut Criterion) {
     let len = w.file_len().expect("file length");
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("27b-header.gguf");
-    let f = std::fs::File::create(&path).expect("create");
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .expect("create");
     std::io::Write::write_all(&mut &f, &header).expect("write header");
     f.set_len(len).expect("sparse length");
     // SAFETY: a private temp file nobody else writes while it is mapped.
