@@ -125,18 +125,20 @@ def targets_table(r, lines):
                 and "parallel" not in fn}
         l2 = {k: v for k, v in l2.items() if v}
         dram = {k: v for k, v in dram.items() if v}
-        if not l2 or not dram:
+        if not l2 and not dram:
             continue
-        bl2 = max(l2, key=l2.get)
-        bd = max(dram, key=dram.get)
+        bl2 = max(l2, key=l2.get) if l2 else None
+        bd = max(dram, key=dram.get) if dram else None
+        l2v, dv = l2.get(bl2), dram.get(bd)
         b, e = IN_BYTES[c]
         per_w = 4 + b / e
-        traffic = dram[bd] * per_w
+        traffic = dv and dv * per_w
         par = rate(r, ("decode", f"{c}/parallel", "dram"))
         lines.append(
-            f"| {c} | {l2[bl2] / 1e9:.2f} ({bl2}) | {l2[bl2] / 12e9:.2f} | {dram[bd] / 1e9:.2f} ({bd}) "
-            f"| {traffic / 1e9:.1f} | {f(copy and 2 * copy / 1e9, 1)} | {f(copy and traffic / (2 * copy))} "
-            f"| {f(par and par / 1e9)} | {f(par and par / dram[bd])} "
+            f"| {c} | {f(l2v and l2v / 1e9)} ({bl2}) | {f(l2v and l2v / 12e9)} | {f(dv and dv / 1e9)} ({bd}) "
+            f"| {f(traffic and traffic / 1e9, 1)} | {f(copy and 2 * copy / 1e9, 1)} "
+            f"| {f(traffic and copy and traffic / (2 * copy))} "
+            f"| {f(par and par / 1e9)} | {f(par and dv and par / dv)} "
             f"| {f(par and pcopy and par * per_w / (2 * pcopy))} |")
     lines.append("")
     if copy and pcopy:
@@ -145,20 +147,28 @@ def targets_table(r, lines):
         lines.append("")
 
 
-def simple_table(r, lines, group, title, unit, scale, bound=None):
+def simple_table(r, lines, group, title, elem_unit, bound=None):
+    """One row per bench of `group`: median time and throughput (GB/s for byte throughput,
+    G `elem_unit`/s for element throughput, runs/s without one), and ÷ memcpy dram (GB/s)."""
     rows = sorted(k for k in r if k[0] == group)
     if not rows:
         return
-    head = f"| bench | input | median | {unit} |" + (" ÷ memcpy dram |" if bound else "")
+    head = "| bench | input | median | throughput |" + (" ÷ memcpy dram copy |" if bound else "")
     lines += [f"## {title} (`{group}/*`)", "", head,
               "|---|---|--:|--:|" + ("--:|" if bound else "")]
     for k in rows:
-        ns = r[k][0]
+        ns, tp = r[k]
         v = rate(r, k)
         t = f"{ns / 1e6:.3f} ms" if ns < 1e9 else f"{ns / 1e9:.2f} s"
-        row = f"| {k[1]} | {k[2]} | {t} | {f(v and v / scale)} |"
+        if "Bytes" in tp or "BytesDecimal" in tp:
+            thr, ratio = f"{v / 1e9:.3f} GB/s", f(bound and v / bound)
+        elif "Elements" in tp:
+            thr, ratio = f"{v / 1e9:.3f} G {elem_unit}/s", "—"
+        else:
+            thr, ratio = f"{1e9 / ns:.1f} runs/s", "—"
+        row = f"| {k[1]} | {k[2]} | {t} | {thr} |"
         if bound:
-            row += f" {f(v and bound and v / bound)} |"
+            row += f" {ratio} |"
         lines.append(row)
     lines.append("")
 
@@ -205,14 +215,14 @@ def main():
     targets_table(r, lines)
     memcpy_table(r, lines)
     decode_tables(r, lines)
-    simple_table(r, lines, "quantize", "Quantize (reference quantizers)", "G weights/s", 1e9)
-    simple_table(r, lines, "planes", "Plane assemble / disassemble", "GB/s", 1e9, copy)
-    simple_table(r, lines, "gather", "Row gathers (27B shapes)", "GB/s", 1e9, copy)
-    simple_table(r, lines, "fingerprint", "Row fingerprints", "GB/s", 1e9, copy)
-    simple_table(r, lines, "hadamard", "Hadamard transform", "G butterflies/s", 1e9)
-    simple_table(r, lines, "gguf_header", "GGUF header parse, 27B (851 tensors)", "MB/s", 1e6)
-    simple_table(r, lines, "verify_gate", "Verify gates on the nano artifact", "runs/s", 1)
-    simple_table(r, lines, "corpus", "Corpus generation", "MB/s", 1e6)
+    simple_table(r, lines, "quantize", "Quantize (reference quantizers)", "weights")
+    simple_table(r, lines, "planes", "Plane assemble / disassemble", "elem", copy)
+    simple_table(r, lines, "gather", "Row gathers (27B shapes)", "rows", copy)
+    simple_table(r, lines, "fingerprint", "Row fingerprints", "elem", copy)
+    simple_table(r, lines, "hadamard", "Hadamard transform", "butterflies")
+    simple_table(r, lines, "gguf_header", "GGUF header parse, 27B (851 tensors)", "elem")
+    simple_table(r, lines, "verify_gate", "Verify gates on the nano artifact", "elem")
+    simple_table(r, lines, "corpus", "Corpus generation", "elem")
     directory_table(r, lines)
     if a.gguf_py:
         binary = ROOT / "target" / "release" / "ninfer-ternary"
