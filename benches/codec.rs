@@ -1,9 +1,22 @@
-//! Decode throughput of the block codecs, plus a memory-bandwidth yardstick.
+//! Decode throughput of the block codecs, plus the memory-bandwidth yardsticks.
 //!
-//! Run: `cargo bench --bench codec` (settings are short on purpose; see benches/RESULTS.md).
-//! Decode of every ternary codec at three sizes (see [`SIZES`]) on every SIMD path this CPU
-//! runs, the parallel whole-slab decode, memcpy of the same output size as the bound, the
-//! quantizers, and plane assemble / disassemble.
+//! Run: `cargo bench --bench codec` (settings are short on purpose); `scripts/bench-report.py`
+//! turns the results into the RESULTS.md tables. Bench ids (group/function/size):
+//!
+//! - `decode/{codec}/{path}/{l1,l2,dram}`: every ternary codec on every SIMD path this CPU runs
+//!   (forced with `simd::decode_with`, stores as `Stores::Auto` picks them: non-temporal at dram);
+//!   `decode/{codec}/{path}+cached/dram` the same with ordinary stores (the write-allocate
+//!   comparison); `decode/{codec}/reference/l2` the scalar reference; `decode/{codec}/parallel/dram`
+//!   the whole slab over every core (`decode_parallel`, threads = 0); `decode/{codec}/dispatch/*`
+//!   the codecs without per-path kernels (F32, F16, BF16, I32, Q8_0, Q1_0, Q2_0S planar).
+//!   Throughput = weights; bound: 12 G weights/s per thread in l2 (issue #14), and at dram the
+//!   traffic `weights/s x (4 + input bytes per weight)` against the copy traffic below.
+//! - `memcpy/copy_from_slice/{size}`: a copy of as many bytes as the decode writes; traffic =
+//!   2 x bytes. `memcpy/parallel_copy/dram`: the same copy split over every core, the bound of
+//!   `decode/*/parallel/dram`.
+//! - `quantize/{codec}/l2`: the reference quantizers, throughput = weights.
+//! - `planes/{assemble,disassemble}/{format}`: throughput = bytes of the ggml stream; bound =
+//!   memcpy at that size.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ninfer_ternary::codec::parallel::decode_parallel;
@@ -23,15 +36,17 @@ fn random_bytes(n: usize, mut s: u64) -> Vec<u8> {
         .collect()
 }
 
-/// A slab of `elems` weights in codec `c` with finite, realistic scales (f16 ~0.01).
+/// A slab of `elems` weights in codec `c` with finite, realistic scales (f16 ~0.01) where the
+/// codec has a block scale (plain types: the random bytes as they are).
 fn slab(c: Codec, elems: usize) -> Vec<u8> {
     let mut b = random_bytes(
         elems / c.block_elems() * c.block_bytes(),
         0x9e37_79b9_7f4a_7c15,
     );
-    let so = c.scale_offset().unwrap();
-    for blk in b.chunks_exact_mut(c.block_bytes()) {
-        blk[so..so + 2].copy_from_slice(&0x211eu16.to_le_bytes());
+    if let Some(so) = c.scale_offset() {
+        for blk in b.chunks_exact_mut(c.block_bytes()) {
+            blk[so..so + 2].copy_from_slice(&0x211eu16.to_le_bytes());
+        }
     }
     b
 }
@@ -86,6 +101,24 @@ fn decode(cr: &mut Criterion) {
                 );
             }
             if label == "dram" {
+                for p in simd::available() {
+                    g.bench_with_input(
+                        BenchmarkId::new(format!("{}/{}+cached", c.name(), p.name()), label),
+                        &bytes,
+                        |b, bytes| {
+                            b.iter(|| {
+                                simd::decode_with_stores(
+                                    c,
+                                    p,
+                                    simd::Stores::Cached,
+                                    black_box(bytes),
+                                    &mut out,
+                                )
+                                .unwrap()
+                            })
+                        },
+                    );
+                }
                 g.bench_with_input(
                     BenchmarkId::new(format!("{}/parallel", c.name()), label),
                     &bytes,
@@ -94,6 +127,18 @@ fn decode(cr: &mut Criterion) {
                     },
                 );
             }
+        }
+    }
+    for c in Codec::ALL.into_iter().filter(|&c| !simd::has_kernels(c)) {
+        for (label, elems) in SIZES {
+            let bytes = slab(c, elems);
+            let mut out = vec![0f32; elems];
+            g.throughput(Throughput::Elements(elems as u64));
+            g.bench_with_input(
+                BenchmarkId::new(format!("{}/dispatch", c.name()), label),
+                &bytes,
+                |b, bytes| b.iter(|| c.decode(black_box(bytes), &mut out).unwrap()),
+            );
         }
     }
     g.finish();
@@ -111,6 +156,26 @@ fn memcpy(cr: &mut Criterion) {
         g.bench_function(BenchmarkId::new("copy_from_slice", label), |b| {
             b.iter(|| dst.copy_from_slice(black_box(&src)))
         });
+        if label == "dram" {
+            // The all-cores bound: the same copy in one contiguous piece per core, spawned per
+            // call like decode_parallel (the calling thread copies the first piece).
+            let threads = ninfer_ternary::codec::parallel::default_threads();
+            let per = n.div_ceil(threads);
+            g.bench_function(BenchmarkId::new("parallel_copy", label), |b| {
+                b.iter(|| {
+                    std::thread::scope(|s| {
+                        let mut pieces = dst.chunks_mut(per).zip(black_box(&src).chunks(per));
+                        let first = pieces.next();
+                        for (d, sr) in pieces {
+                            s.spawn(move || d.copy_from_slice(sr));
+                        }
+                        if let Some((d, sr)) = first {
+                            d.copy_from_slice(sr);
+                        }
+                    })
+                })
+            });
+        }
     }
     g.finish();
 }
@@ -123,7 +188,10 @@ fn quantize(cr: &mut Criterion) {
         .iter()
         .map(|&b| (b as f32 - 127.5) / 64.0)
         .collect();
-    for c in TERNARY {
+    let quantizable = Codec::ALL
+        .into_iter()
+        .filter(|c| !matches!(c, Codec::I32 | Codec::Q2_0sPlanar));
+    for c in quantizable {
         let mut out = vec![0u8; c.bytes_for(elems).unwrap()];
         g.throughput(Throughput::Elements(elems as u64));
         g.bench_function(BenchmarkId::new(c.name(), "l2"), |b| {

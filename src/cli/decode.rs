@@ -2,7 +2,8 @@
 //! tensor (ggml blocks) or a .ninfer object of any registry format (contiguous words, row-split
 //! planes of ternary or grouped integer codes, NVFP4 block scales, FP8 row scales).
 
-use crate::codec::{direct, fp8_row, grouped_int, nvfp4, Codec};
+use crate::codec::parallel::{decode_rows_parallel, decode_to_vec_parallel};
+use crate::codec::{fp8_row, grouped_int, nvfp4, Codec};
 use crate::error::{Error, ErrorClass};
 use crate::ninfer::{Artifact, ObjectView};
 use crate::text::escape;
@@ -41,19 +42,23 @@ pub fn parse_rows(s: &str, n: u64) -> crate::Result<std::ops::Range<u64>> {
 }
 
 /// Values of a `contiguous-le-v1` tensor's rows `rows` (rows along the first dimension; a
-/// scalar is one row): only those rows' bytes are read and decoded.
+/// scalar is one row): only those rows' bytes are read and decoded (BF16 / FP32 / I32 by the
+/// plain codecs, on `threads` threads).
 fn decode_contiguous_rows(
     name: &str,
     format: &str,
     shape: &[u64],
     bytes: &[u8],
     rows: Option<&str>,
+    threads: usize,
 ) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
-    let word: usize = match format {
-        "BF16" => 2,
-        "FP32" | "I32" => 4,
+    let codec = match format {
+        "BF16" => Codec::Bf16,
+        "FP32" => Codec::F32,
+        "I32" => Codec::I32,
         other => bail!("{}: contiguous format {other} is not decoded", escape(name)),
     };
+    let word = codec.block_bytes();
     let shape = if shape.is_empty() {
         vec![1]
     } else {
@@ -78,20 +83,7 @@ fn decode_contiguous_rows(
     let slice = bytes
         .get(at(range.start)?..at(range.end)?)
         .context("rows lie outside the object")?;
-    let vals: Vec<f32> = match format {
-        "BF16" => slice
-            .chunks_exact(2)
-            .map(|c| direct::bf16_to_f32(u16::from_le_bytes([c[0], c[1]])))
-            .collect(),
-        "FP32" => slice
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-        _ => slice
-            .chunks_exact(4)
-            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32)
-            .collect(),
-    };
+    let vals = decode_to_vec_parallel(codec, slice, threads)?;
     let mut out_shape = shape;
     if rows.is_some() {
         out_shape[0] = range.end - range.start;
@@ -99,11 +91,22 @@ fn decode_contiguous_rows(
     Ok((out_shape, vals))
 }
 
-/// (shape, values) of rows `rows` of a GGUF tensor.
+/// (shape, values) of rows `rows` of a GGUF tensor, decoded on every core.
 pub fn decode_gguf(
     bytes: &[u8],
     name: &str,
     rows: Option<&str>,
+) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
+    decode_gguf_on(bytes, name, rows, 0)
+}
+
+/// [`decode_gguf`] on `threads` threads (`0` = every core, `1` = the calling thread only); the
+/// values are the same bytes for every thread count.
+pub fn decode_gguf_on(
+    bytes: &[u8],
+    name: &str,
+    rows: Option<&str>,
+    threads: usize,
 ) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
     let g = crate::gguf::parse(bytes, crate::gguf::Mode::Spec)?;
     let t = g.require_tensor(name)?;
@@ -120,14 +123,27 @@ pub fn decode_gguf(
         None => (0..n, t.dims().iter().rev().copied().collect()),
     };
     let slice = &data[(range.start * row_bytes) as usize..(range.end * row_bytes) as usize];
-    Ok((shape, codec.decode_to_vec(slice)?))
+    Ok((shape, decode_to_vec_parallel(codec, slice, threads)?))
 }
 
-/// (shape, values) of rows of a .ninfer object.
+/// (shape, values) of rows of a .ninfer object, decoded on every core.
 pub fn decode_ninfer(
     bytes: &[u8],
     name: &str,
     rows: Option<&str>,
+) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
+    decode_ninfer_on(bytes, name, rows, 0)
+}
+
+/// [`decode_ninfer`] on `threads` threads (`0` = every core, `1` = the calling thread only):
+/// ternary planes through [`decode_to_vec_parallel`] after reassembly, the other registry
+/// formats by contiguous row sub-ranges ([`decode_rows_parallel`]); the same bytes for every
+/// thread count.
+pub fn decode_ninfer_on(
+    bytes: &[u8],
+    name: &str,
+    rows: Option<&str>,
+    threads: usize,
 ) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
     let a = Artifact::parse(bytes)?;
     match a.view(name)? {
@@ -135,7 +151,7 @@ pub fn decode_ninfer(
             format,
             shape,
             bytes,
-        } => decode_contiguous_rows(name, &format.name, &shape, bytes, rows),
+        } => decode_contiguous_rows(name, &format.name, &shape, bytes, rows, threads),
         ObjectView::RowSplit(v) => {
             let range = match rows {
                 Some(r) => parse_rows(r, v.geom.n)?,
@@ -144,12 +160,14 @@ pub fn decode_ninfer(
             let shape = vec![range.end - range.start, v.geom.k];
             let Some(t) = v.format.ternary.as_ref() else {
                 // Q4G64_F16S / Q5G64_F16S / Q6G64_F16S / W8G32_F16S: signed codes x f16 scales.
-                let vals = grouped_int::decode_rows(v.format, &v.geom, v.bytes, range)?;
+                let vals = decode_rows_parallel(range, v.geom.k, threads, |r| {
+                    grouped_int::decode_rows(v.format, &v.geom, v.bytes, r)
+                })?;
                 return Ok((shape, vals));
             };
             let codec = Codec::from_name(&t.codec).context("spec names an unknown codec")?;
             let blocks = v.ggml_rows(range.clone())?;
-            Ok((shape, codec.decode_to_vec(&blocks)?))
+            Ok((shape, decode_to_vec_parallel(codec, &blocks, threads)?))
         }
         ObjectView::Opaque {
             format,
@@ -171,8 +189,12 @@ pub fn decode_ninfer(
             };
             let shape = vec![range.end - range.start, k];
             let vals = match format.name.as_str() {
-                "NVFP4" => nvfp4::decode_rows(n, k, bytes, range)?,
-                "FP8_E4M3FN_ROW_BF16S" => fp8_row::decode_rows(n, k, bytes, range)?,
+                "NVFP4" => {
+                    decode_rows_parallel(range, k, threads, |r| nvfp4::decode_rows(n, k, bytes, r))?
+                }
+                "FP8_E4M3FN_ROW_BF16S" => decode_rows_parallel(range, k, threads, |r| {
+                    fp8_row::decode_rows(n, k, bytes, r)
+                })?,
                 other => bail!(
                     "{}: {other} in {layout} is not decoded by this suite",
                     escape(name)
@@ -216,8 +238,71 @@ pub fn run(
 
 #[cfg(test)]
 mod tests {
-    use super::decode_ninfer;
+    use super::{decode_gguf_on, decode_ninfer, decode_ninfer_on};
+    use crate::codec::parallel::MIN_ELEMS_PER_THREAD;
+    use crate::codec::Codec;
     use crate::corpus::observe::values_sha256;
+
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// The all-cores decode of the CLI equals the single-thread decode and the scalar reference,
+    /// bit for bit: the nano model's token embedding (1031 x 128, big enough to split over
+    /// threads) as a GGUF tensor and as a .ninfer object, whole and by row ranges, both ternary
+    /// formats; and a contiguous object.
+    #[test]
+    fn all_cores_decode_equals_the_single_thread_reference() {
+        use crate::synth::{model, template};
+        let p = crate::spec::profile("bonsai-nano").unwrap();
+        let tpl = template::template_bytes(&p).unwrap();
+        for ty in [model::TernaryType::Pq2_0, model::TernaryType::Ptq1_0] {
+            let g = model::model_bytes(&p, ty, 5).unwrap();
+            let a = crate::pack::pack_bytes(&g, &tpl, &Default::default()).unwrap();
+            let parsed = crate::gguf::parse(&g, crate::gguf::Mode::Spec).unwrap();
+            let t = parsed.require_tensor("token_embd.weight").unwrap();
+            let codec = Codec::for_ggml_type(t.ggml).unwrap();
+            let data = parsed.tensor_data(t);
+            let mut reference = vec![0f32; t.n_elements as usize];
+            codec.decode_reference(data, &mut reference).unwrap();
+            assert!(reference.len() >= 2 * MIN_ELEMS_PER_THREAD, "must split");
+            let k = t.ne[0] as usize;
+            for rows in [None, Some("3:1000"), Some("1000:"), Some("7:8")] {
+                let (shape, one) = decode_gguf_on(&g, "token_embd.weight", rows, 1).unwrap();
+                let (lo, hi) = match rows {
+                    None => (0, reference.len() / k),
+                    Some(r) => {
+                        let r = super::parse_rows(r, (reference.len() / k) as u64).unwrap();
+                        (r.start as usize, r.end as usize)
+                    }
+                };
+                assert_eq!(bits(&one), bits(&reference[lo * k..hi * k]), "{rows:?}");
+                let (ashape, aone) = decode_ninfer_on(&a, "text/token_embedding", rows, 1).unwrap();
+                assert_eq!((&ashape, bits(&aone)), (&shape, bits(&one)), "{rows:?}");
+                for threads in [0, 2, 3] {
+                    let (s2, many) =
+                        decode_gguf_on(&g, "token_embd.weight", rows, threads).unwrap();
+                    assert_eq!(
+                        (&s2, bits(&many)),
+                        (&shape, bits(&one)),
+                        "{rows:?} {threads}"
+                    );
+                    let (s3, amany) =
+                        decode_ninfer_on(&a, "text/token_embedding", rows, threads).unwrap();
+                    assert_eq!(
+                        (&s3, bits(&amany)),
+                        (&shape, bits(&one)),
+                        "{rows:?} {threads}"
+                    );
+                }
+            }
+            let one = decode_ninfer_on(&a, "text/final_norm", None, 1).unwrap();
+            assert_eq!(
+                decode_ninfer_on(&a, "text/final_norm", None, 0).unwrap(),
+                one
+            );
+        }
+    }
 
     /// `decode` of every non-ternary registry format against the corpus cases' independently
     /// computed digests (the generator's chosen codes x scales), whole and by row ranges.

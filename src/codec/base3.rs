@@ -262,11 +262,6 @@ macro_rules! staged_codec {
             $crate::codec::each_block(bytes, out, decode_block_ref);
         }
 
-        /// Fast decode on the dispatched SIMD path ([`crate::codec::simd::active`]).
-        pub(crate) fn decode_rows(bytes: &[u8], out: &mut [f32]) {
-            decode_rows_on($crate::codec::simd::active(), bytes, out)
-        }
-
         /// Fast decode on `path`, falling back to the portable loop when the path has no kernel.
         pub(crate) fn decode_rows_on(
             path: $crate::codec::simd::Path,

@@ -274,24 +274,31 @@ impl Codec {
     }
 
     /// Decodes whole blocks to f32 with the fast path. `bytes.len()` must be a multiple of
-    /// [`Codec::block_bytes`] and `out.len()` the matching element count.
+    /// [`Codec::block_bytes`] and `out.len()` the matching element count. Outputs of at least
+    /// [`simd::STREAM_MIN_BYTES`] are written with non-temporal stores ([`simd::Stores::Auto`]).
     pub fn decode(self, bytes: &[u8], out: &mut [f32]) -> Result<()> {
         self.check_decode(bytes, out.len())?;
+        simd::decode_blocks_stored(self, simd::active(), simd::Stores::Auto, bytes, out);
+        Ok(())
+    }
+
+    /// The fast decode of whole blocks on `path` (callers have checked the lengths): the
+    /// per-path kernels where the codec has them, the one fast loop otherwise.
+    pub(crate) fn decode_blocks_on(self, path: simd::Path, bytes: &[u8], out: &mut [f32]) {
         match self {
             Codec::F32 => direct::decode_f32(bytes, out),
             Codec::F16 => direct::decode_f16(bytes, out),
             Codec::Bf16 => direct::decode_bf16(bytes, out),
             Codec::I32 => direct::decode_i32(bytes, out),
             Codec::Q8_0 => q8_0::decode_rows(bytes, out),
-            Codec::Pq2_0 => pq2::decode_rows::<128>(bytes, out),
-            Codec::Q2_0G64 => pq2::decode_rows::<64>(bytes, out),
-            Codec::Ptq1_0 => ptq1::decode_rows(bytes, out),
-            Codec::Tq1_0 => tq1::decode_rows(bytes, out),
-            Codec::Tq2_0 => tq2::decode_rows(bytes, out),
+            Codec::Pq2_0 => pq2::decode_rows_on::<128>(path, bytes, out),
+            Codec::Q2_0G64 => pq2::decode_rows_on::<64>(path, bytes, out),
+            Codec::Ptq1_0 => ptq1::decode_rows_on(path, bytes, out),
+            Codec::Tq1_0 => tq1::decode_rows_on(path, bytes, out),
+            Codec::Tq2_0 => tq2::decode_rows_on(path, bytes, out),
             Codec::Q1_0 => q1_0::decode_rows(bytes, out),
             Codec::Q2_0sPlanar => q2s_planar::decode_rows(bytes, out),
         }
-        Ok(())
     }
 
     /// Decodes whole blocks with the scalar reference (element-by-element formula).
@@ -317,20 +324,7 @@ impl Codec {
     /// Decodes into a new vector.
     pub fn decode_to_vec(self, bytes: &[u8]) -> Result<Vec<f32>> {
         let n = self.blocks_in(bytes.len())? * self.block_elems();
-        // Reserved fallibly: a small (sparse) input can declare more f32s than the process may
-        // hold; that is a clean refusal, not an allocation abort.
-        let mut out = Vec::new();
-        out.try_reserve_exact(n).map_err(|_| {
-            Error::new(
-                ErrorClass::IoMemory,
-                "output",
-                format!(
-                    "{n} decoded values ({} bytes) cannot be allocated",
-                    n as u128 * 4
-                ),
-            )
-        })?;
-        out.resize(n, 0f32);
+        let mut out = alloc_f32(n)?;
         self.decode(bytes, &mut out)?;
         Ok(out)
     }
@@ -529,6 +523,27 @@ impl Codec {
         self.quantize(x, &mut out)?;
         Ok(out)
     }
+}
+
+/// `n` zeroed f32s, reserved fallibly: a small (sparse) input can declare more f32s than the
+/// process may hold; that is a clean `io.memory` refusal, not an allocation abort.
+pub(crate) fn alloc_f32(n: usize) -> Result<Vec<f32>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).map_err(|_| memory_error(n))?;
+    out.resize(n, 0f32);
+    Ok(out)
+}
+
+/// The `io.memory` error for `n` decoded values that cannot be allocated.
+pub(crate) fn memory_error(n: usize) -> Error {
+    Error::new(
+        ErrorClass::IoMemory,
+        "output",
+        format!(
+            "{n} decoded values ({} bytes) cannot be allocated",
+            n as u128 * 4
+        ),
+    )
 }
 
 /// The free-function form of [`Codec::for_ggml_type`].

@@ -102,11 +102,6 @@ pub(crate) static MULT: [[f32; 4]; 256] = {
     t
 };
 
-/// Fast decode of whole blocks on the dispatched SIMD path ([`super::simd::active`]).
-pub(crate) fn decode_rows<const G: usize>(bytes: &[u8], out: &mut [f32]) {
-    decode_rows_on::<G>(super::simd::active(), bytes, out)
-}
-
 /// Fast decode on `path`, falling back to the portable loop when the path has no kernel.
 pub(crate) fn decode_rows_on<const G: usize>(
     path: super::simd::Path,
@@ -173,7 +168,7 @@ mod tests {
         assert_eq!(&out[..4], &[-0.5, 0.0, 0.5, 1.0]);
         assert!(out[4..].iter().all(|&v| v == 0.0));
         let mut fast = [0f32; 128];
-        decode_rows::<128>(&blk, &mut fast);
+        decode_rows_on::<128>(crate::codec::simd::active(), &blk, &mut fast);
         assert_eq!(out.map(f32::to_bits), fast.map(f32::to_bits));
     }
 

@@ -66,11 +66,6 @@ pub(crate) fn decode_rows_ref(bytes: &[u8], out: &mut [f32]) {
     super::each_block(bytes, out, decode_block_ref);
 }
 
-/// Fast decode on the dispatched SIMD path ([`super::simd::active`]).
-pub(crate) fn decode_rows(bytes: &[u8], out: &mut [f32]) {
-    decode_rows_on(super::simd::active(), bytes, out)
-}
-
 /// Fast decode on `path`, falling back to the portable loop when the path has no kernel.
 pub(crate) fn decode_rows_on(path: super::simd::Path, bytes: &[u8], out: &mut [f32]) {
     if !super::simd::tq2(path, bytes, out) {

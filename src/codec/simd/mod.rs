@@ -143,35 +143,116 @@ pub const fn has_kernels(codec: Codec) -> bool {
     )
 }
 
-/// Decodes whole blocks with the fast decoder on `path`, whatever [`active`] says: the same
-/// length contract as [`Codec::decode`]. Fails with `codec.unsupported` when this CPU cannot
+/// Decodes whole blocks with the fast decoder on `path`, whatever [`active`] says, stores as
+/// [`Stores::Auto`] picks them: the same length contract as [`Codec::decode`]. Fails with `codec.unsupported` when this CPU cannot
 /// run `path`. Codecs without per-path kernels decode with their one fast path.
 pub fn decode_with(codec: Codec, path: Path, bytes: &[u8], out: &mut [f32]) -> Result<()> {
+    decode_with_stores(codec, path, Stores::Auto, bytes, out)
+}
+
+/// Outputs of at least this many bytes are written with non-temporal (streaming) stores under
+/// [`Stores::Auto`]: half the 32 MiB L3 of the machine the benches run on, so an output that
+/// could stay in cache is still written through it, and one that cannot skips the
+/// read-for-ownership of every destination line (the traffic a `memcpy` of that size also
+/// avoids: glibc switches to non-temporal stores above a threshold of the same order).
+pub const STREAM_MIN_BYTES: usize = 16 << 20;
+
+/// Output elements decoded per staging step of a streamed decode: 8 KiB, L1-resident.
+const STAGE_ELEMS: usize = 2048;
+
+/// How decoded values reach the output slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stores {
+    /// [`Stores::Streaming`] for outputs of at least [`STREAM_MIN_BYTES`], else
+    /// [`Stores::Cached`].
+    Auto,
+    /// Ordinary stores straight from the kernel.
+    Cached,
+    /// The kernel writes an L1-resident staging buffer of whole blocks, which is then copied
+    /// to the output with non-temporal stores (`movntps`, SSE, baseline x86-64) and an
+    /// `sfence`; the values are the kernel's, copied. Other architectures store ordinarily.
+    Streaming,
+}
+
+impl Stores {
+    /// The lower-case name the benches use (`auto`, `cached`, `stream`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Stores::Auto => "auto",
+            Stores::Cached => "cached",
+            Stores::Streaming => "stream",
+        }
+    }
+
+    /// True iff an output of `out_len` f32 is written with non-temporal stores.
+    pub fn streams(self, out_len: usize) -> bool {
+        match self {
+            Stores::Auto => out_len.saturating_mul(4) >= STREAM_MIN_BYTES,
+            Stores::Cached => false,
+            Stores::Streaming => true,
+        }
+    }
+}
+
+/// [`decode_with`] with the store kind forced too (tests and benches): the same length
+/// contract and `codec.unsupported` refusal of a path this CPU cannot run.
+pub fn decode_with_stores(
+    codec: Codec,
+    path: Path,
+    stores: Stores,
+    bytes: &[u8],
+    out: &mut [f32],
+) -> Result<()> {
     if !path.is_available() {
-        return Err(Error::new(
-            ErrorClass::CodecUnsupported,
-            codec.name(),
-            format!(
-                "decode path {} is not available on this CPU / architecture (available: {})",
-                path.name(),
-                available()
-                    .iter()
-                    .map(|p| p.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
+        return Err(unavailable(codec, path));
     }
     codec.check_decode(bytes, out.len())?;
-    match codec {
-        Codec::Pq2_0 => crate::codec::pq2::decode_rows_on::<128>(path, bytes, out),
-        Codec::Q2_0G64 => crate::codec::pq2::decode_rows_on::<64>(path, bytes, out),
-        Codec::Ptq1_0 => crate::codec::ptq1::decode_rows_on(path, bytes, out),
-        Codec::Tq1_0 => crate::codec::tq1::decode_rows_on(path, bytes, out),
-        Codec::Tq2_0 => crate::codec::tq2::decode_rows_on(path, bytes, out),
-        _ => return codec.decode(bytes, out),
-    }
+    decode_blocks_stored(codec, path, stores, bytes, out);
     Ok(())
+}
+
+/// The `codec.unsupported` error of a path this CPU cannot run.
+fn unavailable(codec: Codec, path: Path) -> Error {
+    Error::new(
+        ErrorClass::CodecUnsupported,
+        codec.name(),
+        format!(
+            "decode path {} is not available on this CPU / architecture (available: {})",
+            path.name(),
+            available()
+                .iter()
+                .map(|p| p.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )
+}
+
+/// Decodes whole blocks (lengths checked by the caller) on `path` with `stores`.
+pub(crate) fn decode_blocks_stored(
+    codec: Codec,
+    path: Path,
+    stores: Stores,
+    bytes: &[u8],
+    out: &mut [f32],
+) {
+    if !stores.streams(out.len()) {
+        return codec.decode_blocks_on(path, bytes, out);
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (bb, be) = (codec.block_bytes(), codec.block_elems());
+        let per = (STAGE_ELEMS / be).max(1);
+        let mut stage = [0f32; STAGE_ELEMS];
+        for (src, dst) in bytes.chunks(per * bb).zip(out.chunks_mut(per * be)) {
+            let st = &mut stage[..dst.len()];
+            codec.decode_blocks_on(path, src, st);
+            x86::stream_copy(st, dst);
+        }
+        x86::store_fence();
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    codec.decode_blocks_on(path, bytes, out)
 }
 
 /// Staged base-3 kernel on `path` for stage widths `(W1, W2, WH)`; false when the path has no

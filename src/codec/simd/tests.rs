@@ -234,3 +234,171 @@ fn the_comparison_catches_every_mutant() {
         None
     );
 }
+
+// ---------------------------------------------------------------- non-temporal stores
+
+/// Bytes for any codec: [`every_byte_everywhere`] for the codecs with a block scale, seeded
+/// xorshift bytes (4099 blocks, so the plain types cross staging steps too) for the others.
+fn stream_input(c: Codec) -> Vec<u8> {
+    if c.scale_offset().is_some() {
+        return every_byte_everywhere(c);
+    }
+    let mut s = 0x853c_49e6_748f_ea9bu64;
+    (0..4099 * c.block_bytes())
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s as u8
+        })
+        .collect()
+}
+
+/// `decoder` writing into a poisoned buffer at element offsets 0..4 (every 16-byte alignment
+/// of the output), checked against the reference inside and untouched guards outside: the first
+/// `(offset, element, want bits, got bits)` that differs.
+fn first_mismatch_aligned(
+    c: Codec,
+    bytes: &[u8],
+    decoder: impl Fn(&[u8], &mut [f32]),
+) -> Option<(usize, usize, u32, u32)> {
+    let n = c.blocks_in(bytes.len()).unwrap() * c.block_elems();
+    let mut want = vec![0f32; n];
+    c.decode_reference(bytes, &mut want).unwrap();
+    let poison = f32::from_bits(0x7fc0_dead);
+    for off in 0..4 {
+        let mut buf = vec![poison; n + 8];
+        decoder(bytes, &mut buf[off..off + n]);
+        let expect = |i: usize| {
+            if (off..off + n).contains(&i) {
+                want[i - off].to_bits()
+            } else {
+                poison.to_bits()
+            }
+        };
+        if let Some(i) = (0..n + 8).find(|&i| buf[i].to_bits() != expect(i)) {
+            return Some((off, i, expect(i), buf[i].to_bits()));
+        }
+    }
+    None
+}
+
+#[test]
+fn streaming_stores_equal_the_reference_on_every_path_codec_and_alignment() {
+    for c in Codec::ALL {
+        let bytes = stream_input(c);
+        for p in available() {
+            for stores in [Stores::Streaming, Stores::Cached, Stores::Auto] {
+                let found = first_mismatch_aligned(c, &bytes, |b, o| {
+                    decode_with_stores(c, p, stores, b, o).unwrap()
+                });
+                assert_eq!(
+                    found,
+                    None,
+                    "{} on {} {}",
+                    c.name(),
+                    p.name(),
+                    stores.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn auto_streams_from_the_threshold_on() {
+    let at = STREAM_MIN_BYTES / 4;
+    assert!(Stores::Auto.streams(at) && !Stores::Auto.streams(at - 1));
+    assert!(Stores::Streaming.streams(1) && !Stores::Cached.streams(usize::MAX));
+}
+
+/// An output big enough for [`Stores::Auto`] to stream: the dispatched decode, and the
+/// all-cores decode at several thread counts, equal the cached decode on the same path.
+#[test]
+fn auto_streamed_and_parallel_decodes_equal_the_cached_decode() {
+    let c = Codec::Ptq1_0;
+    let blocks = (STREAM_MIN_BYTES / 4).div_ceil(c.block_elems()) + 3;
+    let one = stream_input(c);
+    let bytes: Vec<u8> = one
+        .iter()
+        .cycle()
+        .take(blocks * c.block_bytes())
+        .copied()
+        .collect();
+    let n = blocks * c.block_elems();
+    assert!(Stores::Auto.streams(n));
+    let mut want = vec![0f32; n];
+    decode_with_stores(c, active(), Stores::Cached, &bytes, &mut want).unwrap();
+    let want: Vec<u32> = want.iter().map(|v| v.to_bits()).collect();
+    let mut got = vec![f32::from_bits(0x7fc0_dead); n];
+    c.decode(&bytes, &mut got).unwrap();
+    assert!(got.iter().map(|v| v.to_bits()).eq(want.iter().copied()));
+    for threads in [2, 3] {
+        let mut got = vec![f32::from_bits(0x7fc0_dead); n];
+        crate::codec::parallel::decode_parallel(c, &bytes, &mut got, threads).unwrap();
+        assert!(
+            got.iter().map(|v| v.to_bits()).eq(want.iter().copied()),
+            "{threads} threads"
+        );
+    }
+}
+
+/// A plausible streaming bug: the copy stops after the last whole 4-lane group (the tail of a
+/// misaligned or odd-length output is never written).
+#[cfg(target_arch = "x86_64")]
+fn mutant_stream_without_tail(c: Codec) -> impl Fn(&[u8], &mut [f32]) {
+    use std::arch::x86_64::{_mm_loadu_ps, _mm_sfence, _mm_stream_ps};
+    move |b, o| {
+        let mut st = vec![0f32; o.len()];
+        c.decode(b, &mut st).unwrap();
+        let mis = (o.as_ptr() as usize) % 16;
+        let head = if mis == 0 {
+            0
+        } else {
+            ((16 - mis) / 4).min(o.len())
+        };
+        let body = (o.len() - head) / 4 * 4;
+        o[..head].copy_from_slice(&st[..head]);
+        // SAFETY: as in x86::stream_copy (aligned body inside both slices).
+        unsafe {
+            for i in (head..head + body).step_by(4) {
+                _mm_stream_ps(o.as_mut_ptr().add(i), _mm_loadu_ps(st.as_ptr().add(i)));
+            }
+            _mm_sfence();
+        }
+    }
+}
+
+/// A plausible staging bug: each staging step's output is copied one step late (the stage is
+/// flushed before the kernel refills it), so the first 2048 values are whatever the stage held.
+fn mutant_stage_one_step_late(c: Codec) -> impl Fn(&[u8], &mut [f32]) {
+    move |b, o| {
+        let per = (STAGE_ELEMS / c.block_elems()).max(1);
+        let mut stage = vec![0f32; per * c.block_elems()];
+        for (src, dst) in b
+            .chunks(per * c.block_bytes())
+            .zip(o.chunks_mut(per * c.block_elems()))
+        {
+            dst.copy_from_slice(&stage[..dst.len()]);
+            c.decode(src, &mut stage[..dst.len()]).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_aligned_comparison_catches_the_streaming_mutants() {
+    for c in [Codec::Ptq1_0, Codec::Pq2_0, Codec::F32] {
+        let bytes = stream_input(c);
+        #[cfg(target_arch = "x86_64")]
+        assert!(
+            first_mismatch_aligned(c, &bytes, mutant_stream_without_tail(c)).is_some(),
+            "tail-less stream copy of {} went unnoticed",
+            c.name()
+        );
+        assert!(
+            first_mismatch_aligned(c, &bytes, mutant_stage_one_step_late(c)).is_some(),
+            "late stage of {} went unnoticed",
+            c.name()
+        );
+    }
+}

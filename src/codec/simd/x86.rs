@@ -82,6 +82,36 @@ pub(super) fn tq2(path: Path, bytes: &[u8], out: &mut [f32]) -> bool {
 
 const TQ2_BYTES: usize = crate::codec::tq2::BLOCK_BYTES;
 
+/// Copies `src` to `dst` (equal lengths) with non-temporal stores: ordinary stores up to the
+/// first 16-byte boundary of `dst` and after the last whole 4-lane group, `movntps` between.
+/// The caller issues [`store_fence`] before the values are read by anyone else.
+pub(super) fn stream_copy(src: &[f32], dst: &mut [f32]) {
+    assert_eq!(src.len(), dst.len(), "stream_copy lengths");
+    let n = dst.len();
+    let mis = (dst.as_ptr() as usize) % 16;
+    let head = if mis == 0 { 0 } else { ((16 - mis) / 4).min(n) };
+    let body = (n - head) / 4 * 4;
+    dst[..head].copy_from_slice(&src[..head]);
+    // SAFETY: SSE is baseline on x86-64; `dst + head` is 16-byte aligned (an f32 slice is
+    // 4-byte aligned and `head` lanes reach the boundary), and every 4-lane access at
+    // `head + 4j < head + body <= n` stays inside both slices.
+    unsafe {
+        let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
+        let mut i = head;
+        while i < head + body {
+            _mm_stream_ps(d.add(i), _mm_loadu_ps(s.add(i)));
+            i += 4;
+        }
+    }
+    dst[head + body..].copy_from_slice(&src[head + body..]);
+}
+
+/// `sfence`: orders the non-temporal stores before every later store (and the thread's exit).
+pub(super) fn store_fence() {
+    // SAFETY: SSE is baseline on x86-64.
+    unsafe { _mm_sfence() }
+}
+
 /// The f16 scale at `p` (little-endian) as f32, through the one shared conversion.
 #[inline(always)]
 unsafe fn scale_at(p: *const u8) -> f32 {
