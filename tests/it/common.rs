@@ -143,6 +143,7 @@ pub fn dir_with_fifo() -> (tempfile::TempDir, PathBuf) {
     let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     (d, fifo)
+}
 
 /// What a child run under [`run_capped`] did.
 #[derive(Debug)]

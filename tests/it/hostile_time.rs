@@ -10,6 +10,7 @@
 use ninfer_ternary::ninfer::reader::Artifact;
 use ninfer_ternary::ninfer::writer::{plan, to_bytes, PlannedObject};
 use ninfer_ternary::ninfer::Identity;
+use ninfer_ternary::spec::LayoutId;
 use ninfer_ternary::ErrorClass;
 use std::process::Command;
 use std::sync::Mutex;
@@ -186,7 +187,7 @@ fn many_ternary_objects(n: usize) -> Vec<u8> {
                 format!("t{i}"),
                 vec![1, 128],
                 "PTQ1_0_G128",
-                "row-split-k128-v1",
+                LayoutId::RowSplitK128V1,
             )
         })
         .collect();

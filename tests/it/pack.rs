@@ -7,7 +7,7 @@ use crate::common::{
     artifact_parts, edit_tensor, nano, packed, rewrite_gguf as rewrite, with_byte,
 };
 use ninfer_ternary::geometry::Plane;
-use ninfer_ternary::gguf::{self, Gguf, GgufWriter, MetaValue, Mode, ValueType};
+use ninfer_ternary::gguf::{self, Gguf, MetaValue, Mode, ValueType};
 use ninfer_ternary::ninfer::Artifact;
 use ninfer_ternary::pack::{pack_bytes, unpack, PackOptions};
 use ninfer_ternary::spec::{self, LayoutId, ModelProfile};
