@@ -4,6 +4,7 @@
 //! BF16 multiplier per row. The value is `binary32(e4m3fn(c) * bf16(s_row))`.
 
 use crate::error::{Error, ErrorClass, Result};
+use crate::spec::LayoutId;
 
 /// E4M3FN (bias 7; e = 0 subnormal `m * 2^-9`; `e = 15, m = 7` NaN; no infinity) to f32, exact.
 pub fn e4m3fn_to_f32(c: u8) -> f32 {
@@ -33,12 +34,12 @@ pub fn decode_rows(n: u64, k: u64, payload: &[u8], rows: std::ops::Range<u64>) -
     let (scale_off, size) = geometry(n, k).ok_or_else(|| {
         Error::new(
             ErrorClass::NinferArithOverflow,
-            "row-scale-v1",
+            LayoutId::RowScaleV1.as_str(),
             "shape overflows",
         )
     })?;
     super::check_payload_and_rows(
-        "row-scale-v1",
+        LayoutId::RowScaleV1.as_str(),
         payload.len(),
         size,
         &format!("[{n}, {k}]"),

@@ -7,6 +7,7 @@
 //! The value is `e2m1(c) * e4m3fn(s) / d` (the product is exact in binary32; one rounding).
 
 use crate::error::{Error, ErrorClass, Result};
+use crate::spec::LayoutId;
 
 /// E2M1 (bit 3 sign; magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6) to f32.
 pub fn e2m1_to_f32(c: u8) -> f32 {
@@ -43,12 +44,12 @@ pub fn decode_rows(n: u64, k: u64, payload: &[u8], rows: std::ops::Range<u64>) -
     let (soff, doff, size) = geometry(n, k).ok_or_else(|| {
         Error::new(
             ErrorClass::CodecLength,
-            "blockscale-k16-m128x4-v1",
+            LayoutId::BlockscaleK16M128x4V1.as_str(),
             format!("[{n}, {k}] is not n % 128 == 0, k % 64 == 0"),
         )
     })?;
     super::check_payload_and_rows(
-        "blockscale-k16-m128x4-v1",
+        LayoutId::BlockscaleK16M128x4V1.as_str(),
         payload.len(),
         size,
         &format!("[{n}, {k}]"),

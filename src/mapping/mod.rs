@@ -235,8 +235,8 @@ pub struct SynthTensor {
     pub name: String,
     /// Its ggml ne (innermost first).
     pub ne: Vec<u64>,
-    /// "ternary", "F32" or "BF16".
-    pub kind: String,
+    /// The ternary type, or the dense ggml type (F32, BF16).
+    pub kind: spec::TensorClass,
     /// How synth fills a dense tensor (`norm`, `small`, `negative`).
     pub init: String,
 }
@@ -252,7 +252,7 @@ pub fn gguf_tensors_in(p: &ModelProfile, layers: &[u64]) -> Vec<SynthTensor> {
     let mk = |t: &spec::GgufTensorSpec, l: Option<u64>| SynthTensor {
         name: at_layer(&t.name, l),
         ne: p.dims(&t.ne),
-        kind: t.ty.clone(),
+        kind: t.ty,
         init: t.init.clone().unwrap_or_default(),
     };
     let mut out: Vec<SynthTensor> = m

@@ -84,7 +84,7 @@ impl Object {
     pub fn alignment(&self) -> u64 {
         match &self.body {
             ObjectBody::Tensor { layout, .. } => {
-                spec::get().layout(layout).map_or(1, |l| l.alignment)
+                spec::get().layout_named(layout).map_or(1, |l| l.alignment)
             }
             ObjectBody::Resource { .. } => spec::get().container.directory.resource_alignment,
         }
@@ -366,7 +366,7 @@ pub fn resolve_format_layout(
             format!("unknown numeric format: '{}'", escape(format)),
         )
     })?;
-    let l = s.layout(layout).ok_or_else(|| {
+    let l = s.layout_named(layout).ok_or_else(|| {
         Error::at(
             ErrorClass::NinferDirLayout,
             DIRECTORY_OFFSET,

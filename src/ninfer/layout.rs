@@ -140,12 +140,13 @@ pub fn encoded_size(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::LayoutId;
 
     #[test]
     fn every_encoded_size_example_in_the_spec_is_reproduced() {
         let s = crate::spec::get();
         for ex in &s.formats.encoded_size_examples {
-            let l = s.layout(&ex.layout).unwrap();
+            let l = s.layout(ex.layout);
             let f = s.format(&ex.format).unwrap();
             assert_eq!(
                 encoded_size(l, f, &ex.shape, "x").unwrap(),
@@ -178,7 +179,7 @@ mod tests {
     #[test]
     fn shape_rules_per_layout() {
         let s = crate::spec::get();
-        let c = s.layout("contiguous-le-v1").unwrap();
+        let c = s.layout(LayoutId::ContiguousLeV1);
         let bf16 = s.format("BF16").unwrap();
         assert_eq!(encoded_size(c, bf16, &[], "x").unwrap(), 2);
         assert_eq!(
@@ -195,13 +196,13 @@ mod tests {
                 .class,
             ErrorClass::NinferArithOverflow
         );
-        let b = s.layout("blockscale-k16-m128x4-v1").unwrap();
+        let b = s.layout(LayoutId::BlockscaleK16M128x4V1);
         let nv = s.format("NVFP4").unwrap();
         assert_eq!(
             encoded_size(b, nv, &[127, 64], "x").unwrap_err().class,
             ErrorClass::NinferDirShape
         );
-        let r = s.layout("row-split-k128-v1").unwrap();
+        let r = s.layout(LayoutId::RowSplitK128V1);
         let pq = s.format("PQ2_0_G128").unwrap();
         assert_eq!(
             encoded_size(r, pq, &[5120], "x").unwrap_err().class,

@@ -36,8 +36,8 @@ pub enum ObjectView<'a> {
     Opaque {
         /// The registry format.
         format: &'static NumericFormat,
-        /// The layout name.
-        layout: String,
+        /// The layout.
+        layout: spec::LayoutId,
         /// The object's bytes.
         bytes: &'a [u8],
     },
@@ -233,7 +233,7 @@ impl<'a> Artifact<'a> {
                     }),
                     _ => ObjectView::Opaque {
                         format: f,
-                        layout: layout.clone(),
+                        layout: spec::LayoutId::from_name(layout).expect("validated at open"),
                         bytes,
                     },
                 }

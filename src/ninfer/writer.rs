@@ -23,13 +23,18 @@ pub struct PlannedObject {
 
 impl PlannedObject {
     /// A tensor of `shape` in `format` and `layout` (its size comes from the layout).
-    pub fn tensor(name: impl Into<String>, shape: Vec<u64>, format: &str, layout: &str) -> Self {
+    pub fn tensor(
+        name: impl Into<String>,
+        shape: Vec<u64>,
+        format: &str,
+        layout: spec::LayoutId,
+    ) -> Self {
         PlannedObject {
             name: name.into(),
             body: ObjectBody::Tensor {
                 shape,
                 format: format.into(),
-                layout: layout.into(),
+                layout: layout.as_str().into(),
             },
             resource_bytes: 0,
         }

@@ -11,7 +11,7 @@ use crate::geometry::{row_split_geometry, RowSplitGeometry};
 use crate::gguf::{Gguf, TensorInfo};
 use crate::mapping::{is_borrowed, produced_objects, produced_objects_in, TargetObject};
 use crate::ninfer::{plan, Artifact, Directory, Identity, Object, PlannedObject};
-use crate::spec::{self, mapping, ModelProfile, NumericFormat, Produce, RowPart, Rule};
+use crate::spec::{self, mapping, LayoutId, ModelProfile, NumericFormat, Produce, RowPart, Rule};
 
 /// How one output object is made.
 #[derive(Debug)]
@@ -186,7 +186,7 @@ impl Planned {
                 sign_obj.target.clone(),
                 vec![signs.values.len() as u64],
                 &sign_obj.format,
-                "contiguous-le-v1",
+                LayoutId::ContiguousLeV1,
             ),
             Job::Signs(signs.values.clone()),
         );
@@ -195,7 +195,7 @@ impl Planned {
                 width_obj.target.clone(),
                 vec![signs.widths.len() as u64],
                 &width_obj.format,
-                "contiguous-le-v1",
+                LayoutId::ContiguousLeV1,
             ),
             Job::Widths(signs.widths.clone()),
         );
@@ -271,7 +271,7 @@ fn plan_produced(
                 target.name.clone(),
                 target.shape.clone(),
                 format,
-                "contiguous-le-v1",
+                LayoutId::ContiguousLeV1,
             );
             Ok((object, Job::Dense(rule)))
         }
@@ -313,7 +313,7 @@ fn plan_ternary(
         target.name.clone(),
         target.shape.clone(),
         &facts.format.name,
-        "row-split-k128-v1",
+        LayoutId::RowSplitK128V1,
     );
     let job = Job::Ternary {
         sources: parts.iter().map(|p| p.src.clone()).collect(),
@@ -387,7 +387,7 @@ fn check_source_tensors(
                 ),
             ));
         }
-        let ternary = want.kind == "ternary";
+        let ternary = want.kind == spec::TensorClass::Ternary;
         let fits = if ternary {
             spec::get()
                 .ternary_format_for_ggml(&t.ggml.name)

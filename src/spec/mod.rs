@@ -12,12 +12,14 @@ mod gates;
 mod kernels;
 mod model;
 pub mod render;
+mod table_vocab;
 mod tables;
 mod tiling;
 mod verify_vocab;
 pub use gates::*;
 pub use kernels::*;
 pub use model::*;
+pub use table_vocab::{LayoutId, TensorClass};
 pub use tables::*;
 pub use tiling::HeadTiling;
 pub use verify_vocab::{GateStep, MutationKind, MutationTarget};
@@ -123,9 +125,18 @@ impl Spec {
         self.formats.formats.iter().find(|f| f.name == name)
     }
 
-    /// A tensor layout by name.
-    pub fn layout(&self, name: &str) -> Option<&Layout> {
-        self.formats.layouts.iter().find(|l| l.name == name)
+    /// The registry entry of a tensor layout (every [`LayoutId`] has one: a test checks it).
+    pub fn layout(&self, id: LayoutId) -> &Layout {
+        self.formats
+            .layouts
+            .iter()
+            .find(|l| l.name == id)
+            .expect("every LayoutId is in spec/formats.json")
+    }
+
+    /// A tensor layout by its spelling in a file, if the registry has it.
+    pub fn layout_named(&self, name: &str) -> Option<&Layout> {
+        LayoutId::from_name(name).map(|id| self.layout(id))
     }
 
     /// A mainline/Prism ggml type by id (the primary meaning of the id; see `ggml.variants` for forks).

@@ -378,7 +378,7 @@ pub struct GgufTensorSpec {
     pub ne: Vec<Dim>,
     /// "ternary" or a ggml type name (F32, BF16).
     #[serde(rename = "type")]
-    pub ty: String,
+    pub ty: super::TensorClass,
     #[serde(default)]
     /// How synth fills it (dense tensors).
     pub init: Option<String>,

@@ -412,7 +412,7 @@ pub fn region(name: &str) -> Option<String> {
             ],
             s.formats.layouts.iter().map(|l| {
                 vec![
-                    code(&l.name),
+                    code(l.name.as_str()),
                     cell(&l.family),
                     l.accepts_kinds
                         .iter()
@@ -430,7 +430,7 @@ pub fn region(name: &str) -> Option<String> {
             &["layout", "format", "shape", "bytes"],
             s.formats.encoded_size_examples.iter().map(|e| {
                 vec![
-                    code(&e.layout),
+                    code(e.layout.as_str()),
                     code(&e.format),
                     format!("{:?}", e.shape),
                     e.bytes.to_string(),
@@ -673,7 +673,7 @@ Byte facts: qs all −1 / 0 / +1 = `{}` / `{}` / `{}`; qh all −1 / 0 / +1 = `{
                     vec![
                         code(&x.name),
                         code(&x.format),
-                        code(&x.layout),
+                        code(x.layout.as_str()),
                         cell(&x.from),
                     ]
                 }),

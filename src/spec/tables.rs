@@ -132,7 +132,7 @@ impl PlaneSlices {
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Layout {
-    pub name: String,
+    pub name: super::LayoutId,
     pub family: String,
     pub accepts_kinds: Vec<FormatKind>,
     pub alignment: u64,
@@ -144,7 +144,7 @@ pub struct Layout {
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct EncodedSizeExample {
-    pub layout: String,
+    pub layout: super::LayoutId,
     pub format: String,
     pub shape: Vec<u64>,
     pub bytes: u64,
@@ -437,7 +437,7 @@ pub struct SignObjects {
 pub struct SignObjectSpec {
     pub name: String,
     pub format: String,
-    pub layout: String,
+    pub layout: super::LayoutId,
     pub from: String,
 }
 

@@ -19,7 +19,7 @@ macro_rules! vocabulary {
             pub const ALL: &'static [$name] = &[$($name::$variant,)*];
 
             /// The spelling the tables and the command line use.
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self { $($name::$variant => $text,)* }
             }
 
@@ -48,6 +48,7 @@ macro_rules! vocabulary {
         }
     };
 }
+pub(crate) use vocabulary;
 
 vocabulary! {
     /// One step of `verify`, in report order (spec/verifier.md#gates).

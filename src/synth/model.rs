@@ -9,7 +9,7 @@ use crate::codec::{self, direct, pq2, ptq1};
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{GgufWriter, MetaValue, ValueType};
 use crate::rng::Rng;
-use crate::spec::{self, mapping, ModelProfile};
+use crate::spec::{self, mapping, ModelProfile, TensorClass};
 use std::io::{Read, Write};
 use std::path::Path;
 
@@ -120,8 +120,8 @@ fn float_values(t: &SynthTensor, seed: u64) -> Vec<f32> {
 
 fn dense_bytes(t: &SynthTensor, seed: u64) -> Vec<u8> {
     let v = float_values(t, seed);
-    match t.kind.as_str() {
-        "BF16" => v
+    match t.kind {
+        TensorClass::Bf16 => v
             .iter()
             .flat_map(|x| direct::f32_to_bf16(*x).to_le_bytes())
             .collect(),
@@ -130,10 +130,10 @@ fn dense_bytes(t: &SynthTensor, seed: u64) -> Vec<u8> {
 }
 
 fn type_id_for(t: &SynthTensor, ty: TernaryType) -> u32 {
-    match t.kind.as_str() {
-        "ternary" => ty.type_id(),
-        name => spec::get()
-            .ggml_type_named(name)
+    match t.kind {
+        TensorClass::Ternary => ty.type_id(),
+        dense => spec::get()
+            .ggml_type_named(dense.as_str())
             .map(|g| g.id)
             .expect("mapping names known ggml types"),
     }
@@ -197,7 +197,7 @@ fn metadata(
     let inverse: Vec<String> = mapping().hadamard_inverse.clone();
     let folded: Vec<MetaValue> = tensors
         .iter()
-        .filter(|t| t.kind == "ternary" && !inverse.contains(&t.name))
+        .filter(|t| t.kind == TensorClass::Ternary && !inverse.contains(&t.name))
         .map(|t| MetaValue::str(&t.name))
         .collect();
     let mut rng = Rng::for_name(seed, "prism.hadamard.sign_values");
@@ -287,7 +287,7 @@ pub fn writer_for_layers(
         w.kv(&k, v);
     }
     for t in &tensors {
-        if t.kind == "ternary" && t.ne[0] % 128 != 0 {
+        if t.kind == TensorClass::Ternary && t.ne[0] % 128 != 0 {
             return Err(Error::new(
                 ErrorClass::GgufTensorBlockMultiple,
                 t.name.clone(),
@@ -322,7 +322,7 @@ pub fn write_model_layers<W: Write>(
     let (w, tensors) = writer_for_layers(p, ty, seed, layers)?;
     let mut s = w.stream(out)?;
     for t in &tensors {
-        if t.kind == "ternary" {
+        if t.kind == TensorClass::Ternary {
             let blocks = t.ne.iter().product::<u64>() / 128;
             let src = TernaryStream {
                 ty,
@@ -419,7 +419,10 @@ mod tests {
         let p = spec::profile("bonsai-2-27b").unwrap();
         let t = tensor_list(&p);
         assert_eq!(t.len(), 851);
-        assert_eq!(t.iter().filter(|t| t.kind == "ternary").count(), 402);
+        assert_eq!(
+            t.iter().filter(|t| t.kind == TensorClass::Ternary).count(),
+            402
+        );
         let (w, _) = writer_for(&p, TernaryType::Pq2_0, 0).unwrap();
         // spec/mapping.md#source-model: PQ2_0 file ≈ 7.21 GB.
         let len = w.file_len().unwrap();

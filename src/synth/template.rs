@@ -6,19 +6,19 @@ use crate::error::Result;
 use crate::mapping::{template_objects, TargetObject};
 use crate::ninfer::{plan, Directory, Identity, PlannedObject};
 use crate::rng::Rng;
-use crate::spec::{self, FormatKind, ModelProfile};
+use crate::spec::{self, FormatKind, LayoutId, ModelProfile};
 use std::io::Write;
 use std::path::Path;
 
 /// Template contents seed (fixed: the template is a fixture, not a variable).
 pub const TEMPLATE_SEED: u64 = 0x6e69_6e66_6572;
 
-fn layout_for(format: &str) -> &'static str {
+fn layout_for(format: &str) -> LayoutId {
     match spec::get().format(format).map(|f| f.kind) {
-        Some(FormatKind::Direct) => "contiguous-le-v1",
-        Some(FormatKind::Grouped) => "row-split-k128-v1",
-        Some(FormatKind::Blockscale) => "blockscale-k16-m128x4-v1",
-        _ => "row-scale-v1",
+        Some(FormatKind::Direct) => LayoutId::ContiguousLeV1,
+        Some(FormatKind::Grouped) => LayoutId::RowSplitK128V1,
+        Some(FormatKind::Blockscale) => LayoutId::BlockscaleK16M128x4V1,
+        _ => LayoutId::RowScaleV1,
     }
 }
 

@@ -3,19 +3,19 @@
 
 use super::{Ctx, Finding};
 use crate::mapping::produced_objects_in;
-use crate::spec::{mapping, Produce};
+use crate::spec::{mapping, LayoutId, Produce};
 use anyhow::Result;
 
 /// Every object the mapping produces for the source's layers plus the sign objects, as
 /// (name, shape, format, layout).
-fn expected_objects(ctx: &Ctx<'_>) -> Vec<(String, Vec<u64>, String, &'static str)> {
-    let mut want: Vec<(String, Vec<u64>, String, &'static str)> = Vec::new();
+fn expected_objects(ctx: &Ctx<'_>) -> Vec<(String, Vec<u64>, String, LayoutId)> {
+    let mut want: Vec<(String, Vec<u64>, String, LayoutId)> = Vec::new();
     for o in produced_objects_in(&ctx.profile, &ctx.layers) {
         let rule = o.rule.as_ref().expect("produced objects have rules");
         let (fmt, layout) = match &rule.produce {
-            Produce::TernaryRows { .. } => (ctx.format.name.clone(), "row-split-k128-v1"),
-            Produce::HeadVector { .. } => ("FP32".to_string(), "contiguous-le-v1"),
-            _ => ("BF16".to_string(), "contiguous-le-v1"),
+            Produce::TernaryRows { .. } => (ctx.format.name.clone(), LayoutId::RowSplitK128V1),
+            Produce::HeadVector { .. } => ("FP32".to_string(), LayoutId::ContiguousLeV1),
+            _ => ("BF16".to_string(), LayoutId::ContiguousLeV1),
         };
         want.push((o.name, o.shape, fmt, layout));
     }
@@ -24,7 +24,7 @@ fn expected_objects(ctx: &Ctx<'_>) -> Vec<(String, Vec<u64>, String, &'static st
             s.target.clone(),
             ctx.profile.dims(&s.shape),
             s.format.clone(),
-            "contiguous-le-v1",
+            LayoutId::ContiguousLeV1,
         ));
     }
     want
@@ -63,14 +63,14 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             }
             Some(o) => {
                 let fl = o.format_layout();
-                if fl != Some((fmt.as_str(), *layout)) || o.shape() != shape.as_slice() {
+                if fl != Some((fmt.as_str(), layout.as_str())) || o.shape() != shape.as_slice() {
                     wrong += 1;
                     problems.push(format!(
                         "{name}: {:?} {:?}, mapping says {fmt} {layout} {shape:?}",
                         fl,
                         o.shape()
                     ));
-                } else if *layout == "row-split-k128-v1" {
+                } else if *layout == LayoutId::RowSplitK128V1 {
                     ternary += 1;
                 }
             }

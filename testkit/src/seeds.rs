@@ -15,6 +15,7 @@
 use crate::targets::TARGETS;
 use ninfer_ternary::corpus::catalogs::{gguf_hostile, ninfer_violations};
 use ninfer_ternary::ninfer::{self, Identity, PlannedObject};
+use ninfer_ternary::spec::LayoutId;
 use std::collections::BTreeMap;
 
 /// A file name made of `[a-z0-9_.-]`.
@@ -192,7 +193,7 @@ fn small_artifacts() -> Vec<Small> {
                 "w",
                 vec![1, 128],
                 "PQ2_0_G128",
-                "row-split-k128-v1",
+                LayoutId::RowSplitK128V1,
             )],
         ),
         one(
@@ -201,14 +202,14 @@ fn small_artifacts() -> Vec<Small> {
                 "w",
                 vec![2, 256],
                 "PTQ1_0_G128",
-                "row-split-k128-v1",
+                LayoutId::RowSplitK128V1,
             )],
         ),
         one(
             "resource_and_fp32",
             vec![
                 PlannedObject::resource("r", 3),
-                PlannedObject::tensor("s", vec![2, 3], "FP32", "contiguous-le-v1"),
+                PlannedObject::tensor("s", vec![2, 3], "FP32", LayoutId::ContiguousLeV1),
             ],
         ),
     ]

@@ -8,6 +8,7 @@
 
 use ninfer_ternary::ninfer::writer::{header_bytes, plan, PlannedObject};
 use ninfer_ternary::ninfer::Identity;
+use ninfer_ternary::spec::LayoutId;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -36,7 +37,7 @@ fn sparse_contiguous(dir: &Path, rows: u64) -> PathBuf {
             "big",
             vec![rows, 4],
             "FP32",
-            "contiguous-le-v1",
+            LayoutId::ContiguousLeV1,
         )],
     )
     .unwrap();

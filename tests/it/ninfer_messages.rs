@@ -9,6 +9,7 @@ use ninfer_ternary::ninfer::directory::{parse_directory, validate, DIRECTORY_OFF
 use ninfer_ternary::ninfer::reader::Artifact;
 use ninfer_ternary::ninfer::writer::{plan, to_bytes, PlannedObject};
 use ninfer_ternary::ninfer::{Directory, Identity};
+use ninfer_ternary::spec::LayoutId;
 use ninfer_ternary::text::is_unsafe_char;
 use ninfer_ternary::{Error, ErrorClass};
 use std::process::Command;
@@ -169,7 +170,7 @@ fn hostile_container(dir: &std::path::Path) -> std::path::PathBuf {
                 format!("t{HOSTILE}"),
                 vec![2, 2],
                 "FP32",
-                "contiguous-le-v1",
+                LayoutId::ContiguousLeV1,
             ),
         ],
     )

@@ -7,7 +7,7 @@ use crate::common::{nano, packed};
 use ninfer_ternary::gguf::{self, Gguf, GgufWriter, MetaValue, Mode, ValueType};
 use ninfer_ternary::ninfer::Artifact;
 use ninfer_ternary::pack::{pack_bytes, unpack, PackOptions};
-use ninfer_ternary::spec::{self, ModelProfile};
+use ninfer_ternary::spec::{self, LayoutId, ModelProfile};
 use ninfer_ternary::synth::model::{model_bytes, TernaryType};
 use ninfer_ternary::synth::template::template_bytes;
 use ninfer_ternary::ErrorClass;
@@ -581,7 +581,7 @@ fn a_template_missing_a_mapped_object_or_with_an_unmapped_one_is_refused() {
                 "text/layers/0/gdn/query_key_value_z",
                 vec![4],
                 "BF16",
-                "contiguous-le-v1",
+                LayoutId::ContiguousLeV1,
             ),
         );
         p.insert(20, vec![0; 8]);

@@ -5,6 +5,7 @@
 use crate::error::ErrorClass;
 use crate::ninfer::writer::{header_bytes, plan, to_bytes, PlannedObject};
 use crate::ninfer::{Directory, Identity, ObjectBody};
+use crate::spec::LayoutId;
 
 /// One broken (or, for controls, valid) container.
 pub struct Violation {
@@ -22,18 +23,33 @@ pub struct Violation {
 pub fn base_artifact() -> (Directory, Vec<Vec<u8>>) {
     let objects = vec![
         PlannedObject::resource("frontend/tokenizer.json", 13),
-        PlannedObject::tensor("w/bf16", vec![4, 8], "BF16", "contiguous-le-v1"),
-        PlannedObject::tensor("w/scalar", vec![], "FP32", "contiguous-le-v1"),
-        PlannedObject::tensor("w/pq2", vec![3, 128], "PQ2_0_G128", "row-split-k128-v1"),
-        PlannedObject::tensor("w/ptq1", vec![2, 256], "PTQ1_0_G128", "row-split-k128-v1"),
-        PlannedObject::tensor("w/q4", vec![2, 130], "Q4G64_F16S", "row-split-k128-v1"),
+        PlannedObject::tensor("w/bf16", vec![4, 8], "BF16", LayoutId::ContiguousLeV1),
+        PlannedObject::tensor("w/scalar", vec![], "FP32", LayoutId::ContiguousLeV1),
+        PlannedObject::tensor(
+            "w/pq2",
+            vec![3, 128],
+            "PQ2_0_G128",
+            LayoutId::RowSplitK128V1,
+        ),
+        PlannedObject::tensor(
+            "w/ptq1",
+            vec![2, 256],
+            "PTQ1_0_G128",
+            LayoutId::RowSplitK128V1,
+        ),
+        PlannedObject::tensor("w/q4", vec![2, 130], "Q4G64_F16S", LayoutId::RowSplitK128V1),
         PlannedObject::tensor(
             "w/nvfp4",
             vec![128, 64],
             "NVFP4",
-            "blockscale-k16-m128x4-v1",
+            LayoutId::BlockscaleK16M128x4V1,
         ),
-        PlannedObject::tensor("w/fp8", vec![2, 4], "FP8_E4M3FN_ROW_BF16S", "row-scale-v1"),
+        PlannedObject::tensor(
+            "w/fp8",
+            vec![2, 4],
+            "FP8_E4M3FN_ROW_BF16S",
+            LayoutId::RowScaleV1,
+        ),
     ];
     let dir = plan(
         Identity {
@@ -451,7 +467,7 @@ pub fn cases() -> Vec<Violation> {
             let d = plan(
                 dir.identity.clone(),
                 vec![
-                    PlannedObject::tensor("a", vec![3], "BF16", "contiguous-le-v1"),
+                    PlannedObject::tensor("a", vec![3], "BF16", LayoutId::ContiguousLeV1),
                     PlannedObject::resource("r", 5),
                 ],
             )

@@ -8,6 +8,7 @@ use crate::corpus::{Bytes, Case};
 use crate::error::ErrorClass;
 use crate::ninfer::writer::{header_bytes, plan, to_bytes};
 use crate::ninfer::{Directory, Identity, PlannedObject};
+use crate::spec::LayoutId;
 
 fn case(name: &str, bytes: Vec<u8>, recipe: &str) -> Case {
     let anchor = if name.contains("range") {
@@ -171,9 +172,9 @@ pub fn cases() -> Vec<Case> {
     let mut r = Bytes::new(0xb0_0129);
     let spec = crate::spec::get();
     for k in [129u64, 1] {
-        let (format, layout, shape) = ("W8G32_F16S", "row-split-k128-v1", vec![2u64, k]);
+        let (format, layout, shape) = ("W8G32_F16S", LayoutId::RowSplitK128V1, vec![2u64, k]);
         let size = crate::ninfer::layout::encoded_size(
-            spec.layout(layout).expect("layout"),
+            spec.layout(layout),
             spec.format(format).expect("format"),
             &shape,
             "x",

@@ -8,6 +8,7 @@ use crate::corpus::{Bytes, Case};
 use crate::geometry::row_split_geometry;
 use crate::ninfer::{plan, writer::to_bytes, Identity, PlannedObject};
 use crate::planes::{assemble, BlockLayout};
+use crate::spec::LayoutId;
 
 fn ninfer_case(name: String, bytes: Vec<u8>) -> Case {
     Case::new("ninfer", name, "ninfer", "ninfer", bytes)
@@ -98,7 +99,7 @@ fn layout_cases() -> Vec<Case> {
             let lname = format.to_lowercase();
             one(
                 &format!("y_rowsplit_{lname}_{}x{}", s[0], s[1]),
-                vec![PlannedObject::tensor("w", s.to_vec(), format, "row-split-k128-v1")],
+                vec![PlannedObject::tensor("w", s.to_vec(), format, LayoutId::RowSplitK128V1)],
                 vec![payload],
                 &[&format!("format:{format}"), "ninfer:ternary"],
                 &format!("one {format} tensor {s:?}: random values quantized, blocks split into base/high/scale planes (planes padded to 256 bytes)"),
@@ -113,8 +114,18 @@ fn layout_cases() -> Vec<Case> {
         "y_ternary_both_formats_and_resource",
         vec![
             PlannedObject::resource("frontend/blob", 37),
-            PlannedObject::tensor("text/a", vec![4, 256], "PQ2_0_G128", "row-split-k128-v1"),
-            PlannedObject::tensor("text/b", vec![4, 256], "PTQ1_0_G128", "row-split-k128-v1"),
+            PlannedObject::tensor(
+                "text/a",
+                vec![4, 256],
+                "PQ2_0_G128",
+                LayoutId::RowSplitK128V1,
+            ),
+            PlannedObject::tensor(
+                "text/b",
+                vec![4, 256],
+                "PTQ1_0_G128",
+                LayoutId::RowSplitK128V1,
+            ),
         ],
         vec![res, p1, p2],
         &[
@@ -132,7 +143,7 @@ fn layout_cases() -> Vec<Case> {
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                PlannedObject::tensor(format!("t{i}"), s.clone(), format, "contiguous-le-v1")
+                PlannedObject::tensor(format!("t{i}"), s.clone(), format, LayoutId::ContiguousLeV1)
             })
             .collect();
         let payloads: Vec<Vec<u8>> = shapes
@@ -149,15 +160,15 @@ fn layout_cases() -> Vec<Case> {
     }
     // Other registry formats: geometry only (bytes compared raw).
     for (format, layout, shape) in [
-        ("Q4G64_F16S", "row-split-k128-v1", vec![3u64, 200]),
-        ("Q5G64_F16S", "row-split-k128-v1", vec![2, 130]),
-        ("Q6G64_F16S", "row-split-k128-v1", vec![2, 64]),
-        ("W8G32_F16S", "row-split-k128-v1", vec![1, 33]),
-        ("NVFP4", "blockscale-k16-m128x4-v1", vec![128, 64]),
-        ("FP8_E4M3FN_ROW_BF16S", "row-scale-v1", vec![2, 4]),
+        ("Q4G64_F16S", LayoutId::RowSplitK128V1, vec![3u64, 200]),
+        ("Q5G64_F16S", LayoutId::RowSplitK128V1, vec![2, 130]),
+        ("Q6G64_F16S", LayoutId::RowSplitK128V1, vec![2, 64]),
+        ("W8G32_F16S", LayoutId::RowSplitK128V1, vec![1, 33]),
+        ("NVFP4", LayoutId::BlockscaleK16M128x4V1, vec![128, 64]),
+        ("FP8_E4M3FN_ROW_BF16S", LayoutId::RowScaleV1, vec![2, 4]),
     ] {
         let f = spec.format(format).unwrap();
-        let l = spec.layout(layout).unwrap();
+        let l = spec.layout(layout);
         let size = crate::ninfer::layout::encoded_size(l, f, &shape, "x").unwrap();
         one(
             &format!("y_layout_{}", format.to_lowercase()),

@@ -11,12 +11,13 @@
 use crate::corpus::observe::values_sha256;
 use crate::corpus::{Bytes, Case};
 use crate::ninfer::{plan, writer::to_bytes, Identity, PlannedObject};
+use crate::spec::LayoutId;
 use serde_json::json;
 
 fn case(
     name: &str,
     format: &str,
-    layout: &str,
+    layout: LayoutId,
     shape: [u64; 2],
     payload: Vec<u8>,
     values: &[f32],
@@ -104,7 +105,7 @@ fn grouped(format: &str, bits: u32, group: usize, n: usize, k: usize, r: &mut By
     }
     // row-major logical order: the loops above visit rows, then groups, then lanes
     let name = format!("y_values_{}_{n}x{k}", format.to_lowercase());
-    case(&name, format, "row-split-k128-v1", [n as u64, k as u64], p, &values,
+    case(&name, format, LayoutId::RowSplitK128V1, [n as u64, k as u64], p, &values,
         format!("{format} [{n}, {k}]: codes uniform over [{lo}, {hi}], binary16 scales (2j+1)/1024 per group of {group}, planes laid out bit by bit by the generator; values_sha256 of code x scale"))
 }
 
@@ -159,7 +160,7 @@ fn nvfp4(n: usize, k: usize, r: &mut Bytes) -> Case {
             (m * e4m3_f64(scales[(i / k) * groups + (i % k) / 16]) / div as f64) as f32
         })
         .collect();
-    case(&format!("y_values_nvfp4_{n}x{k}"), "NVFP4", "blockscale-k16-m128x4-v1", [n as u64, k as u64], p, &values,
+    case(&format!("y_values_nvfp4_{n}x{k}"), "NVFP4", LayoutId::BlockscaleK16M128x4V1, [n as u64, k as u64], p, &values,
         format!("NVFP4 [{n}, {k}]: random E2M1 codes (low nibble = smaller k), normal E4M3FN scales placed by the m128x4 swizzle, divisor 3.0; values_sha256 of e2m1 x e4m3fn / 3"))
 }
 
@@ -183,7 +184,7 @@ fn fp8_row(n: usize, k: usize, r: &mut Bytes) -> Case {
     let values: Vec<f32> = (0..n * k)
         .map(|i| (e4m3_f64(codes[i]) * row_scales[(i / k) % 4] as f64) as f32)
         .collect();
-    case(&format!("y_values_fp8_e4m3fn_row_bf16s_{n}x{k}"), "FP8_E4M3FN_ROW_BF16S", "row-scale-v1", [n as u64, k as u64], p, &values,
+    case(&format!("y_values_fp8_e4m3fn_row_bf16s_{n}x{k}"), "FP8_E4M3FN_ROW_BF16S", LayoutId::RowScaleV1, [n as u64, k as u64], p, &values,
         format!("FP8_E4M3FN_ROW_BF16S [{n}, {k}]: random non-NaN E4M3FN codes row-major, BF16 row multipliers 0.5, -3, 2^-7, 96; values_sha256 of e4m3fn x scale"))
 }
 
