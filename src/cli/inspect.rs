@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// Runs `inspect` on `path`; `mode` is the GGUF reading mode (`strict` or `spec`).
-pub fn run(path: &Path, as_json: bool, mode: &str) -> anyhow::Result<ExitCode> {
+pub fn run(path: &Path, as_json: bool, mode: crate::gguf::Mode) -> anyhow::Result<ExitCode> {
     let map = crate::fsio::map_file(path)?;
     if map.starts_with(b"NINFER") || map.starts_with(b"NINPRT") {
         return ninfer(path, &map, as_json);

@@ -9,14 +9,6 @@ use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
 
-fn mode_of(s: &str) -> anyhow::Result<gguf::Mode> {
-    match s {
-        "strict" => Ok(gguf::Mode::Strict),
-        "spec" => Ok(gguf::Mode::Spec),
-        other => anyhow::bail!("--mode must be 'strict' or 'spec', not '{other}'"),
-    }
-}
-
 /// Longest string (in characters) `inspect` shows whole; longer ones are cut, so a 1 GiB key
 /// or value costs a few hundred bytes of output and no copy.
 pub const SHOWN_CHARS: usize = 200;
@@ -124,8 +116,8 @@ fn array_text(a: &ArrayView<'_>) -> String {
 }
 
 /// Prints the GGUF `bytes` (read from `path`) as text or, with `as_json`, as one JSON document.
-pub fn run(path: &Path, bytes: &[u8], as_json: bool, mode: &str) -> anyhow::Result<ExitCode> {
-    let g = gguf::parse(bytes, mode_of(mode)?)?;
+pub fn run(path: &Path, bytes: &[u8], as_json: bool, mode: gguf::Mode) -> anyhow::Result<ExitCode> {
+    let g = gguf::parse(bytes, mode)?;
     let notes = fork_notes(&g);
     if as_json {
         let kvs: Vec<_> = g.kvs.iter().map(|kv| json!({"key": cut(kv.key), "type": kv.value.value_type().name(), "value": value_text(&kv.value), "offset": kv.offset})).collect();
@@ -143,7 +135,7 @@ pub fn run(path: &Path, bytes: &[u8], as_json: bool, mode: &str) -> anyhow::Resu
                 j
             })
             .collect();
-        let out = json!({"file": path.display().to_string(), "container": "gguf", "version": g.version, "mode": mode,
+        let out = json!({"file": path.display().to_string(), "container": "gguf", "version": g.version, "mode": mode.as_str(),
             "alignment": g.alignment, "tensor_info_offset": g.tensor_info_offset, "data_offset": g.data_offset,
             "warnings": g.warnings, "fork_notes": notes, "metadata": kvs, "tensors": tensors});
         println!("{}", json_safe(&serde_json::to_string_pretty(&out)?));
@@ -153,7 +145,7 @@ pub fn run(path: &Path, bytes: &[u8], as_json: bool, mode: &str) -> anyhow::Resu
         "{}: GGUF v{} ({} mode), {} bytes",
         escape(&path.display().to_string()),
         g.version,
-        mode,
+        mode.as_str(),
         bytes.len()
     );
     println!(

@@ -2,6 +2,7 @@
 //! return `anyhow::Result`. Every error is printed as `error: [class] ...` and its exit code
 //! comes from the class ([`classify`], [`exit_code`]; 1 is reserved for "checked and failed").
 
+use crate::codec::TernaryType;
 use crate::error::ErrorClass;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -43,8 +44,8 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// GGUF reading mode: spec (the GGUF document) or strict (mainline llama.cpp rules).
-        #[arg(long, default_value = "strict")]
-        mode: String,
+        #[arg(long, value_enum, default_value_t = crate::gguf::Mode::Strict)]
+        mode: crate::gguf::Mode,
     },
     /// Decode a GGUF tensor or a .ninfer object to an f32 .npy in logical row order.
     Decode {
@@ -64,9 +65,9 @@ enum Command {
         input: PathBuf,
         #[arg(short, long)]
         output: PathBuf,
-        /// Target ternary type: pq2_0 or ptq1_0.
-        #[arg(long)]
-        to: Option<String>,
+        /// Target ternary type: pq2_0 or ptq1_0 (or a table alias: pq2, q2_0_g128, 142, ...).
+        #[arg(long, value_enum, ignore_case = true)]
+        to: Option<TernaryType>,
         /// Retag legacy Prism id 42 (34 B/128 blocks) to 142, header only.
         #[arg(long = "retag-42")]
         retag_42: bool,
@@ -77,9 +78,9 @@ enum Command {
     Synth {
         #[arg(long, default_value = "bonsai-nano")]
         profile: String,
-        /// pq2_0 or ptq1_0.
-        #[arg(long, default_value = "pq2_0")]
-        format: String,
+        /// pq2_0 or ptq1_0 (or a table alias: pq2, q2_0_g128, 142, ...).
+        #[arg(long, value_enum, ignore_case = true, default_value_t = TernaryType::Pq2_0)]
+        format: TernaryType,
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Only these layers (comma-separated): a reduced test model of the profile's shape.
@@ -335,9 +336,12 @@ enum Command {
 /// Runs the CLI; returns the process exit code.
 pub fn main() -> ExitCode {
     stdout::install_panic_hook();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return refuse_arguments(e),
+    };
     let result = match cli.command {
-        Command::Inspect { file, json, mode } => inspect::run(&file, json, &mode),
+        Command::Inspect { file, json, mode } => inspect::run(&file, json, mode),
         Command::Decode {
             file,
             name,
@@ -351,7 +355,7 @@ pub fn main() -> ExitCode {
             to,
             retag_42,
             force,
-        } => transcode::run(&input, &output, to.as_deref(), retag_42, force),
+        } => transcode::run(&input, &output, to, retag_42, force),
         Command::Synth {
             profile,
             format,
@@ -359,7 +363,7 @@ pub fn main() -> ExitCode {
             layers,
             output,
             force,
-        } => synth_cmd::model(&profile, &format, seed, layers.as_deref(), &output, force),
+        } => synth_cmd::model(&profile, format, seed, layers.as_deref(), &output, force),
         Command::OracleGguf {
             seed,
             output,
@@ -542,6 +546,32 @@ pub fn main() -> ExitCode {
             exit_code(class)
         }
     }
+}
+
+/// Reports a command line clap could not parse (unknown flag, missing argument, a value outside
+/// a `ValueEnum` such as `--format q4`) as `error: [cli.usage] ...`, exit 2, like every other
+/// usage error; `--help` and `--version` print as clap prints them.
+fn refuse_arguments(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let text = text
+        .trim_end()
+        .strip_prefix("error: ")
+        .unwrap_or(text.trim_end());
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| crate::text::escape(l).into_owned())
+        .collect();
+    eprintln!("error: [{}] {}", ErrorClass::CliUsage, lines.join("\n"));
+    exit_code(ErrorClass::CliUsage)
 }
 
 /// The class of a command's error: the crate error's own class anywhere in the chain;

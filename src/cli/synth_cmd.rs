@@ -25,17 +25,15 @@ pub fn template(profile: &str, output: &Path, force: bool) -> anyhow::Result<Exi
 /// `synth`: writes a synthetic GGUF of a profile (or of some of its layers).
 pub fn model(
     profile: &str,
-    format: &str,
+    ty: crate::codec::TernaryType,
     seed: u64,
     layers: Option<&str>,
     output: &Path,
     force: bool,
 ) -> anyhow::Result<ExitCode> {
-    use crate::synth::model::{write_model_file_layers, writer_for_layers, TernaryType};
+    use crate::synth::model::{write_model_file_layers, writer_for_layers};
     super::check_output(output, force, &[])?;
     let p = super::profile(profile)?;
-    let ty = TernaryType::parse(format)
-        .ok_or_else(|| anyhow::anyhow!("--format {format}: expected pq2_0 or ptq1_0"))?;
     let layers = super::pack_cmd::parse_layers(layers)?;
     let total = writer_for_layers(&p, ty, seed, layers.as_deref())?
         .0

@@ -3,7 +3,7 @@
 
 use crate::codec::TernaryType;
 use crate::gguf::{self, Mode};
-use anyhow::{bail, Context};
+use anyhow::bail;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -14,14 +14,12 @@ enum Job {
     Retag,
 }
 
-fn job(to: Option<&str>, retag: bool) -> anyhow::Result<Job> {
+fn job(to: Option<TernaryType>, retag: bool) -> anyhow::Result<Job> {
     Ok(match (to, retag) {
         (Some(_), true) => bail!("use either --to or --retag-42"),
         (None, false) => bail!("nothing to do: pass --to pq2_0|ptq1_0 or --retag-42"),
         (None, true) => Job::Retag,
-        (Some(t), false) => Job::To(
-            TernaryType::parse(t).with_context(|| format!("--to {t}: expected pq2_0 or ptq1_0"))?,
-        ),
+        (Some(t), false) => Job::To(t),
     })
 }
 
@@ -29,7 +27,7 @@ fn job(to: Option<&str>, retag: bool) -> anyhow::Result<Job> {
 pub fn run(
     input: &Path,
     output: &Path,
-    to: Option<&str>,
+    to: Option<TernaryType>,
     retag: bool,
     force: bool,
 ) -> anyhow::Result<ExitCode> {

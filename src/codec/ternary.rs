@@ -6,6 +6,7 @@
 
 use super::Codec;
 use crate::spec::GgmlType;
+use std::sync::OnceLock;
 
 /// A ternary GGUF format that this suite writes and transcodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -72,16 +73,47 @@ impl TernaryType {
         }
     }
 
-    /// Parses a command-line name, case-insensitively: the table name (`pq2_0`), its `aka`
-    /// names (`q2_0_g128`), the name without its `_0` suffix (`pq2`), or the id (`142`).
+    /// The command-line spellings, all from the table: the lower-case table name (`pq2_0`,
+    /// the one `--help` shows), the name without its `_0` suffix (`pq2`), the `aka` names
+    /// (`q2_0_g128`) and the id (`142`). Matched case-insensitively.
+    pub fn cli_spellings(self) -> &'static [String] {
+        static SPELLINGS: OnceLock<[Vec<String>; 2]> = OnceLock::new();
+        let all = SPELLINGS.get_or_init(|| {
+            TernaryType::ALL.map(|ty| {
+                let g = ty.ggml();
+                let name = g.name.to_ascii_lowercase();
+                let mut v = vec![name.clone(), name.trim_end_matches("_0").to_string()];
+                v.extend(g.aka.iter().map(|a| a.to_ascii_lowercase()));
+                v.push(g.id.to_string());
+                v
+            })
+        });
+        &all[self as usize]
+    }
+
+    /// Parses a command-line name, case-insensitively: one of [`Self::cli_spellings`].
     pub fn parse(s: &str) -> Option<TernaryType> {
-        TernaryType::ALL.into_iter().find(|ty| {
-            let g = ty.ggml();
-            s.eq_ignore_ascii_case(&g.name)
-                || s.eq_ignore_ascii_case(g.name.trim_end_matches("_0"))
-                || g.aka.iter().any(|a| s.eq_ignore_ascii_case(a))
-                || s == g.id.to_string()
-        })
+        TernaryType::ALL
+            .into_iter()
+            .find(|ty| ty.cli_spellings().iter().any(|n| s.eq_ignore_ascii_case(n)))
+    }
+}
+
+/// `--format` / `--to` values: clap refuses any spelling [`TernaryType::parse`] refuses before
+/// a command runs (the CLI reports it as `cli.usage`).
+impl clap::ValueEnum for TernaryType {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Self::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let [name, aliases @ ..] = self.cli_spellings() else {
+            unreachable!("every ternary type has its table name")
+        };
+        Some(
+            clap::builder::PossibleValue::new(name.as_str())
+                .aliases(aliases.iter().map(|a| a.as_str())),
+        )
     }
 }
 
@@ -120,6 +152,27 @@ mod tests {
         }
         for s in ["", "q2_0", "42", "pq2_1", "tq1_0"] {
             assert_eq!(TernaryType::parse(s), None, "{s}");
+        }
+        // clap's matcher agrees with parse on every spelling (ignore_case, as the CLI sets it).
+        use clap::ValueEnum;
+        for s in [
+            "pq2_0",
+            "PQ2_0",
+            "pq2",
+            "142",
+            "q2_0_g128",
+            "ptq1_0",
+            "Ptq1",
+            "143",
+            "q2_0",
+            "42",
+            "",
+        ] {
+            assert_eq!(
+                TernaryType::from_str(s, true).ok(),
+                TernaryType::parse(s),
+                "{s}"
+            );
         }
         // The legacy id-42 variant shares PQ2_0's codec but is not PQ2_0.
         let legacy = crate::spec::get()

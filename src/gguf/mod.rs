@@ -68,13 +68,24 @@ pub use writer::{GgufStream, GgufWriter, WriterTensor};
 use crate::error::{ErrorClass, Result};
 use crate::spec::GgmlType;
 
-/// Which rule set the reader applies (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Which rule set the reader applies (see the module docs); `inspect --mode` spells it
+/// `spec` or `strict` (clap refuses any other spelling before the command runs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Mode {
     /// `ggml/docs/gguf.md` rules.
     Spec,
     /// Mainline `gguf.cpp` + loader + recommended rules.
     Strict,
+}
+
+impl Mode {
+    /// The command-line spelling (`spec`, `strict`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Spec => "spec",
+            Mode::Strict => "strict",
+        }
+    }
 }
 
 /// How to read ggml type 42, which means mainline Q2_0 (g64, 18 B) or legacy Prism Q2_0 (g128, 34 B).

@@ -527,3 +527,52 @@ fn every_cli_error_names_a_registered_class() {
         refused(args, *class);
     }
 }
+
+/// Values outside a `ValueEnum` (`--format`, `--to`, `--mode`, `--dump-format`) are refused by
+/// clap before the command runs, and reported as `cli.usage` naming the value and the flag.
+#[test]
+fn a_value_outside_the_cli_vocabulary_is_a_usage_error() {
+    let (_, g, _, a) = nano();
+    let (g, a) = (s(g), s(a));
+    let d = tempfile::tempdir().unwrap();
+    let o = d.path().join("o");
+    let o = s(&o);
+    for (args, bad, flag) in [
+        (vec!["synth", "--format", "q4", "-o", o], "'q4'", "--format"),
+        (
+            vec!["synth", "--format", "pq2_1", "-o", o],
+            "'pq2_1'",
+            "--format",
+        ),
+        (
+            vec!["transcode", g, "--to", "tq1_0", "-o", o],
+            "'tq1_0'",
+            "--to",
+        ),
+        (
+            vec!["inspect", "--mode", "lenient", g],
+            "'lenient'",
+            "--mode",
+        ),
+        (
+            vec!["verify", a, "--gguf", g, "--dump-format", "raw"],
+            "'raw'",
+            "--dump-format",
+        ),
+        (
+            vec!["inspect", "--no-such-flag", g],
+            "'--no-such-flag'",
+            "unexpected argument",
+        ),
+    ] {
+        let err = refused(&args, ErrorClass::CliUsage);
+        assert!(err.starts_with("error: [cli.usage] "), "{args:?}: {err}");
+        assert!(err.contains(bad) && err.contains(flag), "{args:?}: {err}");
+        assert!(std::fs::metadata(o).is_err(), "{args:?} wrote {o}");
+    }
+    // Negative control: the vocabulary itself, including a table alias of a ternary type, is
+    // accepted (the commands run and succeed).
+    ok(&["inspect", "--mode", "spec", g]);
+    ok(&["synth", "--format", "PTQ1", "-o", o]);
+    assert!(std::fs::metadata(o).is_ok());
+}
