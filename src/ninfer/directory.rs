@@ -4,7 +4,7 @@
 use super::json::{locate, Json, Step, DUPLICATE_MEMBER};
 use super::layout::encoded_size;
 use crate::error::{Error, ErrorClass, Result};
-use crate::spec::{self, Layout, NumericFormat};
+use crate::spec::{self, DirectoryRules, Layout, NumericFormat};
 use crate::text::escape;
 use std::collections::HashMap;
 
@@ -243,9 +243,27 @@ pub fn parse_directory(text: &str) -> Result<Directory> {
     let src = Src { text: Some(text) };
     let rules = &spec::get().container.directory;
     let r = members(src, &root, &rules.root_members, "directory", &[])?;
+    let identity = parse_identity(src, r[0], rules)?;
+    let Json::Array(items) = r[1] else {
+        return Err(src.err(
+            ErrorClass::NinferDirType,
+            &[key("objects")],
+            "objects",
+            format!("expected an array, found {}", r[1].type_name()),
+        ));
+    };
+    let mut objects = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        objects.push(parse_object(src, i, item, rules)?);
+    }
+    Ok(Directory { identity, objects })
+}
+
+/// The `identity` member: exactly `model_id` and `weights_id`, both strings.
+fn parse_identity(src: Src<'_>, v: &Json, rules: &DirectoryRules) -> Result<Identity> {
     let id_path = [key("identity")];
-    let id = members(src, r[0], &rules.identity_members, "identity", &id_path)?;
-    let identity = Identity {
+    let id = members(src, v, &rules.identity_members, "identity", &id_path)?;
+    Ok(Identity {
         model_id: string(
             src,
             id[0],
@@ -258,97 +276,92 @@ pub fn parse_directory(text: &str) -> Result<Directory> {
             "identity.weights_id",
             &[key("identity"), key("weights_id")],
         )?,
+    })
+}
+
+/// `objects[i]`: an object whose `kind` (a string) selects the tensor or resource members.
+fn parse_object(src: Src<'_>, i: usize, item: &Json, rules: &DirectoryRules) -> Result<Object> {
+    let f = format!("objects[{i}]");
+    let at = |m: &str| obj_path(i, m);
+    let kind = match item {
+        Json::Object(m) => m.iter().find(|(k, _)| k == "kind").map(|(_, v)| v),
+        other => {
+            return Err(src.err(
+                ErrorClass::NinferDirType,
+                &at(""),
+                f,
+                format!("expected an object, found {}", other.type_name()),
+            ))
+        }
     };
-    let Json::Array(items) = r[1] else {
+    let kind = match kind {
+        Some(k) => string(src, k, &format!("{f}.kind"), &at("kind"))?,
+        None => {
+            return Err(src.err(
+                ErrorClass::NinferDirMembers,
+                &at(""),
+                format!("{f}.kind"),
+                "missing member 'kind'",
+            ))
+        }
+    };
+    match kind.as_str() {
+        "tensor" => parse_tensor(src, i, item, rules),
+        "resource" => {
+            let m = members(src, item, &rules.resource_members, &f, &at(""))?;
+            Ok(Object {
+                name: string(src, m[0], &format!("{f}.name"), &at("name"))?,
+                body: ObjectBody::Resource {
+                    encoding: string(src, m[2], &format!("{f}.encoding"), &at("encoding"))?,
+                },
+                offset: uint(src, m[3], &format!("{f}.offset"), &at("offset"))?,
+                bytes: uint(src, m[4], &format!("{f}.bytes"), &at("bytes"))?,
+            })
+        }
+        other => Err(src.err(
+            ErrorClass::NinferDirKind,
+            &at("kind"),
+            format!("{f}.kind"),
+            format!(
+                "unknown kind '{}' (expected tensor or resource)",
+                escape(other)
+            ),
+        )),
+    }
+}
+
+/// The members of tensor `objects[i]`, typed (format and layout stay names: they are checked
+/// against the registry by [`validate`]).
+fn parse_tensor(src: Src<'_>, i: usize, item: &Json, rules: &DirectoryRules) -> Result<Object> {
+    let f = format!("objects[{i}]");
+    let at = |m: &str| obj_path(i, m);
+    let m = members(src, item, &rules.tensor_members, &f, &at(""))?;
+    let Json::Array(dims) = m[2] else {
         return Err(src.err(
             ErrorClass::NinferDirType,
-            &[key("objects")],
-            "objects",
-            format!("expected an array, found {}", r[1].type_name()),
+            &at("shape"),
+            format!("{f}.shape"),
+            format!("expected an array, found {}", m[2].type_name()),
         ));
     };
-    let mut objects = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let f = format!("objects[{i}]");
-        let at = |m: &str| obj_path(i, m);
-        let kind = match item {
-            Json::Object(m) => m.iter().find(|(k, _)| k == "kind").map(|(_, v)| v),
-            other => {
-                return Err(src.err(
-                    ErrorClass::NinferDirType,
-                    &at(""),
-                    f,
-                    format!("expected an object, found {}", other.type_name()),
-                ))
-            }
-        };
-        let kind = match kind {
-            Some(k) => string(src, k, &format!("{f}.kind"), &at("kind"))?,
-            None => {
-                return Err(src.err(
-                    ErrorClass::NinferDirMembers,
-                    &at(""),
-                    format!("{f}.kind"),
-                    "missing member 'kind'",
-                ))
-            }
-        };
-        let obj = match kind.as_str() {
-            "tensor" => {
-                let m = members(src, item, &rules.tensor_members, &f, &at(""))?;
-                let Json::Array(dims) = m[2] else {
-                    return Err(src.err(
-                        ErrorClass::NinferDirType,
-                        &at("shape"),
-                        format!("{f}.shape"),
-                        format!("expected an array, found {}", m[2].type_name()),
-                    ));
-                };
-                let shape = dims
-                    .iter()
-                    .enumerate()
-                    .map(|(j, d)| {
-                        let p = [at("shape"), vec![Step::Index(j)]].concat();
-                        uint(src, d, &format!("{f}.shape[{j}]"), &p)
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                Object {
-                    name: string(src, m[0], &format!("{f}.name"), &at("name"))?,
-                    body: ObjectBody::Tensor {
-                        shape,
-                        format: string(src, m[3], &format!("{f}.format"), &at("format"))?,
-                        layout: string(src, m[4], &format!("{f}.layout"), &at("layout"))?,
-                    },
-                    offset: uint(src, m[5], &format!("{f}.offset"), &at("offset"))?,
-                    bytes: uint(src, m[6], &format!("{f}.bytes"), &at("bytes"))?,
-                }
-            }
-            "resource" => {
-                let m = members(src, item, &rules.resource_members, &f, &at(""))?;
-                Object {
-                    name: string(src, m[0], &format!("{f}.name"), &at("name"))?,
-                    body: ObjectBody::Resource {
-                        encoding: string(src, m[2], &format!("{f}.encoding"), &at("encoding"))?,
-                    },
-                    offset: uint(src, m[3], &format!("{f}.offset"), &at("offset"))?,
-                    bytes: uint(src, m[4], &format!("{f}.bytes"), &at("bytes"))?,
-                }
-            }
-            other => {
-                return Err(src.err(
-                    ErrorClass::NinferDirKind,
-                    &at("kind"),
-                    format!("{f}.kind"),
-                    format!(
-                        "unknown kind '{}' (expected tensor or resource)",
-                        escape(other)
-                    ),
-                ));
-            }
-        };
-        objects.push(obj);
-    }
-    Ok(Directory { identity, objects })
+    let shape = dims
+        .iter()
+        .enumerate()
+        .map(|(j, d)| {
+            let p = [at("shape"), vec![Step::Index(j)]].concat();
+            uint(src, d, &format!("{f}.shape[{j}]"), &p)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Object {
+        name: string(src, m[0], &format!("{f}.name"), &at("name"))?,
+        body: ObjectBody::Tensor {
+            shape,
+            format: string(src, m[3], &format!("{f}.format"), &at("format"))?,
+            layout: string(src, m[4], &format!("{f}.layout"), &at("layout"))?,
+        },
+        offset: uint(src, m[5], &format!("{f}.offset"), &at("offset"))?,
+        bytes: uint(src, m[6], &format!("{f}.bytes"), &at("bytes"))?,
+    })
 }
 
 /// The registry entries of a tensor's format and layout.
@@ -437,22 +450,7 @@ pub fn validate_names_and_sizes(dir: &Directory) -> Result<()> {
 }
 
 fn names_and_sizes(src: Src<'_>, dir: &Directory) -> Result<()> {
-    if dir.identity.model_id.is_empty() {
-        return Err(src.err(
-            ErrorClass::NinferDirIdentity,
-            &[key("identity"), key("model_id")],
-            "identity.model_id",
-            "must be a non-empty string",
-        ));
-    }
-    if dir.identity.weights_id.is_empty() {
-        return Err(src.err(
-            ErrorClass::NinferDirIdentity,
-            &[key("identity"), key("weights_id")],
-            "identity.weights_id",
-            "must be a non-empty string",
-        ));
-    }
+    check_identity(src, &dir.identity)?;
     // First index of every name: one hash lookup per object keeps 10^6 objects linear.
     let mut first: HashMap<&str, usize> = HashMap::with_capacity(dir.objects.len());
     for (i, o) in dir.objects.iter().enumerate() {
@@ -481,56 +479,92 @@ fn names_and_sizes(src: Src<'_>, dir: &Directory) -> Result<()> {
                 shape,
                 format,
                 layout,
-            } => {
-                let field = format!("{f} '{}'", escape(&o.name));
-                let relocate = |mut e: Error| {
-                    let member = match e.class {
-                        ErrorClass::NinferDirFormat => "format",
-                        ErrorClass::NinferDirLayout => "layout",
-                        _ => "shape",
-                    };
-                    e.offset = Some(src.offset_of(&obj_path(i, member)));
-                    e
-                };
-                let (fm, l) = resolve_format_layout(format, layout, &field).map_err(relocate)?;
-                let want = encoded_size(l, fm, shape, &field).map_err(relocate)?;
-                if want != o.bytes {
-                    return Err(src.err(
-                        ErrorClass::NinferDirBytes,
-                        &obj_path(i, "bytes"),
-                        field,
-                        format!(
-                            "tensor {} stores {} bytes; layout requires {want}",
-                            escape(&o.name),
-                            o.bytes
-                        ),
-                    ));
-                }
-            }
-            ObjectBody::Resource { encoding } => {
-                if !spec::get()
-                    .container
-                    .directory
-                    .resource_encodings
-                    .contains(encoding)
-                {
-                    return Err(src.err(
-                        ErrorClass::NinferDirEncoding,
-                        &obj_path(i, "encoding"),
-                        format!("{f}.encoding"),
-                        format!("unknown resource encoding '{}'", escape(encoding)),
-                    ));
-                }
-                if o.bytes == 0 {
-                    return Err(src.err(
-                        ErrorClass::NinferDirResourceEmpty,
-                        &obj_path(i, "bytes"),
-                        format!("{f} '{}'", escape(&o.name)),
-                        "resources must have bytes > 0",
-                    ));
-                }
-            }
+            } => check_tensor_size(src, i, o, (shape, format, layout))?,
+            ObjectBody::Resource { encoding } => check_resource(src, i, o, encoding)?,
         }
+    }
+    Ok(())
+}
+
+/// Both identity strings are non-empty.
+fn check_identity(src: Src<'_>, identity: &Identity) -> Result<()> {
+    if identity.model_id.is_empty() {
+        return Err(src.err(
+            ErrorClass::NinferDirIdentity,
+            &[key("identity"), key("model_id")],
+            "identity.model_id",
+            "must be a non-empty string",
+        ));
+    }
+    if identity.weights_id.is_empty() {
+        return Err(src.err(
+            ErrorClass::NinferDirIdentity,
+            &[key("identity"), key("weights_id")],
+            "identity.weights_id",
+            "must be a non-empty string",
+        ));
+    }
+    Ok(())
+}
+
+/// Tensor `objects[i]`: registry format and layout, and `bytes == encoded_size`.
+fn check_tensor_size(
+    src: Src<'_>,
+    i: usize,
+    o: &Object,
+    (shape, format, layout): (&[u64], &str, &str),
+) -> Result<()> {
+    let field = format!("objects[{i}] '{}'", escape(&o.name));
+    let relocate = |mut e: Error| {
+        let member = match e.class {
+            ErrorClass::NinferDirFormat => "format",
+            ErrorClass::NinferDirLayout => "layout",
+            _ => "shape",
+        };
+        e.offset = Some(src.offset_of(&obj_path(i, member)));
+        e
+    };
+    let (fm, l) = resolve_format_layout(format, layout, &field).map_err(relocate)?;
+    let want = encoded_size(l, fm, shape, &field).map_err(relocate)?;
+    if want != o.bytes {
+        return Err(src.err(
+            ErrorClass::NinferDirBytes,
+            &obj_path(i, "bytes"),
+            field,
+            format!(
+                "tensor {} stores {} bytes; layout requires {want}",
+                escape(&o.name),
+                o.bytes
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Resource `objects[i]`: a registered encoding and at least one byte.
+fn check_resource(src: Src<'_>, i: usize, o: &Object, encoding: &str) -> Result<()> {
+    let f = format!("objects[{i}]");
+    if !spec::get()
+        .container
+        .directory
+        .resource_encodings
+        .iter()
+        .any(|e| e == encoding)
+    {
+        return Err(src.err(
+            ErrorClass::NinferDirEncoding,
+            &obj_path(i, "encoding"),
+            format!("{f}.encoding"),
+            format!("unknown resource encoding '{}'", escape(encoding)),
+        ));
+    }
+    if o.bytes == 0 {
+        return Err(src.err(
+            ErrorClass::NinferDirResourceEmpty,
+            &obj_path(i, "bytes"),
+            format!("{f} '{}'", escape(&o.name)),
+            "resources must have bytes > 0",
+        ));
     }
     Ok(())
 }

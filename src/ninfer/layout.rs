@@ -43,98 +43,124 @@ pub fn encoded_size(
     field: &str,
 ) -> Result<u64> {
     check_layout_accepts(layout, format, field)?;
-    let need = |v: Option<u64>, what: &str| {
-        v.ok_or_else(|| {
-            Error::new(
-                ErrorClass::NinferDirFormat,
-                field,
-                format!("{} lacks {what} in spec", format.name),
-            )
-        })
-    };
     match format.kind {
-        FormatKind::Direct => {
-            let max_rank = layout.max_rank.unwrap_or(16);
-            if shape.len() > max_rank {
-                return Err(Error::new(
-                    ErrorClass::NinferDirShape,
-                    field,
-                    format!(
-                        "{} supports rank 0 through {max_rank}, got rank {}",
-                        layout.name,
-                        shape.len()
-                    ),
-                ));
-            }
-            let mut elems = 1u64;
-            for (i, &d) in shape.iter().enumerate() {
-                if d == 0 {
-                    return Err(Error::new(
-                        ErrorClass::NinferDirShape,
-                        format!("{field}.shape[{i}]"),
-                        "tensor shape dimensions must be positive",
-                    ));
-                }
-                elems = checked_mul(elems, d, OVF, "tensor element count")?;
-            }
-            checked_mul(
-                elems,
-                need(format.word_bytes, "word_bytes")?,
-                OVF,
-                "tensor encoded size",
-            )
-        }
+        FormatKind::Direct => direct_size(layout, format, shape, field),
         FormatKind::Grouped => {
             let (n, k) = rank2(shape, layout, field)?;
             Ok(row_split_geometry(format, n, k)
                 .map_err(|e| e.with_field(field))?
                 .payload_bytes)
         }
-        FormatKind::Blockscale => {
-            let (n, k) = rank2(shape, layout, field)?;
-            let (rm, km) = (
-                need(format.row_multiple, "row_multiple")?,
-                need(format.k_multiple, "k_multiple")?,
-            );
-            if n % rm != 0 || k % km != 0 {
-                return Err(Error::new(
-                    ErrorClass::NinferDirShape,
-                    field,
-                    format!(
-                        "{} requires N divisible by {rm} and K divisible by {km}, got [{n}, {k}]",
-                        layout.name
-                    ),
-                ));
-            }
-            let elems = checked_mul(n, k, OVF, "NVFP4 element count")?;
-            let scale_offset = align_up(elems / 2, 256, OVF, "NVFP4 scale plane offset")?;
-            let scales = elems / need(format.block_elems, "block_elems")?;
-            let end = checked_add(scale_offset, scales, OVF, "NVFP4 weight divisor offset")?;
-            checked_add(
-                end,
-                need(format.divisor_bytes, "divisor_bytes")?,
-                OVF,
-                "NVFP4 tensor encoded size",
-            )
-        }
-        FormatKind::RowScaled => {
-            let (n, k) = rank2(shape, layout, field)?;
-            let codes = checked_mul(
-                checked_mul(n, k, OVF, "FP8 element count")?,
-                need(format.code_bytes, "code_bytes")?,
-                OVF,
-                "FP8 code bytes",
-            )?;
-            let scale_offset = align_up(codes, 256, OVF, "FP8 scale plane offset")?;
-            let scales = checked_mul(
-                n,
-                need(format.scale_bytes_per_row, "scale_bytes_per_row")?,
-                OVF,
-                "FP8 scale plane bytes",
-            )?;
-            checked_add(scale_offset, scales, OVF, "FP8 tensor encoded size")
-        }
+        FormatKind::Blockscale => blockscale_size(layout, format, shape, field),
+        FormatKind::RowScaled => row_scaled_size(layout, format, shape, field),
     }
+}
+
+/// A constant of `format` the size formula needs, or `ninfer.dir_format` when the table lacks it.
+fn need(v: Option<u64>, what: &str, format: &NumericFormat, field: &str) -> Result<u64> {
+    v.ok_or_else(|| {
+        Error::new(
+            ErrorClass::NinferDirFormat,
+            field,
+            format!("{} lacks {what} in spec", format.name),
+        )
+    })
+}
+
+/// `contiguous-le-v1`: rank 0..=max_rank, positive dimensions, `prod(shape) * word_bytes`.
+fn direct_size(layout: &Layout, format: &NumericFormat, shape: &[u64], field: &str) -> Result<u64> {
+    let max_rank = layout.max_rank.unwrap_or(16);
+    if shape.len() > max_rank {
+        return Err(Error::new(
+            ErrorClass::NinferDirShape,
+            field,
+            format!(
+                "{} supports rank 0 through {max_rank}, got rank {}",
+                layout.name,
+                shape.len()
+            ),
+        ));
+    }
+    let mut elems = 1u64;
+    for (i, &d) in shape.iter().enumerate() {
+        if d == 0 {
+            return Err(Error::new(
+                ErrorClass::NinferDirShape,
+                format!("{field}.shape[{i}]"),
+                "tensor shape dimensions must be positive",
+            ));
+        }
+        elems = checked_mul(elems, d, OVF, "tensor element count")?;
+    }
+    checked_mul(
+        elems,
+        need(format.word_bytes, "word_bytes", format, field)?,
+        OVF,
+        "tensor encoded size",
+    )
+}
+
+/// `blockscale-k16-m128x4-v1`: codes, the 256-aligned scale plane, then the FP32 divisor.
+fn blockscale_size(
+    layout: &Layout,
+    format: &NumericFormat,
+    shape: &[u64],
+    field: &str,
+) -> Result<u64> {
+    let (n, k) = rank2(shape, layout, field)?;
+    let (rm, km) = (
+        need(format.row_multiple, "row_multiple", format, field)?,
+        need(format.k_multiple, "k_multiple", format, field)?,
+    );
+    if n % rm != 0 || k % km != 0 {
+        return Err(Error::new(
+            ErrorClass::NinferDirShape,
+            field,
+            format!(
+                "{} requires N divisible by {rm} and K divisible by {km}, got [{n}, {k}]",
+                layout.name
+            ),
+        ));
+    }
+    let elems = checked_mul(n, k, OVF, "NVFP4 element count")?;
+    let scale_offset = align_up(elems / 2, 256, OVF, "NVFP4 scale plane offset")?;
+    let scales = elems / need(format.block_elems, "block_elems", format, field)?;
+    let end = checked_add(scale_offset, scales, OVF, "NVFP4 weight divisor offset")?;
+    checked_add(
+        end,
+        need(format.divisor_bytes, "divisor_bytes", format, field)?,
+        OVF,
+        "NVFP4 tensor encoded size",
+    )
+}
+
+/// `row-scale-v1`: codes, then one scale per row at the 256-aligned scale offset.
+fn row_scaled_size(
+    layout: &Layout,
+    format: &NumericFormat,
+    shape: &[u64],
+    field: &str,
+) -> Result<u64> {
+    let (n, k) = rank2(shape, layout, field)?;
+    let codes = checked_mul(
+        checked_mul(n, k, OVF, "FP8 element count")?,
+        need(format.code_bytes, "code_bytes", format, field)?,
+        OVF,
+        "FP8 code bytes",
+    )?;
+    let scale_offset = align_up(codes, 256, OVF, "FP8 scale plane offset")?;
+    let scales = checked_mul(
+        n,
+        need(
+            format.scale_bytes_per_row,
+            "scale_bytes_per_row",
+            format,
+            field,
+        )?,
+        OVF,
+        "FP8 scale plane bytes",
+    )?;
+    checked_add(scale_offset, scales, OVF, "FP8 tensor encoded size")
 }
 
 #[cfg(test)]

@@ -92,42 +92,48 @@ fn magic_of(hex: &str) -> Vec<u8> {
         .collect()
 }
 
+/// The 8-byte magic: `ninfer.truncated` below 8 bytes, the refused magics' own classes (e.g.
+/// the v1 container), `ninfer.magic` for anything else.
+fn check_magic(bytes: &[u8], c: &crate::spec::Container) -> Result<()> {
+    if bytes.len() < 8 {
+        return Err(Error::at(
+            ErrorClass::NinferTruncated,
+            0,
+            "magic",
+            format!(
+                "file is {} bytes; a .ninfer file starts with an 8-byte magic",
+                bytes.len()
+            ),
+        ));
+    }
+    let magic = &bytes[..8];
+    if magic != magic_of(&c.magic_hex).as_slice() {
+        for r in &c.refused_magics {
+            if magic == magic_of(&r.magic_hex).as_slice() {
+                let class = ErrorClass::from_id(&r.error_class).unwrap_or(ErrorClass::NinferMagic);
+                return Err(Error::at(
+                    class,
+                    0,
+                    "magic",
+                    format!("{}: {}", r.name, r.why),
+                ));
+            }
+        }
+        return Err(Error::at(
+            ErrorClass::NinferMagic,
+            0,
+            "magic",
+            format!("{magic:02x?} is not NINFER\\0\\2"),
+        ));
+    }
+    Ok(())
+}
+
 impl<'a> Artifact<'a> {
     /// Parses the prefix and directory and validates everything against the payload.
     pub fn parse(bytes: &'a [u8]) -> Result<Artifact<'a>> {
         let c = &spec::get().container;
-        if bytes.len() < 8 {
-            return Err(Error::at(
-                ErrorClass::NinferTruncated,
-                0,
-                "magic",
-                format!(
-                    "file is {} bytes; a .ninfer file starts with an 8-byte magic",
-                    bytes.len()
-                ),
-            ));
-        }
-        let magic = &bytes[..8];
-        if magic != magic_of(&c.magic_hex).as_slice() {
-            for r in &c.refused_magics {
-                if magic == magic_of(&r.magic_hex).as_slice() {
-                    let class =
-                        ErrorClass::from_id(&r.error_class).unwrap_or(ErrorClass::NinferMagic);
-                    return Err(Error::at(
-                        class,
-                        0,
-                        "magic",
-                        format!("{}: {}", r.name, r.why),
-                    ));
-                }
-            }
-            return Err(Error::at(
-                ErrorClass::NinferMagic,
-                0,
-                "magic",
-                format!("{magic:02x?} is not NINFER\\0\\2"),
-            ));
-        }
+        check_magic(bytes, c)?;
         if (bytes.len() as u64) < c.prefix_bytes {
             return Err(Error::at(
                 ErrorClass::NinferTruncated,

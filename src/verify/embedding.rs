@@ -80,6 +80,63 @@ fn score(
     Ok(worst)
 }
 
+/// Writes the two negative-control lines; returns whether each control was rejected (its
+/// worst token is beyond `max`), as it must be.
+fn control_lines(f: &mut Finding, w: &Worst, max: f64) -> (bool, bool) {
+    let rm_caught = w.row_major > max;
+    let sb_caught = w.signs_before > max;
+    f.line(format!(
+        "negative control row_major_read: worst rel L2 {} -> {}",
+        super::findings::round6(w.row_major),
+        if rm_caught {
+            "rejected"
+        } else {
+            "MATCHES (the dump is row-major, or the check is blind)"
+        }
+    ));
+    f.line(format!(
+        "negative control signs_before_rotation: worst rel L2 {} -> {}",
+        super::findings::round6(w.signs_before),
+        if sb_caught { "rejected" } else { "MATCHES" }
+    ));
+    (rm_caught, sb_caught)
+}
+
+/// What the gate saw, for its one-line detail.
+struct Outcome<'p> {
+    ok: bool,
+    ok_doc: bool,
+    rm_caught: bool,
+    worst: f64,
+    max: f64,
+    problems: &'p [String],
+}
+
+/// The gate's detail: the match, or the first reason it failed.
+fn detail(o: &Outcome<'_>, format: DumpFormat, used: usize, t: usize) -> String {
+    if o.ok {
+        let what = if format == DumpFormat::Engine {
+            "engine bf16 dump, token-major"
+        } else {
+            "token-major"
+        };
+        format!("h = s ⊙ (H · z) matches over {used} tokens ({what}, T = {t})")
+    } else if !o.rm_caught && !o.ok_doc {
+        "the dump is row-major (element (k,t) at k*T+t); the format is token-major (t*K+k)".into()
+    } else if !o.ok_doc {
+        format!(
+            "embedding reconstruction differs: worst rel L2 {} > {}",
+            super::findings::round6(o.worst),
+            o.max
+        )
+    } else if !o.problems.is_empty() {
+        o.problems[0].clone()
+    } else {
+        "a negative control matched: the dump cannot tell the documented math from a wrong one"
+            .into()
+    }
+}
+
 /// Runs the gate (SKIP without `--dump`).
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let Some(dir) = ctx.opts.dump else {
@@ -110,57 +167,30 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let rot = Rotation::from_artifact(ctx.artifact, &ctx.profile)?;
     let used = t.min(th.embedding_max_tokens);
     let w = score(&mut f, &mut rows, &rot, &dump, k, used)?;
-    let (worst, worst_rm, worst_sb) = (w.documented, w.row_major, w.signs_before);
     // A control "matches" when every checked token agrees within the threshold (its worst
     // token is within it).
     let max = th.embedding_rel_l2_max;
-    let ok_doc = worst <= max;
-    let rm_caught = worst_rm > max;
-    let sb_caught = worst_sb > max;
-    f.line(format!(
-        "negative control row_major_read: worst rel L2 {} -> {}",
-        super::findings::round6(worst_rm),
-        if rm_caught {
-            "rejected"
-        } else {
-            "MATCHES (the dump is row-major, or the check is blind)"
-        }
-    ));
-    f.line(format!(
-        "negative control signs_before_rotation: worst rel L2 {} -> {}",
-        super::findings::round6(worst_sb),
-        if sb_caught { "rejected" } else { "MATCHES" }
-    ));
+    let ok_doc = w.documented <= max;
+    let (rm_caught, sb_caught) = control_lines(&mut f, &w, max);
     f.num("tokens", t)
         .num("tokens_checked", used)
         .num("distinct_tokens", distinct.len())
-        .num("worst_rel_l2", worst)
+        .num("worst_rel_l2", w.documented)
         .num("threshold", max)
-        .num("row_major_read_rel_l2", worst_rm);
+        .num("row_major_read_rel_l2", w.row_major);
     for p in &problems {
         f.line(p.clone());
     }
     let ok = ok_doc && rm_caught && sb_caught && problems.is_empty();
     f.set_ok(ok);
-    f.detail = if ok {
-        let what = if format == DumpFormat::Engine {
-            "engine bf16 dump, token-major"
-        } else {
-            "token-major"
-        };
-        format!("h = s ⊙ (H · z) matches over {used} tokens ({what}, T = {t})")
-    } else if !rm_caught && !ok_doc {
-        "the dump is row-major (element (k,t) at k*T+t); the format is token-major (t*K+k)".into()
-    } else if !ok_doc {
-        format!(
-            "embedding reconstruction differs: worst rel L2 {} > {max}",
-            super::findings::round6(worst)
-        )
-    } else if !problems.is_empty() {
-        problems[0].clone()
-    } else {
-        "a negative control matched: the dump cannot tell the documented math from a wrong one"
-            .into()
+    let outcome = Outcome {
+        ok,
+        ok_doc,
+        rm_caught,
+        worst: w.documented,
+        max,
+        problems: &problems,
     };
+    f.detail = detail(&outcome, format, used, t);
     Ok(f)
 }
