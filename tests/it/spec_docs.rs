@@ -314,3 +314,113 @@ fn the_worked_c_adapter_passes_its_declared_subset() {
     assert!(failed.iter().all(|id| id.contains("ptq1_0")), "{failed:?}");
     assert!(statuses(&v, "pass").contains(&"codec/y_pq2_0_random".to_string()));
 }
+
+/// Paths in other projects' source trees that the Markdown quotes (file, path): candle-core's
+/// quantized GGUF reader in conformance/INTEROP.md. Anything else named `src/…rs`,
+/// `tests/…rs` or `scripts/…` must exist in this repository.
+const EXTERNAL_PATHS: &[(&str, &str)] = &[
+    ("conformance/INTEROP.md", "src/quantized/gguf_file.rs"),
+    ("conformance/INTEROP.md", "src/quantized/mod.rs"),
+];
+
+/// The repository paths `text` names, with their 1-based line: every `tests/…rs`, `src/…rs`
+/// and `scripts/…` that does not continue another path (`ggml/src/x.rs`, `a-src/…`). Paths
+/// spelled as patterns (`src/cuda/kernels/*.cu`, `{h,cpp}`) are not single files and are left
+/// out; a trailing `.` or `::test` is not part of the path.
+fn named_paths(text: &str) -> Vec<(usize, String)> {
+    let path_char = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        for (i, _) in line.match_indices(['t', 's']) {
+            let rest = &line[i..];
+            let Some(root) = ["tests/", "src/", "scripts/"]
+                .into_iter()
+                .find(|r| rest.starts_with(r))
+            else {
+                continue;
+            };
+            if line[..i].chars().next_back().is_some_and(path_char) {
+                continue;
+            }
+            let len = rest.find(|c: char| !path_char(c)).unwrap_or(rest.len());
+            if rest[len..].starts_with(['*', '{', '<']) {
+                continue;
+            }
+            let p = rest[..len].trim_end_matches('.');
+            let file_like = if root == "scripts/" {
+                p.len() > root.len()
+            } else {
+                p.ends_with(".rs")
+            };
+            if file_like {
+                out.push((n + 1, p.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// The named paths of `text` (a Markdown file at `md`, relative to `root`) that exist neither
+/// from the repository root nor from the file's own directory.
+fn missing_paths(root: &Path, md: &str, text: &str) -> Vec<String> {
+    let dir = Path::new(md).parent().unwrap_or(Path::new(""));
+    named_paths(text)
+        .into_iter()
+        .filter(|(_, p)| !EXTERNAL_PATHS.contains(&(md, p.as_str())))
+        .filter(|(_, p)| !root.join(p).exists() && !root.join(dir).join(p).exists())
+        .map(|(line, p)| format!("{md}:{line}: {p}"))
+        .collect()
+}
+
+#[test]
+fn every_source_path_named_in_the_markdown_exists() {
+    let root = root();
+    let mut named = 0;
+    let mut missing = Vec::new();
+    for md in tracked_files(&root).iter().filter(|f| f.ends_with(".md")) {
+        let text = std::fs::read_to_string(root.join(md)).unwrap();
+        named += named_paths(&text).len();
+        missing.extend(missing_paths(&root, md, &text));
+    }
+    // Not blind: the README alone names dozens of source files.
+    assert!(named > 50, "only {named} paths found");
+    assert!(
+        missing.is_empty(),
+        "paths named in Markdown that do not exist (moved? tests live in tests/it/<module>.rs):\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn a_stale_source_path_in_markdown_is_caught() {
+    // Negative control: the old flat test path and a removed script are named; a path inside
+    // another project (`ggml/src/…`), a pattern and a path relative to the file's directory are
+    // not flagged, and neither are the existing ones.
+    let root = root();
+    let text = concat!(
+        "Backed by `tests/hostile_io.rs` and scripts/no-such.sh.\n",
+        "Now in `tests/it/hostile_io.rs` (`tests/it/hostile_io.rs::ok`), scripts/conformance.sh.\n",
+        "Upstream: ggml/src/gguf.cpp, llama.cpp src/llama-model.cpp, `src/cuda/kernels/*.cu`.\n",
+        "The fuzz crate's src/structured.rs.\n",
+    );
+    assert_eq!(
+        named_paths(text),
+        [
+            (1, "tests/hostile_io.rs".to_string()),
+            (1, "scripts/no-such.sh".to_string()),
+            (2, "tests/it/hostile_io.rs".to_string()),
+            (2, "tests/it/hostile_io.rs".to_string()),
+            (2, "scripts/conformance.sh".to_string()),
+            (4, "src/structured.rs".to_string()),
+        ]
+    );
+    assert_eq!(
+        missing_paths(&root, "fuzz/README.md", text),
+        [
+            "fuzz/README.md:1: tests/hostile_io.rs",
+            "fuzz/README.md:1: scripts/no-such.sh"
+        ]
+    );
+    // The same text at the root: src/structured.rs is not a root path.
+    assert_eq!(missing_paths(&root, "NOTES.md", text).len(), 3);
+}
