@@ -3,6 +3,7 @@
 //! long output names, closed and full standard output, and the class on every CLI error.
 //! Each guarantee has a negative control showing the check can fail.
 
+use crate::common::forced_output;
 use ninfer_ternary::error::ErrorClass;
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -280,48 +281,18 @@ fn an_input_named_as_the_output_is_refused_by_file_identity() {
         .map(|p| std::fs::read(p).unwrap())
         .collect();
     let (gs, ts, as_) = (s(&g), s(&t), s(&a));
+    let pack = ["pack", "--gguf", gs, "--template", ts];
+    let decode_g = ["decode", gs, "blk.0.attn_qkv.weight"];
+    let mutate = ["mutate", as_, "--kind", "perm48-on-rows"];
     let cases: Vec<Vec<&str>> = vec![
-        vec![
-            "pack",
-            "--gguf",
-            gs,
-            "--template",
-            ts,
-            "-o",
-            s(&hard),
-            "--force",
-        ],
-        vec![
-            "pack",
-            "--gguf",
-            gs,
-            "--template",
-            ts,
-            "-o",
-            s(&dotted),
-            "--force",
-        ],
-        vec![
-            "decode",
-            gs,
-            "blk.0.attn_qkv.weight",
-            "-o",
-            s(&hard),
-            "--force",
-        ],
-        vec!["decode", as_, "text/final_norm", "-o", s(&soft), "--force"],
-        vec!["unpack", as_, "--gguf", gs, "-o", s(&hard), "--force"],
-        vec!["unpack", as_, "--gguf", gs, "-o", s(&soft), "--force"],
-        vec![
-            "mutate",
-            as_,
-            "--kind",
-            "perm48-on-rows",
-            "-o",
-            s(&soft),
-            "--force",
-        ],
-        vec!["transcode", gs, "--to", "ptq1_0", "-o", s(&hard), "--force"],
+        forced_output(&pack, s(&hard)),
+        forced_output(&pack, s(&dotted)),
+        forced_output(&decode_g, s(&hard)),
+        forced_output(&["decode", as_, "text/final_norm"], s(&soft)),
+        forced_output(&["unpack", as_, "--gguf", gs], s(&hard)),
+        forced_output(&["unpack", as_, "--gguf", gs], s(&soft)),
+        forced_output(&mutate, s(&soft)),
+        forced_output(&["transcode", gs, "--to", "ptq1_0"], s(&hard)),
     ];
     for args in &cases {
         refused(args, ErrorClass::IoSameFile);
@@ -338,15 +309,7 @@ fn an_input_named_as_the_output_is_refused_by_file_identity() {
         std::fs::metadata(&copy).unwrap().ino(),
         std::fs::metadata(&a).unwrap().ino()
     );
-    ok(&[
-        "mutate",
-        as_,
-        "--kind",
-        "perm48-on-rows",
-        "-o",
-        s(&copy),
-        "--force",
-    ]);
+    ok(&forced_output(&mutate, s(&copy)));
 }
 
 fn temps_in(dir: &Path) -> Vec<PathBuf> {

@@ -188,41 +188,34 @@ fn bad_kernels_get_their_error_class() {
             .contains("const unsigned char* blocks, float* y, int n_blocks"),
         "{e}"
     );
+    // Runs `src` on the first case with a `timeout_s` deadline; its status must be `class`.
+    let expect_error = |src: String, timeout_s: u64, class: ErrorClass| {
+        let r = bad_kernel(&src, "k", d, Duration::from_secs(timeout_s)).unwrap();
+        assert_eq!(r[0].status, Status::Error(class), "{}", r[0].detail);
+    };
     // Hangs: a thread that never reaches the barrier the others wait at.
-    let hang = format!("{ok_sig} {{ if (threadIdx.x == 0) {{ for (;;) {{}} }} __syncthreads(); }}");
-    let r = bad_kernel(&hang, "k", d, Duration::from_secs(2)).unwrap();
-    assert_eq!(
-        r[0].status,
-        Status::Error(ErrorClass::KernelTimeout),
-        "{}",
-        r[0].detail
+    expect_error(
+        format!("{ok_sig} {{ if (threadIdx.x == 0) {{ for (;;) {{}} }} __syncthreads(); }}"),
+        2,
+        ErrorClass::KernelTimeout,
     );
     // Writes past its output.
-    let oob = format!("{ok_sig} {{ y[(long long)n * 128 + threadIdx.x] = 1.0f; }}");
-    let r = bad_kernel(&oob, "k", d, Duration::from_secs(30)).unwrap();
-    assert_eq!(
-        r[0].status,
-        Status::Error(ErrorClass::KernelOutOfBounds),
-        "{}",
-        r[0].detail
+    expect_error(
+        format!("{ok_sig} {{ y[(long long)n * 128 + threadIdx.x] = 1.0f; }}"),
+        30,
+        ErrorClass::KernelOutOfBounds,
     );
     // Writes before its output.
-    let oob = format!("{ok_sig} {{ y[-1] = 1.0f; }}");
-    let r = bad_kernel(&oob, "k", d, Duration::from_secs(30)).unwrap();
-    assert_eq!(
-        r[0].status,
-        Status::Error(ErrorClass::KernelOutOfBounds),
-        "{}",
-        r[0].detail
+    expect_error(
+        format!("{ok_sig} {{ y[-1] = 1.0f; }}"),
+        30,
+        ErrorClass::KernelOutOfBounds,
     );
     // Crashes (a wild write far outside every buffer).
-    let crash = format!("{ok_sig} {{ *(volatile float*)16 = 1.0f; }}");
-    let r = bad_kernel(&crash, "k", d, Duration::from_secs(30)).unwrap();
-    assert_eq!(
-        r[0].status,
-        Status::Error(ErrorClass::KernelCrash),
-        "{}",
-        r[0].detail
+    expect_error(
+        format!("{ok_sig} {{ *(volatile float*)16 = 1.0f; }}"),
+        30,
+        ErrorClass::KernelCrash,
     );
     // Writes nothing: the pre-filled sentinel (NaN) fails the exact comparison.
     let r = bad_kernel(&format!("{ok_sig} {{ }}"), "k", d, Duration::from_secs(30)).unwrap();
@@ -230,10 +223,7 @@ fn bad_kernels_get_their_error_class() {
 }
 
 fn cli(args: &[&str]) -> (i32, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ninfer-ternary"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = crate::common::cli().args(args).output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),

@@ -3,8 +3,8 @@
 //! file (reshape/transpose semantics), not by the packer's own row maps. Plus the directory
 //! snapshot, the unpack proof with its negative control, and every pack error.
 
-use crate::common::{nano, packed};
-use ninfer_ternary::gguf::{self, Gguf, GgufWriter, MetaValue, Mode, ValueType};
+use crate::common::{artifact_parts, edit_tensor, nano, packed, rewrite_gguf as rewrite};
+use ninfer_ternary::gguf::{self, Gguf, MetaValue, Mode, ValueType};
 use ninfer_ternary::ninfer::Artifact;
 use ninfer_ternary::pack::{pack_bytes, unpack, PackOptions};
 use ninfer_ternary::spec::{self, LayoutId, ModelProfile};
@@ -320,50 +320,6 @@ fn unpack_proves_losslessness_and_catches_a_single_changed_byte() {
     }
 }
 
-/// (name, ne, type id, data) of a tensor being re-written.
-type EditTensor = (String, Vec<u64>, u32, Vec<u8>);
-
-/// Re-writes a GGUF with edits to its KVs and tensors (name, dims, type, data).
-fn rewrite(
-    src: &[u8],
-    edit: impl Fn(&mut Vec<(String, MetaValue)>, &mut Vec<EditTensor>),
-) -> Vec<u8> {
-    let g = gguf::parse(src, Mode::Strict).unwrap();
-    let mut kvs: Vec<(String, MetaValue)> = g
-        .kvs
-        .iter()
-        .map(|k| (k.key.to_string(), k.value.to_owned_value()))
-        .collect();
-    let mut ts: Vec<EditTensor> = g
-        .tensors
-        .iter()
-        .map(|t| {
-            (
-                t.name.to_string(),
-                t.dims().to_vec(),
-                t.type_id,
-                g.tensor_data(t).to_vec(),
-            )
-        })
-        .collect();
-    edit(&mut kvs, &mut ts);
-    let mut w = GgufWriter::new();
-    for (k, v) in kvs {
-        w.kv(&k, v);
-    }
-    for (n, d, ty, data) in &ts {
-        w.tensor_raw(gguf::WriterTensor {
-            name: n.clone(),
-            dims: d.clone(),
-            type_id: *ty,
-            nbytes: data.len() as u64,
-            offset: None,
-        });
-    }
-    let data: Vec<&[u8]> = ts.iter().map(|t| t.3.as_slice()).collect();
-    w.to_bytes(&data).unwrap()
-}
-
 fn pack_err(gguf: &[u8], template: &[u8]) -> ninfer_ternary::Error {
     pack_bytes(gguf, template, &PackOptions::default()).unwrap_err()
 }
@@ -427,11 +383,7 @@ fn every_pack_error_is_reached_with_its_class() {
         ),
         (
             "mis-shaped tensor",
-            rewrite(&src, |_, ts| {
-                let t = ts
-                    .iter_mut()
-                    .find(|t| t.0 == "blk.1.ffn_down.weight")
-                    .unwrap();
+            edit_tensor(&src, "blk.1.ffn_down.weight", |t| {
                 t.1 = vec![256, 256];
             }),
             tpl.clone(),
@@ -440,11 +392,7 @@ fn every_pack_error_is_reached_with_its_class() {
         ),
         (
             "mixed ternary formats",
-            rewrite(&src, |_, ts| {
-                let t = ts
-                    .iter_mut()
-                    .find(|t| t.0 == "blk.4.ffn_up.weight")
-                    .unwrap();
+            edit_tensor(&src, "blk.4.ffn_up.weight", |t| {
                 t.2 = 143;
                 t.3 = ninfer_ternary::codec::transcode::pq2_to_ptq1(&t.3).unwrap();
             }),
@@ -498,11 +446,7 @@ fn every_pack_error_is_reached_with_its_class() {
         ),
         (
             "ne[0] not a multiple of 128",
-            rewrite(&src, |_, ts| {
-                let t = ts
-                    .iter_mut()
-                    .find(|t| t.0 == "blk.0.ffn_gate.weight")
-                    .unwrap();
+            edit_tensor(&src, "blk.0.ffn_gate.weight", |t| {
                 t.1 = vec![64, 1024];
             }),
             tpl.clone(),
@@ -522,15 +466,8 @@ fn every_pack_error_is_reached_with_its_class() {
 
 /// The template with another weights_id (same objects).
 fn retag_template(tpl: &[u8], weights_id: &str) -> Vec<u8> {
-    let a = Artifact::parse(tpl).unwrap();
-    let mut d = a.directory.clone();
+    let (mut d, payloads) = artifact_parts(tpl);
     d.identity.weights_id = weights_id.into();
-    let payloads: Vec<Vec<u8>> = a
-        .directory
-        .objects
-        .iter()
-        .map(|o| a.object_bytes(o).to_vec())
-        .collect();
     ninfer_ternary::ninfer::writer::to_bytes(&d, &payloads).unwrap()
 }
 
@@ -539,17 +476,10 @@ fn a_template_missing_a_mapped_object_or_with_an_unmapped_one_is_refused() {
     let p = nano();
     let src = model_bytes(&p, TernaryType::Pq2_0, 5).unwrap();
     let a_tpl = template_bytes(&p).unwrap();
-    let a = Artifact::parse(&a_tpl).unwrap();
-    let payloads: Vec<Vec<u8>> = a
-        .directory
-        .objects
-        .iter()
-        .map(|o| a.object_bytes(o).to_vec())
-        .collect();
+    let (dir, payloads) = artifact_parts(&a_tpl);
     type Edit<'e> = &'e dyn Fn(&mut Vec<ninfer_ternary::ninfer::PlannedObject>, &mut Vec<Vec<u8>>);
     let rebuild = |f: Edit| -> Vec<u8> {
-        let mut objs: Vec<_> = a
-            .directory
+        let mut objs: Vec<_> = dir
             .objects
             .iter()
             .map(|o| ninfer_ternary::ninfer::PlannedObject {
@@ -560,7 +490,7 @@ fn a_template_missing_a_mapped_object_or_with_an_unmapped_one_is_refused() {
             .collect();
         let mut pl = payloads.clone();
         f(&mut objs, &mut pl);
-        let d = ninfer_ternary::ninfer::plan(a.directory.identity.clone(), objs).unwrap();
+        let d = ninfer_ternary::ninfer::plan(dir.identity.clone(), objs).unwrap();
         ninfer_ternary::ninfer::writer::to_bytes(&d, &pl).unwrap()
     };
     let missing = rebuild(&|o, p| {
