@@ -127,3 +127,20 @@ pub fn artifact_parts(bytes: &[u8]) -> (ninfer_ternary::ninfer::Directory, Vec<V
 pub fn forced_output<'a>(cmd: &[&'a str], out: &'a str) -> Vec<&'a str> {
     [cmd, &["-o", out, "--force"]].concat()
 }
+
+/// A copy of `bytes` with the byte at `at` set to `value` (a one-byte hostile edit).
+pub fn with_byte(bytes: &[u8], at: usize, value: u8) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    b[at] = value;
+    b
+}
+
+/// A fresh temporary directory holding a FIFO named `fifo` (a non-regular file that blocks
+/// whoever opens it for reading): the directory and the FIFO's path.
+pub fn dir_with_fifo() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    (d, fifo)
+}

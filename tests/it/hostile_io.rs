@@ -3,7 +3,7 @@
 //! long output names, closed and full standard output, and the class on every CLI error.
 //! Each guarantee has a negative control showing the check can fail.
 
-use crate::common::forced_output;
+use crate::common::{dir_with_fifo, forced_output};
 use ninfer_ternary::error::ErrorClass;
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -93,17 +93,10 @@ fn nano() -> &'static (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
     })
 }
 
-fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-}
-
 #[test]
 fn non_regular_inputs_are_refused_before_they_are_opened() {
     let (_, g, t, a) = nano();
-    let d = tempfile::tempdir().unwrap();
-    let fifo = d.path().join("fifo");
-    mkfifo(&fifo);
+    let (d, fifo) = dir_with_fifo();
     let out = d.path().join("out");
     let (f, g, t, a, o) = (s(&fifo), s(g), s(t), s(a), s(&out));
     let outdir = s(d.path());
@@ -190,9 +183,7 @@ fn non_regular_inputs_are_refused_before_they_are_opened() {
 #[test]
 fn non_regular_outputs_are_never_replaced_even_with_force() {
     let (_, g, t, a) = nano();
-    let d = tempfile::tempdir().unwrap();
-    let fifo = d.path().join("fifo");
-    mkfifo(&fifo);
+    let (d, fifo) = dir_with_fifo();
     let (g, t, a) = (s(g), s(t), s(a));
     for target in [s(&fifo), "/dev/null", s(d.path())] {
         for args in [

@@ -156,33 +156,30 @@ fn bad_kernels_get_their_error_class() {
     }
     let d = KernelClass::Dequantize;
     let ok_sig = "extern \"C\" __global__ void k(const unsigned char* b, float* y, int n)";
+    // Refused before it runs: the error must be of `class`.
+    let expect_refused = |src: &str, entry: &str, class: ErrorClass| {
+        let e = bad_kernel(src, entry, d, Duration::from_secs(30)).unwrap_err();
+        assert_eq!(e.class, class, "{e}");
+        e
+    };
     // Does not compile.
-    let e = bad_kernel(
+    expect_refused(
         &format!("{ok_sig} {{ y[0] = undefined_thing; }}"),
         "k",
-        d,
-        Duration::from_secs(30),
-    )
-    .unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelCompile, "{e}");
+        ErrorClass::KernelCompile,
+    );
     // Entry missing.
-    let e = bad_kernel(
+    expect_refused(
         &format!("{ok_sig} {{ }}"),
         "nope",
-        d,
-        Duration::from_secs(30),
-    )
-    .unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelEntryMissing, "{e}");
+        ErrorClass::KernelEntryMissing,
+    );
     // Wrong signature (n_blocks as long long).
-    let e = bad_kernel(
+    let e = expect_refused(
         "extern \"C\" __global__ void k(const unsigned char* b, float* y, long long n) {}",
         "k",
-        d,
-        Duration::from_secs(30),
-    )
-    .unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelSignature, "{e}");
+        ErrorClass::KernelSignature,
+    );
     assert!(
         e.detail
             .contains("const unsigned char* blocks, float* y, int n_blocks"),

@@ -3,7 +3,9 @@
 //! file (reshape/transpose semantics), not by the packer's own row maps. Plus the directory
 //! snapshot, the unpack proof with its negative control, and every pack error.
 
-use crate::common::{artifact_parts, edit_tensor, nano, packed, rewrite_gguf as rewrite};
+use crate::common::{
+    artifact_parts, edit_tensor, nano, packed, rewrite_gguf as rewrite, with_byte,
+};
 use ninfer_ternary::gguf::{self, Gguf, MetaValue, Mode, ValueType};
 use ninfer_ternary::ninfer::Artifact;
 use ninfer_ternary::pack::{pack_bytes, unpack, PackOptions};
@@ -341,22 +343,14 @@ fn every_pack_error_is_reached_with_its_class() {
         (
             "template v1",
             src.clone(),
-            {
-                let mut t = tpl.clone();
-                t[7] = 1;
-                t
-            },
+            with_byte(&tpl, 7, 1),
             ErrorClass::NinferMagicV1,
             "v1",
         ),
         (
             "template v3",
             src.clone(),
-            {
-                let mut t = tpl.clone();
-                t[7] = 3;
-                t
-            },
+            with_byte(&tpl, 7, 3),
             ErrorClass::NinferMagicV3,
             "v3",
         ),
