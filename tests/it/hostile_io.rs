@@ -101,6 +101,7 @@ fn non_regular_inputs_are_refused_before_they_are_opened() {
     let (f, g, t, a, o) = (s(&fifo), s(g), s(t), s(a), s(&out));
     let outdir = s(d.path());
     let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/conformance");
+    let check_reader = ["check-reader", "--adapter", "true", "--corpus", corpus];
     let fifo_cases: Vec<Vec<&str>> = vec![
         vec!["inspect", f],
         vec!["inspect", "--json", f],
@@ -129,24 +130,8 @@ fn non_regular_inputs_are_refused_before_they_are_opened() {
             "--format",
             "pq2_0",
         ],
-        vec![
-            "check-reader",
-            "--adapter",
-            "true",
-            "--corpus",
-            corpus,
-            "--known-failures",
-            f,
-        ],
-        vec![
-            "check-reader",
-            "--adapter",
-            "true",
-            "--corpus",
-            corpus,
-            "--capabilities",
-            f,
-        ],
+        [&check_reader[..], &["--known-failures", f]].concat(),
+        [&check_reader[..], &["--capabilities", f]].concat(),
     ];
     for args in &fifo_cases {
         let err = refused(args, ErrorClass::IoNotRegular);

@@ -252,7 +252,8 @@ fn check_kernel_cli_exit_codes_and_first_failure() {
     );
     let reference = format!("{dir}/dequantize.cu");
     let json = std::env::temp_dir().join(format!("ck-{}.json", std::process::id()));
-    let (code, out) = cli(&[
+    // The reference PTQ1_0 dequantizer: every command below starts with these arguments.
+    let check_ref = [
         "check-kernel",
         "--source",
         &reference,
@@ -260,43 +261,25 @@ fn check_kernel_cli_exit_codes_and_first_failure() {
         "ref_dequantize_ptq1_0",
         "--class",
         "dequantize",
-        "--format",
-        "ptq1_0",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    ];
+    let (code, out) = cli(&[
+        &check_ref[..],
+        &["--format", "ptq1_0", "--json", json.to_str().unwrap()],
+    ]
+    .concat());
     assert_eq!(code, 0, "{out}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["status"], "passed");
     let _ = std::fs::remove_file(&json);
     // Usage: a class with several formats needs --format.
-    let (code, out) = cli(&[
-        "check-kernel",
-        "--source",
-        &reference,
-        "--entry",
-        "ref_dequantize_ptq1_0",
-        "--class",
-        "dequantize",
-    ]);
+    let (code, out) = cli(&check_ref);
     assert_eq!(code, 2, "{out}");
     // The device tier never passes where it cannot run.
     if cuda::run_device("", "x", KernelClass::Dequantize, &[])
         .is_err_and(|e| e.class == ErrorClass::KernelTierUnavailable)
     {
-        let (code, out) = cli(&[
-            "check-kernel",
-            "--source",
-            &reference,
-            "--entry",
-            "ref_dequantize_ptq1_0",
-            "--class",
-            "dequantize",
-            "--format",
-            "ptq1_0",
-            "--tier",
-            "device",
-        ]);
+        let (code, out) =
+            cli(&[&check_ref[..], &["--format", "ptq1_0", "--tier", "device"]].concat());
         assert_eq!(code, 2, "{out}");
         assert!(
             out.contains("SKIPPED") && !out.contains("RESULT: PASSED"),
