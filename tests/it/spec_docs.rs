@@ -315,12 +315,16 @@ fn the_worked_c_adapter_passes_its_declared_subset() {
     assert!(statuses(&v, "pass").contains(&"codec/y_pq2_0_random".to_string()));
 }
 
-/// Paths in other projects' source trees that the Markdown quotes (file, path): candle-core's
-/// quantized GGUF reader in conformance/INTEROP.md. Anything else named `src/…rs`,
-/// `tests/…rs` or `scripts/…` must exist in this repository.
+/// Paths the Markdown may name although they are not files here (file, path): candle-core's
+/// quantized GGUF reader quoted in conformance/INTEROP.md; and the hostile catalog's old path
+/// in the `_source` of spec/gguf.json, rendered into spec/README.md (it is now
+/// src/corpus/catalogs/gguf_hostile.rs, but editing the table moves the corpus's
+/// `spec_version` hash, so it waits for a change that regenerates the corpus). Anything else
+/// named `src/…rs`, `tests/…rs` or `scripts/…` must exist in this repository.
 const EXTERNAL_PATHS: &[(&str, &str)] = &[
     ("conformance/INTEROP.md", "src/quantized/gguf_file.rs"),
     ("conformance/INTEROP.md", "src/quantized/mod.rs"),
+    ("spec/README.md", "src/gguf/hostile.rs"),
 ];
 
 /// The repository paths `text` names, with their 1-based line: every `tests/…rs`, `src/…rs`
