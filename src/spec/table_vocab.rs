@@ -71,4 +71,52 @@ mod tests {
         }
         assert_eq!(LayoutId::from_name("ggml-blocks-v1"), None);
     }
+
+    #[test]
+    fn a_misspelled_id_in_the_real_tables_is_spec_invalid() {
+        use super::super::{try_parse_text, Formats, HadamardTable, Mapping};
+        use crate::ErrorClass;
+        let src = |name: &str| match name {
+            "mapping.json" => include_str!("../../spec/mapping.json"),
+            _ => super::super::source(name),
+        };
+        let edit = |name: &str, from: &str, to: &str| {
+            let t = src(name);
+            assert!(t.contains(from), "{name} lacks {from}");
+            t.replacen(from, to, 1)
+        };
+        // Controls: the tables as compiled in load.
+        assert!(try_parse_text::<Formats>("formats.json", src("formats.json")).is_ok());
+        assert!(try_parse_text::<HadamardTable>("hadamard.json", src("hadamard.json")).is_ok());
+        assert!(try_parse_text::<Mapping>("mapping.json", src("mapping.json")).is_ok());
+        let bad = [
+            try_parse_text::<Formats>(
+                "formats.json",
+                &edit(
+                    "formats.json",
+                    "\"row-split-k128-v1\"",
+                    "\"row-split-k128-v2\"",
+                ),
+            )
+            .map(drop),
+            try_parse_text::<HadamardTable>(
+                "hadamard.json",
+                &edit("hadamard.json", "\"contiguous-le-v1\"", "\"contiguous-le\""),
+            )
+            .map(drop),
+            try_parse_text::<Mapping>(
+                "mapping.json",
+                &edit(
+                    "mapping.json",
+                    "\"type\": \"ternary\"",
+                    "\"type\": \"Ternary\"",
+                ),
+            )
+            .map(drop),
+        ];
+        for r in bad {
+            let e = r.unwrap_err();
+            assert_eq!(e.class, ErrorClass::SpecInvalid, "{e}");
+        }
+    }
 }
