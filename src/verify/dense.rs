@@ -117,30 +117,34 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
         }
         Produce::Conv1d { src } => {
             let (v, ne) = load(src)?;
-            let (kernel, c) = (ne[0] as usize, ne[1] as usize);
-            let qk = ctx.dim(&crate::spec::Dim::Name("qk_rows".into()))? as usize;
-            if v.len() != kernel * c || qk > c {
-                bail!(
-                    "{}: ne=[{kernel}, {c}] does not fit qk_rows {qk}",
-                    src_name(src)?
-                );
-            }
-            // Stored (kernel, C): element (tap, ch) reads source channel ch (q, k) or the
-            // head-permuted V channel, tap `tap`; the source is physically (C, kernel).
-            let channel = |ch: usize| {
-                if ch < qk {
-                    ch
-                } else {
-                    qk + rules::perm_row(p, (ch - qk) as u64) as usize
-                }
-            };
-            let mut it = (0..kernel).flat_map(|tap| (0..c).map(move |ch| (tap, ch)));
-            let mut vals =
-                std::iter::from_fn(|| it.next().map(|(tap, ch)| v[channel(ch) * kernel + tap]));
-            ("conv1d".into(), bf16(&mut vals))
+            let vals = conv1d_values(ctx, &src_name(src)?, &v, &ne)?;
+            ("conv1d".into(), bf16(&mut vals.into_iter()))
         }
         Produce::TernaryRows { .. } => bail!("ternary rows are not dense"),
     })
+}
+
+/// The conv1d tensor's values in stored order `(kernel, C)`: element (tap, ch) reads source
+/// channel ch (q, k) or the head-permuted V channel, tap `tap`; the source `name` is physically
+/// `(C, kernel)`.
+fn conv1d_values(ctx: &Ctx<'_>, name: &str, v: &[f64], ne: &[u64]) -> Result<Vec<f64>> {
+    let p = &ctx.profile;
+    let (kernel, c) = (ne[0] as usize, ne[1] as usize);
+    let qk = ctx.dim(&crate::spec::Dim::Name("qk_rows".into()))? as usize;
+    if v.len() != kernel * c || qk > c {
+        bail!("{name}: ne=[{kernel}, {c}] does not fit qk_rows {qk}");
+    }
+    let channel = |ch: usize| {
+        if ch < qk {
+            ch
+        } else {
+            qk + rules::perm_row(p, (ch - qk) as u64) as usize
+        }
+    };
+    Ok((0..kernel)
+        .flat_map(|tap| (0..c).map(move |ch| (tap, ch)))
+        .map(|(tap, ch)| v[channel(ch) * kernel + tap])
+        .collect())
 }
 
 /// Whether little-endian FP32 (4 bytes) or BF16 (2 bytes) bits are a NaN.
