@@ -179,60 +179,98 @@ fn fixture() -> Fixture {
     f
 }
 
-/// (label, arguments with `{file}` placeholders, whether the output must show the name).
-fn cases() -> Vec<(&'static str, Vec<&'static str>, bool)> {
+/// One case: (label, arguments with `{file}` placeholders, whether the output must show the name, the
+/// exit code the command must end with, and a marker its output must hold): the exit code and
+/// the marker prove the command reached the code that handles the name, so a case cannot pass
+/// by dying early and printing nothing.
+type Case = (&'static str, Vec<&'static str>, bool, i32, &'static str);
+
+/// Every command on the hostile inputs.
+fn cases() -> Vec<Case> {
     vec![
-        ("inspect gguf", vec!["inspect", "{evil.gguf}"], true),
+        (
+            "inspect gguf",
+            vec!["inspect", "{evil.gguf}"],
+            true,
+            0,
+            "metadata (",
+        ),
         (
             "inspect gguf --json",
             vec!["inspect", "--json", "{evil.gguf}"],
             true,
+            0,
+            "\"metadata\"",
         ),
         (
             "inspect gguf spec mode",
             vec!["inspect", "--mode", "spec", "{evil.gguf}"],
             true,
+            0,
+            "(spec mode)",
         ),
-        ("inspect ninfer", vec!["inspect", "{evil-id.ninfer}"], true),
+        (
+            "inspect ninfer",
+            vec!["inspect", "{evil-id.ninfer}"],
+            true,
+            0,
+            "identity:",
+        ),
         (
             "inspect ninfer --json",
             vec!["inspect", "--json", "{evil-id.ninfer}"],
             true,
+            0,
+            "\"identity\"",
         ),
         (
             "inspect ninfer object name",
             vec!["inspect", "{evil-name.ninfer}"],
             true,
+            0,
+            "resource",
         ),
         (
             "inspect ninfer object name --json",
             vec!["inspect", "--json", "{evil-name.ninfer}"],
             true,
+            0,
+            "\"objects\"",
         ),
         (
             "decode gguf tensor",
             vec!["decode", "{evil.gguf}", HOSTILE, "-o", "{out}"],
             false,
+            0,
+            "wrote ",
         ),
         (
             "decode absent gguf tensor",
             vec!["decode", "{nano.gguf}", HOSTILE, "-o", "{out}"],
             true,
+            2,
+            "[gguf.tensor_missing]",
         ),
         (
             "decode ninfer object",
             vec!["decode", "{evil-name.ninfer}", HOSTILE, "-o", "{out}"],
             true,
+            2,
+            "not a tensor",
         ),
         (
             "decode absent ninfer object",
             vec!["decode", "{nano.ninfer}", HOSTILE, "-o", "{out}"],
             true,
+            2,
+            "[ninfer.object_missing]",
         ),
         (
             "pack --check",
             vec!["pack", "--gguf", "{evil.gguf}", "--check"],
             false,
+            0,
+            "PASS source",
         ),
         (
             "pack gguf",
@@ -246,6 +284,8 @@ fn cases() -> Vec<(&'static str, Vec<&'static str>, bool)> {
                 "{out}",
             ],
             false,
+            0,
+            "packed ",
         ),
         (
             "pack template",
@@ -259,16 +299,22 @@ fn cases() -> Vec<(&'static str, Vec<&'static str>, bool)> {
                 "{packed-evil.ninfer}",
             ],
             false,
+            0,
+            "packed ",
         ),
         (
             "inspect packed on the template",
             vec!["inspect", "{packed-evil.ninfer}"],
             true,
+            0,
+            "identity:",
         ),
         (
             "unpack",
             vec!["unpack", "{nano.ninfer}", "--gguf", "{evil.gguf}"],
             false,
+            0,
+            "unpack proof:",
         ),
         (
             "unpack -o",
@@ -281,16 +327,22 @@ fn cases() -> Vec<(&'static str, Vec<&'static str>, bool)> {
                 "{out}",
             ],
             false,
+            0,
+            "wrote ",
         ),
         (
             "verify gguf",
             vec!["verify", "{nano.ninfer}", "--gguf", "{evil.gguf}"],
             false,
+            0,
+            "PASS inspect",
         ),
         (
             "verify gguf --json",
             vec!["verify", "{nano.ninfer}", "--gguf", "{evil.gguf}", "--json"],
             false,
+            0,
+            "\"ok\": true",
         ),
         (
             "verify template",
@@ -303,6 +355,8 @@ fn cases() -> Vec<(&'static str, Vec<&'static str>, bool)> {
                 "{evil-tpl.ninfer}",
             ],
             true,
+            1,
+            "FAIL provenance",
         ),
         (
             "verify template --json",
@@ -316,16 +370,22 @@ fn cases() -> Vec<(&'static str, Vec<&'static str>, bool)> {
                 "--json",
             ],
             true,
+            1,
+            "\"status\": \"FAIL\"",
         ),
         (
             "verify artifact identity",
             vec!["verify", "{packed-evil.ninfer}", "--gguf", "{nano.gguf}"],
-            false,
+            true,
+            0,
+            "identity: model_id=",
         ),
         (
             "transcode",
             vec!["transcode", "{evil.gguf}", "--to", "pq2_0", "-o", "{out}"],
             false,
+            0,
+            "transcoded to PQ2_0",
         ),
         (
             "check-reader",
@@ -343,12 +403,14 @@ fn cases() -> Vec<(&'static str, Vec<&'static str>, bool)> {
                 "{known.txt}",
             ],
             true,
+            1,
+            "RESULT: FAILED",
         ),
     ]
 }
 
-/// Runs `args` (placeholders resolved) and returns stdout + stderr.
-fn run(f: &Fixture, i: usize, args: &[&str]) -> String {
+/// Runs `args` (placeholders resolved) and returns its exit code and stdout + stderr.
+fn run(f: &Fixture, i: usize, args: &[&str]) -> (Option<i32>, String) {
     let args: Vec<String> = args
         .iter()
         .map(
@@ -363,16 +425,33 @@ fn run(f: &Fixture, i: usize, args: &[&str]) -> String {
     let o = Command::new(bin()).args(&args).output().unwrap();
     let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
     text.push_str(&String::from_utf8_lossy(&o.stderr));
-    text
+    (o.status.code(), text)
 }
 
 #[test]
 fn no_command_prints_a_files_control_or_bidi_characters_raw() {
     let f = fixture();
+    let bad = check_cases(&f, cases());
+    assert!(bad.is_empty(), "{}", bad.join("\n\n"));
+}
+
+/// A case list's failures: wrong exit code, marker absent, raw hostile text, or a name that
+/// must be shown but is not.
+fn check_cases(f: &Fixture, cases: Vec<Case>) -> Vec<String> {
     let mut bad = Vec::new();
-    for (i, (label, args, must_show)) in cases().into_iter().enumerate() {
-        let out = run(&f, i, &args);
-        if let Some(why) = raw_hostile_text(&out) {
+    for (i, (label, args, must_show, exit, marker)) in cases.into_iter().enumerate() {
+        let (code, out) = run(f, i, &args);
+        if code != Some(exit) {
+            bad.push(format!(
+                "{label}: exit {code:?}, expected {exit}:\n{}",
+                out.escape_debug()
+            ));
+        } else if !out.contains(marker) {
+            bad.push(format!(
+                "{label}: {marker:?} not in the output (the path was not reached):\n{}",
+                out.escape_debug()
+            ));
+        } else if let Some(why) = raw_hostile_text(&out) {
             bad.push(format!("{label}: {why}:\n{}", out.escape_debug()));
         } else if must_show && !shows_escaped(&out) {
             bad.push(format!(
@@ -381,7 +460,48 @@ fn no_command_prints_a_files_control_or_bidi_characters_raw() {
             ));
         }
     }
-    assert!(bad.is_empty(), "{}", bad.join("\n\n"));
+    bad
+}
+
+/// Negative control of the exit-code and marker checks: a command that dies before reaching
+/// the name (an absent input), one that ends with another code, and one whose output lacks the
+/// marker are each reported, and a correct case is not.
+#[test]
+fn negative_control_a_case_that_dies_early_is_caught() {
+    let f = fixture();
+    let died: Case = (
+        "absent input",
+        vec!["inspect", "{absent.gguf}"],
+        false,
+        0,
+        "metadata (",
+    );
+    let wrong_code: Case = (
+        "wrong code",
+        vec!["inspect", "{evil.gguf}"],
+        false,
+        1,
+        "metadata (",
+    );
+    let no_marker: Case = (
+        "no marker",
+        vec!["inspect", "{evil.gguf}"],
+        false,
+        0,
+        "RESULT: PASSED",
+    );
+    for case in [died, wrong_code, no_marker] {
+        let label = case.0;
+        assert_eq!(check_cases(&f, vec![case]).len(), 1, "{label} not caught");
+    }
+    let right: Case = (
+        "right",
+        vec!["inspect", "{evil.gguf}"],
+        true,
+        0,
+        "metadata (",
+    );
+    assert!(check_cases(&f, vec![right]).is_empty());
 }
 
 /// Negative control: a program that prints the name raw (on stdout or stderr) is caught, and
