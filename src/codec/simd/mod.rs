@@ -158,6 +158,7 @@ pub fn decode_with(codec: Codec, path: Path, bytes: &[u8], out: &mut [f32]) -> R
 pub const STREAM_MIN_BYTES: usize = 16 << 20;
 
 /// Output elements decoded per staging step of a streamed decode: 8 KiB, L1-resident.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const STAGE_ELEMS: usize = 2048;
 
 /// How decoded values reach the output slice.
