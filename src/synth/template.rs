@@ -63,17 +63,26 @@ fn fill_object(
             .write_all(&resource_text(&o.name, profile))
             .map_err(crate::fsio::write_err("template"));
     }
-    // Byte i of an object is byte i % 8 of draw i / 8 of its stream, so chunks of a multiple
-    // of 8 bytes are generated on their own, on every core, and written in order.
-    let stream = Rng::for_name(TEMPLATE_SEED, &o.name);
-    let jobs = bytes.div_ceil(CHUNK) as usize;
+    random_contents(&o.name, bytes, w)
+}
+
+/// Bytes per parallel job of an object's contents: the 1 MiB buffer the sequential generator
+/// filled at a time. Each [`Rng::fill`] of a whole buffer also took one draw for its empty
+/// remainder, so chunk `i` starts at draw `i·(2^17 + 1)`: those skipped draws are part of the
+/// template's bytes (pinned in `src/synth/pins.rs` and by the 27B reference output).
+const CHUNK: u64 = 1 << 20;
+
+/// An object's random contents: the stream keyed by its name, 1 MiB fill by 1 MiB fill,
+/// generated on every core and written in order.
+fn random_contents(name: &str, bytes: u64, w: &mut dyn Write) -> Result<()> {
+    let stream = Rng::for_name(TEMPLATE_SEED, name);
     super::par::ordered(
-        jobs,
+        bytes.div_ceil(CHUNK) as usize,
         crate::codec::parallel::default_threads(),
         |i, buf| {
             let start = i as u64 * CHUNK;
             let mut rng = stream.clone();
-            rng.advance(start / 8);
+            rng.advance(i as u64 * (CHUNK / 8 + 1));
             buf.resize((bytes - start).min(CHUNK) as usize, 0);
             rng.fill(buf);
             Ok(())
@@ -81,9 +90,6 @@ fn fill_object(
         |_, b| w.write_all(b).map_err(crate::fsio::write_err("template")),
     )
 }
-
-/// Bytes per parallel job of an object's contents (a multiple of 8).
-const CHUNK: u64 = 1 << 21;
 
 /// Writes the template atomically to `path`.
 pub fn write_template(profile: &ModelProfile, path: &Path) -> Result<Directory> {
@@ -143,6 +149,40 @@ mod tests {
         ] {
             assert!(formats.contains(f), "template lacks {f}");
         }
+    }
+
+    /// The sequential generator the parallel one must equal (1 MiB fills of one stream).
+    fn sequential_contents(name: &str, bytes: u64) -> Vec<u8> {
+        let mut rng = Rng::for_name(TEMPLATE_SEED, name);
+        let mut buf = vec![0u8; 1 << 20];
+        let mut out = Vec::new();
+        let mut left = bytes;
+        while left > 0 {
+            let k = left.min(buf.len() as u64) as usize;
+            rng.fill(&mut buf[..k]);
+            out.extend_from_slice(&buf[..k]);
+            left -= k as u64;
+        }
+        out
+    }
+
+    #[test]
+    fn multi_mib_objects_equal_the_sequential_stream() {
+        for bytes in [0u64, 5, 1 << 20, (1 << 20) + 3, 3 * (1 << 20) + 8] {
+            let mut got = Vec::new();
+            random_contents("text/layers/0/x", bytes, &mut got).unwrap();
+            assert!(
+                got == sequential_contents("text/layers/0/x", bytes),
+                "{bytes}"
+            );
+        }
+        // Negative control: without the skipped draw per fill, the second MiB differs.
+        let want = sequential_contents("o", 2 << 20);
+        let mut rng = Rng::for_name(TEMPLATE_SEED, "o");
+        rng.advance(1 << 17);
+        let mut second = vec![0u8; 1 << 20];
+        rng.fill(&mut second);
+        assert_ne!(second, want[1 << 20..]);
     }
 
     #[test]
