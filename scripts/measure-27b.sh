@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # measure-27b.sh — full-scale timings (synthetic bonsai-2-27b, PQ2_0) of `verify --template
-# (synth, synth-template and pack vs cp are timed by scripts/measure-synth-27b.sh.)
 # --sweep` and `unpack`, each next to the machine bound measured in the same minute, printed as
 # one Markdown table (docs/verify-measurements.md records its runs).
+# (synth, synth-template and pack vs cp: scripts/measure-synth-27b.sh.)
 #
 # Usage: scripts/measure-27b.sh [--dir DIR] [--bin PATH] [--runs N] [--cold] [--scratch DIR]
 #   --dir DIR      holds m27.gguf, t27.ninfer, a27.ninfer (default /work/big); a missing file is
