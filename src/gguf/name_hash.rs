@@ -3,7 +3,9 @@
 //! is first condensed to its SHA-256 digest and length: the digest runs in the `sha2` crate's
 //! optimized block function, where SipHash over a gigabyte costs ~15 s in an unoptimized build.
 //! Collisions stay as hard to force as before (SipHash keys are secret; SHA-256 collisions are
-//! not known), so a file cannot crowd one bucket.
+//! not known), so a file cannot crowd one bucket. Only the hash changes: the maps still compare
+//! the names themselves on a hash match, so a collision costs one extra comparison and can never
+//! make two different names equal.
 
 use sha2::{Digest, Sha256};
 use std::collections::hash_map::{DefaultHasher, RandomState};
