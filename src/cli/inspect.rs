@@ -1,12 +1,14 @@
 //! `inspect FILE`: detects GGUF or .ninfer by magic and prints what is inside.
 
 use crate::geometry::Plane;
-use crate::ninfer::{Artifact, ObjectBody, ObjectView};
+use crate::ninfer::{Artifact, Object, ObjectBody, ObjectView};
 use crate::text::{escape, escape_truncated, json_safe};
 
 /// Longest name or identity (in characters) the text view shows whole.
 const SHOWN_CHARS: usize = 200;
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::json;
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -21,37 +23,159 @@ pub fn run(path: &Path, as_json: bool, mode: crate::gguf::Mode) -> anyhow::Resul
 }
 
 /// The `--json` description of a container: identity, layout and every object (tensor format,
-/// layout, shape, row-split geometry; resource encoding).
+/// layout, shape, row-split geometry; resource encoding), as one value (see [`NinferJson`]
+/// for the streamed form `inspect` prints).
+#[cfg(test)]
 pub fn ninfer_json(path: &Path, bytes: &[u8]) -> anyhow::Result<serde_json::Value> {
     let a = Artifact::parse(bytes)?;
-    let mut objects = Vec::new();
-    for o in &a.directory.objects {
-        let mut j = json!({"name": o.name, "kind": o.kind(), "offset": o.offset, "file_offset": a.payload_offset + o.offset, "bytes": o.bytes});
-        if let Some((f, l)) = o.format_layout() {
-            j["format"] = json!(f);
-            j["layout"] = json!(l);
-            j["shape"] = json!(o.shape());
-        }
-        if let ObjectBody::Resource { encoding } = &o.body {
-            j["encoding"] = json!(encoding);
-        }
-        if let ObjectView::RowSplit(v) = a.view_object(o)? {
-            j["geometry"] = serde_json::to_value(v.geom)?;
-        }
-        objects.push(j);
+    Ok(serde_json::to_value(NinferJson { path, bytes, a: &a })?)
+}
+
+/// One `objects` record of a container's `--json` view.
+fn object_json(a: &Artifact<'_>, o: &Object) -> anyhow::Result<serde_json::Value> {
+    let mut j = json!({"name": o.name, "kind": o.kind(), "offset": o.offset, "file_offset": a.payload_offset + o.offset, "bytes": o.bytes});
+    if let Some((f, l)) = o.format_layout() {
+        j["format"] = json!(f);
+        j["layout"] = json!(l);
+        j["shape"] = json!(o.shape());
     }
-    Ok(json!({
-        "file": path.display().to_string(), "container": "ninfer v2", "bytes": bytes.len(),
-        "json_bytes": a.json_bytes, "payload_offset": a.payload_offset, "payload_bytes": a.payload_bytes(),
-        "identity": {"model_id": a.directory.identity.model_id, "weights_id": a.directory.identity.weights_id},
-        "objects": objects,
-    }))
+    if let ObjectBody::Resource { encoding } = &o.body {
+        j["encoding"] = json!(encoding);
+    }
+    if let ObjectView::RowSplit(v) = a.view_object(o)? {
+        j["geometry"] = serde_json::to_value(v.geom)?;
+    }
+    Ok(j)
+}
+
+/// The `--json` document of a parsed container, serialized object by object (so a directory
+/// of millions of objects never exists as one JSON value in memory).
+pub struct NinferJson<'a> {
+    /// The file's path as given.
+    pub path: &'a Path,
+    /// The whole file.
+    pub bytes: &'a [u8],
+    /// The file parsed.
+    pub a: &'a Artifact<'a>,
+}
+
+/// The `objects` array of a [`NinferJson`], one record at a time.
+struct Objects<'a>(&'a Artifact<'a>);
+
+impl Serialize for Objects<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let objects = &self.0.directory.objects;
+        let mut seq = s.serialize_seq(Some(objects.len()))?;
+        for o in objects {
+            let j = object_json(self.0, o).map_err(serde::ser::Error::custom)?;
+            seq.serialize_element(&j)?;
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for NinferJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let a = self.a;
+        let id = &a.directory.identity;
+        let mut m = s.serialize_map(Some(8))?;
+        m.serialize_entry("file", &self.path.display().to_string())?;
+        m.serialize_entry("container", "ninfer v2")?;
+        m.serialize_entry("bytes", &self.bytes.len())?;
+        m.serialize_entry("json_bytes", &a.json_bytes)?;
+        m.serialize_entry("payload_offset", &a.payload_offset)?;
+        m.serialize_entry("payload_bytes", &a.payload_bytes())?;
+        m.serialize_entry(
+            "identity",
+            &json!({"model_id": id.model_id, "weights_id": id.weights_id}),
+        )?;
+        m.serialize_entry("objects", &Objects(a))?;
+        m.end()
+    }
+}
+
+/// Lines of serialized JSON gathered before one write (whole lines, so no character is split).
+const JSON_BATCH: usize = 64 * 1024;
+
+/// Writes `doc` pretty-printed to `out` through [`json_safe`], a batch of whole lines at a
+/// time, then a newline: the same text as `json_safe(&to_string_pretty(doc))` followed by
+/// `\n`, in memory bounded by the longest line rather than by the document.
+pub fn write_json<W: Write>(out: &mut W, doc: &impl Serialize) -> anyhow::Result<()> {
+    let mut w = SafeLines {
+        out,
+        buf: Vec::new(),
+    };
+    serde_json::to_writer_pretty(&mut w, doc)?;
+    w.emit(true)?;
+    w.out.write_all(b"\n")?;
+    Ok(())
+}
+
+/// Prints `doc` on stdout as [`write_json`] does; a failed write follows the stdout convention
+/// of `print!` ([`super::stdout`]).
+pub fn print_json(doc: &impl Serialize) -> anyhow::Result<()> {
+    write_json(&mut PrintOut, doc)
+}
+
+/// Standard output through `print!`, so that a closed pipe or a full disk is handled as every
+/// other command's output is.
+struct PrintOut;
+
+impl Write for PrintOut {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        // Only ever given whole lines of valid UTF-8 by `SafeLines`.
+        print!("{}", String::from_utf8_lossy(b));
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Gathers serializer output and passes it on through [`json_safe`] in whole lines.
+struct SafeLines<'w, W: Write> {
+    out: &'w mut W,
+    buf: Vec<u8>,
+}
+
+impl<W: Write> SafeLines<'_, W> {
+    /// Writes out every complete line gathered (with `all`, everything gathered).
+    fn emit(&mut self, all: bool) -> std::io::Result<()> {
+        let end = match (all, self.buf.iter().rposition(|&b| b == b'\n')) {
+            (true, _) => self.buf.len(),
+            (false, Some(i)) => i + 1,
+            (false, None) => return Ok(()),
+        };
+        let text = std::str::from_utf8(&self.buf[..end])
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        self.out.write_all(json_safe(text).as_bytes())?;
+        self.buf.drain(..end);
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for SafeLines<'_, W> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= JSON_BATCH {
+            self.emit(false)?;
+        }
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn ninfer(path: &Path, bytes: &[u8], as_json: bool) -> anyhow::Result<ExitCode> {
     if as_json {
-        let summary = ninfer_json(path, bytes)?;
-        println!("{}", json_safe(&serde_json::to_string_pretty(&summary)?));
+        let a = Artifact::parse(bytes)?;
+        // Every object's view first, so that a bad one fails before any output (as when the
+        // document was built whole).
+        for o in &a.directory.objects {
+            a.view_object(o)?;
+        }
+        print_json(&NinferJson { path, bytes, a: &a })?;
         return Ok(ExitCode::SUCCESS);
     }
     let a = Artifact::parse(bytes)?;

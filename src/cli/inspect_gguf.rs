@@ -4,7 +4,8 @@
 use crate::geometry::row_split_geometry;
 use crate::gguf::{self, ArrayView, Gguf, Value};
 use crate::spec;
-use crate::text::{escape, escape_truncated, json_safe};
+use crate::text::{escape, escape_truncated};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
@@ -120,25 +121,13 @@ pub fn run(path: &Path, bytes: &[u8], as_json: bool, mode: gguf::Mode) -> anyhow
     let g = gguf::parse(bytes, mode)?;
     let notes = fork_notes(&g);
     if as_json {
-        let kvs: Vec<_> = g.kvs.iter().map(|kv| json!({"key": cut(kv.key), "type": kv.value.value_type().name(), "value": value_text(&kv.value), "offset": kv.offset})).collect();
-        let tensors: Vec<_> = g
-            .tensors
-            .iter()
-            .map(|t| {
-                let mut j = json!({"name": cut(t.name), "ne": t.dims(), "type_id": t.type_id, "type": t.ggml.name, "offset": t.offset, "file_offset": t.abs_offset, "bytes": t.nbytes});
-                if let Some(f) = spec::get().ternary_format_for_ggml(&t.ggml.name) {
-                    if let Ok(geo) = row_split_geometry(f, t.n_elements / t.ne[0], t.ne[0]) {
-                        j["ninfer_format"] = json!(f.name);
-                        j["row_split_geometry"] = serde_json::to_value(geo).unwrap_or_default();
-                    }
-                }
-                j
-            })
-            .collect();
-        let out = json!({"file": path.display().to_string(), "container": "gguf", "version": g.version, "mode": mode.as_str(),
-            "alignment": g.alignment, "tensor_info_offset": g.tensor_info_offset, "data_offset": g.data_offset,
-            "warnings": g.warnings, "fork_notes": notes, "metadata": kvs, "tensors": tensors});
-        println!("{}", json_safe(&serde_json::to_string_pretty(&out)?));
+        let doc = GgufJson {
+            path,
+            g: &g,
+            mode,
+            notes: &notes,
+        };
+        super::inspect::print_json(&doc)?;
         return Ok(ExitCode::SUCCESS);
     }
     println!(
@@ -211,4 +200,122 @@ pub fn fork_notes(g: &Gguf<'_>) -> Vec<String> {
         ));
     }
     out
+}
+
+/// One `metadata` record of the `--json` view.
+fn kv_json(kv: &gguf::Kv<'_>) -> serde_json::Value {
+    json!({"key": cut(kv.key), "type": kv.value.value_type().name(), "value": value_text(&kv.value), "offset": kv.offset})
+}
+
+/// One `tensors` record of the `--json` view (with the row-split geometry of ternary types).
+fn tensor_json(t: &gguf::TensorInfo<'_>) -> serde_json::Value {
+    let mut j = json!({"name": cut(t.name), "ne": t.dims(), "type_id": t.type_id, "type": t.ggml.name, "offset": t.offset, "file_offset": t.abs_offset, "bytes": t.nbytes});
+    if let Some(f) = spec::get().ternary_format_for_ggml(&t.ggml.name) {
+        if let Ok(geo) = row_split_geometry(f, t.n_elements / t.ne[0], t.ne[0]) {
+            j["ninfer_format"] = json!(f.name);
+            j["row_split_geometry"] = serde_json::to_value(geo).unwrap_or_default();
+        }
+    }
+    j
+}
+
+/// The `--json` document of a GGUF, serialized as it is written: the metadata and tensor
+/// lists are produced record by record, so millions of KVs cost one record's JSON at a time,
+/// never the whole document in memory. The text is the same as serializing the document
+/// built as one `serde_json::Value`: the members come in the same order, the header fields
+/// are integers and strings (which serialize alike either way), and each record is the
+/// same `Value` as before.
+pub struct GgufJson<'a> {
+    /// The file's path as given.
+    pub path: &'a Path,
+    /// The parsed file.
+    pub g: &'a Gguf<'a>,
+    /// The reading mode it was parsed in.
+    pub mode: gguf::Mode,
+    /// [`fork_notes`] of the file.
+    pub notes: &'a [String],
+}
+
+/// A JSON array serialized from a fresh iterator of `F` (one element at a time).
+struct Records<F>(F);
+
+impl<I: Iterator<Item = serde_json::Value>, F: Fn() -> I> Serialize for Records<F> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq((self.0)())
+    }
+}
+
+impl Serialize for GgufJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let g = self.g;
+        let mut m = s.serialize_map(Some(11))?;
+        m.serialize_entry("file", &self.path.display().to_string())?;
+        m.serialize_entry("container", "gguf")?;
+        m.serialize_entry("version", &g.version)?;
+        m.serialize_entry("mode", self.mode.as_str())?;
+        m.serialize_entry("alignment", &g.alignment)?;
+        m.serialize_entry("tensor_info_offset", &g.tensor_info_offset)?;
+        m.serialize_entry("data_offset", &g.data_offset)?;
+        m.serialize_entry("warnings", &g.warnings)?;
+        m.serialize_entry("fork_notes", self.notes)?;
+        m.serialize_entry("metadata", &Records(|| g.kvs.iter().map(kv_json)))?;
+        m.serialize_entry("tensors", &Records(|| g.tensors.iter().map(tensor_json)))?;
+        m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gguf::GgufWriter;
+
+    /// The document as `inspect --json` built it before it was streamed: one `Value`.
+    fn whole(path: &Path, g: &Gguf<'_>, mode: gguf::Mode) -> String {
+        let tensors: Vec<_> = g.tensors.iter().map(tensor_json).collect();
+        let kvs: Vec<_> = g.kvs.iter().map(kv_json).collect();
+        let out = json!({"file": path.display().to_string(), "container": "gguf", "version": g.version, "mode": mode.as_str(),
+            "alignment": g.alignment, "tensor_info_offset": g.tensor_info_offset, "data_offset": g.data_offset,
+            "warnings": g.warnings, "fork_notes": fork_notes(g), "metadata": kvs, "tensors": tensors});
+        format!(
+            "{}\n",
+            crate::text::json_safe(&serde_json::to_string_pretty(&out).unwrap())
+        )
+    }
+
+    #[test]
+    fn streamed_json_is_the_whole_document_byte_for_byte_across_batches() {
+        let mut w = GgufWriter::new();
+        w.kv("general.architecture", "llama");
+        // Hostile names (bidi, controls, a key past the cut) in every batch of output.
+        for i in 0..3000 {
+            w.kv(&format!("k{i}\u{202e}\u{1b}[2J\u{feff}"), "v\u{2066}\u{7}");
+        }
+        w.kv(&"x".repeat(300), 7u32);
+        w.tensor("t\u{202e}\u{200f}", &[32, 2], 0).unwrap();
+        let bytes = w.to_bytes(&[&[0u8; 256]]).unwrap();
+        let mode = gguf::Mode::Strict;
+        let g = gguf::parse(&bytes, mode).unwrap();
+        let path = Path::new("dir/\u{202e}x.gguf");
+        let notes = fork_notes(&g);
+        let doc = GgufJson {
+            path,
+            g: &g,
+            mode,
+            notes: &notes,
+        };
+        let mut out = Vec::new();
+        super::super::inspect::write_json(&mut out, &doc).unwrap();
+        let want = whole(path, &g, mode);
+        assert!(
+            want.len() > 4 * 64 * 1024,
+            "{} bytes: one batch",
+            want.len()
+        );
+        assert!(want.contains("\\u202e") && !want.contains('\u{202e}'));
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+
+        // Negative control: the same records without the json_safe pass differ.
+        let raw = format!("{}\n", serde_json::to_string_pretty(&doc).unwrap());
+        assert_ne!(raw, want);
+    }
 }

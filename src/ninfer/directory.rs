@@ -1,7 +1,7 @@
 //! The `.ninfer` v2 JSON directory: parsing with exact member sets and JSON types, validation
 //! of names, formats, layouts, sizes and ranges, and compact serialization for the writer.
 
-use super::json::{locate, Json, Step, DUPLICATE_MEMBER};
+use super::json::{locate, Json, Step, DUPLICATE_MEMBER, OUT_OF_MEMORY};
 use super::layout::encoded_size;
 use crate::error::{Error, ErrorClass, Result};
 use crate::spec::{self, DirectoryRules, Layout, NumericFormat};
@@ -179,6 +179,8 @@ fn json_error(text: &str, e: serde_json::Error) -> Error {
     let msg = e.to_string();
     let class = if msg.starts_with(DUPLICATE_MEMBER) {
         ErrorClass::NinferDirMembers
+    } else if msg.starts_with(OUT_OF_MEMORY) {
+        ErrorClass::IoMemory
     } else {
         ErrorClass::NinferJsonSyntax
     };
@@ -188,11 +190,11 @@ fn json_error(text: &str, e: serde_json::Error) -> Error {
 /// The members `want` of object `v` in that order; refuses unknown and missing members.
 fn members<'a>(
     src: Src<'_>,
-    v: &'a Json,
+    v: &'a Json<'a>,
     want: &[String],
     field: &str,
     path: &[Step],
-) -> Result<Vec<&'a Json>> {
+) -> Result<Vec<&'a Json<'a>>> {
     let Json::Object(m) = v else {
         return Err(src.err(
             ErrorClass::NinferDirType,
@@ -232,7 +234,19 @@ fn members<'a>(
 
 fn string(src: Src<'_>, v: &Json, field: &str, path: &[Step]) -> Result<String> {
     match v {
-        Json::Str(s) => Ok(s.clone()),
+        Json::Str(s) => {
+            let mut o = String::new();
+            o.try_reserve_exact(s.len()).map_err(|_| {
+                src.err(
+                    ErrorClass::IoMemory,
+                    path,
+                    field,
+                    format!("out of memory for a string of {} bytes", s.len()),
+                )
+            })?;
+            o.push_str(s);
+            Ok(o)
+        }
         other => Err(src.err(
             ErrorClass::NinferDirType,
             path,
@@ -276,7 +290,19 @@ pub fn parse_directory(text: &str) -> Result<Directory> {
             format!("expected an array, found {}", r[1].type_name()),
         ));
     };
-    let mut objects = Vec::with_capacity(items.len());
+    let mut objects = Vec::new();
+    objects.try_reserve_exact(items.len()).map_err(|_| {
+        src.err(
+            ErrorClass::IoMemory,
+            &[key("objects")],
+            "objects",
+            format!(
+                "out of memory for {} objects ({} B each on the heap)",
+                items.len(),
+                std::mem::size_of::<Object>()
+            ),
+        )
+    })?;
     for (i, item) in items.iter().enumerate() {
         objects.push(parse_object(src, i, item, rules)?);
     }
@@ -368,14 +394,19 @@ fn parse_tensor(src: Src<'_>, i: usize, item: &Json, rules: &DirectoryRules) -> 
             format!("expected an array, found {}", m[2].type_name()),
         ));
     };
-    let shape = dims
-        .iter()
-        .enumerate()
-        .map(|(j, d)| {
-            let p = [at("shape"), vec![Step::Index(j)]].concat();
-            uint(src, d, &format!("{f}.shape[{j}]"), &p)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let mut shape = Vec::new();
+    shape.try_reserve_exact(dims.len()).map_err(|_| {
+        src.err(
+            ErrorClass::IoMemory,
+            &at("shape"),
+            format!("{f}.shape"),
+            format!("out of memory for {} dimensions", dims.len()),
+        )
+    })?;
+    for (j, d) in dims.iter().enumerate() {
+        let p = [at("shape"), vec![Step::Index(j)]].concat();
+        shape.push(uint(src, d, &format!("{f}.shape[{j}]"), &p)?);
+    }
     Ok(Object {
         name: string(src, m[0], &format!("{f}.name"), &at("name"))?,
         body: ObjectBody::Tensor {

@@ -3,12 +3,15 @@
 //! the last duplicate silently).
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
-/// A parsed JSON value, numbers split by how they were written.
+/// A parsed JSON value, numbers split by how they were written. Strings and member names
+/// without escapes borrow the document's text (no heap per string); every list grows
+/// fallibly, so a directory too large for the memory left is refused with `io.memory`.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Json {
+pub enum Json<'a> {
     /// `null`.
     Null,
     /// `true` / `false`.
@@ -19,15 +22,15 @@ pub enum Json {
     Int(i64),
     /// Any number with a fraction or exponent, or an integer beyond u64.
     Float(f64),
-    /// A string (escapes decoded).
-    Str(String),
+    /// A string (escapes decoded; borrowed from the text when it has none).
+    Str(Cow<'a, str>),
     /// An array, elements in order.
-    Array(Vec<Json>),
+    Array(Vec<Json<'a>>),
     /// Members in document order.
-    Object(Vec<(String, Json)>),
+    Object(Vec<(Cow<'a, str>, Json<'a>)>),
 }
 
-impl Json {
+impl Json<'_> {
     /// The JSON type name used in error messages.
     pub fn type_name(&self) -> &'static str {
         match self {
@@ -48,64 +51,131 @@ const SMALL_OBJECT: usize = 16;
 /// Prefix of the serde error message for a duplicated member (mapped to `ninfer.dir_members`).
 pub const DUPLICATE_MEMBER: &str = "duplicate member";
 
-impl<'de> Deserialize<'de> for Json {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Json, D::Error> {
+/// Prefix of the serde error message for a tree that could not get memory (mapped to
+/// `io.memory`).
+pub const OUT_OF_MEMORY: &str = "out of memory";
+
+/// The refusal of a growth of `what` (holding `len` entries of `T`) that could not get memory.
+fn oom<T, E: de::Error>(what: &str, len: usize) -> E {
+    E::custom(format!(
+        "{OUT_OF_MEMORY} for the directory's JSON tree: {what} after {len} entries ({} B each on the heap)",
+        std::mem::size_of::<T>()
+    ))
+}
+
+/// Makes room for one more entry in `v`, doubling as `push` would, or refuses with `io.memory`.
+fn grow<T, E: de::Error>(v: &mut Vec<T>, what: &str) -> Result<(), E> {
+    if v.len() == v.capacity() {
+        v.try_reserve(v.len().max(4))
+            .map_err(|_| oom::<T, E>(what, v.len()))?;
+    }
+    Ok(())
+}
+
+/// `s` copied to the heap, or a refusal with `io.memory`.
+fn owned<'a, E: de::Error>(s: &str) -> Result<Cow<'a, str>, E> {
+    let mut o = String::new();
+    o.try_reserve_exact(s.len())
+        .map_err(|_| oom::<u8, E>("string", 0))?;
+    o.push_str(s);
+    Ok(Cow::Owned(o))
+}
+
+impl<'de> Deserialize<'de> for Json<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Json<'de>, D::Error> {
         d.deserialize_any(JsonVisitor)
+    }
+}
+
+/// A member name, borrowed from the text when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key<'de>, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                owned(v).map(Key)
+            }
+            fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
     }
 }
 
 struct JsonVisitor;
 
 impl<'de> Visitor<'de> for JsonVisitor {
-    type Value = Json;
+    type Value = Json<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON value")
     }
-    fn visit_unit<E>(self) -> Result<Json, E> {
+    fn visit_unit<E>(self) -> Result<Json<'de>, E> {
         Ok(Json::Null)
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
+    fn visit_bool<E>(self, v: bool) -> Result<Json<'de>, E> {
         Ok(Json::Bool(v))
     }
-    fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
+    fn visit_u64<E>(self, v: u64) -> Result<Json<'de>, E> {
         Ok(Json::UInt(v))
     }
-    fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
+    fn visit_i64<E>(self, v: i64) -> Result<Json<'de>, E> {
         Ok(if v >= 0 {
             Json::UInt(v as u64)
         } else {
             Json::Int(v)
         })
     }
-    fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
+    fn visit_f64<E>(self, v: f64) -> Result<Json<'de>, E> {
         Ok(Json::Float(v))
     }
-    fn visit_str<E>(self, v: &str) -> Result<Json, E> {
-        Ok(Json::Str(v.to_owned()))
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Json<'de>, E> {
+        Ok(Json::Str(Cow::Borrowed(v)))
     }
-    fn visit_string<E>(self, v: String) -> Result<Json, E> {
-        Ok(Json::Str(v))
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Json<'de>, E> {
+        owned(v).map(Json::Str)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+    fn visit_string<E>(self, v: String) -> Result<Json<'de>, E> {
+        Ok(Json::Str(Cow::Owned(v)))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
         let mut out = Vec::new();
         while let Some(v) = seq.next_element()? {
+            grow(&mut out, "array")?;
             out.push(v);
         }
+        out.shrink_to_fit();
         Ok(Json::Array(out))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
-        let mut out: Vec<(String, Json)> = Vec::new();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
+        let mut out: Vec<(Cow<'de, str>, Json<'de>)> = Vec::new();
         // Small objects (every directory entry) scan their few members; past that a hash set
         // keeps the check linear, so 200,000 members cost 200,000 lookups, not 2 * 10^10.
-        let mut seen: Option<HashSet<String>> = None;
-        while let Some(k) = map.next_key::<String>()? {
+        let mut seen: Option<HashSet<Cow<'de, str>>> = None;
+        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
             let duplicate = match &mut seen {
-                Some(set) => !set.insert(k.clone()),
+                Some(set) => {
+                    set.try_reserve(1)
+                        .map_err(|_| oom::<Cow<str>, A::Error>("member set", set.len()))?;
+                    !set.insert(k.clone())
+                }
                 None => {
                     let dup = out.iter().any(|(s, _)| *s == k);
                     if !dup && out.len() >= SMALL_OBJECT {
-                        let mut set: HashSet<String> = out.iter().map(|(s, _)| s.clone()).collect();
+                        let mut set: HashSet<Cow<'de, str>> = HashSet::new();
+                        set.try_reserve(2 * out.len())
+                            .map_err(|_| oom::<Cow<str>, A::Error>("member set", 0))?;
+                        set.extend(out.iter().map(|(s, _)| s.clone()));
                         set.insert(k.clone());
                         seen = Some(set);
                     }
@@ -119,8 +189,10 @@ impl<'de> Visitor<'de> for JsonVisitor {
                 )));
             }
             let v = map.next_value()?;
+            grow(&mut out, "object")?;
             out.push((k, v));
         }
+        out.shrink_to_fit();
         Ok(Json::Object(out))
     }
 }

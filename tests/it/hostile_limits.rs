@@ -547,14 +547,14 @@ fn millions_of_tiny_records_parse_or_are_refused_with_io_memory() {
             "{}: {tight:?}",
             path.display()
         );
-        // The normal cap holds them: inspect lists every record.
-        let normal = run_capped(bin(), &["inspect", s(path)], size + GIB);
-        eprintln!("{} under +1 GiB: {normal:?}", path.display());
-        assert!(
-            matches!(normal, Outcome::Success),
-            "{}: {normal:?}",
-            path.display()
-        );
+        // The normal cap holds them: inspect lists every record, as text and as JSON (which
+        // is streamed record by record; built whole, the 2 M-KV document aborted here).
+        for args in [vec!["inspect"], vec!["inspect", "--json"]] {
+            let args = [&args[..], &[s(path)]].concat();
+            let normal = run_capped(bin(), &args, size + GIB);
+            eprintln!("{args:?} under +1 GiB: {normal:?}");
+            assert!(matches!(normal, Outcome::Success), "{args:?}: {normal:?}");
+        }
     }
 }
 
@@ -589,5 +589,55 @@ fn the_release_profile_keeps_overflow_checks_on() {
         "[profile.dev]\noverflow-checks = true\n[profile.release]\n",
     ] {
         assert!(!release_overflow_checks(without), "{without}");
+    }
+}
+
+/// A `.ninfer` whose directory lists `n` one-byte resources (~90 B of JSON each) over a
+/// sparse payload of `n` bytes; returns the file size.
+fn tiny_objects(path: &Path, n: u64) -> u64 {
+    let c = &ninfer_ternary::spec::get().container;
+    let mut j = String::from(r#"{"identity":{"model_id":"m","weights_id":"w"},"objects":["#);
+    for i in 0..n {
+        if i > 0 {
+            j.push(',');
+        }
+        j.push_str(&format!(
+            r#"{{"name":"r{i}","kind":"resource","encoding":"raw-bytes-v1","offset":{i},"bytes":1}}"#
+        ));
+    }
+    j.push_str("]}");
+    let mut b: Vec<u8> = (0..c.magic_hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&c.magic_hex[i..i + 2], 16).unwrap())
+        .collect();
+    b.extend_from_slice(&(j.len() as u64).to_le_bytes());
+    b.extend_from_slice(j.as_bytes());
+    b.resize(
+        b.len().div_ceil(c.payload_alignment as usize) * c.payload_alignment as usize,
+        0,
+    );
+    write_sparse(path, &b, n, &[])
+}
+
+/// 2 M tiny directory objects (issue #11): every growth of the directory's JSON tree and of
+/// the parsed object list is fallible, so a cap they do not fit in is refused with `io.memory`
+/// (before, "memory allocation of 12 bytes failed" and SIGABRT), and input + 1 GiB parses
+/// them (~510 B of heap per object, measured; ~940 B before) for `inspect` and `--json`.
+#[test]
+fn millions_of_tiny_ninfer_objects_parse_or_are_refused_with_io_memory() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("objects.ninfer");
+    let size = tiny_objects(&path, 2_000_000);
+    let tight = run_capped(bin(), &["inspect", s(&path)], size + GIB / 4);
+    eprintln!("under +256 MiB: {tight:?}");
+    assert!(
+        matches!(tight, Outcome::CleanRefusal(ref c) if c == "io.memory"),
+        "{tight:?}"
+    );
+    for args in [vec!["inspect"], vec!["inspect", "--json"]] {
+        let args = [&args[..], &[s(&path)]].concat();
+        let normal = run_capped(bin(), &args, size + GIB);
+        eprintln!("{args:?} under +1 GiB: {normal:?}");
+        assert!(matches!(normal, Outcome::Success), "{args:?}: {normal:?}");
     }
 }
