@@ -194,7 +194,7 @@ mod tests {
             if i > 0 {
                 peak.fetch_max(live.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
             }
-            let inner = ranges_with(&b, std::thread::Builder::new, 0..10_000, 7, 16, |r| sums(r));
+            let inner = ranges_with(&b, std::thread::Builder::new, 0..10_000, 7, 16, sums);
             std::thread::sleep(std::time::Duration::from_millis(5));
             if i > 0 {
                 live.fetch_sub(1, Ordering::SeqCst);
