@@ -4,7 +4,8 @@
 # one Markdown table (docs/verify-measurements.md records its runs).
 # (synth, synth-template and pack vs cp: scripts/measure-synth-27b.sh.)
 #
-# Usage: scripts/measure-27b.sh [--dir DIR] [--bin PATH] [--runs N] [--cold] [--scratch DIR]
+# Usage: scripts/measure-27b.sh [--dir DIR] [--bin PATH] [--runs N] [--cold] [--pack] [--scratch DIR]
+# Every timed command must exit 0 (verify must also print RESULT: PASSED), else the script aborts.
 #   --dir DIR      holds m27.gguf, t27.ninfer, a27.ninfer (default /work/big); a missing file is
 #                  generated there with the release binary (synth --profile bonsai-2-27b --format
 #                  pq2_0; synth-template; pack), which takes minutes and ~33 GB of disk.
@@ -14,7 +15,9 @@
 #                  /proc/sys/vm/drop_caches` evicts EVERY process's cache), measures the disk with
 #                  a cold `dd` of the artifact, drops again and runs verify; the bound is the bytes
 #                  verify made the kernel read from disk (getrusage inblock x 512) at dd's rate.
-#   --scratch DIR  where `cp` writes its copy of the artifact (default DIR; deleted at once).
+#   --pack         also time `pack` (GGUF + template into --scratch, ~8 GB written, deleted
+#                  at once) and `cp` of its output; the bound is 1.2 x that cp (issue #14).
+#   --scratch DIR  where `cp` and --pack write its copy of the artifact (default DIR; deleted at once).
 #
 # Rows (measured = best wall of the runs; CPU s = its user + sys; disk MB = what it read from
 # disk, getrusage inblock: a "warm" run with a large number was not warm; load = 1-minute load
@@ -34,6 +37,7 @@ DIR=/work/big
 BIN=target/release/ninfer-ternary
 RUNS=3
 COLD=0
+PACK=0
 SCRATCH=
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -41,15 +45,16 @@ while [ $# -gt 0 ]; do
     --bin) BIN=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
     --cold) COLD=1; shift ;;
+    --pack) PACK=1; shift ;;
     --scratch) SCRATCH=$2; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "measure-27b.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 SCRATCH=${SCRATCH:-$DIR}
 GGUF=$DIR/m27.gguf TPL=$DIR/t27.ninfer ART=$DIR/a27.ninfer
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"; rm -f "$SCRATCH/.measure-27b-cp.$$"' EXIT
+trap 'rm -rf "$TMP"; rm -f "$SCRATCH/.measure-27b-cp.$$" "$SCRATCH/.measure-27b-pack.$$.ninfer"' EXIT
 
 [ -x "$BIN" ] || cargo build --release
 mkdir -p "$DIR"
@@ -74,11 +79,20 @@ row() {
   fi
   ROWS+=("| $1 | $2 s | $bound | $4 | $ratio | $5 | $cpu | $disk | $6 |")
 }
-# timed OUT CMD...: runs CMD (stdout to /dev/null, stderr to OUT.err) under GNU time; OUT gets
-# "wall user sys inblocks".
+# die MSG: aborts the whole measurement (no row is recorded for a command that failed).
+die() { echo "measure-27b.sh: $*" >&2; exit 1; }
+# timed OUT CMD...: runs CMD (stdout to OUT.out, stderr to OUT.err) under GNU time; OUT gets
+# "wall user sys inblocks". Aborts unless CMD exits 0, and, for verify, unless its report says
+# "RESULT: PASSED" (a failed verify or unpack is never timed as if it had done the work).
 timed() {
   local out=$1; shift
-  /usr/bin/time -f "%e %U %S %I" -o "$out" "$@" >/dev/null 2>"$out.err"
+  local rc=0
+  /usr/bin/time -f "%e %U %S %I" -o "$out" "$@" >"$out.out" 2>"$out.err" || rc=$?
+  [ "$rc" = 0 ] || die "'$*' exited $rc (stderr: $(tail -3 "$out.err" | tr '\n' ' '))"
+  if [ "$2" = verify ] && ! grep -q '^RESULT: PASSED' "$out.out"; then
+    die "'$*' did not print RESULT: PASSED"
+  fi
+  return 0
 }
 # best NAME CMD...: RUNS runs of CMD; sets BEST_S, BEST_LOAD, BEST_ERR (the best run's stderr).
 best() {
@@ -96,6 +110,20 @@ best() {
 gbps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.2f", b / s / 1e9 }'; }
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 
+# pack of the 27B GGUF onto the template into SCRATCH, then `cp` of that output (pack's bound:
+# pack must stay <= 1.2x of it). Both outputs are deleted at once.
+measure_pack() {
+  local out="$SCRATCH/.measure-27b-pack.$$.ninfer"
+  best pack "$BIN" pack --gguf "$GGUF" --template "$TPL" -o "$out"
+  local bytes; bytes=$(stat -c %s "$out")
+  local pack_s=$BEST_S pack_load=$BEST_LOAD pack_time=$BEST_TIME
+  best cpp cp "$out" "$SCRATCH/.measure-27b-cp.$$"
+  rm -f "$SCRATCH/.measure-27b-cp.$$"
+  row "cp of pack's output (pack bound)" "$BEST_S" - "disk/page-cache copy" "$(gbps "$bytes" "$BEST_S")" "$BEST_LOAD" "$BEST_TIME"
+  row "pack m27.gguf + t27.ninfer ($bytes B out)" "$pack_s" "$(awk -v c="$BEST_S" 'BEGIN { printf "%.2f", 1.2 * c }')" "1.2 x cp of its output" "$(gbps "$bytes" "$pack_s")" "$pack_load" "$pack_time"
+  rm -f "$out"
+}
+
 measure_cp() {
   best cp cp "$ART" "$SCRATCH/.measure-27b-cp.$$"
   rm -f "$SCRATCH/.measure-27b-cp.$$"
@@ -106,7 +134,7 @@ measure_cp() {
 # The payload bytes verify reads (its stats line), from one untimed warm-up run.
 VERIFY=("$BIN" verify "$ART" --gguf "$GGUF" --template "$TPL" --sweep)
 verify_bytes() {
-  "${VERIFY[@]}" >/dev/null 2>"$TMP/vbytes.err" || true
+  timed "$TMP/vbytes" "${VERIFY[@]}"
   sed -n 's/.*payload bytes read \([0-9]*\).*/\1/p' "$TMP/vbytes.err"
 }
 
@@ -133,7 +161,7 @@ measure_verify_cold() {
   row "dd cold, all of a27.ninfer" "$dd_s" - "disk read" "$disk" "$l" "$TMP/ddcold"
   drop_caches
   l=$(load)
-  timed "$TMP/vcold" "${VERIFY[@]}" || true
+  timed "$TMP/vcold" "${VERIFY[@]}"
   local w inb; w=$(cut -d' ' -f1 "$TMP/vcold"); inb=$(cut -d' ' -f4 "$TMP/vcold")
   local bytes=$(( inb * 512 ))
   local bound; bound=$(awk -v b="$bytes" -v r="$disk" 'BEGIN { printf "%.2f", b / r / 1e9 }')
@@ -152,11 +180,13 @@ measure_unpack_warm() {
 # Warm-ups first (they fill the page cache), cp after the warm runs (its 8 GB of written pages
 # evict cached input), the cold run last.
 VBYTES=$(verify_bytes)
-"$BIN" unpack "$ART" --gguf "$GGUF" >"$TMP/unpack.warmup" 2>&1 || true
+timed "$TMP/unpackw" "$BIN" unpack "$ART" --gguf "$GGUF"
+cat "$TMP/unpackw.out" "$TMP/unpackw.err" >"$TMP/unpack.warmup"
 measure_dd_warm "$VBYTES"
 measure_verify_warm "$VBYTES"
 measure_unpack_warm
 measure_cp
+if [ "$PACK" = 1 ]; then measure_pack; fi
 if [ "$COLD" = 1 ]; then measure_verify_cold; fi
 
 echo "Measured $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(free -g | awk '/Mem:/ { print $2 }') GiB RAM; $BIN; best of $RUNS warm runs."

@@ -283,20 +283,16 @@ fn prove_tensor(
     } else {
         usize::MAX
     };
-    let threads = crate::codec::parallel::default_threads()
-        .min(n / MIN_ROWS_PER_THREAD)
-        .max(1);
-    let step = n.div_ceil(threads).max(1);
-    let parts: Vec<Result<RowsCompared>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n.max(1))
-            .step_by(step)
-            .map(|lo| s.spawn(move || compare_rows(homes, a, t, data, rb, lo..(lo + step).min(n))))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
+    // Threads come from the verifier's shared budget (at most `$NINFER_TERNARY_THREADS` or
+    // every core in all); a spawn the OS refuses runs its rows on this thread instead.
+    use crate::verify::pool;
+    let want = pool::threads().min(n / MIN_ROWS_PER_THREAD).max(1);
+    let parts: Vec<Result<RowsCompared>> =
+        pool::workers(pool::global(), want, std::thread::Builder::new, |i, w| {
+            let step = n.div_ceil(w).max(1);
+            let lo = (i * step).min(n);
+            compare_rows(homes, a, t, data, rb, lo..(lo + step).min(n))
+        });
     let mut total = RowsCompared {
         equal: true,
         ..Default::default()

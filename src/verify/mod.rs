@@ -35,6 +35,8 @@ pub mod mutate;
 pub mod oracles;
 /// Gate `payload_order`: row-split planes, not interleaved blocks.
 pub mod payload_order;
+/// One thread budget shared by the verifier's nested fan-out, with a sequential fallback.
+pub mod pool;
 /// Gate `provenance`: identity and borrowed objects against the template.
 pub mod provenance;
 /// The writer of reference dumps.
@@ -373,27 +375,22 @@ pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
             .unwrap_or(LONG_FIRST.len())
     });
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let workers = rows::threads().clamp(1, steps.len().max(1));
-    let mut done: Vec<(usize, Finding, f64)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(&i) = order.get(k) else { break };
-                        let (f, secs) = run_step(ctx, steps[i].step);
-                        mine.push((i, f, secs));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
+    let per_worker = pool::workers(
+        pool::global(),
+        steps.len(),
+        std::thread::Builder::new,
+        |_, _| {
+            let mut mine = Vec::new();
+            loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&i) = order.get(k) else { break };
+                let (f, secs) = run_step(ctx, steps[i].step);
+                mine.push((i, f, secs));
+            }
+            mine
+        },
+    );
+    let mut done: Vec<(usize, Finding, f64)> = per_worker.into_iter().flatten().collect();
     done.sort_by_key(|d| d.0);
     if let Ok(mut v) = GATE_SECONDS.lock() {
         *v = done

@@ -1,6 +1,7 @@
 //! Gate 1a: provenance — the artifact against the template it claims to be packed on.
 
-use super::rows::fp64;
+use super::pool;
+use super::rows::BYTES_READ;
 use super::{skip_naming, Ctx, Finding};
 use crate::mapping::{is_borrowed, produced_objects_in};
 use crate::ninfer::Artifact;
@@ -26,7 +27,36 @@ impl Disagreement {
     }
 }
 
-/// Compares every borrowed object by name (one hash lookup each: `Directory::find` is indexed).
+/// Bytes compared per work item of [`bytes_equal`].
+const CHUNK: usize = 1 << 20;
+
+/// Whether `a` and `b` are the same bytes (compared exactly, in 1 MiB chunks split over the
+/// verifier's thread budget); both are counted in [`BYTES_READ`].
+fn bytes_equal(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    BYTES_READ.fetch_add(2 * a.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    let chunks = a.len().div_ceil(CHUNK) as u64;
+    let parts = pool::ranges_with(
+        pool::global(),
+        std::thread::Builder::new,
+        0..chunks,
+        pool::threads(),
+        16,
+        |r| {
+            let (lo, hi) = (
+                r.start as usize * CHUNK,
+                (r.end as usize * CHUNK).min(a.len()),
+            );
+            vec![lo >= hi || a[lo..hi] == b[lo..hi]]
+        },
+    );
+    parts.into_iter().all(|same| same)
+}
+
+/// Compares every borrowed object by name (one hash lookup each: `Directory::find` is indexed)
+/// and byte for byte with the template's.
 fn compare_objects(ctx: &Ctx<'_>, t: &Artifact<'_>) -> Disagreement {
     let mut d = Disagreement::default();
     for o in t.directory.objects.iter().filter(|o| is_borrowed(&o.name)) {
@@ -36,7 +66,7 @@ fn compare_objects(ctx: &Ctx<'_>, t: &Artifact<'_>) -> Disagreement {
             Some(ao) => {
                 let same = ao.body == o.body
                     && ao.bytes == o.bytes
-                    && fp64(ctx.artifact.object_bytes(ao)) == fp64(t.object_bytes(o));
+                    && bytes_equal(ctx.artifact.object_bytes(ao), t.object_bytes(o));
                 if !same {
                     d.differing.push(o.name.clone());
                 }
@@ -111,4 +141,26 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         "packed against a different template (identity or borrowed objects disagree)".into()
     };
     Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bytes_equal;
+
+    #[test]
+    fn bytes_equal_is_exact_in_every_chunk() {
+        let a: Vec<u8> = (0..(40usize << 20) + 7)
+            .map(|i| (i * 31 % 251) as u8)
+            .collect();
+        assert!(bytes_equal(&a, &a.clone()));
+        assert!(bytes_equal(&[], &[]));
+        // Negative controls: one byte flipped anywhere (first, a chunk edge, the tail) or a
+        // length difference must make the objects differ.
+        for at in [0, (1 << 20) - 1, 1 << 20, 17 << 20, a.len() - 1] {
+            let mut b = a.clone();
+            b[at] ^= 0x40;
+            assert!(!bytes_equal(&a, &b), "flip at {at}");
+        }
+        assert!(!bytes_equal(&a, &a[..a.len() - 1]));
+    }
 }

@@ -97,41 +97,29 @@ pub fn will_need(bytes: &[u8]) {
     }
 }
 
-/// Threads the verifier splits row work over: the OS's available parallelism.
+/// Threads the verifier splits row work over ([`super::pool::threads`]).
 pub fn threads() -> usize {
-    crate::codec::parallel::default_threads()
+    super::pool::threads()
 }
 
 /// Below this many rows per thread a range stays on the calling thread.
 const MIN_ROWS_PER_THREAD: u64 = 512;
 
-/// `f` over contiguous sub-ranges of `range` on up to [`threads`] scoped threads, the results
-/// concatenated in range order (so the output is the same as `f(range)`).
+/// `f` over contiguous sub-ranges of `range` on up to [`threads`] threads taken from the
+/// verifier's shared budget ([`super::pool`]), the results concatenated in range order (so
+/// the output is the same as `f(range)`).
 pub fn par_ranges<T: Send>(
     range: std::ops::Range<u64>,
     f: impl Fn(std::ops::Range<u64>) -> Vec<T> + Sync,
 ) -> Vec<T> {
-    let n = range.end.saturating_sub(range.start);
-    let t = (threads() as u64).min(n / MIN_ROWS_PER_THREAD).max(1);
-    if t == 1 {
-        return f(range);
-    }
-    let step = n.div_ceil(t);
-    std::thread::scope(|s| {
-        let f = &f;
-        let handles: Vec<_> = (0..t)
-            .map(|i| {
-                let lo = range.start + i * step;
-                let hi = (lo + step).min(range.end);
-                s.spawn(move || f(lo..hi))
-            })
-            .collect();
-        let mut out = Vec::with_capacity(n as usize);
-        for h in handles {
-            out.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        }
-        out
-    })
+    super::pool::ranges_with(
+        super::pool::global(),
+        std::thread::Builder::new,
+        range,
+        threads(),
+        MIN_ROWS_PER_THREAD,
+        f,
+    )
 }
 
 /// Copies `bpr` groups of `W` bytes from a plane span into their slot of each ggml block

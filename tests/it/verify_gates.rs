@@ -816,3 +816,78 @@ fn artifact_row_fingerprints_equal_row_by_row() {
         }
     }
 }
+
+/// The report does not depend on the thread count (`NINFER_TERNARY_THREADS` = 1, 2, 7: one
+/// thread, this machine's, more threads than cores), for a passing and a failing artifact.
+#[test]
+fn reports_are_identical_for_1_2_and_7_threads() {
+    let fx = Fixture::new(model::TernaryType::Pq2_0);
+    let d = fx.dir.path();
+    let (art, src, tpl) = (d.join("a.ninfer"), d.join("a.gguf"), d.join("t.ninfer"));
+    std::fs::write(&art, &fx.artifact).unwrap();
+    std::fs::write(&src, &fx.gguf).unwrap();
+    std::fs::write(&tpl, &fx.template).unwrap();
+    let bad = d.join("bad.ninfer");
+    let bad_bytes = mutate::mutate_bytes(&fx.artifact, "rotate-rows").unwrap();
+    std::fs::write(&bad, bad_bytes).unwrap();
+    let bin = env!("CARGO_BIN_EXE_ninfer-ternary");
+    let run = |a: &Path, threads: &str| {
+        let o = std::process::Command::new(bin)
+            .env("NINFER_TERNARY_THREADS", threads)
+            .args([
+                "verify".as_ref(),
+                a.as_os_str(),
+                "--gguf".as_ref(),
+                src.as_os_str(),
+            ])
+            .args(["--template".as_ref(), tpl.as_os_str(), "--sweep".as_ref()])
+            .output()
+            .unwrap();
+        (o.status.code(), o.stdout)
+    };
+    for (a, code) in [(&art, 0), (&bad, 1)] {
+        let one = run(a, "1");
+        assert_eq!(one.0, Some(code), "{}", String::from_utf8_lossy(&one.1));
+        for t in ["2", "7"] {
+            assert_eq!(run(a, t), one, "{} with {t} threads", a.display());
+        }
+    }
+}
+
+/// Provenance compares borrowed objects byte for byte: one flipped byte in the last byte of a
+/// borrowed object of the template fails it (the healthy template is the control).
+#[test]
+fn a_template_with_one_borrowed_byte_changed_fails_provenance() {
+    let fx = Fixture::new(model::TernaryType::Pq2_0);
+    fn opts(t: &[u8]) -> Options<'_> {
+        Options {
+            template: Some(t),
+            ..Default::default()
+        }
+    }
+    let status = |r: &Report| {
+        r.findings
+            .iter()
+            .find(|f| f.step == "provenance")
+            .unwrap()
+            .status
+    };
+    assert_eq!(
+        status(&fx.run("", &fx.artifact, opts(&fx.template))),
+        Status::Pass
+    );
+    let t = Artifact::parse(&fx.template).unwrap();
+    let o = t
+        .directory
+        .objects
+        .iter()
+        .find(|o| ninfer_ternary::mapping::is_borrowed(&o.name) && o.bytes > 0)
+        .expect("a borrowed object");
+    let at = (t.payload_offset + o.offset + o.bytes - 1) as usize;
+    let mut edited = fx.template.clone();
+    edited[at] ^= 0x01;
+    assert_eq!(
+        status(&fx.run("", &fx.artifact, opts(&edited))),
+        Status::Fail
+    );
+}

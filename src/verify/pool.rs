@@ -1,0 +1,223 @@
+//! One thread budget for the verifier's nested fan-out (the gates of `run_gates`, and the row
+//! ranges each gate splits): together they never run more than [`threads`] threads, the
+//! calling thread included. Threads are started with `std::thread::Builder::spawn_scoped`; a
+//! spawn the OS refuses (an address-space cap, a thread limit) is not a panic: that share of
+//! the work runs on the calling thread instead, so the result is the same, only slower.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+/// Environment variable that sets the thread count (a positive integer; anything else is
+/// ignored and the OS's available parallelism is used).
+pub const THREADS_ENV: &str = "NINFER_TERNARY_THREADS";
+
+/// Threads the verifier may run at once: `$NINFER_TERNARY_THREADS` if it is a positive
+/// integer, else the OS's available parallelism (at least 1). Read once per process.
+pub fn threads() -> usize {
+    static T: OnceLock<usize> = OnceLock::new();
+    *T.get_or_init(|| {
+        std::env::var(THREADS_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n >= 1)
+            .unwrap_or_else(crate::codec::parallel::default_threads)
+    })
+}
+
+/// A count of threads that may still be started (the thread that owns the budget is not
+/// counted: a budget of `n` threads holds `n - 1` spare).
+#[derive(Debug)]
+pub struct Budget {
+    spare: AtomicUsize,
+}
+
+impl Budget {
+    /// A budget of `total` threads in all (`0` is taken as 1: the calling thread only).
+    pub const fn new(total: usize) -> Budget {
+        Budget {
+            spare: AtomicUsize::new(total.saturating_sub(1)),
+        }
+    }
+
+    /// Takes up to `want` spare threads; returns how many it got (maybe 0).
+    fn take(&self, want: usize) -> usize {
+        let mut cur = self.spare.load(Ordering::Relaxed);
+        loop {
+            let got = cur.min(want);
+            if got == 0 {
+                return 0;
+            }
+            match self.spare.compare_exchange_weak(
+                cur,
+                cur - got,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return got,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Returns `n` threads to the budget.
+    fn give(&self, n: usize) {
+        self.spare.fetch_add(n, Ordering::AcqRel);
+    }
+
+    /// Spare threads left now.
+    pub fn spare(&self) -> usize {
+        self.spare.load(Ordering::Relaxed)
+    }
+}
+
+/// The process-wide budget of [`threads`] threads that every fan-out of the verifier shares.
+pub fn global() -> &'static Budget {
+    static B: OnceLock<Budget> = OnceLock::new();
+    B.get_or_init(|| Budget::new(threads()))
+}
+
+/// Gives one spare thread back when dropped (also when the worker panics).
+struct Permit<'b>(&'b Budget);
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        self.0.give(1);
+    }
+}
+
+/// Runs `work(i, w)` for each worker `i` of `w = 1 + spare taken` (at most `want` workers, at
+/// least 1), worker 0 on the calling thread and the others on threads started by `builder()`;
+/// results in worker order. A helper gives its thread back to `budget` as soon as it ends; a
+/// refused spawn gives it back at once and its `work` runs on the calling thread afterwards.
+/// A worker's panic is resumed on the calling thread.
+pub fn workers<R: Send>(
+    budget: &Budget,
+    want: usize,
+    builder: impl Fn() -> std::thread::Builder,
+    work: impl Fn(usize, usize) -> R + Sync,
+) -> Vec<R> {
+    let w = 1 + budget.take(want.max(1) - 1);
+    if w == 1 {
+        return vec![work(0, 1)];
+    }
+    let work = &work;
+    std::thread::scope(|s| {
+        let spawned: Vec<_> = (1..w)
+            .map(|i| {
+                let permit = Permit(budget);
+                builder()
+                    .spawn_scoped(s, move || {
+                        let _permit = permit;
+                        work(i, w)
+                    })
+                    .ok()
+                // A refused spawn drops its closure, and with it the permit.
+            })
+            .collect();
+        let mut out = Vec::with_capacity(w);
+        out.push(work(0, w));
+        for (k, h) in spawned.into_iter().enumerate() {
+            out.push(match h {
+                Some(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                None => work(k + 1, w),
+            });
+        }
+        out
+    })
+}
+
+/// `f` over contiguous sub-ranges of `range` (at most `want` of them, none under `min_len`
+/// long unless there is only one), concatenated in range order: the output is `f(range)`'s.
+pub fn ranges_with<T: Send>(
+    budget: &Budget,
+    builder: impl Fn() -> std::thread::Builder,
+    range: std::ops::Range<u64>,
+    want: usize,
+    min_len: u64,
+    f: impl Fn(std::ops::Range<u64>) -> Vec<T> + Sync,
+) -> Vec<T> {
+    let n = range.end.saturating_sub(range.start);
+    let want = (want as u64).min(n / min_len.max(1)).max(1) as usize;
+    let parts = workers(budget, want, builder, |i, w| {
+        let step = n.div_ceil(w as u64);
+        let lo = (range.start + i as u64 * step).min(range.end);
+        let hi = (lo + step).min(range.end);
+        f(lo..hi)
+    });
+    let mut out = Vec::with_capacity(n as usize);
+    for p in parts {
+        out.extend(p);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A builder whose spawn the OS must refuse: a 1 PiB stack does not fit in the 47-bit
+    /// user address space of x86-64/aarch64 Linux.
+    fn refused() -> std::thread::Builder {
+        std::thread::Builder::new().stack_size(1 << 50)
+    }
+
+    fn sums(r: std::ops::Range<u64>) -> Vec<u64> {
+        r.map(|x| x.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (x >> 3))
+            .collect()
+    }
+
+    #[test]
+    fn refused_builder_really_fails() {
+        // The negative control of the fallback test: this builder's spawn is an OS refusal.
+        assert!(std::thread::scope(|s| refused()
+            .spawn_scoped(s, || ())
+            .is_err()));
+    }
+
+    #[test]
+    fn results_identical_for_1_2_and_7_threads() {
+        let whole = sums(0..100_003);
+        for t in [1usize, 2, 7] {
+            let b = Budget::new(t);
+            let got = ranges_with(&b, std::thread::Builder::new, 0..100_003, t, 64, sums);
+            assert_eq!(got, whole, "{t} threads");
+            assert_eq!(b.spare(), t - 1, "{t} threads: budget restored");
+        }
+    }
+
+    #[test]
+    fn nested_fan_out_stays_within_the_budget() {
+        let b = Budget::new(7);
+        let live = AtomicUsize::new(1);
+        let peak = AtomicUsize::new(1);
+        let outer = workers(&b, 10, std::thread::Builder::new, |i, _| {
+            if i > 0 {
+                peak.fetch_max(live.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+            }
+            let inner = ranges_with(&b, std::thread::Builder::new, 0..10_000, 7, 16, sums);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            if i > 0 {
+                live.fetch_sub(1, Ordering::SeqCst);
+            }
+            inner == sums(0..10_000)
+        });
+        assert!(outer.iter().all(|&ok| ok));
+        assert!(
+            outer.len() <= 7,
+            "{} outer workers for a budget of 7",
+            outer.len()
+        );
+        assert!(peak.load(Ordering::SeqCst) <= 7);
+        assert_eq!(b.spare(), 6, "every thread given back");
+    }
+
+    #[test]
+    fn a_refused_spawn_falls_back_to_the_calling_thread() {
+        let b = Budget::new(7);
+        let got = ranges_with(&b, refused, 0..100_003, 7, 64, sums);
+        assert_eq!(got, sums(0..100_003));
+        assert_eq!(b.spare(), 6, "refused spawns gave their threads back");
+        let ran = workers(&b, 4, refused, |i, w| (i, w));
+        assert_eq!(ran, vec![(0, 4), (1, 4), (2, 4), (3, 4)]);
+    }
+}
