@@ -73,8 +73,10 @@ impl Rng {
         let s = self.0;
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx512dq") {
-                // SAFETY: the CPU has the features the function is compiled for.
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+            {
+                // SAFETY: the CPU has every feature the function is compiled for.
                 unsafe { fill_avx512(s, out) };
             } else if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: as above.

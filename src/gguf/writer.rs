@@ -465,7 +465,13 @@ impl<W: Write> GgufStream<'_, W> {
 
     /// Finishes; every tensor must have been written.
     pub fn finish(mut self) -> Result<W> {
-        if self.next != self.w.tensors.len() || self.open.is_some() {
+        if let Some((_, left)) = self.open {
+            return Err(werr(
+                "tensor data",
+                format!("tensor {} still lacks {left} bytes of its parts", self.next),
+            ));
+        }
+        if self.next != self.w.tensors.len() {
             return Err(werr(
                 "tensor data",
                 format!("{} of {} tensors written", self.next, self.w.tensors.len()),
@@ -485,4 +491,88 @@ fn zeros(out: &mut impl Write, mut n: u64) -> Result<()> {
         n -= k as u64;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer of two F32 tensors: `a` of 4 elements (16 bytes), `b` of 2 (8 bytes).
+    fn two_tensors() -> GgufWriter {
+        let mut w = GgufWriter::new();
+        w.tensor("a", &[4], 0).unwrap();
+        w.tensor("b", &[2], 0).unwrap();
+        w
+    }
+
+    #[test]
+    fn parts_make_the_same_file_as_whole_tensors() {
+        let w = two_tensors();
+        let (a, b) = ([7u8; 16], [9u8; 8]);
+        let want = w.to_bytes(&[&a, &b]).unwrap();
+        let mut s = w.stream(Vec::new()).unwrap();
+        s.begin_tensor().unwrap();
+        for part in a.chunks(5) {
+            s.write_part(part).unwrap();
+            s.write_part(&[]).unwrap();
+        }
+        s.begin_tensor().unwrap();
+        s.write_part(&b).unwrap();
+        assert_eq!(s.finish().unwrap(), want);
+    }
+
+    #[test]
+    fn a_part_past_the_tensor_size_is_an_io_write_error() {
+        let w = two_tensors();
+        let mut s = w.stream(Vec::new()).unwrap();
+        s.begin_tensor().unwrap();
+        s.write_part(&[0; 10]).unwrap();
+        let e = s.write_part(&[0; 7]).unwrap_err();
+        assert_eq!(e.class, C::IoWrite);
+        assert!(
+            e.to_string()
+                .contains("7-byte part exceeds tensor 0's 6 remaining"),
+            "{e}"
+        );
+        // The exact remainder is accepted (control: the limit is the size, not below it).
+        s.write_part(&[0; 6]).unwrap();
+    }
+
+    #[test]
+    fn a_part_before_begin_tensor_is_an_io_write_error() {
+        let w = two_tensors();
+        let mut s = w.stream(Vec::new()).unwrap();
+        let e = s.write_part(&[1]).unwrap_err();
+        assert_eq!(e.class, C::IoWrite);
+        assert!(e.to_string().contains("tensor 0 was not begun"), "{e}");
+        // And after a tensor completed, the next must be begun again.
+        s.begin_tensor().unwrap();
+        s.write_part(&[0; 16]).unwrap();
+        let e = s.write_part(&[1]).unwrap_err();
+        assert!(e.to_string().contains("tensor 1 was not begun"), "{e}");
+    }
+
+    #[test]
+    fn an_unfinished_tensor_fails_finish_and_the_next_begin() {
+        let w = two_tensors();
+        let mut s = w.stream(Vec::new()).unwrap();
+        s.begin_tensor().unwrap();
+        s.write_part(&[0; 15]).unwrap();
+        let e = s.begin_tensor().unwrap_err();
+        assert!(
+            e.to_string().contains("tensor 0 still lacks 1 bytes"),
+            "{e}"
+        );
+        let e = s.finish().unwrap_err();
+        assert_eq!(e.class, C::IoWrite);
+        assert!(
+            e.to_string().contains("tensor 0 still lacks 1 bytes"),
+            "{e}"
+        );
+        // A stream with every tensor complete but one never begun fails too.
+        let mut s = w.stream(Vec::new()).unwrap();
+        s.write_tensor(&[0; 16]).unwrap();
+        let e = s.finish().unwrap_err();
+        assert!(e.to_string().contains("1 of 2 tensors written"), "{e}");
+    }
 }

@@ -212,15 +212,16 @@ struct Job {
     blocks: u64,
 }
 
-/// The jobs of a model in file order (every tensor has at least one).
-fn jobs_of(tensors: &[SynthTensor]) -> Vec<Job> {
+/// The jobs of a model in file order (every tensor has at least one; a ternary tensor is split
+/// into jobs of at most `job_blocks` blocks).
+fn jobs_of(tensors: &[SynthTensor], job_blocks: u64) -> Vec<Job> {
     let mut jobs = Vec::new();
     for (i, t) in tensors.iter().enumerate() {
         if t.kind == TensorClass::Ternary {
             let blocks = t.ne.iter().product::<u64>() / 128;
             let mut first = 0;
             loop {
-                let n = (blocks - first).min(JOB_BLOCKS);
+                let n = (blocks - first).min(job_blocks);
                 jobs.push(Job {
                     tensor: i,
                     first,
@@ -471,18 +472,52 @@ pub fn write_model_threads<W: Write>(
     layers: Option<&[u64]>,
     out: W,
     threads: usize,
+    progress: impl FnMut(u64),
+) -> Result<W> {
+    let plan = Plan {
+        threads,
+        job_blocks: JOB_BLOCKS,
+        skew: 0,
+    };
+    write_model_plan(p, ty, seed, layers, out, plan, progress)
+}
+
+/// How a model is generated: the tests vary the job size (to split small tensors over several
+/// jobs) and, as a negative control, shift every ternary stream by `skew` draws.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plan {
+    /// Generator threads.
+    pub threads: usize,
+    /// Blocks per parallel job.
+    pub job_blocks: u64,
+    /// Draws skipped at the start of every ternary tensor's stream (0 in the product).
+    pub skew: u64,
+}
+
+/// [`write_model_threads`] under an explicit [`Plan`].
+pub(crate) fn write_model_plan<W: Write>(
+    p: &ModelProfile,
+    ty: TernaryType,
+    seed: u64,
+    layers: Option<&[u64]>,
+    out: W,
+    plan: Plan,
     mut progress: impl FnMut(u64),
 ) -> Result<W> {
     let (w, tensors) = writer_for_layers(p, ty, seed, layers)?;
     let streams: Vec<Rng> = tensors
         .iter()
-        .map(|t| Rng::for_name(seed, &t.name))
+        .map(|t| {
+            let mut r = Rng::for_name(seed, &t.name);
+            r.advance(plan.skew);
+            r
+        })
         .collect();
-    let jobs = jobs_of(&tensors);
+    let jobs = jobs_of(&tensors, plan.job_blocks.max(1));
     let mut s = w.stream(out)?;
     super::par::ordered(
         jobs.len(),
-        threads,
+        plan.threads,
         |i, buf| {
             let j = &jobs[i];
             let t = &tensors[j.tensor];
@@ -614,6 +649,49 @@ mod tests {
             let mut late = Vec::new();
             encode_blocks(ty, &stream, 1, 1, &mut late);
             assert_ne!(late, want[..bb]);
+        }
+    }
+
+    #[test]
+    fn the_bytes_do_not_depend_on_threads_or_job_size() {
+        let p = spec::profile("bonsai-nano").unwrap();
+        for ty in [TernaryType::Pq2_0, TernaryType::Ptq1_0] {
+            let want = model_bytes(&p, ty, 3).unwrap();
+            let (_, tensors) = writer_for(&p, ty, 3).unwrap();
+            let most = tensors
+                .iter()
+                .filter(|t| t.kind == TensorClass::Ternary)
+                .map(|t| t.ne.iter().product::<u64>() / 128)
+                .max()
+                .unwrap();
+            // Jobs of 7 blocks split every ternary tensor of more than 7 blocks, the largest
+            // into many jobs (with a short last one); the default size is covered too.
+            assert!(most > 3 * 7, "largest ternary tensor has {most} blocks");
+            for job_blocks in [7, JOB_BLOCKS] {
+                assert!(
+                    jobs_of(&tensors, job_blocks).len() > tensors.len() || job_blocks == JOB_BLOCKS
+                );
+                for threads in [1, 2, 7] {
+                    let plan = Plan {
+                        threads,
+                        job_blocks,
+                        skew: 0,
+                    };
+                    let got = write_model_plan(&p, ty, 3, None, Vec::new(), plan, |_| {}).unwrap();
+                    assert!(
+                        got == want,
+                        "{ty:?} {threads} threads, jobs of {job_blocks}"
+                    );
+                }
+            }
+            // Negative control: a skewed stream is caught by the same comparison.
+            let plan = Plan {
+                threads: 2,
+                job_blocks: 7,
+                skew: 1,
+            };
+            let got = write_model_plan(&p, ty, 3, None, Vec::new(), plan, |_| {}).unwrap();
+            assert!(got.len() == want.len() && got != want);
         }
     }
 
