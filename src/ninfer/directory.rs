@@ -104,8 +104,17 @@ pub struct Directory {
 }
 
 /// The lazily built name index of a [`Directory`], with the object count it was built for.
-#[derive(Clone, Default)]
+#[derive(Default)]
 struct NameIndex(std::sync::OnceLock<(usize, HashMap<Box<str>, usize>)>);
+
+/// A clone starts without an index: clones are what gets edited (the violation catalogs clone
+/// a valid directory, then rename or reorder its objects), so an index built on the original
+/// must not follow them.
+impl Clone for NameIndex {
+    fn clone(&self) -> NameIndex {
+        NameIndex::default()
+    }
+}
 
 impl PartialEq for Directory {
     fn eq(&self, other: &Directory) -> bool {
@@ -719,6 +728,23 @@ mod tests {
             assert_eq!(index.get(o.name.as_str()).copied(), dir.find(&o.name));
         }
         assert!(!index.contains_key("absent") && dir.find("absent").is_none());
+    }
+
+    #[test]
+    fn a_clone_edited_after_a_lookup_does_not_inherit_the_index() {
+        let (dir, _) = crate::corpus::catalogs::ninfer_violations::base_artifact();
+        let first = dir.objects[0].name.clone();
+        assert!(dir.find(&first).is_some()); // builds the original's index
+        let mut edited = dir.clone();
+        edited.objects[0].name = "renamed".into();
+        assert_eq!(
+            edited.find("renamed").map(|o| &o.name),
+            Some(&"renamed".to_string())
+        );
+        assert!(edited.find(&first).is_none());
+        // Control: the original's index still answers for the original names.
+        assert_eq!(dir.find(&first).map(|o| &o.name), Some(&first));
+        assert!(dir.find("renamed").is_none());
     }
 
     #[test]
