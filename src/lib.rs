@@ -16,6 +16,8 @@
 //!   quantizers, PTQ1_0 ↔ PQ2_0 transcoding);
 //! - [`geometry`]: row-split plane geometry of a grouped tensor;
 //! - [`planes`]: ggml blocks ↔ row-split planes;
+//! - [`pool`]: one thread budget for nested fan-out (verify's gates and row ranges, the unpack
+//!   proof), `NINFER_TERNARY_THREADS`, a sequential fallback when a spawn is refused;
 //! - [`perm`]: the row and head permutations of the GGUF → ninfer mapping;
 //! - [`hadamard`]: the normalized Walsh–Hadamard transform of folded weights;
 //! - [`mapping`]: `spec/mapping.json` expanded for a model profile, and profile detection;
@@ -51,6 +53,7 @@ pub mod npy;
 pub mod pack;
 pub mod perm;
 pub mod planes;
+pub mod pool;
 pub mod rng;
 pub mod spec;
 pub mod synth;

@@ -240,11 +240,16 @@ impl<'a> Gguf<'a> {
 
     /// A tensor the consumer requires (`gguf.tensor_missing`).
     pub fn require_tensor(&self, name: &str) -> Result<&TensorInfo<'a>> {
+        // The offset is the tensor-info table's: where the record would have had to be.
         self.tensor(name).ok_or_else(|| {
-            Error::new(
+            Error::at(
                 C::GgufTensorMissing,
+                self.tensor_info_offset,
                 name,
-                format!("required tensor '{name}' is absent"),
+                format!(
+                    "required tensor '{name}' is absent: none of the {} tensor infos names it",
+                    self.tensors.len()
+                ),
             )
         })
     }

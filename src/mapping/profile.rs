@@ -105,6 +105,30 @@ fn profile_err(field: &str, detail: String) -> Error {
     Error::new(ErrorClass::PackProfile, field, detail)
 }
 
+/// A `pack.profile` error about `field` of `gguf`, at the byte where the file holds it: a
+/// metadata key's value, a tensor's info record, the first info record of layer `blk.N`, or the
+/// start of the tensor-info table for `tensors`. A field the file does not hold (an absent key,
+/// `--profile`) gets no offset rather than an invented one.
+fn profile_err_in(gguf: &Gguf<'_>, field: &str, detail: String) -> Error {
+    let layer = |prefix: &str| {
+        let prefix = format!("{prefix}.");
+        gguf.tensors
+            .iter()
+            .find(|t| t.name.starts_with(&prefix))
+            .map(|t| t.info_offset)
+    };
+    let at = gguf
+        .kv(field)
+        .map(|kv| kv.value_offset)
+        .or_else(|| gguf.tensor(field).map(|t| t.info_offset))
+        .or_else(|| field.starts_with("blk.").then(|| layer(field)).flatten())
+        .or_else(|| (field == "tensors").then_some(gguf.tensor_info_offset));
+    match at {
+        Some(off) => Error::at(ErrorClass::PackProfile, off, field, detail),
+        None => profile_err(field, detail),
+    }
+}
+
 /// The profile and the layers of a full or reduced GGUF. `named` (`--profile`) picks the profile
 /// explicitly; otherwise the unique profile matching hidden, vocab and the layer indices is used.
 /// A reduced GGUF may carry the full model's block_count, its own layer count, or none. Then
@@ -123,16 +147,16 @@ pub fn resolve_profile(gguf: &Gguf<'_>, named: Option<&str>) -> Result<(ModelPro
                     format!("unknown profile '{name}' (known: {})", known.join(", ")),
                 )
             })?;
-            id.fits(&p).map_err(|(f, d)| profile_err(&f, d))?;
+            id.fits(&p).map_err(|(f, d)| profile_err_in(gguf, &f, d))?;
             p
         }
-        None => unique_fit(&id)?,
+        None => unique_fit(gguf, &id)?,
     };
     check_hparams(gguf, &profile)?;
     Ok((profile, id.held))
 }
 
-fn unique_fit(id: &Identity) -> Result<ModelProfile> {
+fn unique_fit(gguf: &Gguf<'_>, id: &Identity) -> Result<ModelProfile> {
     let mut fits: Vec<ModelProfile> = spec::PROFILES
         .iter()
         .map(|(name, _)| spec::profile(name).expect("compiled-in profile"))
@@ -140,8 +164,10 @@ fn unique_fit(id: &Identity) -> Result<ModelProfile> {
         .collect();
     match fits.len() {
         1 => Ok(fits.remove(0)),
-        0 => Err(profile_err(
-            &format!("{}.block_count / embedding_length / token_embd.weight", id.arch),
+        // No single place holds the mismatch: point at the block count the file declares.
+        0 => Err(profile_err_in(
+            gguf,
+            &format!("{}.block_count", id.arch),
             format!(
                 "no profile in spec/models has block_count={} hidden={} vocab={} with layers {:?}; add one, or name it with --profile",
                 shown(id.blocks),

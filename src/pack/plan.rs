@@ -73,10 +73,11 @@ pub struct SourceFacts {
 /// The checks on the GGUF alone, shared by `pack` and `pack --check`.
 pub fn check_source(gguf: &Gguf<'_>, opts: &PackOptions) -> Result<SourceFacts> {
     if gguf.tensors.is_empty() {
-        return Err(Error::new(
+        return Err(Error::at(
             ErrorClass::PackProfile,
+            gguf.tensor_info_offset,
             "tensors",
-            "the GGUF holds no tensor at all; there is nothing to pack",
+            "the GGUF holds no tensor at all (its tensor-info table is empty); there is nothing to pack",
         ));
     }
     let (profile, held) = source::resolve_profile(gguf, opts.profile.as_deref())?;

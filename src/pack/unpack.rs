@@ -285,7 +285,7 @@ fn prove_tensor(
     };
     // Threads come from the verifier's shared budget (at most `$NINFER_TERNARY_THREADS` or
     // every core in all); a spawn the OS refuses runs its rows on this thread instead.
-    use crate::verify::pool;
+    use crate::pool;
     let want = pool::threads().min(n / MIN_ROWS_PER_THREAD).max(1);
     let parts: Vec<Result<RowsCompared>> =
         pool::workers(pool::global(), want, std::thread::Builder::new, |i, w| {

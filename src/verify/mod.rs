@@ -35,8 +35,6 @@ pub mod mutate;
 pub mod oracles;
 /// Gate `payload_order`: row-split planes, not interleaved blocks.
 pub mod payload_order;
-/// One thread budget shared by the verifier's nested fan-out, with a sequential fallback.
-pub mod pool;
 /// Gate `provenance`: identity and borrowed objects against the template.
 pub mod provenance;
 /// The writer of reference dumps.
@@ -375,8 +373,8 @@ pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
             .unwrap_or(LONG_FIRST.len())
     });
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let per_worker = pool::workers(
-        pool::global(),
+    let per_worker = crate::pool::workers(
+        crate::pool::global(),
         steps.len(),
         std::thread::Builder::new,
         |_, _| {

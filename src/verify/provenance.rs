@@ -1,10 +1,10 @@
 //! Gate 1a: provenance — the artifact against the template it claims to be packed on.
 
-use super::pool;
 use super::rows::BYTES_READ;
 use super::{skip_naming, Ctx, Finding};
 use crate::mapping::{is_borrowed, produced_objects_in};
 use crate::ninfer::Artifact;
+use crate::pool;
 use crate::spec::mapping;
 use anyhow::Result;
 

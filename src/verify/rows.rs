@@ -97,9 +97,9 @@ pub fn will_need(bytes: &[u8]) {
     }
 }
 
-/// Threads the verifier splits row work over ([`super::pool::threads`]).
+/// Threads the verifier splits row work over ([`crate::pool::threads`]).
 pub fn threads() -> usize {
-    super::pool::threads()
+    crate::pool::threads()
 }
 
 /// Below this many rows per thread a range stays on the calling thread.
@@ -112,8 +112,8 @@ pub fn par_ranges<T: Send>(
     range: std::ops::Range<u64>,
     f: impl Fn(std::ops::Range<u64>) -> Vec<T> + Sync,
 ) -> Vec<T> {
-    super::pool::ranges_with(
-        super::pool::global(),
+    crate::pool::ranges_with(
+        crate::pool::global(),
         std::thread::Builder::new,
         range,
         threads(),

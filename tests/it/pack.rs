@@ -1032,3 +1032,76 @@ fn unpack_prove_in_place_agrees_with_the_materialized_rebuild() {
         assert_eq!(caught, 3 * planes, "{ty:?}: every one-byte change is seen");
     }
 }
+
+/// `pack.profile` and `gguf.tensor_missing` errors point at the place in the file that decided
+/// them (issue #11, "errors carry no offset"): a mismatching hyper-parameter at its KV's value, a
+/// layer beyond the profile at that layer's first tensor-info record, a file without tensors at
+/// its (empty) tensor-info table, a required tensor that no record names at that table. Offsets
+/// are read back by the reader, independently of the packer; `--profile` (a command-line value,
+/// nothing in the file) carries none (control).
+#[test]
+fn profile_and_missing_tensor_errors_name_the_byte_that_decided_them() {
+    let p = nano();
+    let src = model_bytes(&p, TernaryType::Pq2_0, 5).unwrap();
+    let tpl = template_bytes(&p).unwrap();
+    let named = PackOptions {
+        profile: Some(p.name.clone()),
+        ..Default::default()
+    };
+    let hidden_key = format!("{}.embedding_length", p.arch);
+    let bad_hidden = with_kv(&src, &hidden_key, Some(MetaValue::U32(p.hidden as u32 + 1)));
+    let e = refused_by_pack_and_check(&bad_hidden, &tpl, &named);
+    assert_eq!(e.class, ErrorClass::PackProfile, "{e}");
+    assert_eq!(
+        e.offset,
+        Some(value_offset(&bad_hidden, &hidden_key)),
+        "{e}"
+    );
+    // Without --profile no profile fits at all: the error points at the declared block count.
+    let block_key = format!("{}.block_count", p.arch);
+    let e = refused_by_pack_and_check(&bad_hidden, &tpl, &PackOptions::default());
+    assert_eq!(e.offset, Some(value_offset(&bad_hidden, &block_key)), "{e}");
+
+    let beyond = rewrite(&src, |_, ts| {
+        for t in ts.iter_mut().filter(|t| t.0.starts_with("blk.3.")) {
+            t.0 = t.0.replacen("blk.3.", "blk.99.", 1);
+        }
+    });
+    let e = pack_bytes(&beyond, &tpl, &named).unwrap_err();
+    let g = gguf::parse(&beyond, Mode::Strict).unwrap();
+    let first99 = g
+        .tensors
+        .iter()
+        .find(|t| t.name.starts_with("blk.99."))
+        .unwrap();
+    assert_eq!(
+        (e.class, e.offset),
+        (ErrorClass::PackProfile, Some(first99.info_offset)),
+        "{e}"
+    );
+
+    let empty = rewrite(&src, |_, ts| ts.clear());
+    let e = refused_by_pack_and_check(&empty, &tpl, &PackOptions::default());
+    let g = gguf::parse(&empty, Mode::Strict).unwrap();
+    assert_eq!(e.offset, Some(g.tensor_info_offset), "{e}");
+
+    let g = gguf::parse(&src, Mode::Strict).unwrap();
+    let e = g.require_tensor("no.such.tensor").unwrap_err();
+    assert_eq!(
+        (e.class, e.offset),
+        (ErrorClass::GgufTensorMissing, Some(g.tensor_info_offset))
+    );
+    assert!(
+        e.to_string()
+            .contains(&format!("at byte {}", g.tensor_info_offset)),
+        "{e}"
+    );
+
+    // Control: an unknown --profile names nothing in the file, so it has no offset.
+    let unknown = PackOptions {
+        profile: Some("no-such-profile".into()),
+        ..Default::default()
+    };
+    let e = pack_bytes(&src, &tpl, &unknown).unwrap_err();
+    assert_eq!((e.class, e.offset), (ErrorClass::PackProfile, None), "{e}");
+}

@@ -1,7 +1,7 @@
-//! One thread budget for the verifier's nested fan-out (the gates of `run_gates`, and the row
-//! ranges each gate splits): together they never run more than [`threads`] threads, the
-//! calling thread included. Threads are started with `std::thread::Builder::spawn_scoped`; a
-//! spawn the OS refuses (an address-space cap, a thread limit) is not a panic: that share of
+//! One thread budget for nested fan-out (the verifier's gates of `run_gates` and the row
+//! ranges each gate splits, the unpack proof's rows): together they never run more than
+//! [`threads`] threads, the calling thread included. Threads are started with
+//! `std::thread::Builder::spawn_scoped`; a spawn the OS refuses (an address-space cap, a thread limit) is not a panic: that share of
 //! the work runs on the calling thread instead, so the result is the same, only slower.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
