@@ -106,7 +106,7 @@ pub fn threads() -> usize {
 const MIN_ROWS_PER_THREAD: u64 = 512;
 
 /// `f` over contiguous sub-ranges of `range` on up to [`threads`] threads taken from the
-/// verifier's shared budget ([`super::pool`]), the results concatenated in range order (so
+/// verifier's shared budget ([`crate::pool`]), the results concatenated in range order (so
 /// the output is the same as `f(range)`).
 pub fn par_ranges<T: Send>(
     range: std::ops::Range<u64>,
