@@ -1,5 +1,6 @@
 //! `spec`: render the spec tables as Markdown (the tables are the source of truth).
 
+use crate::error::{Error, ErrorClass};
 use crate::spec::{self, SOURCES};
 use std::process::ExitCode;
 
@@ -87,7 +88,7 @@ pub fn run(table: Option<&str>) -> anyhow::Result<ExitCode> {
 pub fn docs(dir: &std::path::Path, write: bool) -> anyhow::Result<ExitCode> {
     use crate::spec::render;
     let mut docs: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?
+        .map_err(|e| Error::io(ErrorClass::IoRead, dir, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "md"))
         .collect();
@@ -96,17 +97,20 @@ pub fn docs(dir: &std::path::Path, write: bool) -> anyhow::Result<ExitCode> {
     for p in &docs {
         let text = crate::fsio::read_input_string(p)?;
         let n = render::regions(&text)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
+            .map_err(|e| Error::new(ErrorClass::SpecInvalid, p.display().to_string(), e))?
             .len();
         regions += n;
         if write {
-            let fresh = render::apply(&text).map_err(|e| anyhow::anyhow!(e))?;
+            let fresh = render::apply(&text)
+                .map_err(|e| Error::new(ErrorClass::SpecInvalid, p.display().to_string(), e))?;
             if fresh != text {
                 crate::fsio::write_bytes_atomic(p, fresh.as_bytes())?;
                 println!("rewrote {}", p.display());
             }
         } else {
-            for r in render::stale_regions(&text).map_err(|e| anyhow::anyhow!(e))? {
+            for r in render::stale_regions(&text)
+                .map_err(|e| Error::new(ErrorClass::SpecInvalid, p.display().to_string(), e))?
+            {
                 stale.push(format!("{}: region '{r}'", p.display()));
             }
         }

@@ -6,6 +6,7 @@
 
 use super::rules;
 use super::{Ctx, Finding};
+use crate::error::{Error, ErrorClass};
 use crate::spec::{gates, Dim, RowOrder, RowSection};
 use anyhow::{anyhow, bail, Result};
 use std::collections::HashMap;
@@ -192,7 +193,7 @@ pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<S
     let mut expected = Vec::with_capacity(n as usize);
     for i in 0..n {
         let j = rules::source_offset(&ctx.profile, r.order, n, i)
-            .map_err(|e| anyhow!("{}: {e}", r.name))?;
+            .map_err(|e| Error::new(ErrorClass::SpecInvalid, &r.name, e))?;
         expected.push(span[j as usize]);
     }
     let selection = span

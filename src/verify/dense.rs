@@ -8,7 +8,7 @@
 use super::{rules, Ctx, Finding};
 use crate::codec::Codec;
 use crate::spec::{mapping, HeadVectorFn, LayerSet, Produce};
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
 /// 2^k exactly, built from its bits (k within the normal f64 exponent range, which every
 /// caller's k is: -149..=1023).
@@ -68,10 +68,10 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
             .gguf
             .tensor(&name)
             .ok_or_else(|| anyhow!("{name} is absent from the GGUF"))?;
-        let c = Codec::for_ggml_type_checked(t.ggml).map_err(|e| anyhow!("{name}: {e}"))?;
+        let c = Codec::for_ggml_type_checked(t.ggml).with_context(|| name.clone())?;
         let v = c
             .decode_to_vec(ctx.gguf.tensor_data(t))
-            .map_err(|e| anyhow!("{name}: {e}"))?;
+            .with_context(|| name.clone())?;
         Ok((v.into_iter().map(f64::from).collect(), t.ne.to_vec()))
     };
     let bf16 = |v: &mut dyn Iterator<Item = f64>| -> Vec<u8> {

@@ -8,7 +8,7 @@ use crate::geometry::Plane;
 use crate::gguf::{Gguf, TensorInfo};
 use crate::ninfer::RowSplitView;
 use crate::spec::NumericFormat;
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes of artifact and GGUF payload the verifier read (for the stats line).
@@ -249,7 +249,7 @@ impl<'a> ArtifactRows<'a> {
         let mut out = vec![0f32; k];
         codec
             .decode(self.ggml_row(r), &mut out)
-            .map_err(|e| anyhow!("{} row {r}: {e}", self.view.name))?;
+            .with_context(|| format!("{} row {r}", self.view.name))?;
         Ok(out.into_iter().map(f64::from).collect())
     }
 }
