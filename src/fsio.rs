@@ -34,6 +34,41 @@ pub fn map_file(path: &Path) -> Result<Mapped> {
 /// A read-only file mapping.
 pub struct Mapped(Option<memmap2::Mmap>);
 
+impl Mapped {
+    /// Declares the map's reads scattered (`MADV_RANDOM`): a page fault on a cold stretch then
+    /// reads that page only, not the disk's whole read-ahead window (8 MiB on the CI VM) around
+    /// it. Readers of such a map announce each range they read whole with [`will_need`], which
+    /// reads it ahead in bulk. Advice only: it changes no data, and a refusal is ignored.
+    pub fn advise_random(&self) {
+        if let Some(m) = &self.0 {
+            let _ = m.advise(memmap2::Advice::Random);
+        }
+    }
+}
+
+/// Asks the kernel to start reading `bytes` (a slice of a file map) now, so that a cold-cache
+/// run overlaps its disk reads with the work instead of faulting pages in one by one.
+/// Advice only: it changes no data, and a failure (or memory that is not a file map) is ignored.
+pub fn will_need(bytes: &[u8]) {
+    if bytes.is_empty() {
+        return;
+    }
+    // SAFETY: sysconf has no memory effects.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
+    let start = bytes.as_ptr() as usize;
+    let lo = start - start % page;
+    // SAFETY: MADV_WILLNEED only schedules reads of pages of this process's own mapping (the
+    // range covers `bytes`, rounded out to pages, which are mapped while `bytes` is borrowed);
+    // it never changes the memory's contents or protection.
+    unsafe {
+        libc::madvise(
+            lo as *mut libc::c_void,
+            start + bytes.len() - lo,
+            libc::MADV_WILLNEED,
+        );
+    }
+}
+
 impl std::ops::Deref for Mapped {
     type Target = [u8];
     fn deref(&self) -> &[u8] {

@@ -26,6 +26,14 @@ pub fn verify(
     let artifact_map = crate::fsio::map_file(artifact)?;
     let gguf_map = crate::fsio::map_file(gguf)?;
     let template_map = template.map(crate::fsio::map_file).transpose()?;
+    // The gates read scattered objects of three large files; each announces what it reads
+    // whole (fsio::will_need), so a cold run reads what it needs and not the read-ahead around
+    // every small read (docs/verify-measurements.md, cold run).
+    for m in [&artifact_map, &gguf_map].into_iter().chain(&template_map) {
+        m.advise_random();
+        // The headers (GGUF key/values and tensor infos, .ninfer directory) lie at the start.
+        crate::fsio::will_need(&m[..m.len().min(1 << 20)]);
+    }
     if let Some(d) = dump {
         if !d.exists() {
             anyhow::bail!(

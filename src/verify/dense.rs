@@ -69,8 +69,10 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
             .tensor(&name)
             .ok_or_else(|| anyhow!("{name} is absent from the GGUF"))?;
         let c = Codec::for_ggml_type_checked(t.ggml).with_context(|| name.clone())?;
+        let data = ctx.gguf.tensor_data(t);
+        crate::fsio::will_need(data);
         let v = c
-            .decode_to_vec(ctx.gguf.tensor_data(t))
+            .decode_to_vec(data)
             .with_context(|| name.clone())?;
         Ok((v.into_iter().map(f64::from).collect(), t.ne.to_vec()))
     };
@@ -242,6 +244,7 @@ impl Tally {
             return Ok(());
         };
         let got = ctx.artifact.object_bytes(o);
+        crate::fsio::will_need(got);
         let (kind, want) = expected(ctx, produce, l)?;
         self.objects += 1;
         let w = elem_bytes(&kind);

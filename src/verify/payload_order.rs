@@ -146,6 +146,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let geom = v.geom;
     let count = geom.n * geom.groups_per_row;
     let mut f = Finding::new("payload_order");
+    crate::fsio::will_need(v.bytes);
     let s = scale_stats(v.bytes, geom.scale_offset, count)?;
     let mut ok = scales_plausible(&s);
     f.num("object_n", geom.n)

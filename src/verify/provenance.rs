@@ -64,9 +64,12 @@ fn compare_objects(ctx: &Ctx<'_>, t: &Artifact<'_>) -> Disagreement {
         match ctx.artifact.directory.find(&o.name) {
             None => d.missing.push(o.name.clone()),
             Some(ao) => {
-                let same = ao.body == o.body
-                    && ao.bytes == o.bytes
-                    && bytes_equal(ctx.artifact.object_bytes(ao), t.object_bytes(o));
+                let (a, b) = (ctx.artifact.object_bytes(ao), t.object_bytes(o));
+                let same = ao.body == o.body && ao.bytes == o.bytes && {
+                    crate::fsio::will_need(a);
+                    crate::fsio::will_need(b);
+                    bytes_equal(a, b)
+                };
                 if !same {
                     d.differing.push(o.name.clone());
                 }

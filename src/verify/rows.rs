@@ -71,31 +71,7 @@ pub fn fp64(b: &[u8]) -> u64 {
     acc ^ (acc >> 31)
 }
 
-/// Asks the kernel to start reading `bytes` (a slice of a file map) now, so that a cold-cache
-/// run overlaps its disk reads with the hashing instead of faulting pages in one by one.
-/// Advice only: it changes no data, and a failure (or memory that is not a file map) is ignored.
-pub fn will_need(bytes: &[u8]) {
-    #[cfg(unix)]
-    {
-        if bytes.is_empty() {
-            return;
-        }
-        // SAFETY: sysconf has no memory effects.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
-        let start = bytes.as_ptr() as usize;
-        let lo = start - start % page;
-        // SAFETY: MADV_WILLNEED only schedules reads of pages of this process's own mapping
-        // (the range covers `bytes`, rounded out to pages, which are mapped while `bytes` is
-        // borrowed); it never changes the memory's contents or protection.
-        unsafe {
-            libc::madvise(
-                lo as *mut libc::c_void,
-                start + bytes.len() - lo,
-                libc::MADV_WILLNEED,
-            );
-        }
-    }
-}
+pub use crate::fsio::will_need;
 
 /// Threads the verifier splits row work over ([`crate::pool::threads`]).
 pub fn threads() -> usize {
