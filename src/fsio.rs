@@ -46,9 +46,16 @@ impl Mapped {
     }
 }
 
-/// Asks the kernel to start reading `bytes` (a slice of a file map) now, so that a cold-cache
-/// run overlaps its disk reads with the work instead of faulting pages in one by one.
-/// Advice only: it changes no data, and a failure (or memory that is not a file map) is ignored.
+/// Bytes one `MADV_WILLNEED` call asks for. Linux reads at most the device's read-ahead size
+/// (`max(io_pages, ra_pages)`, 8 MiB on the CI VM) per call and silently drops the rest, so a
+/// range is advised in chunks no larger than any common read-ahead window.
+const WILL_NEED_CHUNK: usize = 2 << 20;
+
+/// Asks the kernel to read `bytes` (a slice of a file map) now, so that a cold-cache run reads
+/// the range in large requests instead of faulting pages in one by one. Returns once the reads
+/// are queued (the call blocks while the device queue is full, so it paces itself to the disk);
+/// pages already cached are skipped. Advice only: it changes no data, and a failure (or memory
+/// that is not a file map) is ignored.
 pub fn will_need(bytes: &[u8]) {
     if bytes.is_empty() {
         return;
@@ -56,16 +63,17 @@ pub fn will_need(bytes: &[u8]) {
     // SAFETY: sysconf has no memory effects.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
     let start = bytes.as_ptr() as usize;
-    let lo = start - start % page;
-    // SAFETY: MADV_WILLNEED only schedules reads of pages of this process's own mapping (the
-    // range covers `bytes`, rounded out to pages, which are mapped while `bytes` is borrowed);
-    // it never changes the memory's contents or protection.
-    unsafe {
-        libc::madvise(
-            lo as *mut libc::c_void,
-            start + bytes.len() - lo,
-            libc::MADV_WILLNEED,
-        );
+    let end = start + bytes.len();
+    let mut lo = start - start % page;
+    while lo < end {
+        let len = (end - lo).min(WILL_NEED_CHUNK);
+        // SAFETY: MADV_WILLNEED only schedules reads of pages of this process's own mapping
+        // (the chunk lies inside `bytes`, rounded out to pages, which are mapped while `bytes`
+        // is borrowed); it never changes the memory's contents or protection.
+        unsafe {
+            libc::madvise(lo as *mut libc::c_void, len, libc::MADV_WILLNEED);
+        }
+        lo += len;
     }
 }
 

@@ -71,9 +71,7 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
         let c = Codec::for_ggml_type_checked(t.ggml).with_context(|| name.clone())?;
         let data = ctx.gguf.tensor_data(t);
         crate::fsio::will_need(data);
-        let v = c
-            .decode_to_vec(data)
-            .with_context(|| name.clone())?;
+        let v = c.decode_to_vec(data).with_context(|| name.clone())?;
         Ok((v.into_iter().map(f64::from).collect(), t.ne.to_vec()))
     };
     let bf16 = |v: &mut dyn Iterator<Item = f64>| -> Vec<u8> {
