@@ -1,5 +1,6 @@
 //! Generators of Bonsai-shaped stand-ins: the synthetic GGUF model and the groupwise-int template.
 
+mod lanes;
 pub mod model;
 pub mod oracle;
 mod par;
