@@ -144,7 +144,8 @@ fn encode_group(ty: TernaryType, d: &[[u64; LANES]; DRAWS], b0: u64, out: &mut V
         TernaryType::Pq2_0 => pack_pq2(&q, &scales, out),
         TernaryType::Ptq1_0 => {
             for (l, &s) in scales.iter().enumerate() {
-                model::encode_fields(ty, &[q[0][l], q[1][l], q[2][l], q[3][l]], s, out);
+                let fields = [q[0][l], q[1][l], q[2][l], q[3][l]];
+                out.extend_from_slice(&super::ptq1_fields::encode(&fields, s));
             }
         }
     }

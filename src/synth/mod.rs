@@ -4,6 +4,7 @@ mod lanes;
 pub mod model;
 pub mod oracle;
 mod par;
+mod ptq1_fields;
 pub mod template;
 
 #[cfg(test)]
