@@ -9,11 +9,15 @@ pub struct Rng(u64);
 /// SplitMix64's state increment per draw (the golden-ratio constant).
 const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
 
+/// SplitMix64's two output multipliers.
+const MIX1: u64 = 0xbf58_476d_1ce4_e5b9;
+const MIX2: u64 = 0x94d0_49bb_1331_11eb;
+
 /// SplitMix64's output function of a state.
 #[inline(always)]
 fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z = (z ^ (z >> 30)).wrapping_mul(MIX1);
+    z = (z ^ (z >> 27)).wrapping_mul(MIX2);
     z ^ (z >> 31)
 }
 
@@ -33,10 +37,103 @@ fn fill_avx512(state: u64, out: &mut [u64]) {
     fill_from(state, out)
 }
 
+/// Lane `l` of `out[k]` is draw `stride·l + k` after `state`: `L` stretches of one stream side by
+/// side, one lane each, so per-lane work on them vectorizes without a transpose. The portable
+/// definition of the intrinsic kernels below (the tests compare them).
+#[cfg(test)]
+fn fill_lanes_from<const L: usize>(state: u64, stride: u64, out: &mut [[u64; L]]) {
+    let mut s: [u64; L] = std::array::from_fn(|l| {
+        state.wrapping_add((stride.wrapping_mul(l as u64)).wrapping_mul(GAMMA))
+    });
+    // Row by row, the lanes innermost (one vector per row; no scatter across rows).
+    for o in out.iter_mut() {
+        let mut row = [0u64; L];
+        for l in 0..L {
+            s[l] = s[l].wrapping_add(GAMMA);
+            row[l] = mix(s[l]);
+        }
+        *o = row;
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn fill_avx2(state: u64, out: &mut [u64]) {
     fill_from(state, out)
+}
+
+/// [`Rng::fill_lanes`] for 8 lanes in AVX-512 intrinsics (the portable loop, compiled for
+/// AVX-512, is vectorized across rows by the compiler and stored with scatters; this is one
+/// register per row and one store).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(crate) fn fill_lanes8_avx512(rng: &mut Rng, stride: u64, out: &mut [[u64; 8]]) {
+    use std::arch::x86_64::*;
+    let c = |x: u64| _mm512_set1_epi64(x as i64);
+    let lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    let mut s = _mm512_add_epi64(
+        c(rng.0),
+        _mm512_mullo_epi64(lane, c(stride.wrapping_mul(GAMMA))),
+    );
+    let (g, m1, m2) = (c(GAMMA), c(MIX1), c(MIX2));
+    for o in out.iter_mut() {
+        s = _mm512_add_epi64(s, g);
+        let mut z = _mm512_xor_si512(s, _mm512_srli_epi64::<30>(s));
+        z = _mm512_mullo_epi64(z, m1);
+        z = _mm512_xor_si512(z, _mm512_srli_epi64::<27>(z));
+        z = _mm512_mullo_epi64(z, m2);
+        z = _mm512_xor_si512(z, _mm512_srli_epi64::<31>(z));
+        // SAFETY: `o` is 64 writable bytes; the store is unaligned.
+        unsafe { _mm512_storeu_si512(o.as_mut_ptr().cast(), z) };
+    }
+    rng.advance(stride.wrapping_mul(8));
+}
+
+/// `a · k` (mod 2^64) per 64-bit lane in AVX2, which has no 64-bit multiply: the three 32×32
+/// partial products that reach the low 64 bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn mul64_avx2(
+    a: std::arch::x86_64::__m256i,
+    k_lo: std::arch::x86_64::__m256i,
+    k_hi: std::arch::x86_64::__m256i,
+) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let lo = _mm256_mul_epu32(a, k_lo);
+    let cross = _mm256_add_epi64(
+        _mm256_mul_epu32(_mm256_srli_epi64::<32>(a), k_lo),
+        _mm256_mul_epu32(a, k_hi),
+    );
+    _mm256_add_epi64(lo, _mm256_slli_epi64::<32>(cross))
+}
+
+/// [`Rng::fill_lanes`] for 8 lanes in AVX2 intrinsics (two registers per row).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) fn fill_lanes8_avx2(rng: &mut Rng, stride: u64, out: &mut [[u64; 8]]) {
+    use std::arch::x86_64::*;
+    let c = |x: u64| _mm256_set1_epi64x(x as i64);
+    let step = stride.wrapping_mul(GAMMA);
+    let start = |l: u64| rng.0.wrapping_add(step.wrapping_mul(l)) as i64;
+    let mut s = [
+        _mm256_set_epi64x(start(3), start(2), start(1), start(0)),
+        _mm256_set_epi64x(start(7), start(6), start(5), start(4)),
+    ];
+    let g = c(GAMMA);
+    let (m1l, m1h, m2l, m2h) = (c(MIX1), c(MIX1 >> 32), c(MIX2), c(MIX2 >> 32));
+    for o in out.iter_mut() {
+        for (h, sh) in s.iter_mut().enumerate() {
+            *sh = _mm256_add_epi64(*sh, g);
+            let mut z = _mm256_xor_si256(*sh, _mm256_srli_epi64::<30>(*sh));
+            z = mul64_avx2(z, m1l, m1h);
+            z = _mm256_xor_si256(z, _mm256_srli_epi64::<27>(z));
+            z = mul64_avx2(z, m2l, m2h);
+            z = _mm256_xor_si256(z, _mm256_srli_epi64::<31>(z));
+            // SAFETY: lanes 4h..4h+4 of `o` are 32 writable bytes; the store is unaligned.
+            unsafe { _mm256_storeu_si256(o[4 * h..].as_mut_ptr().cast(), z) };
+        }
+    }
+    rng.advance(stride.wrapping_mul(8));
 }
 
 impl Rng {
@@ -88,6 +185,16 @@ impl Rng {
         #[cfg(not(target_arch = "x86_64"))]
         fill_from(s, out);
         self.advance(out.len() as u64);
+    }
+
+    /// `L` stretches of `stride` draws side by side: lane `l` of `out[k]` is draw
+    /// `stride·l + k` of the stream (so with `out.len() == stride` they are the next
+    /// `L·stride` draws, lane by lane); then skips all `L·stride` draws. The definition of
+    /// [`fill_lanes8_avx512`] and [`fill_lanes8_avx2`] (tests only).
+    #[cfg(test)]
+    pub(crate) fn fill_lanes<const L: usize>(&mut self, stride: u64, out: &mut [[u64; L]]) {
+        fill_lanes_from(self.0, stride, out);
+        self.advance(stride.wrapping_mul(L as u64));
     }
 
     /// Uniform in [0, 1).
@@ -176,6 +283,54 @@ mod tests {
         let mut r = Rng::new(42);
         r.advance(8);
         assert_ne!(r.next_u64(), want[7]);
+    }
+
+    #[test]
+    fn fill_lanes_equals_the_sequential_draws() {
+        let mut seq = Rng::new(11);
+        let want: Vec<u64> = (0..4000).map(|_| seq.next_u64()).collect();
+        for (stride, rows) in [(130u64, 130usize), (7, 7), (9, 3)] {
+            let mut r = Rng::new(11);
+            r.advance(5);
+            let mut out = vec![[0u64; 8]; rows];
+            r.fill_lanes(stride, &mut out);
+            for (k, row) in out.iter().enumerate() {
+                for (l, &x) in row.iter().enumerate() {
+                    assert_eq!(x, want[5 + stride as usize * l + k], "{stride} {k} {l}");
+                }
+            }
+            assert_eq!(r.next_u64(), want[5 + 8 * stride as usize], "state after");
+        }
+        // The intrinsic versions, on every one this CPU has.
+        #[cfg(target_arch = "x86_64")]
+        for (stride, rows) in [(130u64, 130usize), (9, 3)] {
+            let mut want = vec![[0u64; 8]; rows];
+            let mut r = Rng::new(11);
+            r.fill_lanes(stride, &mut want);
+            let after = r.next_u64();
+            let mut fns: Vec<fn(&mut Rng, u64, &mut [[u64; 8]])> = Vec::new();
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2.
+                fns.push(|r, s, o| unsafe { fill_lanes8_avx2(r, s, o) });
+            }
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+            {
+                // SAFETY: the CPU has AVX-512F and DQ.
+                fns.push(|r, s, o| unsafe { fill_lanes8_avx512(r, s, o) });
+            }
+            for f in fns {
+                let mut got = vec![[0u64; 8]; rows];
+                let mut r = Rng::new(11);
+                f(&mut r, stride, &mut got);
+                assert_eq!(got, want, "stride {stride}");
+                assert_eq!(r.next_u64(), after);
+            }
+        }
+        // Negative control: lane 1 of stride 130 is not the draw right after lane 0's.
+        let mut out = [[0u64; 8]; 2];
+        Rng::new(11).fill_lanes(130, &mut out);
+        assert_ne!(out[0][1], want[1]);
     }
 
     #[test]

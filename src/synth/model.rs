@@ -79,7 +79,7 @@ pub const DRAWS_PER_BLOCK: u64 = 130;
 const JOB_BLOCKS: u64 = 1 << 15;
 
 /// [`block_scale`] from its two draws.
-fn scale_from_draws(d0: u64, d1: u64) -> u16 {
+pub(super) fn scale_from_draws(d0: u64, d1: u64) -> u16 {
     let unit = |x: u64| (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
     let u1 = 1.0 - unit(d0);
     let u2 = unit(d1);
@@ -89,7 +89,7 @@ fn scale_from_draws(d0: u64, d1: u64) -> u16 {
 
 /// Spreads bit `k` of `m` to bit `2k` (the "part 1 by 1" of Morton codes).
 #[inline(always)]
-fn part1by1(m: u32) -> u64 {
+pub(super) fn part1by1(m: u32) -> u64 {
     let mut x = m as u64;
     x = (x | x << 16) & 0x0000_ffff_0000_ffff;
     x = (x | x << 8) & 0x00ff_00ff_00ff_00ff;
@@ -130,7 +130,7 @@ fn class_fields(d: &[u64; 32], eleven: bool) -> u64 {
 
 /// 8 fields of 2 bits (the low 16 bits of `x`) spread to one field per byte, little-endian.
 #[inline(always)]
-fn spread8(x: u64) -> u64 {
+pub(super) fn spread8(x: u64) -> u64 {
     let x = x & 0xffff;
     let x = (x | x << 24) & 0x0000_00ff_0000_00ff;
     let x = (x | x << 12) & 0x000f_000f_000f_000f;
@@ -149,6 +149,13 @@ fn encode_from_draws(ty: TernaryType, d: &[u64], b: u64, out: &mut Vec<u8>) {
             .expect("32 draws");
         *qc = class_fields(draws, (c as u64 + b) % 2 == 0);
     }
+    encode_fields(ty, &q, scale, out);
+}
+
+/// Encodes one block from its four classes' fields (field `p` of `q[c]` is the trit of element
+/// `4p + c`) and its scale bits.
+#[inline(always)]
+pub(super) fn encode_fields(ty: TernaryType, q: &[u64; 4], scale: u16, out: &mut Vec<u8>) {
     match ty {
         TernaryType::Pq2_0 => {
             // Element 4p + c is bits 2c of byte 2 + p (spec/codecs.md, PQ2_0).
@@ -171,7 +178,7 @@ fn encode_from_draws(ty: TernaryType, d: &[u64], b: u64, out: &mut Vec<u8>) {
 /// Appends blocks `first..first + n` of the ternary tensor whose stream starts at `stream`
 /// (compiled a second time with BMI2, whose one-instruction variable shifts halve the cost of
 /// the field swaps; the same code, so the same bytes).
-fn encode_blocks(ty: TernaryType, stream: &Rng, first: u64, n: u64, out: &mut Vec<u8>) {
+pub(super) fn encode_blocks(ty: TernaryType, stream: &Rng, first: u64, n: u64, out: &mut Vec<u8>) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("bmi2") {
         // SAFETY: the CPU has the feature the function is compiled for.
@@ -522,7 +529,15 @@ pub(crate) fn write_model_plan<W: Write>(
             let j = &jobs[i];
             let t = &tensors[j.tensor];
             if t.kind == TensorClass::Ternary {
-                encode_blocks(ty, &streams[j.tensor], j.first, j.blocks, buf);
+                let path = super::lanes::Path::best();
+                super::lanes::encode_blocks_on(
+                    path,
+                    ty,
+                    &streams[j.tensor],
+                    j.first,
+                    j.blocks,
+                    buf,
+                );
             } else {
                 buf.extend_from_slice(&dense_bytes(t, seed));
             }
