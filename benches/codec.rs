@@ -4,9 +4,9 @@
 //! turns the results into the RESULTS.md tables. Bench ids (group/function/size):
 //!
 //! - `decode/{codec}/{path}/{l1,l2,dram}`: every ternary codec on every SIMD path this CPU runs
-//!   (forced with `simd::decode_with`, stores as `Stores::Auto` picks them: non-temporal at dram);
-//!   `decode/{codec}/{path}+cached/dram` the same with ordinary stores (the write-allocate
-//!   comparison); `decode/{codec}/reference/l2` the scalar reference; `decode/{codec}/parallel/dram`
+//!   (forced with `simd::decode_with`, stores as `Stores::Auto` picks them: ordinary stores);
+//!   `decode/{codec}/{path}+stream/dram` the same with non-temporal stores (the write-allocate
+//!   comparison: `Stores::Auto` streamed at dram until this comparison measured it slower); `decode/{codec}/reference/l2` the scalar reference; `decode/{codec}/parallel/dram`
 //!   the whole slab over every core (`decode_parallel`, threads = 0); `decode/{codec}/dispatch/*`
 //!   the codecs without per-path kernels (F32, F16, BF16, I32, Q8_0, Q1_0, Q2_0S planar).
 //!   Throughput = weights; bound: 12 G weights/s per thread in l2 (issue #14), and at dram the
@@ -103,14 +103,14 @@ fn decode(cr: &mut Criterion) {
             if label == "dram" {
                 for p in simd::available() {
                     g.bench_with_input(
-                        BenchmarkId::new(format!("{}/{}+cached", c.name(), p.name()), label),
+                        BenchmarkId::new(format!("{}/{}+stream", c.name(), p.name()), label),
                         &bytes,
                         |b, bytes| {
                             b.iter(|| {
                                 simd::decode_with_stores(
                                     c,
                                     p,
-                                    simd::Stores::Cached,
+                                    simd::Stores::Streaming,
                                     black_box(bytes),
                                     &mut out,
                                 )

@@ -93,8 +93,10 @@ def decode_tables(r, lines):
             if any(v is not None for v in vals):
                 lines.append(f"| {c} | {p} | " + " | ".join(f(v and v / 1e9) for v in vals) + " |")
     lines.append("")
-    lines.append("`+cached` = ordinary stores at dram (the other rows store as `Stores::Auto` picks: "
-                 "non-temporal from 16 MiB of output); `parallel` = `decode_parallel(…, 0)`.")
+    lines.append("`+stream` = non-temporal stores at dram (the other rows store as `Stores::Auto` picks: "
+                 "ordinary stores; results up to 2026-12-02 02:10 UTC used the opposite labels, "
+                 "`+cached` for ordinary stores and streaming from 16 MiB under `Auto`); "
+                 "`parallel` = `decode_parallel(…, 0)`.")
     lines.append("")
 
 

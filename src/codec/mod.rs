@@ -274,8 +274,7 @@ impl Codec {
     }
 
     /// Decodes whole blocks to f32 with the fast path. `bytes.len()` must be a multiple of
-    /// [`Codec::block_bytes`] and `out.len()` the matching element count. Outputs of at least
-    /// [`simd::STREAM_MIN_BYTES`] are written with non-temporal stores ([`simd::Stores::Auto`]).
+    /// [`Codec::block_bytes`] and `out.len()` the matching element count. Stores as [`simd::Stores::Auto`] picks them.
     pub fn decode(self, bytes: &[u8], out: &mut [f32]) -> Result<()> {
         self.check_decode(bytes, out.len())?;
         simd::decode_blocks_stored(self, simd::active(), simd::Stores::Auto, bytes, out);

@@ -30,12 +30,7 @@ pub fn decode_parallel(codec: Codec, bytes: &[u8], out: &mut [f32], threads: usi
     }
     let per = blocks.div_ceil(threads);
     let (bb, be) = (codec.block_bytes(), codec.block_elems());
-    // The store kind follows the whole output's size, not a chunk's.
-    let stores = if simd::Stores::Auto.streams(out.len()) {
-        simd::Stores::Streaming
-    } else {
-        simd::Stores::Cached
-    };
+    let stores = simd::Stores::Auto;
     let path = simd::active();
     std::thread::scope(|s| {
         let mut chunks = bytes.chunks(per * bb).zip(out.chunks_mut(per * be));

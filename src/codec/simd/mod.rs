@@ -144,18 +144,11 @@ pub const fn has_kernels(codec: Codec) -> bool {
 }
 
 /// Decodes whole blocks with the fast decoder on `path`, whatever [`active`] says, stores as
-/// [`Stores::Auto`] picks them: the same length contract as [`Codec::decode`]. Fails with `codec.unsupported` when this CPU cannot
-/// run `path`. Codecs without per-path kernels decode with their one fast path.
+/// [`Stores::Auto`] picks them: the same length contract as [`Codec::decode`]. Fails with
+/// `codec.unsupported` when this CPU cannot run `path`. Codecs without per-path kernels decode with their one fast path.
 pub fn decode_with(codec: Codec, path: Path, bytes: &[u8], out: &mut [f32]) -> Result<()> {
     decode_with_stores(codec, path, Stores::Auto, bytes, out)
 }
-
-/// Outputs of at least this many bytes are written with non-temporal (streaming) stores under
-/// [`Stores::Auto`]: half the 32 MiB L3 of the machine the benches run on, so an output that
-/// could stay in cache is still written through it, and one that cannot skips the
-/// read-for-ownership of every destination line (the traffic a `memcpy` of that size also
-/// avoids: glibc switches to non-temporal stores above a threshold of the same order).
-pub const STREAM_MIN_BYTES: usize = 16 << 20;
 
 /// Output elements decoded per staging step of a streamed decode: 8 KiB, L1-resident.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -164,8 +157,11 @@ const STAGE_ELEMS: usize = 2048;
 /// How decoded values reach the output slice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Stores {
-    /// [`Stores::Streaming`] for outputs of at least [`STREAM_MIN_BYTES`], else
-    /// [`Stores::Cached`].
+    /// What the dispatched decoders use: [`Stores::Cached`] at every size. Non-temporal stores
+    /// were the choice from 16 MiB of output on, until the quiet bench run of 2026-12-02
+    /// (benches/RESULTS.md) measured them slower on every codec and path at 80 MiB on the
+    /// Zen 4 VM the project runs on (cached 1.07-1.85x the streamed rate): the staging copy
+    /// costs more than the read-for-ownership it saves there.
     Auto,
     /// Ordinary stores straight from the kernel.
     Cached,
@@ -185,11 +181,10 @@ impl Stores {
         }
     }
 
-    /// True iff an output of `out_len` f32 is written with non-temporal stores.
-    pub fn streams(self, out_len: usize) -> bool {
+    /// True iff the output is written with non-temporal stores.
+    pub fn streams(self) -> bool {
         match self {
-            Stores::Auto => out_len.saturating_mul(4) >= STREAM_MIN_BYTES,
-            Stores::Cached => false,
+            Stores::Auto | Stores::Cached => false,
             Stores::Streaming => true,
         }
     }
@@ -237,7 +232,7 @@ pub(crate) fn decode_blocks_stored(
     bytes: &[u8],
     out: &mut [f32],
 ) {
-    if !stores.streams(out.len()) {
+    if !stores.streams() {
         return codec.decode_blocks_on(path, bytes, out);
     }
     #[cfg(target_arch = "x86_64")]
