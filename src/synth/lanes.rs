@@ -203,21 +203,10 @@ fn class_init(rows: &[[u64; LANES]], even_first: bool) -> ([u64; LANES], [u64; L
         } else {
             (1u64 << 20) - 1
         };
-        v[l] = (part1by1(signs[l]) << 1 & !low) | (0x5555_5555_5555_5555 & low);
+        v[l] = (model::part1by1(signs[l]) << 1 & !low) | (0x5555_5555_5555_5555 & low);
         keep[l] = if eleven { 3 } else { 0 };
     }
     (v, keep)
-}
-
-/// `model::part1by1` on a u64 lane (its low 32 bits), in the lane width.
-#[inline(always)]
-fn part1by1(mut x: u64) -> u64 {
-    x &= 0xffff_ffff;
-    x = (x | x << 16) & 0x0000_ffff_0000_ffff;
-    x = (x | x << 8) & 0x00ff_00ff_00ff_00ff;
-    x = (x | x << 4) & 0x0f0f_0f0f_0f0f_0f0f;
-    x = (x | x << 2) & 0x3333_3333_3333_3333;
-    (x | x << 1) & 0x5555_5555_5555_5555
 }
 
 /// One Fisher–Yates step on every lane: field `I` and field `I + d % (32 − I)` trade places

@@ -87,10 +87,11 @@ pub(super) fn scale_from_draws(d0: u64, d1: u64) -> u16 {
     codec::f32_to_f16((SCALE_MEDIAN * (0.35 * z).exp()) as f32)
 }
 
-/// Spreads bit `k` of `m` to bit `2k` (the "part 1 by 1" of Morton codes).
+/// Spreads bit `k` of the low 32 bits of `x` to bit `2k` (the "part 1 by 1" of Morton codes).
+/// Takes a u64 so the lane encoder ([`super::lanes`]) keeps every step in the lane width.
 #[inline(always)]
-pub(super) fn part1by1(m: u32) -> u64 {
-    let mut x = m as u64;
+pub(super) fn part1by1(mut x: u64) -> u64 {
+    x &= 0xffff_ffff;
     x = (x | x << 16) & 0x0000_ffff_0000_ffff;
     x = (x | x << 8) & 0x00ff_00ff_00ff_00ff;
     x = (x | x << 4) & 0x0f0f_0f0f_0f0f_0f0f;
@@ -113,7 +114,7 @@ fn class_fields(d: &[u64; 32], eleven: bool) -> u64 {
     }
     let zeros = if eleven { 11 } else { 10 };
     let low = (1u64 << (2 * zeros)) - 1;
-    let mut v = (part1by1(signs) << 1 & !low) | (0x5555_5555_5555_5555 & low);
+    let mut v = (part1by1(u64::from(signs)) << 1 & !low) | (0x5555_5555_5555_5555 & low);
     macro_rules! swap {
         ($($i:literal)*) => {$(
             let j = $i + d[$i] % (32 - $i);

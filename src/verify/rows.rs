@@ -71,7 +71,7 @@ pub fn fp64(b: &[u8]) -> u64 {
     acc ^ (acc >> 31)
 }
 
-pub use crate::fsio::will_need;
+use crate::fsio::will_need;
 
 /// Threads the verifier splits row work over ([`crate::pool::threads`]).
 pub fn threads() -> usize {
