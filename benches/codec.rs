@@ -6,14 +6,15 @@
 //! - `decode/{codec}/{path}/{l1,l2,dram}`: every ternary codec on every SIMD path this CPU runs
 //!   (forced with `simd::decode_with`, stores as `Stores::Auto` picks them: ordinary stores);
 //!   `decode/{codec}/{path}+stream/dram` the same with non-temporal stores (the write-allocate
-//!   comparison: `Stores::Auto` streamed at dram until this comparison measured it slower); `decode/{codec}/reference/l2` the scalar reference; `decode/{codec}/parallel/dram`
+//!   comparison: `Stores::Auto` streamed at dram until this comparison measured it slower);
+//!   `decode/{codec}/reference/l2` the scalar reference; `decode/{codec}/parallel/{l3,dram}`
 //!   the whole slab over every core (`decode_parallel`, threads = 0); `decode/{codec}/dispatch/*`
 //!   the codecs without per-path kernels (F32, F16, BF16, I32, Q8_0, Q1_0, Q2_0S planar).
 //!   Throughput = weights; bound: 12 G weights/s per thread in l2 (issue #14), and at dram the
 //!   traffic `weights/s x (4 + input bytes per weight)` against the copy traffic below.
 //! - `memcpy/copy_from_slice/{size}`: a copy of as many bytes as the decode writes; traffic =
-//!   2 x bytes. `memcpy/parallel_copy/dram`: the same copy split over every core, the bound of
-//!   `decode/*/parallel/dram`.
+//!   2 x bytes. `memcpy/parallel_copy/{l3,dram}`: the same copy split over every core, the
+//!   bound of `decode/*/parallel/*`.
 //! - `quantize/{codec}/l2`: the reference quantizers, throughput = weights.
 //! - `planes/{assemble,disassemble}/{format}`: throughput = bytes of the ggml stream; bound =
 //!   memcpy at that size.
@@ -52,8 +53,19 @@ fn slab(c: Codec, elems: usize) -> Vec<u8> {
 }
 
 /// "l1": 4 Ki weights (16 KiB out, L1-resident), "l2": 128 Ki weights (512 KiB out, fits the
-/// 1 MiB L2), "dram": 4096 × 5120 = 20 Mi weights (80 MiB out, far bigger than the 32 MiB L3).
-const SIZES: [(&str, usize); 3] = [("l1", 1 << 12), ("l2", 1 << 17), ("dram", 4096 * 5120)];
+/// 1 MiB L2), "l3": 2 Mi weights (8 MiB out, fits the 32 MiB L3 but no core's L2), "dram":
+/// 4096 × 5120 = 20 Mi weights (80 MiB out, far bigger than the L3).
+const SIZES: [(&str, usize); 4] = [
+    ("l1", 1 << 12),
+    ("l2", 1 << 17),
+    ("l3", 1 << 21),
+    ("dram", 4096 * 5120),
+];
+
+/// Sizes with an every-core row: l3 (the split's speed-up where DRAM does not cap it) and dram.
+fn has_parallel_row(label: &str) -> bool {
+    label == "l3" || label == "dram"
+}
 
 /// The codecs with per-path SIMD kernels.
 const TERNARY: [Codec; 5] = [
@@ -76,7 +88,8 @@ fn group<'a>(
 }
 
 /// Every ternary codec × size × SIMD path this CPU runs (forced with `simd::decode_with`),
-/// the scalar reference at l2, and the whole slab over every core (`decode_parallel`) at dram.
+/// the scalar reference at l2, and the whole slab over every core (`decode_parallel`) at l3 and
+/// dram.
 fn decode(cr: &mut Criterion) {
     let mut g = group(cr, "decode");
     for c in TERNARY {
@@ -119,6 +132,8 @@ fn decode(cr: &mut Criterion) {
                         },
                     );
                 }
+            }
+            if has_parallel_row(label) {
                 g.bench_with_input(
                     BenchmarkId::new(format!("{}/parallel", c.name()), label),
                     &bytes,
@@ -156,7 +171,7 @@ fn memcpy(cr: &mut Criterion) {
         g.bench_function(BenchmarkId::new("copy_from_slice", label), |b| {
             b.iter(|| dst.copy_from_slice(black_box(&src)))
         });
-        if label == "dram" {
+        if has_parallel_row(label) {
             // The all-cores bound: the same copy in one contiguous piece per core, spawned per
             // call like decode_parallel (the calling thread copies the first piece).
             let threads = ninfer_ternary::codec::parallel::default_threads();

@@ -117,12 +117,22 @@ measure_pack() {
   best pack "$BIN" pack --gguf "$GGUF" --template "$TPL" -o "$out" --force
   local bytes; bytes=$(stat -c %s "$out")
   local pack_s=$BEST_S pack_load=$BEST_LOAD pack_time=$BEST_TIME
+  # pack's output bypassed the page cache: read it once so that the copies read it warm, as
+  # pack reads its warm inputs.
+  cat "$out" >/dev/null
   # cp + fsync of the copy: pack's output is fsync'ed before its rename (a cp that returns
   # with 8 GB still dirty in the page cache is not the same work).
   best cpp sh -c 'cp "$1" "$2" && sync "$2"' cp "$out" "$SCRATCH/.measure-27b-cp.$$"
   rm -f "$SCRATCH/.measure-27b-cp.$$"
   row "cp + sync of pack's output (pack bound)" "$BEST_S" - "copy, fsync'ed like pack's" "$(gbps "$bytes" "$BEST_S")" "$BEST_LOAD" "$BEST_TIME"
-  row "pack m27.gguf + t27.ninfer ($bytes B out)" "$pack_s" "$(awk -v c="$BEST_S" 'BEGIN { printf "%.2f", 1.2 * c }')" "1.2 x cp of its output" "$(gbps "$bytes" "$pack_s")" "$pack_load" "$pack_time"
+  local cp_s=$BEST_S
+  # pack writes around the page cache (src/fsio/output.rs), so a copy that does too is the
+  # stricter bound; the pack row is judged against the faster of the two copies.
+  best ddcp dd if="$out" of="$SCRATCH/.measure-27b-cp.$$" bs=16M oflag=direct conv=fdatasync status=none
+  rm -f "$SCRATCH/.measure-27b-cp.$$"
+  row "dd oflag=direct copy of pack's output (pack bound)" "$BEST_S" - "copy around the page cache, fsync'ed" "$(gbps "$bytes" "$BEST_S")" "$BEST_LOAD" "$BEST_TIME"
+  local copy_s; copy_s=$(awk -v a="$cp_s" -v b="$BEST_S" 'BEGIN { print (a < b ? a : b) }')
+  row "pack m27.gguf + t27.ninfer ($bytes B out)" "$pack_s" "$(awk -v c="$copy_s" 'BEGIN { printf "%.2f", 1.2 * c }')" "1.2 x the faster copy of its output" "$(gbps "$bytes" "$pack_s")" "$pack_load" "$pack_time"
   rm -f "$out"
 }
 

@@ -2,15 +2,16 @@
 //! memory maps, claiming outputs and atomic replacement.
 
 use crate::error::{Error, ErrorClass, Result};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 mod input;
+mod output;
 mod temp;
 
 pub use input::{open_input, read_input, read_input_string, require_file_or_dir};
+pub use output::{OutputFile, WriteMode};
 pub use temp::{remove_live_temps, remove_stale_temps, temp_path_for, NAME_MAX};
 
 /// Maps `path` read-only. An empty file maps to an empty slice (memmap2 refuses length 0).
@@ -160,7 +161,7 @@ pub fn claim_output(path: &Path, kind: OutputKind, force: bool, inputs: &[&Path]
 /// A `path` that exists as anything but a regular file is never replaced.
 pub fn write_atomic<F, C>(path: &Path, fill: F, check: C) -> Result<()>
 where
-    F: FnOnce(&mut BufWriter<File>) -> Result<()>,
+    F: FnOnce(&mut OutputFile) -> Result<()>,
     C: FnOnce(&Path) -> Result<()>,
 {
     refuse_non_regular_target(path)?;
@@ -174,13 +175,11 @@ where
             .create_new(true)
             .open(&tmp)
             .map_err(|e| Error::io(ErrorClass::IoWrite, &tmp, e))?;
-        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let file = std::sync::Arc::new(file);
+        let mut w = OutputFile::new(file.clone(), WriteMode::from_env());
         fill(&mut w)?;
-        w.flush()
+        w.finish()
             .map_err(|e| Error::io(ErrorClass::IoWrite, &tmp, e))?;
-        let file = w
-            .into_inner()
-            .map_err(|e| Error::io(ErrorClass::IoWrite, &tmp, e.into_error()))?;
         file.sync_all()
             .map_err(|e| Error::io(ErrorClass::IoWrite, &tmp, e))?;
         drop(file);
