@@ -372,7 +372,7 @@ mod tests {
 
     fn pattern(len: usize) -> Vec<u8> {
         (0..len)
-            .map(|i| (i as u64 * 2654435761 >> 13) as u8)
+            .map(|i| ((i as u64 * 2654435761) >> 13) as u8)
             .collect()
     }
 
