@@ -4,7 +4,7 @@
 # one Markdown table (docs/verify-measurements.md records its runs).
 # (synth, synth-template and pack vs cp: scripts/measure-synth-27b.sh.)
 #
-# Usage: scripts/measure-27b.sh [--dir DIR] [--bin PATH] [--runs N] [--cold] [--pack] [--scratch DIR]
+# Usage: scripts/measure-27b.sh [--dir DIR] [--bin PATH] [--runs N] [--cold | --cold-runs N] [--pack] [--scratch DIR]
 # Every timed command must exit 0 (verify must also print RESULT: PASSED), else the script aborts.
 #   --dir DIR      holds m27.gguf, t27.ninfer, a27.ninfer (default /work/big); a missing file is
 #                  generated there with the release binary (synth --profile bonsai-2-27b --format
@@ -15,8 +15,11 @@
 #                  /proc/sys/vm/drop_caches` evicts EVERY process's cache), measures the disk with
 #                  a cold `dd` of the artifact, drops again and runs verify; the bound is the bytes
 #                  verify made the kernel read from disk (getrusage inblock x 512) at dd's rate.
+#   --cold-runs N  N cold verifies, each between two cold dd reads (bound: the mean rate of the
+#                  dd before and after it); --cold is --cold-runs 1.
 #   --pack         also time `pack` (GGUF + template into --scratch, ~8 GB written, deleted
-#                  at once) and `cp` of its output; the bound is 1.2 x that cp (issue #14).
+#                  at once), `cp` of its output and a `dd oflag=direct` copy of it; the bound is
+#                  1.2 x the faster copy (issue #14 names cp; pack writes around the page cache).
 #   --scratch DIR  where `cp` and --pack write its copy of the artifact (default DIR; deleted at once).
 #
 # Rows (measured = best wall of the runs; CPU s = its user + sys; disk MB = what it read from
@@ -27,7 +30,8 @@
 #   dd warm          page-cache read of verify's payload bytes from the artifact (1 core, with copy).
 #   verify warm      bound = verify's payload bytes read / dd warm's rate (the "memory" bound of a
 #                    one-core copy; verify hashes on every core without copying).
-#   verify cold      (--cold) bound = disk bytes it read / the cold dd's rate.
+#   verify cold      (--cold) bound = disk bytes it read / the rate of dd iflag=direct (mean of the dd
+#                    before and after it).
 #   unpack warm      bound = the bytes it compares (rebuilt + source: 2 x rebuilt) / dd warm's rate.
 # Timings are noisy on a shared machine: read the load column. One function per measured command;
 # each appends a row with `row NAME MEASURED_S BOUND_S BOUND_DESC GBPS LOAD`.
@@ -37,6 +41,7 @@ DIR=/work/big
 BIN=target/release/ninfer-ternary
 RUNS=3
 COLD=0
+COLD_RUNS=1
 PACK=0
 SCRATCH=
 while [ $# -gt 0 ]; do
@@ -45,6 +50,7 @@ while [ $# -gt 0 ]; do
     --bin) BIN=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
     --cold) COLD=1; shift ;;
+    --cold-runs) COLD=1; COLD_RUNS=$2; shift 2 ;;
     --pack) PACK=1; shift ;;
     --scratch) SCRATCH=$2; shift 2 ;;
     -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
@@ -165,19 +171,32 @@ measure_verify_warm() {
 }
 
 measure_verify_cold() {
+  # COLD_RUNS samples, each between two dd reads of the whole artifact (dd, verify, dd,
+  # verify, ..., dd): the disk's rate on this VM moves by 2x within minutes, so each verify is
+  # judged against the mean rate of the dd right before and right after it. The dd reads with
+  # iflag=direct: through the page cache it is CPU-bound on this VM (16.7 s wall, 15.7 s of
+  # kernel time for 8.16 GB, against 7.5 s direct), which would measure the cache, not the disk.
   drop_caches
   local l; l=$(load)
-  timed "$TMP/ddcold" dd if="$ART" of=/dev/null bs=16M
-  local dd_s; dd_s=$(cut -d' ' -f1 "$TMP/ddcold")
-  local disk; disk=$(gbps "$(stat -c %s "$ART")" "$dd_s")
-  row "dd cold, all of a27.ninfer" "$dd_s" - "disk read" "$disk" "$l" "$TMP/ddcold"
-  drop_caches
-  l=$(load)
-  timed "$TMP/vcold" "${VERIFY[@]}"
-  local w inb; w=$(cut -d' ' -f1 "$TMP/vcold"); inb=$(cut -d' ' -f4 "$TMP/vcold")
-  local bytes=$(( inb * 512 ))
-  local bound; bound=$(awk -v b="$bytes" -v r="$disk" 'BEGIN { printf "%.2f", b / r / 1e9 }')
-  row "verify --template --sweep, cold ($bytes B from disk)" "$w" "$bound" "disk bytes / dd cold rate" "$(gbps "$bytes" "$w")" "$l" "$TMP/vcold"
+  timed "$TMP/ddcold.0" dd if="$ART" of=/dev/null bs=16M iflag=direct
+  local prev; prev=$(gbps "$(stat -c %s "$ART")" "$(cut -d' ' -f1 "$TMP/ddcold.0")")
+  row "dd iflag=direct, all of a27.ninfer" "$(cut -d' ' -f1 "$TMP/ddcold.0")" - "disk read" "$prev" "$l" "$TMP/ddcold.0"
+  for i in $(seq "$COLD_RUNS"); do
+    drop_caches
+    l=$(load)
+    timed "$TMP/vcold.$i" "${VERIFY[@]}"
+    drop_caches
+    local l2; l2=$(load)
+    timed "$TMP/ddcold.$i" dd if="$ART" of=/dev/null bs=16M iflag=direct
+    local next; next=$(gbps "$(stat -c %s "$ART")" "$(cut -d' ' -f1 "$TMP/ddcold.$i")")
+    local w inb; w=$(cut -d' ' -f1 "$TMP/vcold.$i"); inb=$(cut -d' ' -f4 "$TMP/vcold.$i")
+    local bytes=$(( inb * 512 ))
+    local disk; disk=$(awk -v a="$prev" -v b="$next" 'BEGIN { printf "%.3f", (a + b) / 2 }')
+    local bound; bound=$(awk -v b="$bytes" -v r="$disk" 'BEGIN { printf "%.2f", b / r / 1e9 }')
+    row "verify --template --sweep, cold #$i ($bytes B from disk)" "$w" "$bound" "disk bytes / mean dd rate before+after ($disk GB/s)" "$(gbps "$bytes" "$w")" "$l" "$TMP/vcold.$i"
+    row "dd iflag=direct, all of a27.ninfer" "$(cut -d' ' -f1 "$TMP/ddcold.$i")" - "disk read" "$next" "$l2" "$TMP/ddcold.$i"
+    prev=$next
+  done
 }
 
 measure_unpack_warm() {
