@@ -15,6 +15,8 @@
 //! - `memcpy/copy_from_slice/{size}`: a copy of as many bytes as the decode writes; traffic =
 //!   2 x bytes. `memcpy/parallel_copy/{l3,dram}`: the same copy split over every core, the
 //!   bound of `decode/*/parallel/*`.
+//! - `parallel_overhead/spawn_join`: one scoped spawn + join of an empty thread (the fixed cost
+//!   of every split).
 //! - `quantize/{codec}/l2`: the reference quantizers, throughput = weights.
 //! - `planes/{assemble,disassemble}/{format}`: throughput = bytes of the ggml stream; bound =
 //!   memcpy at that size.
@@ -159,6 +161,17 @@ fn decode(cr: &mut Criterion) {
     g.finish();
 }
 
+/// What one split costs before any work: a scoped spawn + join of an empty thread, as
+/// `decode_parallel` and `parallel_copy` pay per call (about 100 µs on the CI VM, which is why
+/// the l3 split loses there).
+fn spawn_join(cr: &mut Criterion) {
+    let mut g = group(cr, "parallel_overhead");
+    g.bench_function("spawn_join", |b| {
+        b.iter(|| std::thread::scope(|s| s.spawn(|| black_box(1)).join().unwrap()))
+    });
+    g.finish();
+}
+
 /// The machine bound for each decode size: `copy_from_slice` of as many bytes as the decode
 /// writes (4 B per weight), in the same run. Traffic = 2 × bytes (read + write).
 fn memcpy(cr: &mut Criterion) {
@@ -242,5 +255,5 @@ fn planes(cr: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, decode, memcpy, quantize, planes);
+criterion_group!(benches, decode, memcpy, spawn_join, quantize, planes);
 criterion_main!(benches);
