@@ -14,7 +14,9 @@
 //! Direct I/O is used only where it works: the file's flags must accept `O_DIRECT`, and a
 //! direct write refused with `EINVAL` (an alignment the device rejects) is retried through the
 //! page cache, after which the file stays buffered. The blocks are 4096-aligned in memory and
-//! in the file; the last, partial block is always written through the page cache.
+//! in the file; the last, partial block is always written through the page cache. A write
+//! thread the OS refuses (a thread or address-space limit) is not a panic: the blocks are then
+//! written on the calling thread, the same bytes, only without the overlap.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -204,25 +206,23 @@ struct Pipeline {
 }
 
 impl Pipeline {
-    fn start(sink: Arc<dyn BlockSink>) -> Pipeline {
+    /// Starts the write thread from `builder`; `Err` when the OS refuses the thread.
+    fn start(sink: Arc<dyn BlockSink>, builder: std::thread::Builder) -> io::Result<Pipeline> {
         let (full, full_rx) = sync_channel::<(Block, usize, u64)>(BLOCKS - 1);
         let (empty_tx, empty) = sync_channel::<Block>(BLOCKS);
-        let thread = std::thread::Builder::new()
-            .name("ninfer-write".into())
-            .spawn(move || {
-                for (block, len, offset) in full_rx {
-                    sink.write_block(block.bytes(len), offset, len == BLOCK)?;
-                    // The filler may have finished and dropped its end: nothing to return to.
-                    let _ = empty_tx.send(block);
-                }
-                Ok(())
-            })
-            .expect("spawning the write thread");
-        Pipeline {
+        let thread = builder.name("ninfer-write".into()).spawn(move || {
+            for (block, len, offset) in full_rx {
+                sink.write_block(block.bytes(len), offset, len == BLOCK)?;
+                // The filler may have finished and dropped its end: nothing to return to.
+                let _ = empty_tx.send(block);
+            }
+            Ok(())
+        })?;
+        Ok(Pipeline {
             full,
             empty,
             thread,
-        }
+        })
     }
 
     /// The write thread's result once it has stopped (after an error, or after `full` closed).
@@ -246,6 +246,10 @@ pub struct OutputFile {
     pipeline: Option<Pipeline>,
     /// A write-thread error seen by `write`, kept for `finish`.
     failed: Option<io::ErrorKind>,
+    /// Makes the write thread's builder (tests pass one the OS refuses).
+    builder: fn() -> std::thread::Builder,
+    /// The OS refused the write thread: blocks are written on the calling thread, in order.
+    inline: bool,
 }
 
 impl OutputFile {
@@ -264,6 +268,8 @@ impl OutputFile {
             allocated: 0,
             pipeline: None,
             failed: None,
+            builder: std::thread::Builder::new,
+            inline: false,
         }
     }
 
@@ -303,10 +309,22 @@ impl OutputFile {
 
     /// Hands the full current block to the write thread (started on the first one).
     fn send_block(&mut self) -> io::Result<()> {
-        let block = self.block.take().expect("a full block exists");
-        if self.pipeline.is_none() {
-            self.pipeline = Some(Pipeline::start(self.sink.clone()));
+        if self.pipeline.is_none() && !self.inline {
+            match Pipeline::start(self.sink.clone(), (self.builder)()) {
+                Ok(p) => self.pipeline = Some(p),
+                // No thread (a thread or address-space limit): same bytes, written here.
+                Err(_) => self.inline = true,
+            }
         }
+        if self.inline {
+            let block = self.block.as_ref().expect("a full block exists");
+            self.sink
+                .write_block(block.bytes(BLOCK), self.offset, true)?;
+            self.offset += BLOCK as u64;
+            self.filled = 0;
+            return Ok(());
+        }
+        let block = self.block.take().expect("a full block exists");
         let sent = self
             .pipeline
             .as_ref()
@@ -336,7 +354,8 @@ impl OutputFile {
             }
             None => {
                 if let Some(block) = &self.block {
-                    self.sink.write_block(block.bytes(tail), 0, false)?;
+                    self.sink
+                        .write_block(block.bytes(tail), self.offset, false)?;
                 }
             }
         }
@@ -439,6 +458,28 @@ mod tests {
         assert_eq!(direct, fs_takes_direct());
         // Negative control: the buffered mode never goes direct.
         assert!(!write_through(&data, WriteMode::Buffered).1);
+    }
+
+    #[test]
+    fn a_refused_write_thread_writes_the_same_bytes_on_the_calling_thread() {
+        let data = pattern(3 * BLOCK + 777);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out");
+        let sink = Arc::new(FileSink::new(
+            Arc::new(File::create(&p).unwrap()),
+            WriteMode::Direct,
+        ));
+        let mut out = OutputFile::with_sink(sink.clone());
+        // A stack no system can map: the spawn fails, as under a thread or address-space cap.
+        out.builder = || std::thread::Builder::new().stack_size(1 << 60);
+        out.write_all(&data).unwrap();
+        assert!(
+            out.inline && out.pipeline.is_none(),
+            "the write thread must have been refused"
+        );
+        out.finish().unwrap();
+        assert!(std::fs::read(&p).unwrap() == data);
+        assert_eq!(sink.went_direct(), fs_takes_direct());
     }
 
     /// A sink that fails on its `fail_at`-th block and records the offsets it saw.
