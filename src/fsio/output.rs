@@ -131,6 +131,12 @@ impl FileSink {
             used_direct: false.into(),
         }
     }
+
+    /// Whether any block went out with `O_DIRECT` (the tests' evidence of the mode).
+    #[cfg_attr(not(test), allow(dead_code))]
+    fn went_direct(&self) -> bool {
+        self.used_direct.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 impl BlockSink for FileSink {
@@ -165,14 +171,6 @@ impl BlockSink for FileSink {
                 Ok(())
             }
         }
-    }
-}
-
-impl FileSink {
-    /// Whether any block went out with `O_DIRECT` (the tests' evidence of the mode).
-    #[cfg_attr(not(test), allow(dead_code))]
-    fn went_direct(&self) -> bool {
-        self.used_direct.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -317,20 +315,21 @@ impl OutputFile {
             }
         }
         if self.inline {
+            // The block stays ours: the next fill reuses it.
             let block = self.block.as_ref().expect("a full block exists");
-            self.sink
-                .write_block(block.bytes(BLOCK), self.offset, true)?;
-            self.offset += BLOCK as u64;
-            self.filled = 0;
-            return Ok(());
-        }
-        let block = self.block.take().expect("a full block exists");
-        let sent = self
-            .pipeline
-            .as_ref()
-            .map(|p| p.full.send((block, BLOCK, self.offset)));
-        if !matches!(sent, Some(Ok(()))) {
-            return Err(self.thread_error());
+            if let Err(e) = self.sink.write_block(block.bytes(BLOCK), self.offset, true) {
+                self.failed = Some(e.kind());
+                return Err(e);
+            }
+        } else {
+            let block = self.block.take().expect("a full block exists");
+            let sent = self
+                .pipeline
+                .as_ref()
+                .map(|p| p.full.send((block, BLOCK, self.offset)));
+            if !matches!(sent, Some(Ok(()))) {
+                return Err(self.thread_error());
+            }
         }
         self.offset += BLOCK as u64;
         self.filled = 0;
@@ -360,6 +359,17 @@ impl OutputFile {
             }
         }
         Ok(())
+    }
+}
+
+impl Drop for OutputFile {
+    /// An output abandoned before [`OutputFile::finish`] (its producer failed) still waits for
+    /// the blocks already queued, so no write thread outlives its writer.
+    fn drop(&mut self) {
+        if let Some(p) = self.pipeline.take() {
+            drop(p.full);
+            let _ = p.thread.join();
+        }
     }
 }
 
@@ -482,7 +492,8 @@ mod tests {
         assert_eq!(sink.went_direct(), fs_takes_direct());
     }
 
-    /// A sink that fails on its `fail_at`-th block and records the offsets it saw.
+    /// A slow sink (20 ms a block, like a busy disk) that fails on its `fail_at`-th block and
+    /// records the offsets it saw.
     struct Failing {
         fail_at: usize,
         seen: Mutex<Vec<u64>>,
@@ -490,6 +501,7 @@ mod tests {
 
     impl BlockSink for Failing {
         fn write_block(&self, _: &[u8], offset: u64, _: bool) -> io::Result<()> {
+            std::thread::sleep(std::time::Duration::from_millis(20));
             let mut seen = self.seen.lock().unwrap();
             seen.push(offset);
             if seen.len() == self.fail_at {
@@ -538,5 +550,10 @@ mod tests {
             *sink.seen.lock().unwrap(),
             [0, BLOCK as u64, 2 * BLOCK as u64]
         );
+        // A writer dropped unfinished (its producer failed) waits for its queued blocks.
+        let (mut out, sink) = failing_output(usize::MAX);
+        out.write_all(&vec![1u8; 2 * BLOCK + 10]).unwrap();
+        drop(out);
+        assert_eq!(*sink.seen.lock().unwrap(), [0, BLOCK as u64]);
     }
 }
