@@ -31,7 +31,8 @@
 #   verify warm      bound = verify's payload bytes read / dd warm's rate (the "memory" bound of a
 #                    one-core copy; verify hashes on every core without copying).
 #   verify cold      (--cold) bound = disk bytes it read / the rate of dd iflag=direct (mean of the dd
-#                    before and after it).
+#                    before and after it); a last cold sample with NINFER_READ=mapped (through the
+#                    maps, as before src/fsio/bulk.rs) is judged against the last dd.
 #   unpack warm      bound = the bytes it compares (rebuilt + source: 2 x rebuilt) / dd warm's rate.
 # Timings are noisy on a shared machine: read the load column. One function per measured command;
 # each appends a row with `row NAME MEASURED_S BOUND_S BOUND_DESC GBPS LOAD`.
@@ -95,7 +96,9 @@ timed() {
   local rc=0
   /usr/bin/time -f "%e %U %S %I" -o "$out" "$@" >"$out.out" 2>"$out.err" || rc=$?
   [ "$rc" = 0 ] || die "'$*' exited $rc (stderr: $(tail -3 "$out.err" | tr '\n' ' '))"
-  if [ "$2" = verify ] && ! grep -q '^RESULT: PASSED' "$out.out"; then
+  local a is_verify=0
+  for a in "$@"; do [ "$a" = verify ] && is_verify=1; done
+  if [ "$is_verify" = 1 ] && ! grep -q '^RESULT: PASSED' "$out.out"; then
     die "'$*' did not print RESULT: PASSED"
   fi
   return 0
@@ -149,10 +152,12 @@ measure_cp() {
   row "cp + sync of a27.ninfer" "$BEST_S" - "pack <= 1.2x this" "$(gbps "$bytes" "$BEST_S")" "$BEST_LOAD" "$BEST_TIME"
 }
 
-# The payload bytes verify reads (its stats line), from one untimed warm-up run.
+# The payload bytes verify reads (its stats line), from one untimed warm-up run. The warm-up
+# reads through the maps (NINFER_READ=mapped), so that it leaves exactly what verify reads in
+# the page cache; by default a cold verify reads direct and leaves the cache as it was.
 VERIFY=("$BIN" verify "$ART" --gguf "$GGUF" --template "$TPL" --sweep)
 verify_bytes() {
-  timed "$TMP/vbytes" "${VERIFY[@]}"
+  timed "$TMP/vbytes" env NINFER_READ=mapped "${VERIFY[@]}"
   sed -n 's/.*payload bytes read \([0-9]*\).*/\1/p' "$TMP/vbytes.err"
 }
 
@@ -197,6 +202,15 @@ measure_verify_cold() {
     row "dd iflag=direct, all of a27.ninfer" "$(cut -d' ' -f1 "$TMP/ddcold.$i")" - "disk read" "$next" "$l2" "$TMP/ddcold.$i"
     prev=$next
   done
+  # One more sample through the maps (NINFER_READ=mapped, the reads before fsio::bulk), judged
+  # against the last dd.
+  drop_caches
+  l=$(load)
+  timed "$TMP/vcoldm" env NINFER_READ=mapped "${VERIFY[@]}"
+  local w inb; w=$(cut -d' ' -f1 "$TMP/vcoldm"); inb=$(cut -d' ' -f4 "$TMP/vcoldm")
+  local bytes=$(( inb * 512 ))
+  local bound; bound=$(awk -v b="$bytes" -v r="$prev" 'BEGIN { printf "%.2f", b / r / 1e9 }')
+  row "verify --template --sweep, cold, NINFER_READ=mapped ($bytes B from disk)" "$w" "$bound" "disk bytes / the last dd's rate ($prev GB/s)" "$(gbps "$bytes" "$w")" "$l" "$TMP/vcoldm"
 }
 
 measure_unpack_warm() {

@@ -6,6 +6,8 @@ use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+pub mod bulk;
+mod direct_io;
 mod input;
 mod output;
 mod temp;
@@ -15,7 +17,8 @@ pub use output::{OutputFile, WriteMode};
 pub use temp::{remove_live_temps, remove_stale_temps, temp_path_for, NAME_MAX};
 
 /// Maps `path` read-only. An empty file maps to an empty slice (memmap2 refuses length 0).
-/// Anything but a regular file is refused before it is opened ([`open_input`]).
+/// Anything but a regular file is refused before it is opened ([`open_input`]). The map is
+/// registered for [`bulk`] walks, which read its cold stretches direct.
 pub fn map_file(path: &Path) -> Result<Mapped> {
     let file = open_input(path)?;
     let len = file
@@ -23,17 +26,27 @@ pub fn map_file(path: &Path) -> Result<Mapped> {
         .map_err(|e| Error::io(ErrorClass::IoRead, path, e))?
         .len();
     if len == 0 {
-        return Ok(Mapped(None));
+        return Ok(Mapped {
+            _bulk: None,
+            map: None,
+        });
     }
     // SAFETY: the map is read-only; a concurrent truncation by another process is outside
     // what any mmap reader can defend against and is documented in the README.
     let map =
         unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(ErrorClass::IoRead, path, e))?;
-    Ok(Mapped(Some(map)))
+    Ok(Mapped {
+        _bulk: bulk::register(&map, file),
+        map: Some(map),
+    })
 }
 
 /// A read-only file mapping.
-pub struct Mapped(Option<memmap2::Mmap>);
+pub struct Mapped {
+    // Declared first, so it is dropped (unregistered) before the map goes.
+    _bulk: Option<bulk::Registration>,
+    map: Option<memmap2::Mmap>,
+}
 
 impl Mapped {
     /// Declares the map's reads scattered (`MADV_RANDOM`): a page fault on a cold stretch then
@@ -41,7 +54,7 @@ impl Mapped {
     /// it. Readers of such a map announce each range they read whole with [`will_need`], which
     /// reads it ahead in bulk. Advice only: it changes no data, and a refusal is ignored.
     pub fn advise_random(&self) {
-        if let Some(m) = &self.0 {
+        if let Some(m) = &self.map {
             let _ = m.advise(memmap2::Advice::Random);
         }
     }
@@ -81,7 +94,7 @@ pub fn will_need(bytes: &[u8]) {
 impl std::ops::Deref for Mapped {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        self.0.as_deref().unwrap_or(&[])
+        self.map.as_deref().unwrap_or(&[])
     }
 }
 

@@ -308,7 +308,8 @@ mod tests {
             let mut r = Rng::new(11);
             r.fill_lanes(stride, &mut want);
             let after = r.next_u64();
-            let mut fns: Vec<fn(&mut Rng, u64, &mut [[u64; 8]])> = Vec::new();
+            type FillLanes = fn(&mut Rng, u64, &mut [[u64; 8]]);
+            let mut fns: Vec<FillLanes> = Vec::new();
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU has AVX2.
                 fns.push(|r, s, o| unsafe { fill_lanes8_avx2(r, s, o) });

@@ -70,9 +70,10 @@ pub fn verify(
         print!("{}", report::text(&r));
     }
     eprintln!(
-        "verify stats: wall {:.3} s, payload bytes read {}, heap peak {}",
+        "verify stats: wall {:.3} s, payload bytes read {} ({} of them direct from disk), heap peak {}",
         t0.elapsed().as_secs_f64(),
         verify::rows::BYTES_READ.load(std::sync::atomic::Ordering::Relaxed),
+        crate::fsio::bulk::DIRECT_BYTES.load(std::sync::atomic::Ordering::Relaxed),
         verify::heap::peak().map_or("n/a (allocator not registered)".into(), |p| format!(
             "{:.1} MiB",
             p as f64 / (1 << 20) as f64

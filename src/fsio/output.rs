@@ -20,18 +20,20 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use super::direct_io::{set_direct, AlignedBuf};
+
+/// A write block: [`BLOCK`] bytes, page-aligned for `O_DIRECT`.
+type Block = AlignedBuf;
+
 /// Bytes per block: large enough that the kernel splits one direct write into several device
 /// requests in flight (4 MiB `max_sectors_kb` on the CI VM: 16 MiB blocks wrote 1.53 GB/s,
 /// 1 MiB blocks 1.09 GB/s).
 pub(crate) const BLOCK: usize = 16 << 20;
-/// Memory and file alignment of a direct write (the page size; any block device accepts it).
-const ALIGN: usize = 4096;
 /// Blocks in use at once: one being filled, up to two queued or being written.
 const BLOCKS: usize = 3;
 
@@ -51,47 +53,6 @@ impl WriteMode {
             Ok("buffered") => WriteMode::Buffered,
             _ => WriteMode::Direct,
         }
-    }
-}
-
-/// A 4096-aligned heap block of [`BLOCK`] bytes.
-struct Block {
-    ptr: std::ptr::NonNull<u8>,
-}
-
-// SAFETY: a Block owns its allocation exclusively, like a Box<[u8]>.
-unsafe impl Send for Block {}
-
-impl Block {
-    fn layout() -> std::alloc::Layout {
-        std::alloc::Layout::from_size_align(BLOCK, ALIGN).expect("constant layout")
-    }
-
-    fn new() -> io::Result<Block> {
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { std::alloc::alloc(Self::layout()) };
-        std::ptr::NonNull::new(ptr)
-            .map(|ptr| Block { ptr })
-            .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "16 MiB write block"))
-    }
-
-    fn bytes(&self, len: usize) -> &[u8] {
-        // SAFETY: len <= BLOCK (callers fill at most BLOCK) and bytes < len were written.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), len) }
-    }
-
-    fn fill(&mut self, at: usize, src: &[u8]) {
-        debug_assert!(at + src.len() <= BLOCK);
-        // SAFETY: the destination range lies inside the allocation and cannot overlap `src`,
-        // which the caller borrows from elsewhere.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.as_ptr().add(at), src.len()) }
-    }
-}
-
-impl Drop for Block {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with the same layout.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), Self::layout()) }
     }
 }
 
@@ -174,28 +135,6 @@ impl BlockSink for FileSink {
     }
 }
 
-/// Turns `O_DIRECT` on or off for an open file.
-fn set_direct(file: &File, on: bool) -> io::Result<()> {
-    let fd = file.as_raw_fd();
-    // SAFETY: F_GETFL/F_SETFL read and set the status flags of a descriptor we own; no memory
-    // is passed.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let want = if on {
-            flags | libc::O_DIRECT
-        } else {
-            flags & !libc::O_DIRECT
-        };
-        if libc::fcntl(fd, libc::F_SETFL, want) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
 /// The background writer: full blocks in, empty blocks back, the first error kept.
 struct Pipeline {
     full: SyncSender<(Block, usize, u64)>,
@@ -210,7 +149,7 @@ impl Pipeline {
         let (empty_tx, empty) = sync_channel::<Block>(BLOCKS);
         let thread = builder.name("ninfer-write".into()).spawn(move || {
             for (block, len, offset) in full_rx {
-                sink.write_block(block.bytes(len), offset, len == BLOCK)?;
+                sink.write_block(&block.bytes()[..len], offset, len == BLOCK)?;
                 // The filler may have finished and dropped its end: nothing to return to.
                 let _ = empty_tx.send(block);
             }
@@ -283,7 +222,7 @@ impl OutputFile {
     fn next_block(&mut self) -> io::Result<Block> {
         if self.allocated < BLOCKS {
             self.allocated += 1;
-            return Block::new();
+            return Block::new(BLOCK);
         }
         let got = self.pipeline.as_ref().map(|p| p.empty.recv());
         match got {
@@ -317,7 +256,7 @@ impl OutputFile {
         if self.inline {
             // The block stays ours: the next fill reuses it.
             let block = self.block.as_ref().expect("a full block exists");
-            if let Err(e) = self.sink.write_block(block.bytes(BLOCK), self.offset, true) {
+            if let Err(e) = self.sink.write_block(block.bytes(), self.offset, true) {
                 self.failed = Some(e.kind());
                 return Err(e);
             }
@@ -354,7 +293,7 @@ impl OutputFile {
             None => {
                 if let Some(block) = &self.block {
                     self.sink
-                        .write_block(block.bytes(tail), self.offset, false)?;
+                        .write_block(&block.bytes()[..tail], self.offset, false)?;
                 }
             }
         }
@@ -380,7 +319,7 @@ impl Write for OutputFile {
         }
         let at = self.filled;
         let n = buf.len().min(BLOCK - at);
-        self.block()?.fill(at, &buf[..n]);
+        self.block()?.bytes_mut()[at..at + n].copy_from_slice(&buf[..n]);
         self.filled += n;
         if self.filled == BLOCK {
             self.send_block()?;

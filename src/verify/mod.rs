@@ -7,6 +7,8 @@
 
 /// Gate `assembly`: the positional audits.
 pub mod assembly;
+#[cfg(test)]
+mod cold_read_tests;
 /// Gate `dense_values`: dense objects recomputed bit for bit.
 pub mod dense;
 /// A dump directory as one byte string (the `dumps_parse` fuzz target).

@@ -2,11 +2,13 @@
 
 use super::rows::BYTES_READ;
 use super::{skip_naming, Ctx, Finding};
+use crate::fsio::bulk::{self, Lane};
 use crate::mapping::{is_borrowed, produced_objects_in};
 use crate::ninfer::Artifact;
 use crate::pool;
 use crate::spec::mapping;
 use anyhow::Result;
+use std::ops::ControlFlow;
 
 /// What disagrees between the artifact's and the template's objects (names, report order).
 #[derive(Default)]
@@ -37,6 +39,19 @@ fn bytes_equal(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     BYTES_READ.fetch_add(2 * a.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    let lanes = [Lane { bytes: a, unit: 1 }, Lane { bytes: b, unit: 1 }];
+    if bulk::cold(&lanes) {
+        // Off disk: compared block by block as the reads arrive (fsio::bulk), stopping at
+        // the first difference.
+        return bulk::for_each_block(&lanes, |_, s| {
+            if s[0] == s[1] {
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break(())
+            }
+        })
+        .is_none();
+    }
     let chunks = a.len().div_ceil(CHUNK) as u64;
     let parts = pool::ranges_with(
         pool::global(),
@@ -65,11 +80,7 @@ fn compare_objects(ctx: &Ctx<'_>, t: &Artifact<'_>) -> Disagreement {
             None => d.missing.push(o.name.clone()),
             Some(ao) => {
                 let (a, b) = (ctx.artifact.object_bytes(ao), t.object_bytes(o));
-                let same = ao.body == o.body && ao.bytes == o.bytes && {
-                    crate::fsio::will_need(a);
-                    crate::fsio::will_need(b);
-                    bytes_equal(a, b)
-                };
+                let same = ao.body == o.body && ao.bytes == o.bytes && bytes_equal(a, b);
                 if !same {
                     d.differing.push(o.name.clone());
                 }

@@ -71,7 +71,9 @@ pub fn fp64(b: &[u8]) -> u64 {
     acc ^ (acc >> 31)
 }
 
+use crate::fsio::bulk::{self, Lane};
 use crate::fsio::will_need;
+use std::ops::ControlFlow;
 
 /// Threads the verifier splits row work over ([`crate::pool::threads`]).
 pub fn threads() -> usize {
@@ -204,8 +206,30 @@ impl<'a> ArtifactRows<'a> {
         fp64(self.ggml_row(r))
     }
 
-    /// Fingerprints of rows `range` (as [`ArtifactRows::fp`] of each), computed on every core.
+    /// The plane spans of rows `range`, one lane per plane the format has (a row's span in a
+    /// plane is `row_bytes` at `r * row_bytes`, so a run of rows is one contiguous stretch).
+    fn plane_lanes(&self, range: &std::ops::Range<u64>) -> Vec<(usize, Lane<'a>)> {
+        Plane::ALL
+            .iter()
+            .enumerate()
+            .filter(|(pi, _)| self.blocks.slices[*pi].is_some())
+            .map(|(pi, &p)| {
+                let w = self.view.geom.row_bytes(p) as usize;
+                let plane = self.view.plane(p);
+                let bytes = &plane[range.start as usize * w..range.end as usize * w];
+                (pi, Lane { bytes, unit: w })
+            })
+            .collect()
+    }
+
+    /// Fingerprints of rows `range` (as [`ArtifactRows::fp`] of each), computed on every core;
+    /// off disk, as the plane reads arrive ([`crate::fsio::bulk`]).
     pub fn fps(&self, range: std::ops::Range<u64>) -> Vec<u64> {
+        let lanes = self.plane_lanes(&range);
+        let just_lanes: Vec<Lane<'_>> = lanes.iter().map(|(_, l)| *l).collect();
+        if bulk::cold(&just_lanes) {
+            return self.fps_streamed(&lanes, &just_lanes);
+        }
         will_need(self.view.bytes);
         let (view, blocks, bpr) = (&self.view, &self.blocks, self.bpr);
         par_ranges(range, |sub| {
@@ -216,6 +240,23 @@ impl<'a> ArtifactRows<'a> {
             })
             .collect()
         })
+    }
+
+    fn fps_streamed(&self, lanes: &[(usize, Lane<'a>)], just_lanes: &[Lane<'_>]) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; self.bpr * self.blocks.block_bytes];
+        bulk::for_each_block::<()>(just_lanes, |units, slices| {
+            for i in 0..units.len() {
+                let spans = lanes
+                    .iter()
+                    .zip(slices)
+                    .map(|((pi, l), s)| (*pi, &s[i * l.unit..(i + 1) * l.unit]));
+                assemble_spans(&self.blocks, self.bpr, spans, &mut buf);
+                out.push(fp64(&buf));
+            }
+            ControlFlow::Continue(())
+        });
+        out
     }
 
     /// Row `r` decoded to f64 (`k` values).
@@ -232,12 +273,26 @@ impl<'a> ArtifactRows<'a> {
 
 /// Row `r` of `view` reassembled into `buf` (`bpr` ggml blocks), counted in [`BYTES_READ`].
 fn assemble_row(view: &RowSplitView<'_>, blocks: &Blocks, bpr: usize, r: u64, buf: &mut [u8]) {
+    let spans = Plane::ALL
+        .iter()
+        .enumerate()
+        .map(|(pi, plane)| (pi, view.row(*plane, r)));
+    assemble_spans(blocks, bpr, spans, buf);
+}
+
+/// One row's plane spans `(plane index, span)` reassembled into `buf`, counted in
+/// [`BYTES_READ`]; planes the format lacks are skipped.
+fn assemble_spans<'s>(
+    blocks: &Blocks,
+    bpr: usize,
+    spans: impl Iterator<Item = (usize, &'s [u8])>,
+    buf: &mut [u8],
+) {
     let bb = blocks.block_bytes;
-    for (pi, plane) in Plane::ALL.iter().enumerate() {
+    for (pi, span) in spans {
         let Some((lo, hi)) = blocks.slices[pi] else {
             continue;
         };
-        let span = view.row(*plane, r);
         count(bpr * (hi - lo));
         scatter(buf, span, bb, lo, hi, bpr);
     }
@@ -308,8 +363,24 @@ impl<'a> GgufRows<'a> {
         fp64(self.row(r))
     }
 
-    /// Fingerprints of every row (as [`GgufRows::fp`] of each), computed on every core.
+    /// Fingerprints of every row (as [`GgufRows::fp`] of each), computed on every core; off
+    /// disk, as the reads arrive ([`crate::fsio::bulk`]).
     pub fn fps(&self) -> Vec<u64> {
+        let lane = [Lane {
+            bytes: self.data,
+            unit: self.row_bytes,
+        }];
+        if bulk::cold(&lane) {
+            let mut out = Vec::with_capacity(self.n as usize);
+            bulk::for_each_block::<()>(&lane, |_, s| {
+                for row in s[0].chunks_exact(self.row_bytes) {
+                    count(self.row_bytes);
+                    out.push(fp64(row));
+                }
+                ControlFlow::Continue(())
+            });
+            return out;
+        }
         will_need(self.data);
         par_ranges(0..self.n, |sub| sub.map(|r| self.fp(r)).collect())
     }
