@@ -290,10 +290,36 @@ impl Tally {
     }
 }
 
+/// Asks for every range the gate reads at once (each dense object it compares and the GGUF
+/// tensor it comes from), so that a cold run queues some 900 small reads together instead of
+/// waiting for each in turn (1.5 s of a 5.2 s cold 27B verify before this). Advice only: the
+/// comparison reads the same bytes either way.
+fn read_ahead(ctx: &Ctx<'_>) {
+    for rule in &mapping().rules {
+        let src = match &rule.produce {
+            Produce::TernaryRows { .. } => continue,
+            Produce::Norm { src, .. }
+            | Produce::HeadVector { src, .. }
+            | Produce::HeadRows { src }
+            | Produce::Conv1d { src } => src,
+        };
+        for l in rule_layers(ctx, rule.layers) {
+            if let Some(t) = ctx.name(src, l).ok().and_then(|n| ctx.gguf.tensor(&n)) {
+                crate::fsio::will_need(ctx.gguf.tensor_data(t));
+            }
+            let target = ctx.name(&rule.target, l).ok();
+            if let Some(o) = target.and_then(|n| ctx.artifact.directory.find(&n)) {
+                crate::fsio::will_need(ctx.artifact.object_bytes(o));
+            }
+        }
+    }
+}
+
 /// Runs the gate over every dense produced object of the mapping.
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut f = Finding::new("dense_values");
     let mut t = Tally::default();
+    read_ahead(ctx);
     for rule in &mapping().rules {
         if matches!(rule.produce, Produce::TernaryRows { .. }) {
             continue;
