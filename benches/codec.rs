@@ -15,6 +15,8 @@
 //! - `memcpy/copy_from_slice/{size}`: a copy of as many bytes as the decode writes; traffic =
 //!   2 x bytes. `memcpy/parallel_copy/{l3,dram}`: the same copy split over every core, the
 //!   bound of `decode/*/parallel/*`.
+//! - `split_crossover/{pq2_0,ptq1_0}/{1t,2t}/{1Mi..8Mi}`: one thread against two on the same
+//!   slab, the split forced; where two first win sets `MIN_ELEMS_PER_THREAD`.
 //! - `parallel_overhead/spawn_join`: one scoped spawn + join of an empty thread (the fixed cost
 //!   of every split).
 //! - `quantize/{codec}/l2`: the reference quantizers, throughput = weights.
@@ -22,7 +24,7 @@
 //!   memcpy at that size.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use ninfer_ternary::codec::parallel::decode_parallel;
+use ninfer_ternary::codec::parallel::{decode_parallel, decode_parallel_with};
 use ninfer_ternary::codec::{simd, Codec};
 use std::hint::black_box;
 use std::time::Duration;
@@ -172,6 +174,37 @@ fn spawn_join(cr: &mut Criterion) {
     g.finish();
 }
 
+/// Where splitting a decode over two threads starts to pay: the same slab on one thread and on
+/// two (forced with `decode_parallel_with`, threshold 1), at 1–8 Mi weights. `decode_parallel`
+/// splits from `MIN_ELEMS_PER_THREAD` per thread, set from this comparison.
+fn split_crossover(cr: &mut Criterion) {
+    let mut g = group(cr, "split_crossover");
+    for c in [Codec::Pq2_0, Codec::Ptq1_0] {
+        for (label, elems) in [
+            ("1Mi", 1usize << 20),
+            ("2Mi", 1 << 21),
+            ("4Mi", 1 << 22),
+            ("8Mi", 1 << 23),
+        ] {
+            let bytes = slab(c, elems);
+            let mut out = vec![0f32; elems];
+            g.throughput(Throughput::Elements(elems as u64));
+            for threads in [1, 2] {
+                g.bench_function(
+                    BenchmarkId::new(format!("{}/{threads}t", c.name()), label),
+                    |b| {
+                        b.iter(|| {
+                            decode_parallel_with(c, black_box(&bytes), &mut out, threads, 1)
+                                .unwrap()
+                        })
+                    },
+                );
+            }
+        }
+    }
+    g.finish();
+}
+
 /// The machine bound for each decode size: `copy_from_slice` of as many bytes as the decode
 /// writes (4 B per weight), in the same run. Traffic = 2 × bytes (read + write).
 fn memcpy(cr: &mut Criterion) {
@@ -255,5 +288,13 @@ fn planes(cr: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, decode, memcpy, spawn_join, quantize, planes);
+criterion_group!(
+    benches,
+    decode,
+    memcpy,
+    spawn_join,
+    split_crossover,
+    quantize,
+    planes
+);
 criterion_main!(benches);

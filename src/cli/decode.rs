@@ -239,7 +239,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::{decode_gguf_on, decode_ninfer, decode_ninfer_on};
-    use crate::codec::parallel::MIN_ELEMS_PER_THREAD;
+    use crate::codec::parallel::split_small_inputs_for_tests;
     use crate::codec::Codec;
     use crate::corpus::observe::values_sha256;
 
@@ -265,7 +265,10 @@ mod tests {
             let data = parsed.tensor_data(t);
             let mut reference = vec![0f32; t.n_elements as usize];
             codec.decode_reference(data, &mut reference).unwrap();
-            assert!(reference.len() >= 2 * MIN_ELEMS_PER_THREAD, "must split");
+            assert!(
+                reference.len() >= 2 * split_small_inputs_for_tests(),
+                "must split"
+            );
             let k = t.ne[0] as usize;
             for rows in [None, Some("3:1000"), Some("1000:"), Some("7:8")] {
                 let (shape, one) = decode_gguf_on(&g, "token_embd.weight", rows, 1).unwrap();

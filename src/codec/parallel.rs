@@ -4,9 +4,30 @@
 use super::{simd, Codec};
 use crate::error::Result;
 
-/// Below this many output elements per thread the spawn costs more than it saves (tests use it
-/// to size inputs that really split).
-pub const MIN_ELEMS_PER_THREAD: usize = 1 << 16;
+/// Below this many output elements per thread the spawn costs more than it saves. On the CI VM
+/// a scoped spawn + join costs ~100 µs (bench `parallel_overhead/spawn_join`), and two threads
+/// first beat one at 4 Mi weights (2026-12-02: PQ2_0 0.89x at 2 Mi, 1.34x at 4 Mi; PTQ1_0 0.86x,
+/// 1.12x; benches/RESULTS.md). A machine with cheaper spawns loses at most the split of a
+/// tensor under 4 Mi weights, a fraction of a millisecond.
+pub const MIN_ELEMS_PER_THREAD: usize = 1 << 21;
+
+/// The threshold in force: [`MIN_ELEMS_PER_THREAD`], or the small one tests set so that small
+/// inputs split (the output is the same bytes either way, so a concurrent test that sees the
+/// lower value is unaffected).
+static MIN_ELEMS_NOW: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(MIN_ELEMS_PER_THREAD);
+
+fn min_elems_per_thread() -> usize {
+    MIN_ELEMS_NOW.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Makes inputs from a few thousand elements split, so that tests exercise the split on small
+/// inputs; returns the elements per thread now in force.
+#[cfg(test)]
+pub(crate) fn split_small_inputs_for_tests() -> usize {
+    MIN_ELEMS_NOW.store(1 << 12, std::sync::atomic::Ordering::Relaxed);
+    min_elems_per_thread()
+}
 
 /// The thread count [`decode_parallel`] uses for `threads == 0`: the OS's available parallelism.
 pub fn default_threads() -> usize {
@@ -17,13 +38,26 @@ pub fn default_threads() -> usize {
 /// output) split into block-aligned chunks over `threads` scoped threads (`0` = every core).
 /// Small inputs stay on the calling thread.
 pub fn decode_parallel(codec: Codec, bytes: &[u8], out: &mut [f32], threads: usize) -> Result<()> {
+    decode_parallel_with(codec, bytes, out, threads, min_elems_per_thread())
+}
+
+/// [`decode_parallel`] with its split threshold given: at most one thread per
+/// `min_elems_per_thread` output elements (the benches measure where the split starts to pay
+/// with it).
+pub fn decode_parallel_with(
+    codec: Codec,
+    bytes: &[u8],
+    out: &mut [f32],
+    threads: usize,
+    min_elems_per_thread: usize,
+) -> Result<()> {
     let blocks = codec.check_decode(bytes, out.len())?;
     let threads = if threads == 0 {
         default_threads()
     } else {
         threads
     };
-    let by_size = (out.len() / MIN_ELEMS_PER_THREAD).max(1);
+    let by_size = (out.len() / min_elems_per_thread.max(1)).max(1);
     let threads = threads.min(by_size).min(blocks.max(1));
     if threads <= 1 {
         return codec.decode(bytes, out);
@@ -82,7 +116,7 @@ where
     };
     let n_rows = rows.end.saturating_sub(rows.start);
     let elems = n_rows.saturating_mul(k);
-    let by_size = (elems / MIN_ELEMS_PER_THREAD as u64).max(1);
+    let by_size = (elems / min_elems_per_thread() as u64).max(1);
     let threads = (threads as u64).min(by_size).min(n_rows.max(1));
     if threads <= 1 {
         return decode(rows);
@@ -139,9 +173,10 @@ mod tests {
 
     #[test]
     fn parallel_decode_equals_serial_decode_for_every_codec_and_thread_count() {
+        let min = split_small_inputs_for_tests();
         for c in Codec::ALL {
-            // 1000 blocks: enough elements to split for every codec, and not a multiple of 3 or 7.
-            let blocks = (4 * MIN_ELEMS_PER_THREAD).div_ceil(c.block_elems()) + 1;
+            // Enough elements to split 4 ways for every codec, and not a multiple of 3 or 7.
+            let blocks = (4 * min).div_ceil(c.block_elems()) + 1;
             let bytes = slab(c, blocks);
             let want = c.decode_to_vec(&bytes).unwrap();
             for threads in [0, 1, 2, 3, 7] {
@@ -163,7 +198,10 @@ mod tests {
     #[test]
     fn row_parallel_decode_equals_the_serial_row_decode() {
         let (n, k) = (512u64, 512u64);
-        assert!(n * k >= 3 * MIN_ELEMS_PER_THREAD as u64, "must split");
+        assert!(
+            n * k >= 3 * split_small_inputs_for_tests() as u64,
+            "must split"
+        );
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         let nv = slab(
             Codec::F32,
@@ -200,6 +238,7 @@ mod tests {
     /// written from row 0 again) must make the parallel result differ from the serial one.
     #[test]
     fn the_row_comparison_catches_a_misaddressed_chunk() {
+        split_small_inputs_for_tests();
         let (n, k) = (512u64, 512u64);
         let fp = slab(
             Codec::F32,
