@@ -240,6 +240,7 @@ def main():
     memcpy_table(r, lines)
     decode_tables(r, lines)
     simple_table(r, lines, "parallel_overhead", "Fixed cost of a split (scoped spawn + join)", "elem")
+    simple_table(r, lines, "split_crossover", "One thread against two, split forced (sets MIN_ELEMS_PER_THREAD)", "weights")
     simple_table(r, lines, "quantize", "Quantize (reference quantizers)", "weights")
     simple_table(r, lines, "planes", "Plane assemble / disassemble", "elem", copy)
     simple_table(r, lines, "gather", "Row gathers (27B shapes)", "rows", copy)
