@@ -7,8 +7,8 @@ use crate::error::Result;
 /// Below this many output elements per thread the spawn costs more than it saves. On the CI VM
 /// a scoped spawn + join costs ~100 µs (bench `parallel_overhead/spawn_join`), and two threads
 /// first beat one at 4 Mi weights (bench `split_crossover`, 2026-12-02: PQ2_0 0.66x at 2 Mi,
-/// 1.44x at 4 Mi; PTQ1_0 0.72x, 1.17x; benches/RESULTS.md). A machine with cheaper spawns loses at most the split of a
-/// tensor under 4 Mi weights, a fraction of a millisecond.
+/// 1.44x at 4 Mi; PTQ1_0 0.72x, 1.17x; benches/RESULTS.md). A machine with cheaper spawns
+/// loses at most the split of a tensor under 4 Mi weights, a fraction of a millisecond.
 pub const MIN_ELEMS_PER_THREAD: usize = 1 << 21;
 
 /// The threshold in force: [`MIN_ELEMS_PER_THREAD`], or the small one tests set so that small

@@ -196,11 +196,17 @@ pub fn cold(lanes: &[Lane<'_>]) -> bool {
         && lanes.iter().all(|l| l.unit > 0)
         && lanes.iter().map(|l| l.bytes.len()).sum::<usize>()
             >= MIN_DIRECT_NOW.load(Ordering::Relaxed)
-        && lanes.iter().any(|l| {
-            !l.bytes.is_empty()
-                && region_of(l.bytes).is_some_and(|(r, _)| r.direct_ok())
-                && !pages_resident(l.bytes)
-        })
+        && lanes.iter().any(|l| cold_region(l.bytes).is_some())
+}
+
+/// The registered map holding `bytes` and their file offset, when they are to be read direct:
+/// not empty, in a map that has not given up direct reads, and not all in memory.
+fn cold_region(bytes: &[u8]) -> Option<(Arc<Region>, u64)> {
+    if bytes.is_empty() {
+        return None;
+    }
+    let (region, off) = region_of(bytes)?;
+    (region.direct_ok() && !pages_resident(bytes)).then_some((region, off))
 }
 
 /// Where one lane's block came from.
@@ -254,13 +260,7 @@ fn load(lanes: &[Lane<'_>], units: &Range<usize>, buf: Option<&mut AlignedBuf>) 
 /// Reads `sub` (a slice of a registered map) direct into the front of `dst` when it is cold:
 /// `(where sub starts in dst, bytes of dst used)`; `None` leaves it to the map.
 fn read_direct(sub: &[u8], dst: &mut [u8]) -> Option<(usize, usize)> {
-    if sub.is_empty() {
-        return None;
-    }
-    let (region, off) = region_of(sub)?;
-    if pages_resident(sub) || !region.direct_ok() {
-        return None;
-    }
+    let (region, off) = cold_region(sub)?;
     let lo = off - off % ALIGN as u64;
     let end = off + sub.len() as u64;
     let hi = end.div_ceil(ALIGN as u64) * ALIGN as u64;
@@ -464,6 +464,15 @@ pub(crate) mod tests {
         drop(f);
     }
 
+    /// `data` as a cold file in a new temp directory, and its map.
+    fn cold_map(data: &[u8]) -> (tempfile::TempDir, super::super::Mapped) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("input");
+        cold_file(&p, data);
+        let map = super::super::map_file(&p).unwrap();
+        (dir, map)
+    }
+
     /// Drops a clean file's pages from the page cache.
     pub(crate) fn evict(path: &std::path::Path) {
         use std::os::fd::AsRawFd;
@@ -502,11 +511,8 @@ pub(crate) mod tests {
 
     #[test]
     fn cold_lanes_are_read_direct_and_equal_the_map() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("input");
         let data = pattern(3 * BLOCK + 12_345, 1);
-        cold_file(&p, &data);
-        let map = super::super::map_file(&p).unwrap();
+        let (dir, map) = cold_map(&data);
         // Lanes at odd offsets and widths, as a row-split object's planes lie: 3 rows of
         // 1000, 24 and 2 bytes each, 20000 rows.
         let n = 20_000;
@@ -560,10 +566,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_break_stops_the_walk_and_its_value_is_returned() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("input");
-        cold_file(&p, &pattern(4 * BLOCK, 2));
-        let map = super::super::map_file(&p).unwrap();
+        let (_dir, map) = cold_map(&pattern(4 * BLOCK, 2));
         let lanes = [Lane {
             bytes: &map[..],
             unit: 1,
@@ -587,11 +590,8 @@ pub(crate) mod tests {
 
     #[test]
     fn a_refused_reader_thread_reads_the_same_bytes_on_the_calling_thread() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("input");
         let data = pattern(2 * BLOCK + 999, 3);
-        cold_file(&p, &data);
-        let map = super::super::map_file(&p).unwrap();
+        let (_dir, map) = cold_map(&data);
         let lanes = [Lane {
             bytes: &map[1..],
             unit: 2 * BLOCK + 998,
@@ -604,11 +604,8 @@ pub(crate) mod tests {
 
     #[test]
     fn buffers_that_cannot_be_allocated_leave_the_walk_to_the_map() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("input");
         let data = pattern(5 * BLOCK + 17, 6);
-        cold_file(&p, &data);
-        let map = super::super::map_file(&p).unwrap();
+        let (_dir, map) = cold_map(&data);
         let lanes = [Lane {
             bytes: &map[..],
             unit: 1,
@@ -665,10 +662,7 @@ pub(crate) mod tests {
         });
         assert_eq!(blocks, 2);
         // A map is unregistered when it is dropped.
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("input");
-        cold_file(&p, &v);
-        let map = super::super::map_file(&p).unwrap();
+        let (_dir, map) = cold_map(&v);
         let at = map.as_ptr() as usize;
         assert!(region_of(&map).is_some());
         drop(map);
