@@ -4,11 +4,12 @@
 //! turns the results into the RESULTS.md tables. Bench ids (group/function/size):
 //!
 //! - `decode/{codec}/{path}/{l1,l2,dram}`: every ternary codec on every SIMD path this CPU runs
-//!   (forced with `simd::decode_with`, stores as `Stores::Auto` picks them: ordinary stores);
-//!   `decode/{codec}/{path}+stream/dram` the same with non-temporal stores (the write-allocate
-//!   comparison: `Stores::Auto` streamed at dram until this comparison measured it slower);
+//!   (forced with `simd::decode_with_stores`, ordinary stores); `decode/{codec}/{path}+stream/dram`
+//!   the same with non-temporal stores (the write-allocate comparison that sets
+//!   `simd::StorePolicy`: which kind wins at dram differs between machines);
 //!   `decode/{codec}/reference/l2` the scalar reference; `decode/{codec}/parallel/{l3,dram}`
-//!   the whole slab over every core (`decode_parallel`, threads = 0); `decode/{codec}/dispatch/*`
+//!   the whole slab over every core (`decode_parallel`, threads = 0, stores as `Stores::Auto`
+//!   picks them on this machine); `decode/{codec}/dispatch/*`
 //!   the codecs without per-path kernels (F32, F16, BF16, I32, Q8_0, Q1_0, Q2_0S planar).
 //!   Throughput = weights; bound: 12 G weights/s per thread in l2 (issue #14), and at dram the
 //!   traffic `weights/s x (4 + input bytes per weight)` against the copy traffic below.
@@ -106,7 +107,16 @@ fn decode(cr: &mut Criterion) {
                     BenchmarkId::new(format!("{}/{}", c.name(), p.name()), label),
                     &bytes,
                     |b, bytes| {
-                        b.iter(|| simd::decode_with(c, p, black_box(bytes), &mut out).unwrap())
+                        b.iter(|| {
+                            simd::decode_with_stores(
+                                c,
+                                p,
+                                simd::Stores::Cached,
+                                black_box(bytes),
+                                &mut out,
+                            )
+                            .unwrap()
+                        })
                     },
                 );
             }

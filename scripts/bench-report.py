@@ -39,6 +39,17 @@ TERNARY = ["pq2_0", "q2_0_g64", "ptq1_0", "tq1_0", "tq2_0"]
 SIZES = ["l1", "l2", "l3", "dram"]
 
 
+def cpu_vendor():
+    """The vendor_id line of /proc/cpuinfo (what `simd::cpu_vendor` reads with CPUID)."""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("vendor_id"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
 def check_in_bytes():
     spec = json.loads((ROOT / "spec" / "ggml_types.json").read_text())
     for t in spec["types"] + spec.get("variants", []):
@@ -93,10 +104,12 @@ def decode_tables(r, lines):
             if any(v is not None for v in vals):
                 lines.append(f"| {c} | {p} | " + " | ".join(f(v and v / 1e9) for v in vals) + " |")
     lines.append("")
-    lines.append("`+stream` = non-temporal stores at dram (the other rows store as `Stores::Auto` picks: "
-                 "ordinary stores; results up to 2026-12-02 02:10 UTC used the opposite labels, "
-                 "`+cached` for ordinary stores and streaming from 16 MiB under `Auto`); "
-                 "`parallel` = `decode_parallel(…, 0)`.")
+    lines.append("`+stream` = non-temporal stores at dram; the per-path rows store ordinarily "
+                 "(results up to 2026-12-02 02:10 UTC used the opposite labels, `+cached` for "
+                 "ordinary stores and streaming from 16 MiB under `Auto`); "
+                 "`parallel` = `decode_parallel(…, 0)`, stores as `Stores::Auto` picks them "
+                 f"on this machine (CPU vendor {cpu_vendor()}: `StorePolicy` streams outputs "
+                 "from 16 MiB on Intel, stores ordinarily elsewhere).")
     lines.append("")
 
 

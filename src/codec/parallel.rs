@@ -64,7 +64,8 @@ pub fn decode_parallel_with(
     }
     let per = blocks.div_ceil(threads);
     let (bb, be) = (codec.block_bytes(), codec.block_elems());
-    let stores = simd::Stores::Auto;
+    // Chosen for the whole output: every chunk stores the same way a one-thread decode would.
+    let stores = simd::Stores::Auto.resolve(out.len());
     let path = simd::active();
     std::thread::scope(|s| {
         let mut chunks = bytes.chunks(per * bb).zip(out.chunks_mut(per * be));

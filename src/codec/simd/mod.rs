@@ -157,11 +157,13 @@ const STAGE_ELEMS: usize = 2048;
 /// How decoded values reach the output slice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Stores {
-    /// What the dispatched decoders use: [`Stores::Cached`] at every size. Non-temporal stores
-    /// were the choice from 16 MiB of output on, until the quiet bench run of 2026-12-02
-    /// (benches/RESULTS.md) measured them slower on every codec and path at 80 MiB on the
-    /// Zen 4 VM the project runs on (cached 1.07-1.85x the streamed rate): the staging copy
-    /// costs more than the read-for-ownership it saves there.
+    /// What the dispatched decoders use: [`Stores::Streaming`] for an output of at least
+    /// [`STREAM_FROM_BYTES`] on a machine whose [`StorePolicy`] streams, else
+    /// [`Stores::Cached`] ([`Stores::resolve`]). Which kind wins at large sizes depends on the
+    /// machine (benches/RESULTS.md, rows `decode/*/{path}` against `{path}+stream` at dram): on
+    /// the Zen 4 VM ordinary stores were 1.07-1.85x the streamed rate at 80 MiB (the staging
+    /// copy costs more than the read-for-ownership it saves); on the Intel Xeon VM of the
+    /// 2026-12-02 evening run streamed stores were 1.4-3.1x the ordinary ones.
     Auto,
     /// Ordinary stores straight from the kernel.
     Cached,
@@ -169,6 +171,79 @@ pub enum Stores {
     /// to the output with non-temporal stores (`movntps`, SSE, baseline x86-64) and an
     /// `sfence`; the values are the kernel's, copied. Other architectures store ordinarily.
     Streaming,
+}
+
+/// Output size from which [`Stores::Auto`] may stream: past a core's L2, so that the output
+/// would not stay cached for its reader anyway.
+pub const STREAM_FROM_BYTES: usize = 16 << 20;
+
+/// Environment variable that sets the [`StorePolicy`] (`NINFER_STORES=auto|cached|stream`),
+/// read once.
+pub const STORES_ENV_VAR: &str = "NINFER_STORES";
+
+/// Whether large outputs are streamed under [`Stores::Auto`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StorePolicy {
+    /// Ordinary stores at every size.
+    Cached,
+    /// Non-temporal stores from [`STREAM_FROM_BYTES`] on.
+    StreamLarge,
+}
+
+impl StorePolicy {
+    /// The policy `env` (the [`STORES_ENV_VAR`] value) asks for on a CPU whose vendor string
+    /// is `vendor`, and a warning when `env` names no policy. `auto` (or no value) streams on
+    /// Intel CPUs, where the streamed rows measured faster, and nowhere else: the Zen 4 rows
+    /// measured ordinary stores faster, and an unmeasured CPU keeps the simple kind.
+    pub(crate) fn choose(vendor: &str, env: Option<&str>) -> (StorePolicy, Option<String>) {
+        let by_cpu = if vendor == "GenuineIntel" {
+            StorePolicy::StreamLarge
+        } else {
+            StorePolicy::Cached
+        };
+        match env.map(str::trim) {
+            None | Some("auto") => (by_cpu, None),
+            Some("cached") => (StorePolicy::Cached, None),
+            Some("stream") => (StorePolicy::StreamLarge, None),
+            Some(v) => (
+                by_cpu,
+                Some(format!(
+                    "{STORES_ENV_VAR}={v:?} is not one of auto, cached, stream; using auto"
+                )),
+            ),
+        }
+    }
+
+    /// The policy of this process: [`StorePolicy::choose`] for this CPU and
+    /// [`STORES_ENV_VAR`], read once (an unknown value warns on stderr once).
+    pub fn active() -> StorePolicy {
+        static POLICY: OnceLock<StorePolicy> = OnceLock::new();
+        *POLICY.get_or_init(|| {
+            let env = std::env::var(STORES_ENV_VAR).ok();
+            let (policy, warning) = StorePolicy::choose(&cpu_vendor(), env.as_deref());
+            if let Some(w) = warning {
+                eprintln!("warning: {w}");
+            }
+            policy
+        })
+    }
+}
+
+/// The CPU's vendor string (`GenuineIntel`, `AuthenticAMD`, …); empty off x86-64.
+pub fn cpu_vendor() -> String {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // CPUID leaf 0 exists on every x86-64 CPU; the vendor is EBX, EDX, ECX in that order.
+        #[allow(unused_unsafe)]
+        let r = unsafe { std::arch::x86_64::__cpuid(0) };
+        let mut v = Vec::with_capacity(12);
+        for w in [r.ebx, r.edx, r.ecx] {
+            v.extend_from_slice(&w.to_le_bytes());
+        }
+        String::from_utf8_lossy(&v).into_owned()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    String::new()
 }
 
 impl Stores {
@@ -181,12 +256,31 @@ impl Stores {
         }
     }
 
-    /// True iff the output is written with non-temporal stores.
-    pub fn streams(self) -> bool {
+    /// The concrete kind for an output of `out_elems` f32 values under `policy`: `Auto`
+    /// becomes `Streaming` from [`STREAM_FROM_BYTES`] under [`StorePolicy::StreamLarge`], else
+    /// `Cached`; the forced kinds stay as they are.
+    pub fn resolve_with(self, policy: StorePolicy, out_elems: usize) -> Stores {
         match self {
-            Stores::Auto | Stores::Cached => false,
-            Stores::Streaming => true,
+            Stores::Auto
+                if policy == StorePolicy::StreamLarge
+                    && out_elems.saturating_mul(4) >= STREAM_FROM_BYTES =>
+            {
+                Stores::Streaming
+            }
+            Stores::Auto => Stores::Cached,
+            forced => forced,
         }
+    }
+
+    /// [`Stores::resolve_with`] under this process's [`StorePolicy::active`].
+    pub fn resolve(self, out_elems: usize) -> Stores {
+        self.resolve_with(StorePolicy::active(), out_elems)
+    }
+
+    /// True iff this kind, for an output of `out_elems` values, writes with non-temporal
+    /// stores.
+    pub fn streams(self, out_elems: usize) -> bool {
+        self.resolve(out_elems) == Stores::Streaming
     }
 }
 
@@ -232,7 +326,7 @@ pub(crate) fn decode_blocks_stored(
     bytes: &[u8],
     out: &mut [f32],
 ) {
-    if !stores.streams() {
+    if !stores.streams(out.len()) {
         return codec.decode_blocks_on(path, bytes, out);
     }
     #[cfg(target_arch = "x86_64")]

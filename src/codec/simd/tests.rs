@@ -254,9 +254,10 @@ fn stream_input(c: Codec) -> Vec<u8> {
         .collect()
 }
 
-/// `decoder` writing into a poisoned buffer at element offsets 0..4 (every 16-byte alignment
-/// of the output), checked against the reference inside and untouched guards outside: the first
-/// `(offset, element, want bits, got bits)` that differs.
+/// `decoder` writing into a poisoned buffer at element offsets 0..16 past a 64-byte boundary
+/// (every alignment of the output to a cache line, so the AVX-512 line writer's masked first
+/// and last lines are covered), checked against the reference inside and untouched guards of
+/// 16 elements on each side: the first `(offset, element, want bits, got bits)` that differs.
 fn first_mismatch_aligned(
     c: Codec,
     bytes: &[u8],
@@ -266,17 +267,22 @@ fn first_mismatch_aligned(
     let mut want = vec![0f32; n];
     c.decode_reference(bytes, &mut want).unwrap();
     let poison = f32::from_bits(0x7fc0_dead);
-    for off in 0..4 {
-        let mut buf = vec![poison; n + 8];
-        decoder(bytes, &mut buf[off..off + n]);
+    for off in 0..16 {
+        let mut raw = vec![poison; n + 64];
+        // The first 64-byte boundary after 16 guard elements.
+        let base = 16 + (raw[16..].as_ptr() as usize / 4).wrapping_neg() % 16;
+        let buf = &mut raw[base - 16..base + n + 32];
+        assert_eq!(buf[16..].as_ptr() as usize % 64, 0);
+        let start = 16 + off;
+        decoder(bytes, &mut buf[start..start + n]);
         let expect = |i: usize| {
-            if (off..off + n).contains(&i) {
-                want[i - off].to_bits()
+            if (start..start + n).contains(&i) {
+                want[i - start].to_bits()
             } else {
                 poison.to_bits()
             }
         };
-        if let Some(i) = (0..n + 8).find(|&i| buf[i].to_bits() != expect(i)) {
+        if let Some(i) = (0..buf.len()).find(|&i| buf[i].to_bits() != expect(i)) {
             return Some((off, i, expect(i), buf[i].to_bits()));
         }
     }
@@ -306,9 +312,57 @@ fn streaming_stores_equal_the_reference_on_every_path_codec_and_alignment() {
 }
 
 #[test]
-fn only_forced_streaming_streams() {
-    // benches/RESULTS.md, 2026-12-02: ordinary stores beat non-temporal ones at 80 MiB.
-    assert!(Stores::Streaming.streams() && !Stores::Cached.streams() && !Stores::Auto.streams());
+fn auto_streams_only_large_outputs_and_only_under_a_streaming_policy() {
+    use super::{StorePolicy, STREAM_FROM_BYTES};
+    let large = STREAM_FROM_BYTES / 4;
+    for policy in [StorePolicy::Cached, StorePolicy::StreamLarge] {
+        // Forced kinds are what they say at every size.
+        for n in [0, 1, large - 1, large, usize::MAX] {
+            assert_eq!(Stores::Cached.resolve_with(policy, n), Stores::Cached);
+            assert_eq!(Stores::Streaming.resolve_with(policy, n), Stores::Streaming);
+        }
+        // Auto never streams an output that a reader could still find in cache.
+        assert_eq!(Stores::Auto.resolve_with(policy, large - 1), Stores::Cached);
+    }
+    assert_eq!(
+        Stores::Auto.resolve_with(StorePolicy::StreamLarge, large),
+        Stores::Streaming
+    );
+    // The byte count saturates instead of wrapping to a small size.
+    assert_eq!(
+        Stores::Auto.resolve_with(StorePolicy::StreamLarge, usize::MAX),
+        Stores::Streaming
+    );
+    // Negative control: the cached policy never streams, however large the output.
+    assert_eq!(
+        Stores::Auto.resolve_with(StorePolicy::Cached, usize::MAX),
+        Stores::Cached
+    );
+}
+
+#[test]
+fn the_store_policy_follows_the_cpu_unless_the_environment_names_one() {
+    use super::StorePolicy::{self, Cached, StreamLarge};
+    let cases = [
+        ("GenuineIntel", None, StreamLarge),
+        ("GenuineIntel", Some("auto"), StreamLarge),
+        ("GenuineIntel", Some(" cached "), Cached),
+        ("AuthenticAMD", None, Cached),
+        ("AuthenticAMD", Some("stream"), StreamLarge),
+        ("", None, Cached),
+    ];
+    for (vendor, env, want) in cases {
+        assert_eq!(
+            StorePolicy::choose(vendor, env),
+            (want, None),
+            "{vendor:?} {env:?}"
+        );
+    }
+    let (policy, warning) = StorePolicy::choose("AuthenticAMD", Some("fast"));
+    assert_eq!(policy, Cached);
+    assert!(warning.unwrap().contains("\"fast\""));
+    #[cfg(target_arch = "x86_64")]
+    assert_eq!(super::cpu_vendor().len(), 12);
 }
 
 /// Bytes of a large output in the test below: past half the L3 of the CI machine.

@@ -37,6 +37,9 @@ pub(super) fn staged<const W1: usize, const W2: usize, const WH: usize>(
         match path {
             Path::Sse2 => staged_sse2::<W1, W2, WH>(bytes.as_ptr(), out.as_mut_ptr(), n),
             Path::Avx2 => staged_avx2::<W1, W2, WH>(bytes.as_ptr(), out.as_mut_ptr(), n),
+            Path::Avx512 if LINES_FIT::<W1, W2, WH>() => {
+                staged_lines_avx512::<W1, W2, WH>(bytes.as_ptr(), out.as_mut_ptr(), n)
+            }
             Path::Avx512 => staged_avx512::<W1, W2, WH>(bytes.as_ptr(), out.as_mut_ptr(), n),
             _ => return false,
         }
@@ -154,6 +157,160 @@ unsafe fn read_tail<const WH: usize>(p: *const u8) -> i32 {
 }
 
 // ---------------------------------------------------------------- AVX-512F
+
+/// A sequential run of 16-lane output vectors stored as whole, aligned 64-byte lines.
+///
+/// Why: an output slice is only 4-byte aligned (a large `Vec<f32>` from glibc starts 16 bytes
+/// past a page), and a 64-byte store that straddles two lines costs about a third of the
+/// decode's rate once the output lives in L2 (bench `decode/*/avx512/l2`, 2026-12-02 evening:
+/// 8.3-10.8 G w/s at 16 mod 64 against 14.1-14.9 aligned). With the output `m` lanes past a
+/// line, each line is assembled from the last `m` lanes of the previous vector and the first
+/// `16 − m` of the current one (one two-source lane permute), and stored aligned; the first
+/// and the last line are masked stores that touch only the output's own lanes.
+struct LineWriter {
+    /// The line the next store writes (an address inside the output, or its aligned base
+    /// below the output start when `m > 0`; only the output's own lanes are ever written).
+    line: *mut f32,
+    /// Lanes between the line start and the output start (0..16).
+    m: usize,
+    /// `permutex2var(prev, idx, cur)` lane sources: `prev[16 − m + j]` for `j < m`, else
+    /// `cur[j − m]`.
+    idx: __m512i,
+    /// The previous vector put (its last `m` lanes begin the next line).
+    prev: __m512,
+    /// No vector put yet.
+    first: bool,
+}
+
+impl LineWriter {
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn new(dst: *mut f32) -> Self {
+        let m = (dst as usize % 64) / 4;
+        let mut idx = [0i32; 16];
+        for (j, v) in idx.iter_mut().enumerate() {
+            *v = if j < m {
+                (16 - m + j) as i32
+            } else {
+                (16 + j - m) as i32
+            };
+        }
+        LineWriter {
+            // wrapping: the aligned base may lie before the output, and only masked lanes of
+            // it are written (the first store below).
+            line: dst.wrapping_sub(m),
+            m,
+            idx: _mm512_loadu_si512(idx.as_ptr() as *const _),
+            prev: _mm512_setzero_ps(),
+            first: true,
+        }
+    }
+
+    /// Stores `v` as the next 16 output values.
+    #[inline(always)]
+    unsafe fn put(&mut self, v: __m512) {
+        if self.m == 0 {
+            _mm512_storeu_ps(self.line, v);
+        } else {
+            let line = _mm512_permutex2var_ps(self.prev, self.idx, v);
+            if self.first {
+                // Lanes m.. of the line are the output's first 16 − m values.
+                _mm512_mask_storeu_ps(self.line, u16::MAX << self.m, line);
+                self.first = false;
+            } else {
+                _mm512_store_ps(self.line, line);
+            }
+            self.prev = v;
+        }
+        self.line = self.line.wrapping_add(16);
+    }
+
+    /// Stores what is left of the last vector: lanes `0..m` of the line after it.
+    #[inline(always)]
+    unsafe fn finish(self) {
+        if self.m != 0 && !self.first {
+            let line = _mm512_permutex2var_ps(self.prev, self.idx, self.prev);
+            _mm512_mask_storeu_ps(self.line, !(u16::MAX << self.m), line);
+        }
+    }
+}
+
+/// True when every part of a staged block is whole 16-lane vectors in memory order that
+/// [`stage_lines`] and the tails produce: stage 1 of 16 or 32 bytes, then the packed tail, or
+/// a stage 2 of 16 or 32 bytes and a 16-value qh tail (TQ1_0 32/16/4, PTQ1_0 16/8/2).
+#[allow(non_snake_case)]
+const fn LINES_FIT<const W1: usize, const W2: usize, const WH: usize>() -> bool {
+    const fn whole(w: usize) -> bool {
+        w.is_multiple_of(16) && w <= 32
+    }
+    whole(W1) && (PACKED_TAIL_FITS::<W1, W2, WH>() || (whole(W2) && WH == 4))
+}
+
+/// One stage of `W` (16 or 32) bytes × `N` digits, put in memory order: digit `k` of every
+/// byte of the stage before digit `k + 1`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn stage_lines<const W: usize, const N: usize>(
+    src: *const u8,
+    table: __m512,
+    w: &mut LineWriter,
+) {
+    let mask = _mm512_set1_epi32(0xff);
+    let mut q = [_mm512_setzero_si512(); 2];
+    for (g, q) in q.iter_mut().enumerate().take(W / 16) {
+        *q = _mm512_cvtepu8_epi32(_mm_loadu_si128(src.add(16 * g) as *const __m128i));
+    }
+    for _ in 0..N {
+        for q in q.iter_mut().take(W / 16) {
+            let r = _mm512_add_epi32(*q, _mm512_slli_epi32::<1>(*q));
+            w.put(_mm512_permutexvar_ps(_mm512_srli_epi32::<8>(r), table));
+            *q = _mm512_and_si512(r, mask);
+        }
+    }
+}
+
+/// The staged kernel for layouts where [`LINES_FIT`]: the same values as `staged_avx512`,
+/// stored as aligned lines.
+#[target_feature(enable = "avx512f,avx2,f16c")]
+unsafe fn staged_lines_avx512<const W1: usize, const W2: usize, const WH: usize>(
+    src: *const u8,
+    dst: *mut f32,
+    blocks: usize,
+) {
+    let bb = W1 + W2 + WH + 2;
+    let (shift, pow) = const { tail_lanes::<WH>() };
+    let shift16 = _mm512_loadu_si512(shift.as_ptr() as *const _);
+    let pow16 = _mm512_loadu_si512(pow.as_ptr() as *const _);
+    let mask = _mm512_set1_epi32(0xff);
+    let mut w = LineWriter::new(dst);
+    for b in 0..blocks {
+        let blk = src.add(b * bb);
+        let t16 = _mm512_broadcast_f32x4(table_f16c(blk.add(W1 + W2 + WH)));
+        stage_lines::<W1, 5>(blk, t16, &mut w);
+        if PACKED_TAIL_FITS::<W1, W2, WH>() {
+            let (idx, pow) = const { packed_tail_lanes::<W1, W2, WH>() };
+            let x =
+                _mm512_cvtepu8_epi32(_mm_loadu_si128(blk.add(W1 + W2 + WH - 16) as *const __m128i));
+            for v in 0..(5 * W2 + 4 * WH) / 16 {
+                let i = _mm512_loadu_si512(idx.as_ptr().add(16 * v) as *const _);
+                let p = _mm512_loadu_si512(pow.as_ptr().add(16 * v) as *const _);
+                let q =
+                    _mm512_and_si512(_mm512_mullo_epi32(_mm512_permutexvar_epi32(i, x), p), mask);
+                let r = _mm512_add_epi32(q, _mm512_slli_epi32::<1>(q));
+                w.put(_mm512_permutexvar_ps(_mm512_srli_epi32::<8>(r), t16));
+            }
+            continue;
+        }
+        stage_lines::<W2, 5>(blk.add(W1), t16, &mut w);
+        // qh tail (WH == 4): 16 outputs, lane f from byte f % 4 times 3^(f / 4).
+        let x = _mm512_set1_epi32(read_tail::<WH>(blk.add(W1 + W2)));
+        let x = _mm512_and_si512(_mm512_srlv_epi32(x, shift16), mask);
+        let q = _mm512_and_si512(_mm512_mullo_epi32(x, pow16), mask);
+        let r = _mm512_add_epi32(q, _mm512_slli_epi32::<1>(q));
+        w.put(_mm512_permutexvar_ps(_mm512_srli_epi32::<8>(r), t16));
+    }
+    w.finish();
+}
 
 /// `N` base-3 digits of 16 byte values (in 32-bit lanes) to 16 values each, digit `k` stored
 /// at `out + k·stride`.
@@ -294,42 +451,42 @@ unsafe fn pq2_avx512<const G: usize>(src: *const u8, dst: *mut f32, blocks: usiz
     let bb = pq2::block_bytes(G);
     let shifts = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     let three = _mm512_set1_epi32(3);
+    // G is a multiple of 16, so each block is whole vectors in memory order.
+    let mut out = LineWriter::new(dst);
     for b in 0..blocks {
         let blk = src.add(b * bb);
-        let out = dst.add(b * G);
         let t16 = _mm512_broadcast_f32x4(table_f16c(blk));
         for k in 0..G / 16 {
             // 4 qs bytes = 16 codes, code j at bits 2j of the little-endian word.
             let w = _mm512_set1_epi32((blk.add(2 + 4 * k) as *const i32).read_unaligned());
             let c = _mm512_and_si512(_mm512_srlv_epi32(w, shifts), three);
-            _mm512_storeu_ps(out.add(16 * k), _mm512_permutexvar_ps(c, t16));
+            out.put(_mm512_permutexvar_ps(c, t16));
         }
     }
+    out.finish();
 }
 
 #[target_feature(enable = "avx512f,avx2,f16c")]
 unsafe fn tq2_avx512(src: *const u8, dst: *mut f32, blocks: usize) {
     let three = _mm512_set1_epi32(3);
+    // Memory order: output h·128 + l·32 + g·16 + i is code l of byte h·32 + g·16 + i.
+    let mut out = LineWriter::new(dst);
     for b in 0..blocks {
         let blk = src.add(b * TQ2_BYTES);
-        let out = dst.add(b * 256);
         let t16 = _mm512_broadcast_f32x4(table_f16c(blk.add(64)));
         for h in 0..2 {
-            for g in 0..2 {
-                let mut x = _mm512_cvtepu8_epi32(_mm_loadu_si128(
-                    blk.add(h * 32 + g * 16) as *const __m128i
-                ));
-                for l in 0..4 {
-                    let c = _mm512_and_si512(x, three);
-                    _mm512_storeu_ps(
-                        out.add(h * 128 + l * 32 + g * 16),
-                        _mm512_permutexvar_ps(c, t16),
-                    );
-                    x = _mm512_srli_epi32::<2>(x);
+            let mut x = [0, 1].map(|g| {
+                _mm512_cvtepu8_epi32(_mm_loadu_si128(blk.add(h * 32 + g * 16) as *const __m128i))
+            });
+            for _l in 0..4 {
+                for x in x.iter_mut() {
+                    out.put(_mm512_permutexvar_ps(_mm512_and_si512(*x, three), t16));
+                    *x = _mm512_srli_epi32::<2>(*x);
                 }
             }
         }
     }
+    out.finish();
 }
 
 // ---------------------------------------------------------------- AVX2
