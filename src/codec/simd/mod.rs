@@ -333,9 +333,12 @@ pub(crate) fn decode_blocks_stored(
     {
         let (bb, be) = (codec.block_bytes(), codec.block_elems());
         let per = (STAGE_ELEMS / be).max(1);
-        let mut stage = [0f32; STAGE_ELEMS];
+        // Line-aligned, so the kernels write it without the line writer's permutes.
+        #[repr(C, align(64))]
+        struct Stage([f32; STAGE_ELEMS]);
+        let mut stage = Stage([0f32; STAGE_ELEMS]);
         for (src, dst) in bytes.chunks(per * bb).zip(out.chunks_mut(per * be)) {
-            let st = &mut stage[..dst.len()];
+            let st = &mut stage.0[..dst.len()];
             codec.decode_blocks_on(path, src, st);
             x86::stream_copy(st, dst);
         }

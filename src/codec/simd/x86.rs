@@ -86,27 +86,52 @@ pub(super) fn tq2(path: Path, bytes: &[u8], out: &mut [f32]) -> bool {
 const TQ2_BYTES: usize = crate::codec::tq2::BLOCK_BYTES;
 
 /// Copies `src` to `dst` (equal lengths) with non-temporal stores: ordinary stores up to the
-/// first 16-byte boundary of `dst` and after the last whole 4-lane group, `movntps` between.
-/// The caller issues [`store_fence`] before the values are read by anyone else.
+/// first 16-byte (64-byte with AVX-512F) boundary of `dst` and after the last whole vector,
+/// `movntps` between (one whole line per store with AVX-512F: a full write-combining line
+/// per instruction). The caller issues [`store_fence`] before the values are read by anyone
+/// else.
 pub(super) fn stream_copy(src: &[f32], dst: &mut [f32]) {
     assert_eq!(src.len(), dst.len(), "stream_copy lengths");
+    // The widest stores the process may use (`NINFER_SIMD` caps them as it caps the kernels).
+    let wide = super::active() >= Path::Avx512;
+    let lanes = if wide { 16 } else { 4 };
     let n = dst.len();
-    let mis = (dst.as_ptr() as usize) % 16;
-    let head = if mis == 0 { 0 } else { ((16 - mis) / 4).min(n) };
-    let body = (n - head) / 4 * 4;
+    let mis = (dst.as_ptr() as usize) % (4 * lanes);
+    let head = if mis == 0 {
+        0
+    } else {
+        ((4 * lanes - mis) / 4).min(n)
+    };
+    let body = (n - head) / lanes * lanes;
     dst[..head].copy_from_slice(&src[..head]);
-    // SAFETY: SSE is baseline on x86-64; `dst + head` is 16-byte aligned (an f32 slice is
-    // 4-byte aligned and `head` lanes reach the boundary), and every 4-lane access at
-    // `head + 4j < head + body <= n` stays inside both slices.
+    // SAFETY: SSE is baseline on x86-64 and `active` only names a detected path; `dst + head` is
+    // aligned to the vector (an f32 slice is 4-byte aligned and `head` lanes reach the
+    // boundary), and every access at `head + lanes·j < head + body <= n` stays inside both
+    // slices.
     unsafe {
-        let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-        let mut i = head;
-        while i < head + body {
-            _mm_stream_ps(d.add(i), _mm_loadu_ps(s.add(i)));
-            i += 4;
+        let (s, d) = (src.as_ptr().add(head), dst.as_mut_ptr().add(head));
+        if wide {
+            stream_lines_avx512(s, d, body);
+        } else {
+            let mut i = 0;
+            while i < body {
+                _mm_stream_ps(d.add(i), _mm_loadu_ps(s.add(i)));
+                i += 4;
+            }
         }
     }
     dst[head + body..].copy_from_slice(&src[head + body..]);
+}
+
+/// `n` (a multiple of 16) values from `s` to the 64-byte aligned `d`, one non-temporal line
+/// store each.
+#[target_feature(enable = "avx512f")]
+unsafe fn stream_lines_avx512(s: *const f32, d: *mut f32, n: usize) {
+    let mut i = 0;
+    while i < n {
+        _mm512_stream_ps(d.add(i), _mm512_loadu_ps(s.add(i)));
+        i += 16;
+    }
 }
 
 /// `sfence`: orders the non-temporal stores before every later store (and the thread's exit).
