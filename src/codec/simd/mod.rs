@@ -163,7 +163,8 @@ pub enum Stores {
     /// machine (benches/RESULTS.md, rows `decode/*/{path}` against `{path}+stream` at dram): on
     /// the Zen 4 VM ordinary stores were 1.07-1.85x the streamed rate at 80 MiB (the staging
     /// copy costs more than the read-for-ownership it saves); on the Intel Xeon VM of the
-    /// 2026-12-02 evening run streamed stores were 1.4-3.1x the ordinary ones.
+    /// 2026-12-02 evening runs streamed stores were 1.04-1.78x the ordinary ones (1.2-3.1x
+    /// before the AVX-512 kernels stored aligned lines).
     Auto,
     /// Ordinary stores straight from the kernel.
     Cached,
