@@ -215,7 +215,7 @@ impl StorePolicy {
         }
     }
 
-    /// The policy of this process: [`StorePolicy::choose`] for this CPU and
+    /// The policy of this process: the choice for this CPU (Intel streams) and
     /// [`STORES_ENV_VAR`], read once (an unknown value warns on stderr once).
     pub fn active() -> StorePolicy {
         static POLICY: OnceLock<StorePolicy> = OnceLock::new();

@@ -8,7 +8,9 @@
 //!
 //! Safety: every kernel is only entered after [`Path::is_available`] confirmed the CPU
 //! features, and every pointer access stays inside `blocks` whole blocks of `bytes` / `out`,
-//! where `blocks` is computed from both slice lengths.
+//! where `blocks` is computed from both slice lengths. The AVX-512 `LineWriter`'s first and last
+//! stores name the whole lines around the output's ends; their lanes outside the output are
+//! masked off, and a masked-off lane is neither read nor written (nor can it fault).
 
 use super::Path;
 use crate::codec::{f16_to_f32, pq2};
