@@ -51,6 +51,26 @@ pub fn decode_parallel_with(
     threads: usize,
     min_elems_per_thread: usize,
 ) -> Result<()> {
+    decode_parallel_stored(
+        codec,
+        bytes,
+        out,
+        threads,
+        min_elems_per_thread,
+        simd::Stores::Auto,
+    )
+}
+
+/// [`decode_parallel_with`] with the store kind given (`Auto` is resolved once for the whole
+/// output), so tests can force each kind on any CPU.
+pub(crate) fn decode_parallel_stored(
+    codec: Codec,
+    bytes: &[u8],
+    out: &mut [f32],
+    threads: usize,
+    min_elems_per_thread: usize,
+    stores: simd::Stores,
+) -> Result<()> {
     let blocks = codec.check_decode(bytes, out.len())?;
     let threads = if threads == 0 {
         default_threads()
@@ -59,14 +79,15 @@ pub fn decode_parallel_with(
     };
     let by_size = (out.len() / min_elems_per_thread.max(1)).max(1);
     let threads = threads.min(by_size).min(blocks.max(1));
+    // Chosen for the whole output: every chunk stores the same way a one-thread decode would.
+    let stores = stores.resolve(out.len());
+    let path = simd::active();
     if threads <= 1 {
-        return codec.decode(bytes, out);
+        simd::decode_blocks_stored(codec, path, stores, bytes, out);
+        return Ok(());
     }
     let per = blocks.div_ceil(threads);
     let (bb, be) = (codec.block_bytes(), codec.block_elems());
-    // Chosen for the whole output: every chunk stores the same way a one-thread decode would.
-    let stores = simd::Stores::Auto.resolve(out.len());
-    let path = simd::active();
     std::thread::scope(|s| {
         let mut chunks = bytes.chunks(per * bb).zip(out.chunks_mut(per * be));
         // The calling thread decodes the first chunk itself: one spawn fewer per call.

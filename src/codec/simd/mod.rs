@@ -174,8 +174,8 @@ pub enum Stores {
     Streaming,
 }
 
-/// Output size from which [`Stores::Auto`] may stream: past a core's L2, so that the output
-/// would not stay cached for its reader anyway.
+/// Output size from which [`Stores::Auto`] may stream: an output this large would mostly have
+/// left the caches (the Zen 4 VM's L3 is 32 MiB) before its reader gets to it.
 pub const STREAM_FROM_BYTES: usize = 16 << 20;
 
 /// Environment variable that sets the [`StorePolicy`] (`NINFER_STORES=auto|cached|stream`),
@@ -341,7 +341,7 @@ pub(crate) fn decode_blocks_stored(
         for (src, dst) in bytes.chunks(per * bb).zip(out.chunks_mut(per * be)) {
             let st = &mut stage.0[..dst.len()];
             codec.decode_blocks_on(path, src, st);
-            x86::stream_copy(st, dst);
+            x86::stream_copy(path, st, dst);
         }
         x86::store_fence();
     }

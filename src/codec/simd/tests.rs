@@ -145,6 +145,19 @@ proptest! {
             prop_assert_eq!(first_mismatch(c, bytes, forced(c, p)), None, "{} on {}", c.name(), p.name());
         }
     }
+
+    /// The same at a drawn offset from a 64-byte line (part of the input, so a failure that
+    /// depends on the output's alignment replays), with guards on both sides.
+    #[test]
+    fn every_available_path_equals_reference_at_every_line_offset(ci in 0usize..5, blocks in 0usize..4,
+                                                                 off in 0usize..16,
+                                                                 seed in proptest::collection::vec(any::<u8>(), 4 * 66)) {
+        let c = KERNEL_CODECS[ci];
+        let bytes = &seed[..blocks * c.block_bytes()];
+        for p in available() {
+            prop_assert_eq!(mismatch_at_line_offset(c, bytes, off, forced(c, p)), None, "{} on {}", c.name(), p.name());
+        }
+    }
 }
 
 // ---------------------------------------------------------------- negative controls
@@ -263,30 +276,37 @@ fn first_mismatch_aligned(
     bytes: &[u8],
     decoder: impl Fn(&[u8], &mut [f32]),
 ) -> Option<(usize, usize, u32, u32)> {
+    (0..16).find_map(|off| mismatch_at_line_offset(c, bytes, off, &decoder))
+}
+
+/// [`first_mismatch_aligned`] at one offset `off` (0..16 elements past a 64-byte boundary).
+fn mismatch_at_line_offset(
+    c: Codec,
+    bytes: &[u8],
+    off: usize,
+    decoder: impl Fn(&[u8], &mut [f32]),
+) -> Option<(usize, usize, u32, u32)> {
     let n = c.blocks_in(bytes.len()).unwrap() * c.block_elems();
     let mut want = vec![0f32; n];
     c.decode_reference(bytes, &mut want).unwrap();
     let poison = f32::from_bits(0x7fc0_dead);
-    for off in 0..16 {
-        let mut raw = vec![poison; n + 64];
-        // The first 64-byte boundary after 16 guard elements.
-        let base = 16 + (raw[16..].as_ptr() as usize / 4).wrapping_neg() % 16;
-        let buf = &mut raw[base - 16..base + n + 32];
-        assert_eq!(buf[16..].as_ptr() as usize % 64, 0);
-        let start = 16 + off;
-        decoder(bytes, &mut buf[start..start + n]);
-        let expect = |i: usize| {
-            if (start..start + n).contains(&i) {
-                want[i - start].to_bits()
-            } else {
-                poison.to_bits()
-            }
-        };
-        if let Some(i) = (0..buf.len()).find(|&i| buf[i].to_bits() != expect(i)) {
-            return Some((off, i, expect(i), buf[i].to_bits()));
+    let mut raw = vec![poison; n + 64];
+    // The first 64-byte boundary after 16 guard elements.
+    let base = 16 + (raw[16..].as_ptr() as usize / 4).wrapping_neg() % 16;
+    let buf = &mut raw[base - 16..base + n + 32];
+    assert_eq!(buf[16..].as_ptr() as usize % 64, 0);
+    let start = 16 + off;
+    decoder(bytes, &mut buf[start..start + n]);
+    let expect = |i: usize| {
+        if (start..start + n).contains(&i) {
+            want[i - start].to_bits()
+        } else {
+            poison.to_bits()
         }
-    }
-    None
+    };
+    (0..buf.len())
+        .find(|&i| buf[i].to_bits() != expect(i))
+        .map(|i| (off, i, expect(i), buf[i].to_bits()))
 }
 
 #[test]
@@ -391,6 +411,19 @@ fn large_dispatched_streamed_and_parallel_decodes_equal_the_cached_decode() {
     let mut got = vec![f32::from_bits(0x7fc0_dead); n];
     decode_with_stores(c, active(), Stores::Streaming, &bytes, &mut got).unwrap();
     assert!(got.iter().map(|v| v.to_bits()).eq(want.iter().copied()));
+    // Every store kind on every core, forced, so the streamed split runs on any CPU.
+    for stores in [Stores::Streaming, Stores::Cached] {
+        for threads in [2, 3] {
+            let mut got = vec![f32::from_bits(0x7fc0_dead); n];
+            crate::codec::parallel::decode_parallel_stored(c, &bytes, &mut got, threads, 1, stores)
+                .unwrap();
+            assert!(
+                got.iter().map(|v| v.to_bits()).eq(want.iter().copied()),
+                "{threads} threads, {}",
+                stores.name()
+            );
+        }
+    }
     for threads in [2, 3] {
         let mut got = vec![f32::from_bits(0x7fc0_dead); n];
         crate::codec::parallel::decode_parallel(c, &bytes, &mut got, threads).unwrap();

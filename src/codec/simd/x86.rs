@@ -39,10 +39,7 @@ pub(super) fn staged<const W1: usize, const W2: usize, const WH: usize>(
         match path {
             Path::Sse2 => staged_sse2::<W1, W2, WH>(bytes.as_ptr(), out.as_mut_ptr(), n),
             Path::Avx2 => staged_avx2::<W1, W2, WH>(bytes.as_ptr(), out.as_mut_ptr(), n),
-            Path::Avx512 if LINES_FIT::<W1, W2, WH>() => {
-                staged_lines_avx512::<W1, W2, WH>(bytes.as_ptr(), out.as_mut_ptr(), n)
-            }
-            Path::Avx512 => staged_avx512::<W1, W2, WH>(bytes.as_ptr(), out.as_mut_ptr(), n),
+            Path::Avx512 => staged_lines_avx512::<W1, W2, WH>(bytes.as_ptr(), out.as_mut_ptr(), n),
             _ => return false,
         }
     }
@@ -87,15 +84,14 @@ pub(super) fn tq2(path: Path, bytes: &[u8], out: &mut [f32]) -> bool {
 
 const TQ2_BYTES: usize = crate::codec::tq2::BLOCK_BYTES;
 
-/// Copies `src` to `dst` (equal lengths) with non-temporal stores: ordinary stores up to the
-/// first 16-byte (64-byte with AVX-512F) boundary of `dst` and after the last whole vector,
-/// `movntps` between (one whole line per store with AVX-512F: a full write-combining line
+/// Copies `src` to `dst` (equal lengths) with non-temporal stores of the width of `path`:
+/// ordinary stores up to the first 16-byte boundary of `dst` (64-byte on [`Path::Avx512`]) and
+/// after the last whole vector, `movntps` between (on AVX-512 one whole write-combining line
 /// per instruction). The caller issues [`store_fence`] before the values are read by anyone
 /// else.
-pub(super) fn stream_copy(src: &[f32], dst: &mut [f32]) {
+pub(super) fn stream_copy(path: Path, src: &[f32], dst: &mut [f32]) {
     assert_eq!(src.len(), dst.len(), "stream_copy lengths");
-    // The widest stores the process may use (`NINFER_SIMD` caps them as it caps the kernels).
-    let wide = super::active() >= Path::Avx512;
+    let wide = path == Path::Avx512 && path.is_available();
     let lanes = if wide { 16 } else { 4 };
     let n = dst.len();
     let mis = (dst.as_ptr() as usize) % (4 * lanes);
@@ -106,7 +102,7 @@ pub(super) fn stream_copy(src: &[f32], dst: &mut [f32]) {
     };
     let body = (n - head) / lanes * lanes;
     dst[..head].copy_from_slice(&src[..head]);
-    // SAFETY: SSE is baseline on x86-64 and `active` only names a detected path; `dst + head` is
+    // SAFETY: SSE is baseline on x86-64 and AVX-512F was detected for `wide`; `dst + head` is
     // aligned to the vector (an f32 slice is 4-byte aligned and `head` lanes reach the
     // boundary), and every access at `head + lanes·j < head + body <= n` stays inside both
     // slices.
@@ -195,8 +191,9 @@ unsafe fn read_tail<const WH: usize>(p: *const u8) -> i32 {
 /// `16 − m` of the current one (one two-source lane permute), and stored aligned; the first
 /// and the last line are masked stores that touch only the output's own lanes.
 struct LineWriter {
-    /// The line the next store writes (an address inside the output, or its aligned base
-    /// below the output start when `m > 0`; only the output's own lanes are ever written).
+    /// The line the next store writes: the aligned base below the output start before the
+    /// first put when `m > 0`, and after the last put the line holding the output's last `m`
+    /// values, or just past its end when `m == 0` (only the output's own lanes are written).
     line: *mut f32,
     /// Lanes between the line start and the output start (0..16).
     m: usize,
@@ -233,7 +230,8 @@ impl LineWriter {
         }
     }
 
-    /// Stores `v` as the next 16 output values.
+    /// Stores `v` as the next 16 output values. Safety: AVX-512F is available (it is only
+    /// inlined into AVX-512 kernels), and the output has room for 16 more values.
     #[inline(always)]
     unsafe fn put(&mut self, v: __m512) {
         if self.m == 0 {
@@ -264,11 +262,12 @@ impl LineWriter {
 
 /// True when every part of a staged block is whole 16-lane vectors in memory order that
 /// [`stage_lines`] and the tails produce: stage 1 of 16 or 32 bytes, then the packed tail, or
-/// a stage 2 of 16 or 32 bytes and a 16-value qh tail (TQ1_0 32/16/4, PTQ1_0 16/8/2).
+/// a stage 2 of 16 or 32 bytes and a 16-value qh tail. Both staged codecs fit (TQ1_0 32/16/4,
+/// PTQ1_0 16/8/2); `staged_lines_avx512` refuses to compile for a layout that does not.
 #[allow(non_snake_case)]
 const fn LINES_FIT<const W1: usize, const W2: usize, const WH: usize>() -> bool {
     const fn whole(w: usize) -> bool {
-        w.is_multiple_of(16) && w <= 32
+        w == 16 || w == 32
     }
     whole(W1) && (PACKED_TAIL_FITS::<W1, W2, WH>() || (whole(W2) && WH == 4))
 }
@@ -282,6 +281,9 @@ unsafe fn stage_lines<const W: usize, const N: usize>(
     table: __m512,
     w: &mut LineWriter,
 ) {
+    // Two groups at most (the `q` array). W is 16 or 32 wherever this runs (`LINES_FIT`,
+    // asserted by the caller); PTQ1_0's unreachable W2 = 8 stage still compiles.
+    const { assert!(W <= 32) };
     let mask = _mm512_set1_epi32(0xff);
     let mut q = [_mm512_setzero_si512(); 2];
     for (g, q) in q.iter_mut().enumerate().take(W / 16) {
@@ -296,14 +298,14 @@ unsafe fn stage_lines<const W: usize, const N: usize>(
     }
 }
 
-/// The staged kernel for layouts where [`LINES_FIT`]: the same values as `staged_avx512`,
-/// stored as aligned lines.
+/// The staged kernel on 16 lanes (layouts where [`LINES_FIT`]), stored as aligned lines.
 #[target_feature(enable = "avx512f,avx2,f16c")]
 unsafe fn staged_lines_avx512<const W1: usize, const W2: usize, const WH: usize>(
     src: *const u8,
     dst: *mut f32,
     blocks: usize,
 ) {
+    const { assert!(LINES_FIT::<W1, W2, WH>()) };
     let bb = W1 + W2 + WH + 2;
     let (shift, pow) = const { tail_lanes::<WH>() };
     let shift16 = _mm512_loadu_si512(shift.as_ptr() as *const _);
@@ -339,83 +341,6 @@ unsafe fn staged_lines_avx512<const W1: usize, const W2: usize, const WH: usize>
     w.finish();
 }
 
-/// `N` base-3 digits of 16 byte values (in 32-bit lanes) to 16 values each, digit `k` stored
-/// at `out + k·stride`.
-#[inline]
-#[target_feature(enable = "avx512f")]
-unsafe fn digits_zmm<const N: usize>(x: __m512i, table: __m512, out: *mut f32, stride: usize) {
-    let mask = _mm512_set1_epi32(0xff);
-    let mut q = x;
-    for k in 0..N {
-        let r = _mm512_add_epi32(q, _mm512_slli_epi32::<1>(q));
-        let t = _mm512_srli_epi32::<8>(r);
-        _mm512_storeu_ps(out.add(k * stride), _mm512_permutexvar_ps(t, table));
-        q = _mm512_and_si512(r, mask);
-    }
-}
-
-/// One stage of `W` bytes × `N` digits (W a multiple of 8) on 16 or 8 lanes.
-#[inline]
-#[target_feature(enable = "avx512f,avx2,f16c")]
-unsafe fn stage_avx512<const W: usize, const N: usize>(
-    src: *const u8,
-    t16: __m512,
-    t8: __m256,
-    out: *mut f32,
-) {
-    let mut g = 0;
-    while g + 16 <= W {
-        let x = _mm512_cvtepu8_epi32(_mm_loadu_si128(src.add(g) as *const __m128i));
-        digits_zmm::<N>(x, t16, out.add(g), W);
-        g += 16;
-    }
-    if g < W {
-        // W % 16 == 8: one 8-lane group.
-        let x = _mm256_cvtepu8_epi32(_mm_loadl_epi64(src.add(g) as *const __m128i));
-        digits_ymm::<N>(x, t8, out.add(g), W);
-    }
-}
-
-#[target_feature(enable = "avx512f,avx2,f16c")]
-unsafe fn staged_avx512<const W1: usize, const W2: usize, const WH: usize>(
-    src: *const u8,
-    dst: *mut f32,
-    blocks: usize,
-) {
-    const { assert!(W1.is_multiple_of(8) && W2.is_multiple_of(8) && (WH == 2 || WH == 4)) };
-    let bb = W1 + W2 + WH + 2;
-    let be = 5 * (W1 + W2) + 4 * WH;
-    let (shift, pow) = const { tail_lanes::<WH>() };
-    let shift16 = _mm512_loadu_si512(shift.as_ptr() as *const _);
-    let pow16 = _mm512_loadu_si512(pow.as_ptr() as *const _);
-    let mask = _mm512_set1_epi32(0xff);
-    for b in 0..blocks {
-        let blk = src.add(b * bb);
-        let out = dst.add(b * be);
-        let t4 = table_f16c(blk.add(W1 + W2 + WH));
-        let t16 = _mm512_broadcast_f32x4(t4);
-        let t8 = _mm256_set_m128(t4, t4);
-        stage_avx512::<W1, 5>(blk, t16, t8, out);
-        if PACKED_TAIL_FITS::<W1, W2, WH>() {
-            packed_tail_avx512::<W1, W2, WH>(blk, t16, out.add(5 * W1));
-            continue;
-        }
-        stage_avx512::<W2, 5>(blk.add(W1), t16, t8, out.add(5 * W1));
-        // qh tail: 4·WH (8 or 16) outputs, lane f from byte f % WH pre-multiplied by 3^(f / WH).
-        let w = _mm512_set1_epi32(read_tail::<WH>(blk.add(W1 + W2)));
-        let x = _mm512_and_si512(_mm512_srlv_epi32(w, shift16), mask);
-        let q = _mm512_and_si512(_mm512_mullo_epi32(x, pow16), mask);
-        let r = _mm512_add_epi32(q, _mm512_slli_epi32::<1>(q));
-        let v = _mm512_permutexvar_ps(_mm512_srli_epi32::<8>(r), t16);
-        let o = out.add(5 * (W1 + W2));
-        if WH == 4 {
-            _mm512_storeu_ps(o, v);
-        } else {
-            _mm256_storeu_ps(o, _mm512_castps512_ps256(v));
-        }
-    }
-}
-
 /// True when stage 2 and the qh tail (PTQ1_0: 8 + 2 bytes, 40 + 8 = 48 contiguous outputs)
 /// fit one 16-byte load ending at the scale and fill whole 16-lane vectors.
 #[allow(non_snake_case)]
@@ -448,37 +373,13 @@ const fn packed_tail_lanes<const W1: usize, const W2: usize, const WH: usize>(
     (idx, pow)
 }
 
-/// Stage 2 and the qh tail as whole 16-lane vectors (fewer, full-width stores): the 16 bytes
-/// before the scale are widened once, each lane picks its byte by a lane permute and is
-/// multiplied by its 3^digit (wrapped to 8 bits), then one digit step as elsewhere.
-#[inline]
-#[target_feature(enable = "avx512f")]
-unsafe fn packed_tail_avx512<const W1: usize, const W2: usize, const WH: usize>(
-    blk: *const u8,
-    t16: __m512,
-    out: *mut f32,
-) {
-    let (idx, pow) = const { packed_tail_lanes::<W1, W2, WH>() };
-    let mask = _mm512_set1_epi32(0xff);
-    let x = _mm512_cvtepu8_epi32(_mm_loadu_si128(blk.add(W1 + W2 + WH - 16) as *const __m128i));
-    for v in 0..(5 * W2 + 4 * WH) / 16 {
-        let i = _mm512_loadu_si512(idx.as_ptr().add(16 * v) as *const _);
-        let p = _mm512_loadu_si512(pow.as_ptr().add(16 * v) as *const _);
-        let q = _mm512_and_si512(_mm512_mullo_epi32(_mm512_permutexvar_epi32(i, x), p), mask);
-        let r = _mm512_add_epi32(q, _mm512_slli_epi32::<1>(q));
-        _mm512_storeu_ps(
-            out.add(16 * v),
-            _mm512_permutexvar_ps(_mm512_srli_epi32::<8>(r), t16),
-        );
-    }
-}
-
 #[target_feature(enable = "avx512f,avx2,f16c")]
 unsafe fn pq2_avx512<const G: usize>(src: *const u8, dst: *mut f32, blocks: usize) {
+    const { assert!(G.is_multiple_of(16)) };
     let bb = pq2::block_bytes(G);
     let shifts = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     let three = _mm512_set1_epi32(3);
-    // G is a multiple of 16, so each block is whole vectors in memory order.
+    // G is a multiple of 16 (asserted above), so each block is whole vectors in memory order.
     let mut out = LineWriter::new(dst);
     for b in 0..blocks {
         let blk = src.add(b * bb);
@@ -708,6 +609,58 @@ unsafe fn tq2_sse2(src: *const u8, dst: *mut f32, blocks: usize) {
                     let c = _mm_and_si128(x, three);
                     _mm_storeu_ps(out.add(h * 128 + l * 32 + g * 4), value_sse2(c, d));
                     x = _mm_srli_epi32::<2>(x);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Puts `puts` vectors of counting values (1, 2, 3, …) through a [`LineWriter`] at `dst`.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn put_counting(dst: *mut f32, puts: usize) {
+        let mut w = LineWriter::new(dst);
+        for k in 0..puts {
+            let base = (16 * k + 1) as f32;
+            let lanes = _mm512_setr_ps(
+                0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0,
+                15.0,
+            );
+            w.put(_mm512_add_ps(lanes, _mm512_set1_ps(base)));
+        }
+        w.finish();
+    }
+
+    /// The line writer alone, at every offset from a line and for runs shorter than a line,
+    /// one line and many: exactly the run's values in order, and 16 guard elements on each
+    /// side untouched (a mask one lane too wide or too narrow, a wrong permute index or a
+    /// missing last line each fail it).
+    #[test]
+    fn the_line_writer_writes_exactly_its_run_at_every_line_offset() {
+        if !Path::Avx512.is_available() {
+            eprintln!("skipped: this CPU has no AVX-512F");
+            return;
+        }
+        let guard = -7.0f32;
+        for puts in [0, 1, 2, 17] {
+            for off in 0..16 {
+                let n = 16 * puts;
+                let mut raw = vec![guard; n + 80];
+                let base = 16 + (raw[16..].as_ptr() as usize / 4).wrapping_neg() % 16;
+                let buf = &mut raw[base - 16..base + n + 32];
+                let start = 16 + off;
+                // SAFETY: AVX-512F was detected; `buf[start..start + n]` is the output.
+                unsafe { put_counting(buf[start..].as_mut_ptr(), puts) };
+                for (i, &v) in buf.iter().enumerate() {
+                    let want = if (start..start + n).contains(&i) {
+                        (i - start + 1) as f32
+                    } else {
+                        guard
+                    };
+                    assert_eq!(v, want, "{puts} puts at offset {off}: element {i}");
                 }
             }
         }
