@@ -109,7 +109,9 @@ def decode_tables(r, lines):
                  "ordinary stores and streaming from 16 MiB under `Auto`); "
                  "`parallel` = `decode_parallel(…, 0)`, stores as `Stores::Auto` picks them "
                  f"on this machine (CPU vendor {cpu_vendor()}: `StorePolicy` streams outputs "
-                 "from 16 MiB on Intel, stores ordinarily elsewhere).")
+                 "from 16 MiB on Intel, stores ordinarily elsewhere"
+                 + (f"; `NINFER_STORES={os.environ['NINFER_STORES']}` was set" if os.environ.get("NINFER_STORES") else "")
+                 + ").")
     lines.append("")
 
 

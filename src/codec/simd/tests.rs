@@ -279,6 +279,21 @@ fn first_mismatch_aligned(
     (0..16).find_map(|off| mismatch_at_line_offset(c, bytes, off, &decoder))
 }
 
+/// A buffer of `guard` values with room for `n` output elements `off` (0..16) elements past a
+/// 64-byte boundary: the buffer, the window checked (16 guard elements before the boundary,
+/// at least 16 after the output) and the output's range, both as indices into the buffer.
+pub(super) fn guarded_at_line_offset(
+    n: usize,
+    off: usize,
+    guard: f32,
+) -> (Vec<f32>, std::ops::Range<usize>, std::ops::Range<usize>) {
+    let raw = vec![guard; n + 64];
+    // The first 64-byte boundary after 16 guard elements.
+    let base = 16 + (raw[16..].as_ptr() as usize / 4).wrapping_neg() % 16;
+    assert_eq!(raw[base..].as_ptr() as usize % 64, 0);
+    (raw, base - 16..base + n + 32, base + off..base + off + n)
+}
+
 /// [`first_mismatch_aligned`] at one offset `off` (0..16 elements past a 64-byte boundary).
 fn mismatch_at_line_offset(
     c: Codec,
@@ -290,23 +305,19 @@ fn mismatch_at_line_offset(
     let mut want = vec![0f32; n];
     c.decode_reference(bytes, &mut want).unwrap();
     let poison = f32::from_bits(0x7fc0_dead);
-    let mut raw = vec![poison; n + 64];
-    // The first 64-byte boundary after 16 guard elements.
-    let base = 16 + (raw[16..].as_ptr() as usize / 4).wrapping_neg() % 16;
-    let buf = &mut raw[base - 16..base + n + 32];
-    assert_eq!(buf[16..].as_ptr() as usize % 64, 0);
-    let start = 16 + off;
-    decoder(bytes, &mut buf[start..start + n]);
+    let (mut buf, window, out) = guarded_at_line_offset(n, off, poison);
+    decoder(bytes, &mut buf[out.clone()]);
     let expect = |i: usize| {
-        if (start..start + n).contains(&i) {
-            want[i - start].to_bits()
+        if out.contains(&i) {
+            want[i - out.start].to_bits()
         } else {
             poison.to_bits()
         }
     };
-    (0..buf.len())
+    window
+        .clone()
         .find(|&i| buf[i].to_bits() != expect(i))
-        .map(|i| (off, i, expect(i), buf[i].to_bits()))
+        .map(|i| (off, i - window.start, expect(i), buf[i].to_bits()))
 }
 
 #[test]

@@ -647,20 +647,17 @@ mod tests {
         let guard = -7.0f32;
         for puts in [0, 1, 2, 17] {
             for off in 0..16 {
-                let n = 16 * puts;
-                let mut raw = vec![guard; n + 80];
-                let base = 16 + (raw[16..].as_ptr() as usize / 4).wrapping_neg() % 16;
-                let buf = &mut raw[base - 16..base + n + 32];
-                let start = 16 + off;
-                // SAFETY: AVX-512F was detected; `buf[start..start + n]` is the output.
-                unsafe { put_counting(buf[start..].as_mut_ptr(), puts) };
-                for (i, &v) in buf.iter().enumerate() {
-                    let want = if (start..start + n).contains(&i) {
-                        (i - start + 1) as f32
+                let (mut buf, window, out) =
+                    super::super::tests::guarded_at_line_offset(16 * puts, off, guard);
+                // SAFETY: AVX-512F was detected; `buf[out]` is the output, 16 values a put.
+                unsafe { put_counting(buf[out.clone()].as_mut_ptr(), puts) };
+                for i in window {
+                    let want = if out.contains(&i) {
+                        (i - out.start + 1) as f32
                     } else {
                         guard
                     };
-                    assert_eq!(v, want, "{puts} puts at offset {off}: element {i}");
+                    assert_eq!(buf[i], want, "{puts} puts at offset {off}: element {i}");
                 }
             }
         }
