@@ -53,6 +53,9 @@ pub const FILES: &[(&str, &str)] = &[
 /// The CUDA-on-CPU shim the host tier prepends.
 pub const HOST_SHIM: &str = include_str!("kernels/host_shim.h");
 
+/// Half/bf16/vector types and math intrinsics for the host tier (prepended before the shim).
+pub const HOST_TYPES: &str = include_str!("kernels/host_types.h");
+
 /// A built-in file by relative path.
 pub fn builtin(path: &str) -> Option<&'static str> {
     FILES.iter().find(|(p, _)| *p == path).map(|(_, t)| *t)

@@ -1,55 +1,445 @@
 // CUDA-on-CPU shim for the host tier: the same kernel sources compiled by the host C++
-// compiler. A launch runs one OS thread per CUDA thread of a block; all threads walk the grid's
-// blocks in the same order, so `__shared__` (a function-local static) is one block's shared
-// memory, and __syncthreads() is a real barrier across the block's threads. Kernels must reach
-// every barrier with every thread (as CUDA requires); a kernel that does not hangs, and the
-// runner's timeout reports it.
+// compiler. Every CUDA thread of a block is a cooperative fiber on ONE OS thread; blocks run one
+// after another. A fiber runs until it reaches a sync point (__syncthreads, a warp collective,
+// an atomic, a fence) and then hands control back to the scheduler, which decides which fiber
+// runs next (forward, reverse or a seeded random order: a racy kernel then gives different
+// outputs under different schedules). Sync points are rendezvous: a barrier releases when every
+// live thread of the block waits at it, a warp collective when every named live lane of the warp
+// waits at one. When nothing can run and nothing can be released, the block is deadlocked and
+// the runner says which threads wait where (no timeout needed).
+//
+// `__shared__` is a function-local static placed in the section `nt_shared` so the runner can
+// poison it before each block (reading unwritten shared memory then varies between runs);
+// `extern __shared__` declarations are rewritten by the runner to point into the per-block
+// dynamic shared buffer `nt_dyn_shared_ptr`.
+//
+// Types (half, bf16, vectors, dim3 when NT_HAVE_DIM3) and math intrinsics come from
+// host_types.h, which the runner places before this file.
 #pragma once
-#include <pthread.h>
-#include <math.h>
 #include <stdint.h>
-#include <vector>
-#include <thread>
+#include <stddef.h>
+#include <string.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <signal.h>
+#include <sys/mman.h>
+#if !defined(__x86_64__)
+#include <ucontext.h>
+#endif
 
-struct nt_uint3 { unsigned x, y, z; };
-typedef nt_uint3 uint3;
-static thread_local nt_uint3 threadIdx, blockIdx;
-static nt_uint3 blockDim, gridDim;
-static pthread_barrier_t nt_block_barrier;
-
+#ifndef __global__
 #define __global__
+#endif
+#ifndef __device__
 #define __device__
+#endif
+#ifndef __host__
 #define __host__
+#endif
+#ifndef __forceinline__
 #define __forceinline__ inline
+#endif
+#ifndef __noinline__
 #define __noinline__
+#endif
+#ifndef __restrict__
 #define __restrict__ __restrict
-#define __shared__ static
+#endif
+#ifndef __constant__
+#define __constant__
+#endif
+#ifndef __managed__
+#define __managed__
+#endif
+#ifndef __grid_constant__
+#define __grid_constant__
+#endif
+#ifndef __launch_bounds__
 #define __launch_bounds__(...)
+#endif
+#ifndef __align__
+#define __align__(n) __attribute__((aligned(n)))
+#endif
+// One section for every static shared array, so the runner finds and poisons all of them.
+#define __shared__ static __attribute__((section("nt_shared")))
 
-static inline void __syncthreads() { pthread_barrier_wait(&nt_block_barrier); }
+#ifndef NT_HAVE_DIM3
+#define NT_HAVE_DIM3
+struct uint3 {
+    unsigned x, y, z;
+};
+struct dim3 {
+    unsigned x, y, z;
+    dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+    dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+    operator uint3() const { return uint3{x, y, z}; }
+};
+#endif
 
-// Runs `body` as a grid of blocks of threads (see above).
-template <class F>
-static void nt_launch(nt_uint3 grid, nt_uint3 block, F body) {
-    gridDim = grid;
-    blockDim = block;
-    unsigned nthreads = block.x * block.y * block.z;
-    pthread_barrier_init(&nt_block_barrier, nullptr, nthreads);
-    std::vector<std::thread> threads;
-    threads.reserve(nthreads);
-    for (unsigned tid = 0; tid < nthreads; ++tid) {
-        threads.emplace_back([=, &body] {
-            threadIdx = nt_uint3{tid % block.x, (tid / block.x) % block.y, tid / (block.x * block.y)};
-            for (unsigned bz = 0; bz < grid.z; ++bz)
-                for (unsigned by = 0; by < grid.y; ++by)
-                    for (unsigned bx = 0; bx < grid.x; ++bx) {
-                        blockIdx = nt_uint3{bx, by, bz};
-                        body();
-                        // The next block may reuse shared memory only after every thread left this one.
-                        pthread_barrier_wait(&nt_block_barrier);
-                    }
-        });
-    }
-    for (auto& t : threads) t.join();
-    pthread_barrier_destroy(&nt_block_barrier);
+// The built-in index variables. Plain globals (not thread_local): all fibers share one OS
+// thread, and the scheduler stores the running fiber's indices before it switches to it.
+// They have external linkage so the compiler reloads them after every (opaque) switch.
+uint3 threadIdx, blockIdx;
+dim3 blockDim, gridDim;
+static const int warpSize = 32;
+
+// Kernel arguments as the runner passes them (the generated per-entry call casts each slot to
+// the declared parameter type), and the per-block dynamic shared memory that rewritten
+// `extern __shared__` declarations point into.
+union nt_arg {
+    long long i;
+    float f;
+    double d;
+    void* p;
+};
+static nt_arg nt_argv[64];
+static unsigned char* nt_dyn_shared_ptr;
+
+// ---------------------------------------------------------------- fibers and the scheduler
+
+enum { NT_READY = 0, NT_BAR = 1, NT_WARP = 2, NT_DONE = 3 };
+enum {
+    NT_W_SYNC, NT_W_SHFL, NT_W_UP, NT_W_DOWN, NT_W_XOR, NT_W_BALLOT, NT_W_ANY, NT_W_ALL,
+    NT_W_MATCH_ANY, NT_W_MATCH_ALL, NT_W_RADD, NT_W_RMIN, NT_W_RMAX, NT_W_RMINU, NT_W_RMAXU,
+    NT_W_RAND, NT_W_ROR, NT_W_RXOR
+};
+static const char* const nt_wop_name[] = {
+    "__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
+    "__ballot_sync", "__any_sync", "__all_sync", "__match_any_sync", "__match_all_sync",
+    "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync", "__reduce_min_sync",
+    "__reduce_max_sync", "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync"};
+
+struct nt_fiber {
+    void* sp;            // saved stack pointer (x86-64 switch) while not running
+#if !defined(__x86_64__)
+    ucontext_t uc;
+#endif
+    unsigned char* stack;  // lowest usable byte (a PROT_NONE guard page lies below)
+    uint3 tid;
+    unsigned lin;
+    int state, op, line, width, arg;
+    const char* file;
+    unsigned mask, size;
+    unsigned long long val, res;
+};
+
+#define NT_STACK (256u * 1024u)
+static nt_fiber* nt_fibers;          // one per thread index, reused across blocks
+static unsigned nt_nfibers_alloc;    // how many have stacks
+static unsigned nt_nthreads;         // threads of the current block
+static int nt_cur = -1;              // the running fiber, -1 in the scheduler
+static long nt_page;
+static void (*nt_kernel_call)();     // the entry being launched (generated per entry)
+#if defined(__x86_64__)
+static void* nt_sched_sp;
+#else
+static ucontext_t nt_sched_uc;
+#endif
+
+#if defined(__x86_64__)
+// A minimal context switch: save the callee-saved registers on the current stack, store its
+// stack pointer, load the other one, restore. ucontext's swapcontext costs a sigprocmask
+// system call per switch, which dominated run time with thousands of barriers per case.
+extern "C" void nt_ctx_switch(void** save_sp, void* to_sp);
+extern "C" void nt_ctx_entry();
+asm(".text\n"
+    ".globl nt_ctx_switch\n"
+    ".type nt_ctx_switch,@function\n"
+    "nt_ctx_switch:\n"
+    "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+    "  ret\n"
+    ".size nt_ctx_switch,.-nt_ctx_switch\n"
+    ".globl nt_ctx_entry\n"
+    ".type nt_ctx_entry,@function\n"
+    "nt_ctx_entry:\n"
+    "  movq %r12, %rdi\n"
+    "  call nt_fiber_main\n"
+    "  ud2\n"
+    ".size nt_ctx_entry,.-nt_ctx_entry\n");
+#endif
+
+extern "C" void nt_fiber_main(nt_fiber* f);
+
+// Back to the scheduler (the running fiber's state says why).
+static inline void nt_to_sched() {
+    nt_fiber* f = &nt_fibers[nt_cur];
+#if defined(__x86_64__)
+    nt_ctx_switch(&f->sp, nt_sched_sp);
+#else
+    swapcontext(&f->uc, &nt_sched_uc);
+#endif
 }
+
+extern "C" void nt_fiber_main(nt_fiber* f) {
+    nt_kernel_call();
+    f->state = NT_DONE;
+    nt_to_sched();
+    abort();  // a finished fiber is never resumed
+}
+
+#if !defined(__x86_64__)
+static void nt_uc_entry(unsigned hi, unsigned lo) {
+    nt_fiber_main((nt_fiber*)(((uintptr_t)hi << 32) | (uintptr_t)lo));
+}
+#endif
+
+// Fresh entry frame on fiber `f`'s stack (every block restarts every fiber).
+static void nt_fiber_reset(nt_fiber* f) {
+    f->state = NT_READY;
+#if defined(__x86_64__)
+    uintptr_t top = ((uintptr_t)f->stack + NT_STACK) & ~(uintptr_t)15;
+    void** sp = (void**)(top - 72);  // sp = 8 mod 16: nt_ctx_entry's call then aligns the callee
+    sp[0] = 0; sp[1] = 0; sp[2] = 0;
+    sp[3] = (void*)f;                // r12 -> nt_fiber_main's argument
+    sp[4] = 0; sp[5] = 0;
+    sp[6] = (void*)nt_ctx_entry;     // `ret` target
+    f->sp = (void*)sp;
+#else
+    getcontext(&f->uc);
+    f->uc.uc_stack.ss_sp = f->stack;
+    f->uc.uc_stack.ss_size = NT_STACK;
+    f->uc.uc_link = 0;
+    uintptr_t p = (uintptr_t)f;
+    makecontext(&f->uc, (void (*)())nt_uc_entry, 2, (unsigned)(p >> 32), (unsigned)p);
+#endif
+}
+
+// Whether `a` lies in a fiber stack's guard page (a stack overflow).
+static int nt_in_stack_guard(uintptr_t a) {
+    for (unsigned i = 0; i < nt_nfibers_alloc; ++i) {
+        uintptr_t g = (uintptr_t)nt_fibers[i].stack - (uintptr_t)nt_page;
+        if (a >= g && a < (uintptr_t)nt_fibers[i].stack) return 1;
+    }
+    return 0;
+}
+
+static void nt_alloc_fibers(unsigned n) {
+    if (!nt_page) nt_page = sysconf(_SC_PAGESIZE);
+    if (!nt_fibers) nt_fibers = (nt_fiber*)calloc(1024, sizeof(nt_fiber));
+    for (unsigned i = nt_nfibers_alloc; i < n; ++i) {
+        unsigned char* m = (unsigned char*)mmap(0, NT_STACK + nt_page, PROT_READ | PROT_WRITE,
+                                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == (unsigned char*)MAP_FAILED) { fprintf(stderr, "ninfer: no memory for fiber stacks\n"); _exit(75); }
+        mprotect(m, nt_page, PROT_NONE);
+        nt_fibers[i].stack = m + nt_page;
+        nt_nfibers_alloc = i + 1;
+    }
+}
+
+// Yield: the running fiber stays ready; another one may run first (atomics and fences are
+// such points, so spin-waits on atomics between threads of a block make progress).
+static inline void nt_yield() {
+    if (nt_cur < 0) return;
+    nt_to_sched();
+}
+
+static inline void nt_wait_bar(int kind, int pred, int line, const char* file) {
+    if (nt_cur < 0) return;
+    nt_fiber* f = &nt_fibers[nt_cur];
+    f->state = NT_BAR;
+    f->op = kind;
+    f->val = pred ? 1 : 0;
+    f->line = line;
+    f->file = file;
+    nt_to_sched();
+}
+
+static inline unsigned long long nt_wait_warp(int op, unsigned mask, unsigned long long val, unsigned size,
+                                              int arg, int width, int line, const char* file) {
+    if (nt_cur < 0) return val;
+    nt_fiber* f = &nt_fibers[nt_cur];
+    f->state = NT_WARP;
+    f->op = op;
+    f->mask = mask;
+    f->val = val;
+    f->size = size;
+    f->arg = arg;
+    f->width = width;
+    f->line = line;
+    f->file = file;
+    nt_to_sched();
+    return f->res;
+}
+
+// ---------------------------------------------------------------- block barriers
+
+// Threads that already returned count as arrived (as on hardware since Volta, where exited
+// threads no longer take part in bar.sync): `if (tid >= n) return;` before a barrier is a
+// common pattern and works on the GPU, so it must not be reported as a deadlock here.
+static inline void __syncthreads(int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    nt_wait_bar(0, 0, line, file);
+}
+static inline int __syncthreads_count(int pred, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    nt_wait_bar(1, pred, line, file);
+    return nt_cur < 0 ? (pred != 0) : (int)nt_fibers[nt_cur].res;
+}
+static inline int __syncthreads_and(int pred, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    nt_wait_bar(2, pred, line, file);
+    return nt_cur < 0 ? (pred != 0) : (int)nt_fibers[nt_cur].res;
+}
+static inline int __syncthreads_or(int pred, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    nt_wait_bar(3, pred, line, file);
+    return nt_cur < 0 ? (pred != 0) : (int)nt_fibers[nt_cur].res;
+}
+
+// ---------------------------------------------------------------- warp collectives
+
+template <class T>
+static inline unsigned long long nt_bits(T v) {
+    static_assert(sizeof(T) <= 8, "warp collectives move at most 8 bytes per lane");
+    unsigned long long b = 0;
+    memcpy(&b, &v, sizeof(T));
+    return b;
+}
+template <class T>
+static inline T nt_from_bits(unsigned long long b) {
+    T v;
+    memcpy((void*)&v, &b, sizeof(T));
+    return v;
+}
+
+static inline void __syncwarp(unsigned mask = 0xffffffffu, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    nt_wait_warp(NT_W_SYNC, mask, 0, 0, 0, 32, line, file);
+}
+template <class T>
+static inline T __shfl_sync(unsigned mask, T var, int src, int width = 32, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return nt_from_bits<T>(nt_wait_warp(NT_W_SHFL, mask, nt_bits(var), sizeof(T), src, width, line, file));
+}
+template <class T>
+static inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return nt_from_bits<T>(nt_wait_warp(NT_W_UP, mask, nt_bits(var), sizeof(T), (int)delta, width, line, file));
+}
+template <class T>
+static inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return nt_from_bits<T>(nt_wait_warp(NT_W_DOWN, mask, nt_bits(var), sizeof(T), (int)delta, width, line, file));
+}
+template <class T>
+static inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return nt_from_bits<T>(nt_wait_warp(NT_W_XOR, mask, nt_bits(var), sizeof(T), lane_mask, width, line, file));
+}
+static inline unsigned __ballot_sync(unsigned mask, int pred, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return (unsigned)nt_wait_warp(NT_W_BALLOT, mask, pred != 0, 4, 0, 32, line, file);
+}
+static inline int __any_sync(unsigned mask, int pred, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return (int)nt_wait_warp(NT_W_ANY, mask, pred != 0, 4, 0, 32, line, file);
+}
+static inline int __all_sync(unsigned mask, int pred, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return (int)nt_wait_warp(NT_W_ALL, mask, pred != 0, 4, 0, 32, line, file);
+}
+template <class T>
+static inline unsigned __match_any_sync(unsigned mask, T v, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return (unsigned)nt_wait_warp(NT_W_MATCH_ANY, mask, nt_bits(v), sizeof(T), 0, 32, line, file);
+}
+template <class T>
+static inline unsigned __match_all_sync(unsigned mask, T v, int* pred, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    unsigned r = (unsigned)nt_wait_warp(NT_W_MATCH_ALL, mask, nt_bits(v), sizeof(T), 0, 32, line, file);
+    *pred = r != 0;
+    return r;
+}
+static inline unsigned __reduce_add_sync(unsigned mask, unsigned v, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return (unsigned)nt_wait_warp(NT_W_RADD, mask, v, 4, 0, 32, line, file);
+}
+static inline int __reduce_add_sync(unsigned mask, int v, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return (int)nt_wait_warp(NT_W_RADD, mask, (unsigned)v, 4, 0, 32, line, file);
+}
+static inline unsigned __reduce_min_sync(unsigned mask, unsigned v, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return (unsigned)nt_wait_warp(NT_W_RMINU, mask, v, 4, 0, 32, line, file);
+}
+static inline int __reduce_min_sync(unsigned mask, int v, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return (int)nt_wait_warp(NT_W_RMIN, mask, (unsigned)v, 4, 0, 32, line, file);
+}
+static inline unsigned __reduce_max_sync(unsigned mask, unsigned v, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return (unsigned)nt_wait_warp(NT_W_RMAXU, mask, v, 4, 0, 32, line, file);
+}
+static inline int __reduce_max_sync(unsigned mask, int v, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return (int)nt_wait_warp(NT_W_RMAX, mask, (unsigned)v, 4, 0, 32, line, file);
+}
+static inline unsigned __reduce_and_sync(unsigned mask, unsigned v, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return (unsigned)nt_wait_warp(NT_W_RAND, mask, v, 4, 0, 32, line, file);
+}
+static inline unsigned __reduce_or_sync(unsigned mask, unsigned v, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return (unsigned)nt_wait_warp(NT_W_ROR, mask, v, 4, 0, 32, line, file);
+}
+static inline unsigned __reduce_xor_sync(unsigned mask, unsigned v, int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return (unsigned)nt_wait_warp(NT_W_RXOR, mask, v, 4, 0, 32, line, file);
+}
+
+// The warp's live lanes (fibers run one at a time, so "converged" means "not exited").
+static inline unsigned __activemask() {
+    if (nt_cur < 0) return 1u;
+    unsigned w0 = (unsigned)nt_cur & ~31u, m = 0;
+    for (unsigned l = 0; l < 32 && w0 + l < nt_nthreads; ++l)
+        if (nt_fibers[w0 + l].state != NT_DONE) m |= 1u << l;
+    return m;
+}
+static inline unsigned __lanemask_lt() { return nt_cur < 0 ? 0u : (1u << (nt_cur & 31)) - 1u; }
+
+// ---------------------------------------------------------------- atomics and fences
+// Fibers never run at the same time, so a read-modify-write is atomic by construction; each
+// atomic first yields so other threads may interleave (and spin-waits make progress).
+
+#define NT_ATOMIC(T, NAME, EXPR)                                  \
+    static inline T NAME(T* a, T v) {                             \
+        nt_yield();                                               \
+        T o = *a;                                                 \
+        *a = (EXPR);                                              \
+        return o;                                                 \
+    }
+#define NT_ATOMIC_ALL_INT(NAME, EXPR)                             \
+    NT_ATOMIC(int, NAME, EXPR)                                    \
+    NT_ATOMIC(unsigned, NAME, EXPR)                               \
+    NT_ATOMIC(unsigned long long, NAME, EXPR)                     \
+    NT_ATOMIC(long long, NAME, EXPR)
+NT_ATOMIC_ALL_INT(atomicAdd, o + v)
+NT_ATOMIC(float, atomicAdd, o + v)
+NT_ATOMIC(double, atomicAdd, o + v)
+NT_ATOMIC_ALL_INT(atomicSub, o - v)
+NT_ATOMIC_ALL_INT(atomicExch, v)
+NT_ATOMIC(float, atomicExch, v)
+NT_ATOMIC_ALL_INT(atomicMin, v < o ? v : o)
+NT_ATOMIC_ALL_INT(atomicMax, v > o ? v : o)
+NT_ATOMIC_ALL_INT(atomicAnd, o & v)
+NT_ATOMIC_ALL_INT(atomicOr, o | v)
+NT_ATOMIC_ALL_INT(atomicXor, o ^ v)
+NT_ATOMIC(unsigned, atomicInc, (o >= v) ? 0u : o + 1u)
+NT_ATOMIC(unsigned, atomicDec, (o == 0u || o > v) ? v : o - 1u)
+#undef NT_ATOMIC_ALL_INT
+#undef NT_ATOMIC
+
+#define NT_CAS(T)                                                 \
+    static inline T atomicCAS(T* a, T cmp, T v) {                 \
+        nt_yield();                                               \
+        T o = *a;                                                 \
+        if (o == cmp) *a = v;                                     \
+        return o;                                                 \
+    }
+NT_CAS(int)
+NT_CAS(unsigned)
+NT_CAS(unsigned long long)
+NT_CAS(unsigned short)
+#undef NT_CAS
+
+// Scoped variants behave the same on one device.
+#define atomicAdd_block atomicAdd
+#define atomicAdd_system atomicAdd
+#define atomicCAS_block atomicCAS
+#define atomicExch_block atomicExch
+#define atomicMax_block atomicMax
+#define atomicMin_block atomicMin
+
+// __threadfence* come from host_types.h (plain fences; with one OS thread they order nothing).
+static inline void __nanosleep(unsigned) { nt_yield(); }
+static unsigned long long nt_clock_ticks;
+static inline long long clock64() { return (long long)(nt_clock_ticks += 16); }
+static inline void __trap() {
+    static const char m[] = "ninfer: __trap() called by the kernel\n";
+    (void)!write(2, m, sizeof m - 1);
+    abort();
+}
+
+// __ldg & co., the integer/bit intrinsics and min/max come from host_types.h.

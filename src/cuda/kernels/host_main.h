@@ -1,0 +1,655 @@
+// The host tier's runner `main`, placed after the kernel source and the generated entry table
+// (`nt_entries`, `nt_n_entries`). It reads a launch file holding many cases, runs each case
+// under several schedules in this one process, and streams records to the parent on the
+// protocol fd (the original stdout; the kernel's own printf goes to stderr):
+//   B i                        case i begins
+//   M i arg kind base len lo hi   a buffer's placement (kind I input, O output, S scratch,
+//                              D dynamic shared memory; lo..hi is the whole mapping with its
+//                              PROT_NONE guard pages) so the parent can classify fault addresses
+//   R i run nbytes\n<bytes>    the Out buffer after run `run` (0 forward, 1 reverse, 2 random)
+//   G i arg run nbefore firstbefore nafter firstafter   bytes changed around Out/Scratch
+//   P i arg where              output changed when only input `arg`'s poison changed
+//   X i text                   deadlock (which threads wait where)
+//   S i sig addr write thread bx by bz stackoverflow   a fault (then _exit)
+//   T i                        the case's time ran out (then _exit)
+//   D i                        case i done
+#include <stdarg.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <ucontext.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
+extern "C" char __start_nt_shared[] __attribute__((weak));
+extern "C" char __stop_nt_shared[] __attribute__((weak));
+
+static int nt_proto = 1;
+static volatile long nt_case_idx = -1;
+static unsigned* nt_order;
+
+static void nt_write_raw(const void* p, size_t n) {
+    const char* c = (const char*)p;
+    while (n) {
+        ssize_t w = write(nt_proto, c, n);
+        if (w <= 0) _exit(74);
+        c += w;
+        n -= (size_t)w;
+    }
+}
+
+// SIGALRM is held while a record is written, so a timeout record never lands inside another.
+static void nt_write_all(const void* p, size_t n) {
+    sigset_t s, old;
+    sigemptyset(&s);
+    sigaddset(&s, SIGALRM);
+    sigprocmask(SIG_BLOCK, &s, &old);
+    nt_write_raw(p, n);
+    sigprocmask(SIG_SETMASK, &old, 0);
+}
+
+static void nt_rec(const char* fmt, ...) {
+    char b[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b, sizeof b - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (n > (int)sizeof b - 2) n = (int)sizeof b - 2;
+    b[n++] = '\n';
+    nt_write_all(b, (size_t)n);
+}
+
+// ---------------------------------------------------------------- async-signal-safe reports
+
+static int nt_put_u(char* b, unsigned long long v, int base) {
+    char t[24];
+    int n = 0;
+    do {
+        t[n++] = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v);
+    for (int i = 0; i < n; ++i) b[i] = t[n - 1 - i];
+    return n;
+}
+
+static void nt_on_fault(int sig, siginfo_t* si, void* ctx) {
+    char b[256];
+    int n = 0;
+    uintptr_t a = (uintptr_t)si->si_addr;
+    int wr = 2;  // unknown
+#if defined(__x86_64__) && defined(REG_ERR)
+    wr = (((ucontext_t*)ctx)->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0;
+#else
+    (void)ctx;
+#endif
+    b[n++] = 'S'; b[n++] = ' ';
+    n += nt_put_u(b + n, (unsigned long long)nt_case_idx, 10); b[n++] = ' ';
+    n += nt_put_u(b + n, (unsigned long long)sig, 10); b[n++] = ' ';
+    n += nt_put_u(b + n, (unsigned long long)a, 16); b[n++] = ' ';
+    n += nt_put_u(b + n, (unsigned long long)wr, 10); b[n++] = ' ';
+    if (nt_cur < 0) { b[n++] = '-'; b[n++] = '1'; } else n += nt_put_u(b + n, (unsigned long long)nt_cur, 10);
+    b[n++] = ' ';
+    n += nt_put_u(b + n, blockIdx.x, 10); b[n++] = ' ';
+    n += nt_put_u(b + n, blockIdx.y, 10); b[n++] = ' ';
+    n += nt_put_u(b + n, blockIdx.z, 10); b[n++] = ' ';
+    b[n++] = nt_in_stack_guard(a) ? '1' : '0';
+    b[n++] = '\n';
+    nt_write_raw(b, (size_t)n);
+    _exit(70);
+}
+
+static void nt_on_alarm(int) {
+    char b[32];
+    int n = 0;
+    b[n++] = 'T'; b[n++] = ' ';
+    n += nt_put_u(b + n, (unsigned long long)nt_case_idx, 10);
+    b[n++] = '\n';
+    nt_write_raw(b, (size_t)n);
+    _exit(71);
+}
+
+// ---------------------------------------------------------------- scheduling
+
+static unsigned long long nt_rng_next(unsigned long long* s) {
+    unsigned long long z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// Resolves warp collectives whose named live lanes have all arrived; 1 if any lane was released.
+static int nt_resolve_warps() {
+    int any = 0;
+    for (unsigned w0 = 0; w0 < nt_nthreads; w0 += 32) {
+        unsigned lanes = nt_nthreads - w0 < 32 ? nt_nthreads - w0 : 32;
+        unsigned exist = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u);
+        unsigned waiting = 0, done = 0;
+        for (unsigned l = 0; l < lanes; ++l) {
+            int st = nt_fibers[w0 + l].state;
+            if (st == NT_WARP) waiting |= 1u << l;
+            if (st == NT_DONE) done |= 1u << l;
+        }
+        if (!waiting) continue;
+        unsigned ok = 0;
+        for (unsigned l = 0; l < lanes; ++l)
+            if ((waiting >> l) & 1u) {
+                // Lanes that exited or do not exist (a partial last warp) are not waited for.
+                unsigned req = nt_fibers[w0 + l].mask & exist & ~done;
+                if ((req & ~waiting) == 0) ok |= 1u << l;
+            }
+        if (!ok) continue;
+        for (unsigned l = 0; l < lanes; ++l) {
+            if (!((ok >> l) & 1u)) continue;
+            nt_fiber* f = &nt_fibers[w0 + l];
+            unsigned part = (f->mask & waiting) | (1u << l);
+            unsigned w = (unsigned)f->width;
+            if (w == 0 || w > 32 || (w & (w - 1))) w = 32;
+            unsigned seg = l & ~(w - 1);
+            long src = (long)l;
+            unsigned long long r = f->val;
+            switch (f->op) {
+            case NT_W_SYNC: r = 0; break;
+            case NT_W_SHFL: src = (long)seg + (long)(((unsigned)f->arg) & (w - 1)); break;
+            case NT_W_UP: src = (l - seg) < (unsigned)f->arg ? (long)l : (long)l - f->arg; break;
+            case NT_W_DOWN: src = (l - seg) + (unsigned)f->arg >= w ? (long)l : (long)l + f->arg; break;
+            case NT_W_XOR: src = (long)(l ^ (unsigned)f->arg); if (src >= (long)(seg + w)) src = l; break;
+            default: break;
+            }
+            if (f->op >= NT_W_SHFL && f->op <= NT_W_XOR) {
+                // A source lane that is not there (exited, absent, outside the segment) yields
+                // the caller's own value, as the hardware does for out-of-range lanes.
+                if (src >= 0 && src < (long)lanes && ((waiting >> src) & 1u)) r = nt_fibers[w0 + src].val;
+            } else if (f->op != NT_W_SYNC) {
+                unsigned ballot = 0, eq = 0, cnt = 0;
+                unsigned long long sum = 0, mn = 0, mx = 0, an = ~0ull, orr = 0, xr = 0;
+                long long smn = 0, smx = 0;
+                int first = 1;
+                for (unsigned m = 0; m < lanes; ++m) {
+                    if (!((part >> m) & 1u)) continue;
+                    unsigned long long v = nt_fibers[w0 + m].val;
+                    if (v) ballot |= 1u << m;
+                    if (v == f->val) eq |= 1u << m;
+                    ++cnt;
+                    sum += v;
+                    an &= v; orr |= v; xr ^= v;
+                    long long sv = (long long)(int)(unsigned)v;
+                    if (first || (unsigned)v < (unsigned)mn) mn = (unsigned)v;
+                    if (first || (unsigned)v > (unsigned)mx) mx = (unsigned)v;
+                    if (first || sv < smn) smn = sv;
+                    if (first || sv > smx) smx = sv;
+                    first = 0;
+                }
+                switch (f->op) {
+                case NT_W_BALLOT: r = ballot; break;
+                case NT_W_ANY: r = ballot != 0; break;
+                case NT_W_ALL: r = ballot == part; break;
+                case NT_W_MATCH_ANY: r = eq; break;
+                case NT_W_MATCH_ALL: r = eq == part ? part : 0; break;
+                case NT_W_RADD: r = (unsigned)sum; break;
+                case NT_W_RMINU: r = mn; break;
+                case NT_W_RMAXU: r = mx; break;
+                case NT_W_RMIN: r = (unsigned)(int)smn; break;
+                case NT_W_RMAX: r = (unsigned)(int)smx; break;
+                case NT_W_RAND: r = (unsigned)an; break;
+                case NT_W_ROR: r = (unsigned)orr; break;
+                case NT_W_RXOR: r = (unsigned)xr; break;
+                default: break;
+                }
+                (void)cnt;
+            }
+            f->res = r;
+        }
+        for (unsigned l = 0; l < lanes; ++l)
+            if ((ok >> l) & 1u) nt_fibers[w0 + l].state = NT_READY;
+        any = 1;
+    }
+    return any;
+}
+
+// Releases the block barrier when every live thread waits at the same __syncthreads call.
+static int nt_resolve_bar() {
+    int first = -1;
+    unsigned cnt = 0;
+    for (unsigned i = 0; i < nt_nthreads; ++i) {
+        nt_fiber* f = &nt_fibers[i];
+        if (f->state == NT_DONE) continue;
+        if (f->state != NT_BAR) return 0;
+        if (first < 0) first = (int)i;
+        else if (f->line != nt_fibers[first].line || strcmp(f->file, nt_fibers[first].file) != 0) return 0;
+        cnt += (unsigned)f->val;
+    }
+    if (first < 0) return 0;
+    unsigned live = 0;
+    for (unsigned i = 0; i < nt_nthreads; ++i) live += nt_fibers[i].state == NT_BAR;
+    for (unsigned i = 0; i < nt_nthreads; ++i) {
+        nt_fiber* f = &nt_fibers[i];
+        if (f->state != NT_BAR) continue;
+        f->res = f->op == 1 ? cnt : f->op == 2 ? (cnt == live) : f->op == 3 ? (cnt != 0) : 0;
+        f->state = NT_READY;
+    }
+    return 1;
+}
+
+static int nt_same_wait(const nt_fiber* a, const nt_fiber* b) {
+    if (a->state != b->state) return 0;
+    if (a->state == NT_DONE || a->state == NT_READY) return 1;
+    if (a->line != b->line || strcmp(a->file, b->file) != 0) return 0;
+    if (a->state == NT_WARP && (a->op != b->op || a->mask != b->mask)) return 0;
+    return 1;
+}
+
+// Says which threads of the stuck block wait where.
+static void nt_deadlock_text(char* out, size_t cap) {
+    size_t n = 0;
+    int bar_lines = 0, warps = 0, exited = 0;
+    for (unsigned i = 0; i < nt_nthreads; ++i) {
+        if (nt_fibers[i].state == NT_WARP) warps = 1;
+        if (nt_fibers[i].state == NT_DONE) exited = 1;
+    }
+    for (unsigned i = 0; i < nt_nthreads; ++i)
+        if (nt_fibers[i].state == NT_BAR && (i == 0 || !nt_same_wait(&nt_fibers[i], &nt_fibers[i - 1]))) ++bar_lines;
+    const char* why = warps ? "a warp collective waits for lanes that wait elsewhere"
+                      : bar_lines > 1 ? "threads wait at different __syncthreads calls"
+                                      : "no thread can proceed";
+    n += (size_t)snprintf(out + n, cap - n, "block (%u,%u,%u) of %ux%ux%u threads: %s:", blockIdx.x, blockIdx.y,
+                          blockIdx.z, blockDim.x, blockDim.y, blockDim.z, why);
+    (void)exited;
+    unsigned i = 0;
+    int groups = 0;
+    while (i < nt_nthreads && n + 200 < cap) {
+        unsigned j = i;
+        while (j + 1 < nt_nthreads && nt_same_wait(&nt_fibers[j + 1], &nt_fibers[i])) ++j;
+        const nt_fiber* f = &nt_fibers[i];
+        const nt_fiber* g = &nt_fibers[j];
+        if (++groups > 12) {
+            n += (size_t)snprintf(out + n, cap - n, "; ...");
+            break;
+        }
+        n += (size_t)snprintf(out + n, cap - n, "%s threads %u-%u ((%u,%u,%u)-(%u,%u,%u)) ", groups > 1 ? ";" : "",
+                              i, j, f->tid.x, f->tid.y, f->tid.z, g->tid.x, g->tid.y, g->tid.z);
+        if (f->state == NT_DONE) n += (size_t)snprintf(out + n, cap - n, "have exited");
+        else if (f->state == NT_BAR)
+            n += (size_t)snprintf(out + n, cap - n, "wait at __syncthreads (%s:%d)", f->file, f->line);
+        else if (f->state == NT_WARP)
+            n += (size_t)snprintf(out + n, cap - n, "wait at %s mask 0x%08x (%s:%d)", nt_wop_name[f->op], f->mask,
+                                  f->file, f->line);
+        else n += (size_t)snprintf(out + n, cap - n, "are runnable");
+        i = j + 1;
+    }
+    for (size_t k = 0; k < n; ++k)
+        if (out[k] == '\n') out[k] = ' ';
+}
+
+// Runs one block to completion under `policy` (0 forward, 1 reverse, 2 random); 0 or 1 on deadlock.
+static int nt_run_block(int policy, unsigned long long* rng, char* msg, size_t cap) {
+    for (unsigned i = 0; i < nt_nthreads; ++i) nt_fiber_reset(&nt_fibers[i]);
+    for (;;) {
+        unsigned m = 0;
+        for (unsigned i = 0; i < nt_nthreads; ++i)
+            if (nt_fibers[i].state == NT_READY) nt_order[m++] = i;
+        if (m) {
+            if (policy == 1)
+                for (unsigned a = 0, b = m - 1; a < b; ++a, --b) {
+                    unsigned t = nt_order[a]; nt_order[a] = nt_order[b]; nt_order[b] = t;
+                }
+            else if (policy == 2)
+                for (unsigned a = m - 1; a > 0; --a) {
+                    unsigned b = (unsigned)(nt_rng_next(rng) % (a + 1));
+                    unsigned t = nt_order[a]; nt_order[a] = nt_order[b]; nt_order[b] = t;
+                }
+            for (unsigned k = 0; k < m; ++k) {
+                nt_fiber* f = &nt_fibers[nt_order[k]];
+                nt_cur = (int)nt_order[k];
+                threadIdx = f->tid;
+#if defined(__x86_64__)
+                nt_ctx_switch(&nt_sched_sp, f->sp);
+#else
+                swapcontext(&nt_sched_uc, &f->uc);
+#endif
+                nt_cur = -1;
+            }
+            continue;
+        }
+        int live = 0;
+        for (unsigned i = 0; i < nt_nthreads; ++i) live |= nt_fibers[i].state != NT_DONE;
+        if (!live) return 0;
+        if (nt_resolve_warps()) continue;
+        if (nt_resolve_bar()) continue;
+        nt_deadlock_text(msg, cap);
+        return 1;
+    }
+}
+
+static int nt_run_grid(int entry, const unsigned* grid, const unsigned* block, unsigned dyn, int policy,
+                       unsigned long long seed, unsigned char shared_poison, char* msg, size_t cap) {
+    gridDim = dim3(grid[0], grid[1], grid[2]);
+    blockDim = dim3(block[0], block[1], block[2]);
+    nt_nthreads = block[0] * block[1] * block[2];
+    nt_alloc_fibers(nt_nthreads);
+    for (unsigned i = 0; i < nt_nthreads; ++i) {
+        nt_fibers[i].tid = uint3{i % block[0], (i / block[0]) % block[1], i / (block[0] * block[1])};
+        nt_fibers[i].lin = i;
+    }
+    nt_kernel_call = nt_entries[entry];
+    unsigned long long nb = (unsigned long long)grid[0] * grid[1] * grid[2];
+    unsigned long long rng = seed;
+    size_t shared_len = (size_t)(__stop_nt_shared - __start_nt_shared);
+    for (unsigned long long k = 0; k < nb; ++k) {
+        // Block order follows the schedule too (reverse / a random pick of the rest), so
+        // blocks that race on global memory give different outputs.
+        unsigned long long b = policy == 0 ? k : policy == 1 ? nb - 1 - k : k;
+        static unsigned long long* perm;
+        static unsigned long long perm_n;
+        if (policy == 2) {
+            if (k == 0) {
+                if (perm_n < nb) {
+                    free(perm);
+                    perm = (unsigned long long*)malloc(nb * sizeof *perm);
+                    perm_n = nb;
+                }
+                for (unsigned long long i = 0; i < nb; ++i) perm[i] = i;
+                for (unsigned long long i = nb - 1; i > 0; --i) {
+                    unsigned long long j = nt_rng_next(&rng) % (i + 1), t = perm[i];
+                    perm[i] = perm[j];
+                    perm[j] = t;
+                }
+            }
+            b = perm[k];
+        }
+        blockIdx = uint3{(unsigned)(b % grid[0]), (unsigned)((b / grid[0]) % grid[1]),
+                         (unsigned)(b / ((unsigned long long)grid[0] * grid[1]))};
+        if (shared_len) memset(__start_nt_shared, shared_poison, shared_len);
+        if (dyn) memset(nt_dyn_shared_ptr, shared_poison, dyn);
+        if (nt_run_block(policy, &rng, msg, cap)) return 1;
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------- buffers
+
+struct nt_buf {
+    int kind;             // 0 In, 1 Out, 2 Scratch
+    unsigned char* lo;    // mapping start (a guard page)
+    size_t map_len;
+    unsigned char* wlo;   // accessible data pages
+    unsigned char* whi;
+    unsigned char* base;  // what the kernel gets
+    size_t len;
+    const unsigned char* src;
+};
+
+static unsigned char nt_out_pattern(const nt_buf* b, unsigned char* p) {
+    if (b->len % 4) return 0xa5;
+    static const unsigned char pat[4] = {0xa5, 0xa5, 0xa5, 0x7f};  // 0x7fa5a5a5 little-endian
+    return pat[(size_t)(p - b->wlo) % 4];  // wlo is page aligned and base = wlo + 1024: same phase
+}
+
+static void nt_fill_writable(nt_buf* b) {
+    if (b->len % 4 == 0) {
+        unsigned* w = (unsigned*)b->wlo;
+        for (size_t i = 0; i < (size_t)(b->whi - b->wlo) / 4; ++i) w[i] = 0x7fa5a5a5u;
+    } else {
+        memset(b->wlo, 0xa5, (size_t)(b->whi - b->wlo));
+    }
+    if (b->kind == 2) memset(b->base, 0, b->len);
+}
+
+// Changed bytes outside [base, base+len): count and the offset of the one farthest from the
+// buffer before it, and the first after it.
+static void nt_check_guard(const nt_buf* b, size_t* nbefore, size_t* firstbefore, size_t* nafter, size_t* firstafter) {
+    *nbefore = *firstbefore = *nafter = *firstafter = 0;
+    for (unsigned char* p = b->wlo; p < b->base; ++p)
+        if (*p != nt_out_pattern(b, p)) {
+            if (!*nbefore) *firstbefore = (size_t)(b->base - p);
+            ++*nbefore;
+        }
+    for (unsigned char* p = b->base + b->len; p < b->whi; ++p)
+        if (*p != nt_out_pattern(b, p)) {
+            if (!*nafter) *firstafter = (size_t)(p - (b->base + b->len));
+            ++*nafter;
+        }
+}
+
+static void nt_set_input_slack(nt_buf* b, unsigned char before, unsigned char after) {
+    mprotect(b->wlo, (size_t)(b->whi - b->wlo), PROT_READ | PROT_WRITE);
+    memset(b->wlo, before, (size_t)(b->base - b->wlo));
+    memset(b->base + b->len, after, (size_t)(b->whi - (b->base + b->len)));
+    mprotect(b->wlo, (size_t)(b->whi - b->wlo), PROT_READ);
+}
+
+static void nt_place(nt_buf* b) {
+    size_t pg = (size_t)nt_page;
+    size_t span = b->kind == 0 ? (b->len + 15) / 16 * 16 : 1024 + b->len + 1024;
+    size_t npages = (span + pg - 1) / pg;
+    if (!npages) npages = 1;
+    b->map_len = (npages + 2) * pg;
+    b->lo = (unsigned char*)mmap(0, b->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b->lo == (unsigned char*)MAP_FAILED) {
+        fprintf(stderr, "ninfer: cannot map %zu bytes\n", b->map_len);
+        _exit(75);
+    }
+    b->wlo = b->lo + pg;
+    b->whi = b->lo + (npages + 1) * pg;
+    mprotect(b->lo, pg, PROT_NONE);
+    mprotect(b->whi, pg, PROT_NONE);
+    if (b->kind == 0) {
+        // Inputs end (rounded up to 16) right at the trailing guard page.
+        b->base = b->whi - (b->len + 15) / 16 * 16;
+        if (b->len) memcpy(b->base, b->src, b->len);
+        nt_set_input_slack(b, 0xa5, 0xa5);
+    } else {
+        b->base = b->wlo + 1024;
+        nt_fill_writable(b);
+    }
+}
+
+// ---------------------------------------------------------------- main
+
+struct nt_reader {
+    const unsigned char* p;
+    const unsigned char* end;
+    unsigned long long u64() {
+        unsigned long long v = 0;
+        if (p + 8 > end) { fprintf(stderr, "ninfer: launch file truncated\n"); _exit(76); }
+        memcpy(&v, p, 8);
+        p += 8;
+        return v;
+    }
+};
+
+static void nt_run_case(long ci, nt_reader& rd, int skip) {
+    int entry = (int)rd.u64();
+    unsigned long long timeout_ms = rd.u64(), seed = rd.u64(), flags = rd.u64();
+    unsigned grid[3], block[3];
+    for (int i = 0; i < 3; ++i) grid[i] = (unsigned)rd.u64();
+    for (int i = 0; i < 3; ++i) block[i] = (unsigned)rd.u64();
+    unsigned dyn = (unsigned)rd.u64();
+    unsigned nargs = (unsigned)rd.u64();
+    if (nargs > 64) { fprintf(stderr, "ninfer: too many arguments\n"); _exit(76); }
+    nt_buf bufs[64];
+    int out_arg = -1;
+    for (unsigned i = 0; i < nargs; ++i) {
+        unsigned long long kind = rd.u64(), v = rd.u64();
+        bufs[i].kind = -1;
+        if (kind <= 2) {
+            bufs[i].kind = (int)kind;
+            bufs[i].len = (size_t)v;
+            if (kind == 0) {
+                bufs[i].src = rd.p;
+                rd.p += (v + 7) / 8 * 8;
+            }
+            if (kind == 1) out_arg = (int)i;
+        } else if (kind == 3) {
+            nt_argv[i].i = (long long)(int)(unsigned)v;
+        } else if (kind == 4) {
+            nt_argv[i].i = (long long)v;
+        } else {
+            unsigned bits = (unsigned)v;
+            float f;
+            memcpy(&f, &bits, 4);
+            nt_argv[i].i = 0;
+            nt_argv[i].f = f;
+        }
+    }
+    if (skip) return;
+    nt_case_idx = ci;
+    nt_rec("B %ld", ci);
+    for (unsigned i = 0; i < nargs; ++i)
+        if (bufs[i].kind >= 0) {
+            nt_place(&bufs[i]);
+            nt_argv[i].p = bufs[i].base;
+            nt_rec("M %ld %u %c %lx %zu %lx %lx", ci, i, "IOS"[bufs[i].kind], (unsigned long)bufs[i].base, bufs[i].len,
+                   (unsigned long)bufs[i].lo, (unsigned long)(bufs[i].lo + bufs[i].map_len));
+        }
+    // Dynamic shared memory ends right before a guard page as well.
+    size_t pg = (size_t)nt_page, dspan = ((size_t)dyn + 15) / 16 * 16;
+    size_t dpages = (dspan + pg - 1) / pg;
+    if (!dpages) dpages = 1;
+    size_t dmap = (dpages + 2) * pg;
+    unsigned char* dlo = (unsigned char*)mmap(0, dmap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    mprotect(dlo, pg, PROT_NONE);
+    mprotect(dlo + (dpages + 1) * pg, pg, PROT_NONE);
+    nt_dyn_shared_ptr = dlo + (dpages + 1) * pg - dspan;
+    nt_rec("M %ld 4294967295 D %lx %u %lx %lx", ci, (unsigned long)nt_dyn_shared_ptr, dyn, (unsigned long)dlo,
+           (unsigned long)(dlo + dmap));
+
+    struct itimerval tv;
+    memset(&tv, 0, sizeof tv);
+    tv.it_value.tv_sec = (time_t)(timeout_ms / 1000);
+    tv.it_value.tv_usec = (suseconds_t)((timeout_ms % 1000) * 1000);
+    setitimer(ITIMER_REAL, &tv, 0);
+
+    static char msg[4096];
+    unsigned char* first_out = 0;
+    size_t out_len = out_arg >= 0 ? bufs[out_arg].len : 0;
+    unsigned long long rseed = seed;
+    unsigned char rpoison = (unsigned char)(nt_rng_next(&rseed) | 1);
+    if (rpoison == 0xc3 || rpoison == 0x3d) rpoison = 0x77;
+    // Shared-memory poison differs per schedule, so reads of unwritten shared memory show up
+    // as differing outputs; the input-poison run reuses the forward run's.
+    const unsigned char shared_poison[3] = {0xc3, 0x3d, rpoison};
+    int nruns = (flags & 1) ? 1 : 3;
+    int failed = 0;
+    for (int run = 0; run < nruns && !failed; ++run) {
+        for (unsigned i = 0; i < nargs; ++i)
+            if (bufs[i].kind == 1 || bufs[i].kind == 2) nt_fill_writable(&bufs[i]);
+        if (nt_run_grid(entry, grid, block, dyn, run, seed, shared_poison[run], msg, sizeof msg)) {
+            nt_rec("X %ld %s", ci, msg);
+            failed = 1;
+            break;
+        }
+        for (unsigned i = 0; i < nargs; ++i)
+            if (bufs[i].kind == 1 || bufs[i].kind == 2) {
+                size_t nb, fb, na, fa;
+                nt_check_guard(&bufs[i], &nb, &fb, &na, &fa);
+                if (nb || na) {
+                    nt_rec("G %ld %u %d %zu %zu %zu %zu", ci, i, run, nb, fb, na, fa);
+                    failed = 1;
+                }
+            }
+        if (failed) break;
+        if (out_arg >= 0) {
+            char h[96];
+            int n = snprintf(h, sizeof h, "R %ld %d %zu\n", ci, run, out_len);
+            nt_write_all(h, (size_t)n);
+            nt_write_all(bufs[out_arg].base, out_len);
+            if (run == 0) {
+                first_out = (unsigned char*)malloc(out_len + 1);
+                memcpy(first_out, bufs[out_arg].base, out_len);
+            }
+        }
+    }
+    // Input-poison run: the forward schedule again with other bytes in every input's slack.
+    // An output that changes read bytes the kernel does not own.
+    if (!failed && out_arg >= 0) {
+        int ninputs = 0, combined = 0, attributed = 0;
+        for (unsigned i = 0; i < nargs; ++i) ninputs += bufs[i].kind == 0;
+        for (int pass = -1; pass < (int)nargs * 2 && ninputs; ++pass) {
+            // pass -1: every input's slack; then input pass/2, after (even) or before (odd).
+            int target = pass < 0 ? -1 : pass / 2, after = pass < 0 ? 1 : pass % 2 == 0;
+            if (target >= 0 && bufs[target].kind != 0) continue;
+            for (unsigned i = 0; i < nargs; ++i)
+                if (bufs[i].kind == 0) {
+                    int hit = target < 0 || target == (int)i;
+                    nt_set_input_slack(&bufs[i], hit && (target < 0 || !after) ? 0x5a : 0xa5,
+                                       hit && (target < 0 || after) ? 0x5a : 0xa5);
+                }
+            for (unsigned i = 0; i < nargs; ++i)
+                if (bufs[i].kind == 1 || bufs[i].kind == 2) nt_fill_writable(&bufs[i]);
+            if (nt_run_grid(entry, grid, block, dyn, 0, seed, shared_poison[0], msg, sizeof msg)) break;
+            int differs = memcmp(first_out, bufs[out_arg].base, out_len) != 0;
+            if (!differs && target < 0) break;   // the common case: one extra run
+            if (target < 0) combined = 1;
+            if (differs && target >= 0) {
+                nt_rec("P %ld %d %s", ci, target, after ? "after" : "before");
+                attributed = 1;
+                break;
+            }
+        }
+        if (combined && !attributed) nt_rec("P %ld -1 around", ci);
+    }
+    free(first_out);
+    memset(&tv, 0, sizeof tv);
+    setitimer(ITIMER_REAL, &tv, 0);
+    for (unsigned i = 0; i < nargs; ++i)
+        if (bufs[i].kind >= 0) munmap(bufs[i].lo, bufs[i].map_len);
+    munmap(dlo, dmap);
+    nt_rec("D %ld", ci);
+    nt_case_idx = -1;
+}
+
+int main(int argc, char** argv) {
+    if (argc != 3) return 2;
+    // The protocol keeps the original stdout; the kernel's printf goes to stderr.
+    nt_proto = dup(1);
+    dup2(2, 1);
+#if defined(__linux__)
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1) _exit(77);
+#endif
+    nt_page = sysconf(_SC_PAGESIZE);
+    int fd = open(argv[1], O_RDONLY);
+    if (fd < 0) return 2;
+    struct stat st;
+    if (fstat(fd, &st) != 0) return 2;
+    unsigned char* data = (unsigned char*)malloc((size_t)st.st_size + 8);
+    size_t got = 0;
+    while (got < (size_t)st.st_size) {
+        ssize_t r = read(fd, data + got, (size_t)st.st_size - got);
+        if (r <= 0) return 2;
+        got += (size_t)r;
+    }
+    close(fd);
+    long start = atol(argv[2]);
+
+    static unsigned char altstack[1 << 16];
+    stack_t ss;
+    memset(&ss, 0, sizeof ss);
+    ss.ss_sp = altstack;
+    ss.ss_size = sizeof altstack;
+    sigaltstack(&ss, 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = nt_on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigaction(SIGSEGV, &sa, 0);
+    sigaction(SIGBUS, &sa, 0);
+    sigaction(SIGFPE, &sa, 0);
+    sigaction(SIGILL, &sa, 0);
+    struct sigaction al;
+    memset(&al, 0, sizeof al);
+    al.sa_handler = nt_on_alarm;
+    al.sa_flags = SA_ONSTACK;
+    sigaction(SIGALRM, &al, 0);
+
+    nt_order = (unsigned*)malloc(1024 * sizeof(unsigned));
+    nt_alloc_fibers(1);
+    nt_reader rd{data, data + st.st_size};
+    if (st.st_size < 16 || memcmp(data, "NTLAUNCH", 8) != 0) return 2;
+    rd.p += 8;
+    long ncases = (long)rd.u64();
+    for (long ci = 0; ci < ncases; ++ci) nt_run_case(ci, rd, ci < start);
+    return 0;
+}
