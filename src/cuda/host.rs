@@ -258,6 +258,61 @@ fn slot_expr(ty: &str, i: usize) -> String {
     }
 }
 
+/// Where the driver includes the prelude (host_types.h + host_shim.h): replaced by the
+/// prelude's text, or by an `#include` of it when a precompiled header exists.
+const PRELUDE_MARK: &str = "// @@NINFER_PRELUDE@@";
+
+fn prelude() -> String {
+    format!("{HOST_TYPES}\n#line 1 \"host_shim.h\"\n{HOST_SHIM}\n")
+}
+
+/// A precompiled prelude for these flags (parsing it is about half of a compile), built once
+/// into the cache; `None` when the compiler cannot build one (the prelude is then inlined).
+fn precompiled_prelude(
+    cxx: &str,
+    cache: &Path,
+    flags: &[String],
+    version: &str,
+) -> Option<PathBuf> {
+    let text = prelude();
+    let mut h = Sha256::new();
+    h.update(text.as_bytes());
+    h.update(flags.join("\u{1}").as_bytes());
+    h.update(version.as_bytes());
+    h.update(cxx.as_bytes());
+    let dir = cache.join(format!("pch-{}", hex(&h.finalize()[..12])));
+    let gch = dir.join("nt_prelude.h.gch");
+    if gch.exists() {
+        return Some(dir);
+    }
+    std::fs::create_dir_all(&dir).ok()?;
+    let hdr = dir.join("nt_prelude.h");
+    if !hdr.exists() {
+        let tmp = dir.join(format!("nt_prelude.h.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, &text).ok()?;
+        std::fs::rename(&tmp, &hdr).ok()?;
+    }
+    let tmp = dir.join(format!("nt_prelude.{}.tmp.gch", std::process::id()));
+    let ok = Command::new(cxx)
+        .args(flags)
+        .args(["-x", "c++-header"])
+        .arg(&hdr)
+        .arg("-o")
+        .arg(&tmp)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !ok || std::fs::rename(&tmp, &gch).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        return None;
+    }
+    Some(dir)
+}
+
 /// The driver: types, shim, the rewritten source, the entry table and the runner main.
 fn driver_source(source: &str, entries: &[EntrySig]) -> String {
     let mut gen = String::from(
@@ -287,7 +342,7 @@ fn driver_source(source: &str, entries: &[EntrySig]) -> String {
         table.join(", ")
     ));
     format!(
-        "{HOST_TYPES}\n#line 1 \"host_shim.h\"\n{HOST_SHIM}\n#line 1 \"kernel-source\"\n{source}\n{gen}#line 1 \"host_main.h\"\n{HOST_MAIN}"
+        "{PRELUDE_MARK}\n#line 1 \"kernel-source\"\n{source}\n{gen}#line 1 \"host_main.h\"\n{HOST_MAIN}"
     )
 }
 
@@ -370,6 +425,7 @@ impl HostBinary {
         }
         let mut h = Sha256::new();
         h.update(text.as_bytes());
+        h.update(prelude().as_bytes());
         h.update(flags.join("\u{1}").as_bytes());
         h.update(version.as_bytes());
         h.update(cxx.as_bytes());
@@ -386,13 +442,21 @@ impl HostBinary {
             return Ok(bin);
         }
         let inc = fake_include_dir(&cache)?;
+        flags.push(format!("-I{}", inc.display()));
         let dir = TempDir::new("host")?;
         let cpp = dir.path().join("driver.cpp");
-        std::fs::write(&cpp, &text).map_err(|e| Error::io(ErrorClass::IoWrite, &cpp, e))?;
+        let pch = precompiled_prelude(&cxx, &cache, &flags, &version);
+        let body = match &pch {
+            Some(_) => text.replacen(PRELUDE_MARK, "#include \"nt_prelude.h\"", 1),
+            None => text.replacen(PRELUDE_MARK, &prelude(), 1),
+        };
+        if let Some(p) = &pch {
+            flags.push(format!("-I{}", p.display()));
+        }
+        std::fs::write(&cpp, &body).map_err(|e| Error::io(ErrorClass::IoWrite, &cpp, e))?;
         let tmp_exe = cache.join(format!("k-{key}.{}.tmp", std::process::id()));
         let out = Command::new(&cxx)
             .args(&flags)
-            .arg(format!("-I{}", inc.display()))
             .arg("-o")
             .arg(&tmp_exe)
             .arg(&cpp)
