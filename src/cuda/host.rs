@@ -285,6 +285,13 @@ fn precompiled_prelude(
     if gch.exists() {
         return Some(dir);
     }
+    // One builder per process: threads compiling in parallel would each build the same
+    // header (hundreds of MB of compiler memory at once) instead of waiting for the first.
+    static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    if gch.exists() {
+        return Some(dir);
+    }
     std::fs::create_dir_all(&dir).ok()?;
     let hdr = dir.join("nt_prelude.h");
     if !hdr.exists() {
