@@ -117,6 +117,11 @@ error_classes! {
     KernelTimeout => "kernel.timeout",
     KernelCrash => "kernel.crash",
     KernelOutOfBounds => "kernel.out_of_bounds",
+    KernelOutOfBoundsRead => "kernel.out_of_bounds_read",
+    KernelMisaligned => "kernel.misaligned",
+    KernelNondeterministic => "kernel.nondeterministic",
+    KernelDeadlock => "kernel.deadlock",
+    KernelUnsupported => "kernel.unsupported",
     KernelTierUnavailable => "kernel.tier_unavailable",
 }
 

@@ -1,8 +1,8 @@
 //! `check-kernel`: runs a third-party (or a shipped) CUDA kernel over the kernel cases of its
 //! class at one tier and reports pass/fail per case, like `check-reader`.
 //! Exit 0: every case passed. 1: a case failed, or the kernel does not compile / lacks the
-//! entry / has the wrong signature. 2: usage or environment error (a tier that cannot run here
-//! is SKIPPED, never passed).
+//! entry / has the wrong signature. 2: usage or environment error, or a kernel the tier cannot
+//! emulate (`kernel.unsupported`) — SKIPPED, never passed.
 
 use anyhow::Context;
 use serde_json::{json, Value};
@@ -10,123 +10,260 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use crate::cuda::{self, sources, KernelClass, Status, Tier};
+use crate::cuda::check::{self, HostSetup};
+use crate::cuda::suite::{judge_builtin, markdown_table, run_builtins_host, BuiltinVerdict};
+use crate::cuda::kernel_abi::{AbiSidecar, KernelAbi};
+use crate::cuda::{self, sources, Builtin, CaseResult, KernelCase, KernelClass, Precision, Role, Status, Tier};
 use crate::error::{Error, ErrorClass};
 
+/// The command's options.
+#[derive(clap::Args, Debug, Default)]
 pub struct Args {
+    /// Kernel source (.cu); `#include "x"` is resolved next to the including file, then in the
+    /// -I folders, then (bare names only) among the built-in headers.
+    #[arg(long)]
     pub source: Option<PathBuf>,
+    /// extern "C" __global__ entry point (or `entry` of the --abi file).
+    #[arg(long)]
     pub entry: Option<String>,
+    /// dequantize, get_rows, mul_mat_vec, mul_mat_vec_planes, mul_mat, hadamard_rotate.
+    #[arg(long)]
     pub class: Option<String>,
+    /// Case format (needed when the class has several).
+    #[arg(long)]
     pub format: Option<String>,
+    /// ABI sidecar JSON: the kernel's own launch (grid/block/shared as expressions of the case
+    /// dims), parameter list (bindings + C types) and precision (spec/kernels.json `sidecar`).
+    #[arg(long)]
+    pub abi: Option<PathBuf>,
+    /// Precision mode: f32 (default), f16-in, bf16-in, q8_1-in, f16-out, bf16-out, or
+    /// combinations joined by '+' (e.g. bf16-in+bf16-out). Overrides the --abi file's.
+    #[arg(long)]
+    pub precision: Option<String>,
+    /// Include folder for `#include "..."` (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Preprocessor definition NAME or NAME=VALUE (repeatable).
+    #[arg(short = 'D', value_name = "DEF")]
+    pub define: Vec<String>,
+    /// Extra NVRTC option for the compile and device tiers (repeatable, e.g. -default-device).
+    #[arg(long = "nvrtc-option", value_name = "OPT", allow_hyphen_values = true)]
+    pub nvrtc_option: Vec<String>,
+    /// Architecture: NVRTC's for --tier compile (default: every arch of spec/kernels.json); the
+    /// value of __CUDA_ARCH__ for --tier host (default: every arch when the source branches on
+    /// __CUDA_ARCH__, else the first).
+    #[arg(long)]
     pub arch: Option<String>,
+    /// host (C++ compiler + CPU shim), compile (NVRTC), device (GPU).
+    #[arg(long, default_value = "host")]
     pub tier: String,
+    /// Write the report as JSON to this path ('-': standard output).
+    #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Per-case timeout in seconds (host tier).
+    #[arg(long)]
     pub timeout: Option<u64>,
+    /// Check every shipped kernel instead: references and correct-but-unusual kernels pass,
+    /// wrong variants are caught with their expected verdict.
+    #[arg(long)]
     pub builtin: bool,
+    /// Only these builtin kernels (entry names, repeatable).
+    #[arg(long = "only", value_name = "ENTRY")]
+    pub only: Vec<String>,
+    /// Run N random cases per format (shapes and data drawn as test-backend-ops does) instead
+    /// of the fixed cases; a failure names the case to replay with the same --seed.
+    #[arg(long, value_name = "N")]
+    pub random: Option<usize>,
+    /// Seed of --random and of the random thread schedule.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Only cases whose name contains this text (repeatable: any of them).
+    #[arg(long = "case", value_name = "TEXT")]
+    pub case: Vec<String>,
+    /// Only hadamard_rotate cases of this block size B.
+    #[arg(long)]
+    pub block: Option<u64>,
+    /// With --builtin: write the verdict table (Markdown) to this path.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
 }
 
-/// Reads the source and inlines its `#include "..."` (next to it, then the built-in headers).
 /// Escaped text of anything printed here that can carry a file's text (a kernel source's
-/// compiler diagnostics, case details): no control or bidi character reaches the terminal.
+/// compiler diagnostics, case details): no control or bidi character reaches the terminal,
+/// but line breaks stay line breaks.
 fn esc(x: &dyn std::fmt::Display) -> String {
-    crate::text::escape(&x.to_string()).into_owned()
+    x.to_string()
+        .lines()
+        .map(|l| crate::text::escape(l).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
-fn read_source(path: &Path) -> crate::Result<String> {
+fn read_source(path: &Path, include_dirs: &[PathBuf]) -> crate::Result<String> {
     let text = crate::fsio::read_input_string(path)?;
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    sources::resolve(&text, &name, &|rel| {
-        crate::fsio::read_input_string(&dir.join(rel)).ok()
-    })
+    let dirs: Vec<String> = include_dirs.iter().map(|d| d.display().to_string()).collect();
+    sources::resolve(&text, &path.display().to_string(), &|p| crate::fsio::read_input_string(Path::new(p)).ok(), &dirs)
 }
 
 fn write_json(path: Option<&Path>, v: &Value) -> anyhow::Result<()> {
     if let Some(p) = path {
         let mut s = serde_json::to_string_pretty(v)?;
         s.push('\n');
-        crate::fsio::write_bytes_atomic(p, s.as_bytes())
-            .with_context(|| p.display().to_string())?;
+        if p == Path::new("-") {
+            print!("{s}");
+        } else {
+            crate::fsio::write_bytes_atomic(p, s.as_bytes()).with_context(|| p.display().to_string())?;
+        }
     }
     Ok(())
+}
+
+fn usage(field: &str, what: impl Into<String>) -> Error {
+    Error::new(ErrorClass::CliUsage, field, what)
+}
+
+/// The case list of a run: fixed (corpus + generated matrix) or random, then the filters.
+fn select_cases(class: KernelClass, formats: &[String], a: &Args) -> crate::Result<Vec<KernelCase>> {
+    let mut cs = match a.random {
+        Some(n) => cuda::random_cases(class, formats, n, a.seed)?,
+        None => cuda::cases_for(class, formats)?,
+    };
+    if !a.case.is_empty() {
+        cs.retain(|c| a.case.iter().any(|t| c.name.contains(t.as_str())));
+    }
+    if let Some(b) = a.block {
+        if class != KernelClass::HadamardRotate {
+            return Err(usage("--block", "only hadamard_rotate cases have a block size"));
+        }
+        cs.retain(|c| c.dims.block == b);
+    }
+    if cs.is_empty() {
+        return Err(usage("--case", "no case matches the filters"));
+    }
+    Ok(cs)
+}
+
+fn host_setup(a: &Args) -> crate::Result<HostSetup> {
+    let archs = match (&a.arch, a.tier.as_str()) {
+        (Some(x), "host") => vec![check::arch_value(x).ok_or_else(|| usage("--arch", format!("{x:?}: expected sm_XX")))?],
+        _ => Vec::new(),
+    };
+    Ok(HostSetup {
+        defines: a.define.clone(),
+        include_dirs: a.include.clone(),
+        archs,
+        timeout: a.timeout.map(Duration::from_secs).unwrap_or_else(cuda::host_timeout),
+        schedule_seed: a.seed,
+    })
+}
+
+fn tag(r: &CaseResult) -> String {
+    match &r.status {
+        Status::Pass => "PASS".into(),
+        Status::Fail => "FAIL".into(),
+        Status::Error(c) => format!("FAIL [{c}]"),
+        Status::Skipped(c) => format!("SKIP [{c}]"),
+    }
+}
+
+fn row(r: &CaseResult) -> Value {
+    json!({
+        "case": r.case, "status": r.verdict_name(), "detail": r.detail,
+        "error_class": match &r.status { Status::Error(c) | Status::Skipped(c) => Value::from(c.id()), _ => Value::Null },
+        "max_err_ratio": r.verdict.as_ref().map(|v| v.max_err_ratio), "nmse": r.verdict.as_ref().map(|v| v.nmse),
+        "looks_like": r.looks_like,
+    })
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let tier = Tier::parse(&a.tier)?;
     if a.builtin {
-        return builtin(tier, a.arch.as_deref(), a.json.as_deref(), a.timeout);
+        return builtin(tier, &a);
     }
-    let usage = |w: &str| {
-        Error::new(
-            ErrorClass::CliUsage,
-            w,
-            format!("{w} is required (or --builtin)"),
-        )
+    let sidecar: AbiSidecar = match &a.abi {
+        None => AbiSidecar::default(),
+        Some(p) => {
+            let text = crate::fsio::read_input_string(p)?;
+            serde_json::from_str(&text).map_err(|e| {
+                Error::new(ErrorClass::CliUsage, p.display().to_string(), format!("not an ABI sidecar (spec/kernels.json `sidecar`): {e}"))
+            })?
+        }
     };
-    let src_path = a.source.ok_or_else(|| usage("--source"))?;
-    let entry = a.entry.ok_or_else(|| usage("--entry"))?;
-    let class = KernelClass::parse(&a.class.ok_or_else(|| usage("--class"))?)?;
-    let formats = cuda::default_formats(class, a.format.as_deref())?;
-    let source = read_source(&src_path)?;
-    let cases = cuda::cases_for(class, &formats);
+    let src_path = a.source.clone().ok_or_else(|| usage("--source", "--source is required (or --builtin)"))?;
+    let entry = a
+        .entry
+        .clone()
+        .or(sidecar.entry.clone())
+        .ok_or_else(|| usage("--entry", "--entry is required (or `entry` in the --abi file)"))?;
+    let class_name = a
+        .class
+        .clone()
+        .or(sidecar.class.clone())
+        .ok_or_else(|| usage("--class", "--class is required (or `class` in the --abi file)"))?;
+    let class = KernelClass::parse(&class_name)?;
+    let precision = a.precision.as_deref().map(Precision::parse).transpose()?;
+    let abi = KernelAbi::from_sidecar(class, &sidecar, precision)?;
+    let formats = match (&a.format, &sidecar.formats) {
+        (None, Some(f)) => f.clone(),
+        (f, _) => cuda::default_formats(class, f.as_deref())?,
+    };
+    let source = read_source(&src_path, &a.include)?;
+    let cases = select_cases(class, &formats, &a)?;
     let head = format!(
-        "check-kernel {entry} ({}, {}) from {} -- tier {}",
+        "check-kernel {entry} ({}, {}, precision {}) from {} -- tier {}",
         class.name(),
         formats.join(","),
+        abi.precision,
         src_path.display(),
         tier.name()
     );
     println!("{}", esc(&head));
     let mut report = json!({
+        "schema": "ninfer-ternary/check-kernel/2", "tool_version": env!("CARGO_PKG_VERSION"),
         "source": src_path.display().to_string(), "entry": entry, "class": class.name(),
-        "formats": formats, "tier": tier.name(),
+        "formats": formats, "tier": tier.name(), "precision": abi.precision.name(),
+        "random": a.random, "seed": a.seed,
     });
     let t0 = Instant::now();
     let outcome = match tier {
         Tier::Host => cuda::host::available().and_then(|cxx| {
-            println!("host compiler: {} ({cxx})", cuda::host::compiler());
-            let timeout = a
-                .timeout
-                .map(Duration::from_secs)
-                .unwrap_or_else(cuda::host_timeout);
-            cuda::run_host(&source, &entry, class, &cases, timeout)
+            let setup = host_setup(&a)?;
+            let archs = if setup.archs.is_empty() { check::host_archs(&source) } else { setup.archs.clone() };
+            println!(
+                "host compiler: {} ({cxx}); __CUDA_ARCH__ {}",
+                cuda::host::compiler(),
+                archs.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+            );
+            check::run_host(&source, &entry, &abi, &cases, &setup)
         }),
-        Tier::Device => cuda::run_device(&source, &entry, class, &cases),
+        Tier::Device => cuda::run_device(&source, &entry, &abi, &cases),
         Tier::Compile => {
             let archs: Vec<String> = match &a.arch {
                 Some(x) => vec![x.clone()],
                 None => crate::spec::get().kernels.compile.archs.clone(),
             };
-            cuda::compile_nvrtc(&source, &entry, class, &archs).map(|_| {
+            let mut opts = a.nvrtc_option.clone();
+            opts.extend(a.define.iter().map(|d| format!("-D{d}")));
+            cuda::compile_nvrtc(&source, &entry, &abi.sig(), &archs, &opts).map(|_| {
                 println!(
-                    "PASS compiled with NVRTC for {} and the PTX entry matches the {} ABI",
+                    "PASS compiled with NVRTC for {} and the PTX entry matches the ABI ({})",
                     archs.join(", "),
-                    class.name()
+                    abi.sig().join(", ")
                 );
                 Vec::new()
             })
         }
     };
     let results = match outcome {
-        Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
-            println!("SKIPPED: tier {} cannot run here: {}", tier.name(), esc(&e));
+        Err(e) if matches!(e.class, ErrorClass::KernelTierUnavailable | ErrorClass::KernelUnsupported) => {
+            println!("SKIPPED: tier {} cannot run this kernel here: {}", tier.name(), esc(&e));
             println!("RESULT: SKIPPED (not a pass)");
             report["status"] = "skipped".into();
             report["error"] = json!({"class": e.class.id(), "message": e.to_string()});
             write_json(a.json.as_deref(), &report)?;
             return Ok(ExitCode::from(2));
         }
-        Err(e)
-            if matches!(
-                e.class,
-                ErrorClass::CliUsage | ErrorClass::IoRead | ErrorClass::IoWrite
-            ) =>
-        {
-            return Err(e.into())
-        }
+        Err(e) if matches!(e.class, ErrorClass::CliUsage | ErrorClass::IoRead | ErrorClass::IoWrite) => return Err(e.into()),
         Err(e) => {
             println!("ERROR {}", esc(&e));
             println!("RESULT: FAILED");
@@ -137,62 +274,53 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         Ok(r) => r,
     };
-    let (mut pass, mut fail) = (0, 0);
-    let mut rows = Vec::new();
+    let (mut pass, mut fail, mut skip) = (0, 0, 0);
     for r in &results {
-        let tag = match &r.status {
-            Status::Pass => {
-                pass += 1;
-                "PASS".to_string()
-            }
-            Status::Fail => {
-                fail += 1;
-                "FAIL".to_string()
-            }
-            Status::Error(c) => {
-                fail += 1;
-                format!("FAIL [{c}]")
-            }
-        };
-        println!("{tag} {}: {}", esc(&r.case), esc(&r.detail));
-        rows.push(json!({
-            "case": r.case, "status": if r.failed() { "fail" } else { "pass" }, "detail": r.detail,
-            "error_class": match &r.status { Status::Error(c) => Value::from(c.id()), _ => Value::Null },
-            "max_err_ratio": r.verdict.as_ref().map(|v| v.max_err_ratio), "nmse": r.verdict.as_ref().map(|v| v.nmse),
-        }));
+        match r.status {
+            Status::Pass => pass += 1,
+            Status::Skipped(_) => skip += 1,
+            _ => fail += 1,
+        }
+        println!("{} {}: {}", tag(r), esc(&r.case), esc(&r.detail));
     }
     if let Some(first) = results.iter().find(|r| r.failed()) {
-        println!(
-            "first failing case: {} -- {}",
-            esc(&first.case),
-            esc(&first.detail)
-        );
+        println!("first failing case: {} -- {}", esc(&first.case), esc(&first.detail));
+        if a.random.is_some() {
+            println!(
+                "replay: check-kernel ... --random {} --seed {} --case {}",
+                a.random.unwrap_or(0),
+                a.seed,
+                first.case
+            );
+        }
     }
-    println!(
-        "{pass} passed, {fail} failed, 0 skipped ({:.1} s)",
-        t0.elapsed().as_secs_f64()
-    );
-    let ok = fail == 0;
-    println!("RESULT: {}", if ok { "PASSED" } else { "FAILED" });
-    report["status"] = if ok { "passed" } else { "failed" }.into();
-    report["results"] = rows.into();
+    println!("{pass} passed, {fail} failed, {skip} skipped ({:.1} s)", t0.elapsed().as_secs_f64());
+    let code = if fail > 0 {
+        1
+    } else if skip > 0 {
+        2
+    } else {
+        0
+    };
+    println!("RESULT: {}", ["PASSED", "FAILED", "SKIPPED (not a pass)"][code as usize]);
+    report["status"] = ["passed", "failed", "skipped"][code as usize].into();
+    report["results"] = results.iter().map(row).collect::<Vec<_>>().into();
     write_json(a.json.as_deref(), &report)?;
-    Ok(ExitCode::from(if ok { 0 } else { 1 }))
+    Ok(ExitCode::from(code))
 }
 
-/// `--builtin`: every shipped kernel at one tier. Host/device: references must pass every
-/// case, wrong variants must fail exactly their named cases. Compile: every source for every
-/// arch, every entry's PTX signature checked.
-fn builtin(
-    tier: Tier,
-    arch: Option<&str>,
-    json_out: Option<&Path>,
-    timeout: Option<u64>,
-) -> anyhow::Result<ExitCode> {
+/// `--builtin`: every shipped kernel at one tier. Host/device: references and unusual-correct
+/// kernels pass every case, wrong variants are caught with their expected verdict. Compile:
+/// every source for every arch, every entry's PTX signature checked.
+fn builtin(tier: Tier, a: &Args) -> anyhow::Result<ExitCode> {
     let t0 = Instant::now();
-    let kernels = cuda::builtins();
+    let json_out = a.json.as_deref();
+    let kernels: Vec<Builtin> = cuda::builtins()?
+        .into_iter()
+        .filter(|k| a.only.is_empty() || a.only.contains(&k.entry))
+        .collect();
     if tier == Tier::Compile {
-        let archs: Vec<String> = match arch {
+        let archs: Vec<String> = match &a.arch {
             Some(x) => vec![x.to_string()],
             None => crate::spec::get().kernels.compile.archs.clone(),
         };
@@ -200,34 +328,28 @@ fn builtin(
         srcs.sort();
         srcs.dedup();
         let (mut compiled, mut checked) = (0, 0);
-        for a in &archs {
+        for arch in &archs {
             for s in &srcs {
                 let text = sources::builtin_resolved(s)?;
-                let ptx = match compile_one(&text, a) {
+                let ptx = match compile_one(&text, arch, &a.nvrtc_option) {
                     Ok(p) => p,
                     Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
                         println!("SKIPPED: {}", esc(&e));
                         println!("RESULT: SKIPPED (not a pass)");
-                        write_json(
-                            json_out,
-                            &json!({"tier": "compile", "status": "skipped", "error": e.to_string()}),
-                        )?;
+                        write_json(json_out, &json!({"tier": "compile", "status": "skipped", "error": e.to_string()}))?;
                         return Ok(ExitCode::from(2));
                     }
                     Err(e) => {
-                        println!("ERROR {s} for {a}: {}", esc(&e));
+                        println!("ERROR {s} for {arch}: {}", esc(&e));
                         println!("RESULT: FAILED");
-                        write_json(
-                            json_out,
-                            &json!({"tier": "compile", "status": "failed", "error": e.to_string()}),
-                        )?;
+                        write_json(json_out, &json!({"tier": "compile", "status": "failed", "error": e.to_string()}))?;
                         return Ok(ExitCode::from(1));
                     }
                 };
                 compiled += 1;
                 for k in kernels.iter().filter(|k| k.source == *s) {
-                    if let Err(e) = check_ptx(&ptx, &k.entry, k.class) {
-                        println!("ERROR {} in {s} for {a}: {}", k.entry, esc(&e));
+                    if let Err(e) = check_ptx(&ptx, &k.entry, &k.abi.sig()) {
+                        println!("ERROR {} in {s} for {arch}: {}", k.entry, esc(&e));
                         println!("RESULT: FAILED");
                         return Ok(ExitCode::from(1));
                     }
@@ -237,111 +359,89 @@ fn builtin(
         }
         let secs = t0.elapsed().as_secs_f64();
         println!(
-            "NVRTC compiled {} kernel sources x {} archs ({}) = {compiled} compilations; {checked} entry points ({} kernels: {} reference, {} wrong variants) matched their ABI; {secs:.1} s",
+            "NVRTC compiled {} kernel sources x {} archs ({}) = {compiled} compilations; {checked} entry points ({} kernels) matched their ABI; {secs:.1} s",
             srcs.len(),
             archs.len(),
             archs.join(", "),
             kernels.len(),
-            kernels.iter().filter(|k| k.must_fail.is_none()).count(),
-            kernels.iter().filter(|k| k.must_fail.is_some()).count(),
         );
         println!("RESULT: PASSED");
-        write_json(
-            json_out,
-            &json!({"tier": "compile", "status": "passed", "compilations": compiled, "entries_checked": checked, "archs": archs, "seconds": secs}),
-        )?;
+        write_json(json_out, &json!({"tier": "compile", "status": "passed", "compilations": compiled, "entries_checked": checked, "archs": archs, "seconds": secs}))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut bad = 0;
-    let mut rows = Vec::new();
-    for k in &kernels {
-        let src = sources::builtin_resolved(&k.source)?;
-        let cases = cuda::cases_for(k.class, &k.formats);
-        let res = match tier {
-            Tier::Host => cuda::run_host(
-                &src,
-                &k.entry,
-                k.class,
-                &cases,
-                timeout
-                    .map(Duration::from_secs)
-                    .unwrap_or_else(cuda::host_timeout),
-            ),
-            _ => cuda::run_device(&src, &k.entry, k.class, &cases),
-        };
-        let rs = match res {
-            Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
-                println!("SKIPPED: tier {} cannot run here: {}", tier.name(), esc(&e));
-                println!("RESULT: SKIPPED (not a pass)");
-                write_json(
-                    json_out,
-                    &json!({"tier": tier.name(), "status": "skipped", "error": e.to_string()}),
-                )?;
-                return Ok(ExitCode::from(2));
-            }
-            Err(e) => {
-                println!("ERROR {}: {}", k.entry, esc(&e));
-                bad += 1;
-                continue;
-            }
-            Ok(r) => r,
-        };
-        let failed: Vec<&str> = rs
-            .iter()
-            .filter(|r| r.failed())
-            .map(|r| r.case.as_str())
-            .collect();
-        let (ok, what) = match &k.must_fail {
-            None => (
-                failed.is_empty(),
-                format!(
-                    "reference: {}/{} cases pass",
-                    rs.len() - failed.len(),
-                    rs.len()
-                ),
-            ),
-            Some(m) => {
-                let mut want: Vec<&str> = m.iter().map(String::as_str).collect();
-                want.sort();
-                let mut got = failed.clone();
-                got.sort();
-                (
-                    got == want,
-                    format!("wrong variant: fails {got:?} (must fail {want:?})"),
-                )
-            }
-        };
-        if !ok {
-            bad += 1;
+    let timeout = a.timeout.map(Duration::from_secs).unwrap_or_else(cuda::host_timeout);
+    let verdicts = match tier {
+        Tier::Host => run_builtins_host(&a.only, a.random, a.seed, timeout),
+        _ => device_builtins(&kernels, a),
+    };
+    let verdicts = match verdicts {
+        Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
+            println!("SKIPPED: tier {} cannot run here: {}", tier.name(), esc(&e));
+            println!("RESULT: SKIPPED (not a pass)");
+            write_json(json_out, &json!({"tier": tier.name(), "status": "skipped", "error": e.to_string()}))?;
+            return Ok(ExitCode::from(2));
         }
-        println!(
-            "{} {}: {}",
-            if ok { "OK  " } else { "BAD " },
-            k.entry,
-            esc(&what)
-        );
-        rows.push(json!({"entry": k.entry, "ok": ok, "failed_cases": failed}));
+        r => r?,
+    };
+    let bad = verdicts.iter().filter(|v| !v.ok).count();
+    for v in &verdicts {
+        println!("{} {}: {}", if v.ok { "OK  " } else { "BAD " }, v.kernel.entry, esc(&v.what));
     }
+    let count = |f: fn(&Role) -> bool| verdicts.iter().filter(|v| f(&v.kernel.role)).count();
     println!(
-        "{} kernels, {bad} not as the spec says ({:.1} s)",
-        kernels.len(),
+        "{} kernels ({} reference, {} correct-but-unusual, {} wrong variants){}: {bad} not as the spec says ({:.1} s)",
+        verdicts.len(),
+        count(|r| matches!(r, Role::Reference)),
+        count(|r| matches!(r, Role::Unusual { .. })),
+        count(|r| matches!(r, Role::Wrong { .. })),
+        a.random.map(|n| format!(", {n} random cases per format, seed {}", a.seed)).unwrap_or_default(),
         t0.elapsed().as_secs_f64()
     );
+    println!("{} passed, {bad} failed", verdicts.len() - bad);
     println!("RESULT: {}", if bad == 0 { "PASSED" } else { "FAILED" });
+    if let Some(md) = &a.markdown {
+        crate::fsio::write_bytes_atomic(md, markdown_table(&verdicts).as_bytes())?;
+    }
     write_json(
         json_out,
-        &json!({"tier": tier.name(), "status": if bad == 0 { "passed" } else { "failed" }, "kernels": rows}),
+        &json!({"schema": "ninfer-ternary/check-kernel-builtin/2", "tool_version": env!("CARGO_PKG_VERSION"), "tier": tier.name(), "status": if bad == 0 { "passed" } else { "failed" },
+            "kernels": verdicts.iter().map(|v| json!({"entry": v.kernel.entry, "ok": v.ok, "verdict": v.verdict, "first_case": v.first_case, "looks_like": v.looks_like, "what": v.what})).collect::<Vec<_>>()}),
     )?;
     Ok(ExitCode::from(if bad == 0 { 0 } else { 1 }))
 }
 
+fn device_builtins(kernels: &[Builtin], a: &Args) -> crate::Result<Vec<BuiltinVerdict>> {
+    let mut out = Vec::new();
+    for k in kernels {
+        let src = sources::builtin_resolved(&k.source)?;
+        let cases = match a.random {
+            Some(n) => cuda::random_cases(k.class, &k.formats, n, a.seed)?,
+            None => cuda::cases_for(k.class, &k.formats)?,
+        };
+        match cuda::run_device(&src, &k.entry, &k.abi, &cases) {
+            Ok(rs) => out.push(judge_builtin(k, &rs, a.random.is_some())),
+            Err(e) if e.class == ErrorClass::KernelTierUnavailable => return Err(e),
+            Err(e) => out.push(BuiltinVerdict {
+                kernel: k.clone(),
+                ok: false,
+                what: format!("ERROR {e}"),
+                verdict: e.class.id().into(),
+                first_case: None,
+                looks_like: Vec::new(),
+                cases: 0,
+            }),
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(feature = "cuda")]
-fn compile_one(text: &str, arch: &str) -> crate::Result<String> {
-    cuda::nvrtc::compile(text, Some(arch)).map(|p| p.to_src())
+fn compile_one(text: &str, arch: &str, opts: &[String]) -> crate::Result<String> {
+    cuda::nvrtc::compile_with(text, Some(arch), opts).map(|p| p.to_src())
 }
 
 #[cfg(not(feature = "cuda"))]
-fn compile_one(_text: &str, _arch: &str) -> crate::Result<String> {
+fn compile_one(_text: &str, _arch: &str, _opts: &[String]) -> crate::Result<String> {
     Err(Error::new(
         ErrorClass::KernelTierUnavailable,
         "compile",
@@ -350,12 +450,12 @@ fn compile_one(_text: &str, _arch: &str) -> crate::Result<String> {
 }
 
 #[cfg(feature = "cuda")]
-fn check_ptx(ptx: &str, entry: &str, class: KernelClass) -> crate::Result<()> {
-    cuda::nvrtc::check_entry(ptx, entry, class)
+fn check_ptx(ptx: &str, entry: &str, sig: &[String]) -> crate::Result<()> {
+    cuda::nvrtc::check_entry(ptx, entry, sig)
 }
 
 #[cfg(not(feature = "cuda"))]
-fn check_ptx(_ptx: &str, _entry: &str, _class: KernelClass) -> crate::Result<()> {
+fn check_ptx(_ptx: &str, _entry: &str, _sig: &[String]) -> crate::Result<()> {
     Ok(())
 }
 
@@ -365,26 +465,23 @@ pub fn demo_step() -> anyhow::Result<bool> {
     let t0 = Instant::now();
     let mut ok = true;
     let class = KernelClass::Dequantize;
-    let cases = cuda::cases_for(class, &["ptq1_0".to_string()]);
+    let cases = cuda::cases_for(class, &["ptq1_0".to_string()])?;
     let cases = &cases[..1];
     let pairs = [
         ("dequantize.cu", "ref_dequantize_ptq1_0"),
-        (
-            "wrong/ptq1_sequential.cu",
-            "wrong_dequantize_ptq1_0_sequential",
-        ),
+        ("wrong/ptq1_sequential.cu", "wrong_dequantize_ptq1_0_sequential"),
     ];
     let mut tiers = vec![Tier::Host];
     if cfg!(feature = "cuda") {
         tiers.push(Tier::Device);
     }
+    let abi = KernelAbi::default_for(class, Precision::F32)?;
     for tier in tiers {
         for (src, entry) in pairs {
             let text = sources::builtin_resolved(src)?;
             let r = match tier {
-                Tier::Host => cuda::host::available()
-                    .and_then(|_| cuda::run_host(&text, entry, class, cases, cuda::host_timeout())),
-                _ => cuda::run_device(&text, entry, class, cases),
+                Tier::Host => cuda::host::available().and_then(|_| cuda::run_host(&text, entry, class, cases, cuda::host_timeout())),
+                _ => cuda::run_device(&text, entry, &abi, cases),
             };
             match r {
                 Ok(rs) => {
@@ -396,31 +493,20 @@ pub fn demo_step() -> anyhow::Result<bool> {
                             tier.name(),
                             x.case,
                             if x.failed() { "FAIL" } else { "PASS" },
-                            if wrong {
-                                " (negative control, must fail)"
-                            } else {
-                                ""
-                            },
+                            if wrong { " (negative control, must fail)" } else { "" },
                             x.detail
                         );
                     }
                 }
                 Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
-                    println!(
-                        "kernel     [{}] SKIPPED (not run): {}",
-                        tier.name(),
-                        esc(&e)
-                    );
+                    println!("kernel     [{}] SKIPPED (not run): {}", tier.name(), esc(&e));
                     break;
                 }
                 Err(e) => return Err(e.into()),
             }
         }
     }
-    println!(
-        "kernel     reference passes, wrong variant fails {:>41.3}s",
-        t0.elapsed().as_secs_f64()
-    );
+    println!("kernel     reference passes, wrong variant fails {:>41.3}s", t0.elapsed().as_secs_f64());
     Ok(ok)
 }
 
@@ -437,20 +523,10 @@ pub fn dump_reference_device(
     #[cfg(feature = "cuda")]
     {
         if let Err(e) = cuda::device::available() {
-            println!(
-                "SKIPPED: dump-reference --device cuda cannot run here: {}",
-                esc(&e)
-            );
+            println!("SKIPPED: dump-reference --device cuda cannot run here: {}", esc(&e));
             return Ok(ExitCode::from(2));
         }
-        let code = super::verify_cmd::dump_reference(
-            artifact,
-            output,
-            tokens,
-            seed,
-            crate::verify::DumpFormat::Native,
-            force,
-        )?;
+        let code = super::verify_cmd::dump_reference(artifact, output, tokens, seed, crate::verify::DumpFormat::Native, force)?;
         if code != ExitCode::SUCCESS {
             return Ok(code);
         }

@@ -292,35 +292,7 @@ enum Command {
     },
     /// Run a CUDA kernel over the kernel cases of its class (spec/kernels.json, conformance/KERNELS.md).
     /// Exit 0 all pass, 1 failures (or no compile / no entry / wrong signature), 2 usage or environment.
-    CheckKernel {
-        /// Kernel source (.cu); `#include "x"` is resolved next to it, then among the built-in headers.
-        #[arg(long)]
-        source: Option<PathBuf>,
-        /// extern "C" __global__ entry point.
-        #[arg(long)]
-        entry: Option<String>,
-        /// dequantize, get_rows, mul_mat_vec, mul_mat_vec_planes, mul_mat, hadamard_rotate.
-        #[arg(long)]
-        class: Option<String>,
-        /// Case format (needed when the class has several).
-        #[arg(long)]
-        format: Option<String>,
-        /// NVRTC arch for --tier compile (default: every arch of spec/kernels.json).
-        #[arg(long)]
-        arch: Option<String>,
-        /// host (C++ compiler + CPU shim), compile (NVRTC), device (GPU).
-        #[arg(long, default_value = "host")]
-        tier: String,
-        /// Write the report as JSON.
-        #[arg(long)]
-        json: Option<PathBuf>,
-        /// Per-case timeout in seconds (host tier).
-        #[arg(long)]
-        timeout: Option<u64>,
-        /// Check every shipped kernel instead (references pass, wrong variants fail exactly their cases).
-        #[arg(long)]
-        builtin: bool,
-    },
+    CheckKernel(check_kernel::Args),
     /// Write the synthetic groupwise-int template for a model profile.
     SynthTemplate {
         #[arg(long, default_value = "bonsai-nano")]
@@ -442,27 +414,7 @@ pub fn main() -> ExitCode {
             request,
             persistent,
         } => corpus_cmd::reader_adapter(file.as_deref(), request.as_deref(), persistent),
-        Command::CheckKernel {
-            source,
-            entry,
-            class,
-            format,
-            arch,
-            tier,
-            json,
-            timeout,
-            builtin,
-        } => check_kernel::run(check_kernel::Args {
-            source,
-            entry,
-            class,
-            format,
-            arch,
-            tier,
-            json,
-            timeout,
-            builtin,
-        }),
+        Command::CheckKernel(args) => check_kernel::run(args),
         Command::SynthTemplate {
             profile,
             output,

@@ -127,20 +127,64 @@ impl ArgKind {
     }
 }
 
-/// Everything needed to launch one kernel on one case: the geometry, the input buffers (in
-/// the order of the class's pointer arguments), the scalars (in order) and the output length.
-#[derive(Clone, Debug)]
+/// One argument of a launch, in the order of the entry's parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LaunchArg {
+    /// A read-only device buffer: placed so that its last byte ends right before a guard page
+    /// (its start 16-byte aligned), the slack before it poisoned.
+    In {
+        /// What the buffer holds (`w`, `x`, `ids`, ...), for messages.
+        name: String,
+        /// Its bytes.
+        bytes: Vec<u8>,
+    },
+    /// The judged output buffer, pre-filled with the guard pattern and surrounded by guard bands.
+    Out {
+        /// Its name (`y`), for messages.
+        name: String,
+        /// Its length in bytes.
+        bytes: usize,
+    },
+    /// Writable scratch memory the kernel may use (zero-filled, not judged, guarded like `Out`).
+    Scratch {
+        /// Its name, for messages.
+        name: String,
+        /// Its length in bytes.
+        bytes: usize,
+    },
+    /// A 32-bit integer scalar.
+    I32(i32),
+    /// A 64-bit integer scalar.
+    I64(i64),
+    /// An f32 scalar.
+    F32(f32),
+}
+
+/// Everything needed to launch one kernel on one case: the geometry, the dynamic shared
+/// memory, and the arguments in parameter order (exactly one `Out`).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Launch {
     /// Grid dimensions (blocks).
     pub grid: [u32; 3],
     /// Block dimensions (threads).
     pub block: [u32; 3],
-    /// Input buffers, in the order of the class's pointer arguments.
-    pub inputs: Vec<Vec<u8>>,
-    /// Scalar arguments, in order.
-    pub scalars: Vec<i64>,
-    /// f32 elements of the output buffer.
-    pub out_elems: usize,
+    /// Dynamic shared memory bytes (`extern __shared__`).
+    pub dyn_shared: u32,
+    /// The arguments, in parameter order.
+    pub args: Vec<LaunchArg>,
+}
+
+impl Launch {
+    /// Bytes of the judged output buffer (0 when the launch has none).
+    pub fn out_bytes(&self) -> usize {
+        self.args
+            .iter()
+            .find_map(|a| match a {
+                LaunchArg::Out { bytes, .. } => Some(*bytes),
+                _ => None,
+            })
+            .unwrap_or(0)
+    }
 }
 
 /// `a / b` rounded up, as a launch dimension.

@@ -9,6 +9,7 @@ use crate::error::{Error, ErrorClass, Result};
 use crate::geometry::{row_split_geometry, RowSplitGeometry};
 use crate::planes::{self, BlockLayout};
 
+
 /// Shapes of a case (unused ones are 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Dims {
@@ -53,6 +54,10 @@ pub struct KernelCase {
     pub terms: u64,
     /// How the inputs were generated, in words.
     pub recipe: String,
+    /// `mul_mat_vec_planes`: bytes of unrelated data before the object in the buffer the kernel
+    /// gets (its plane offsets include them), so a kernel that assumes the object starts at the
+    /// buffer's first byte fails. 0 for corpus cases.
+    pub obj_prefix: usize,
 }
 
 /// The block codec of a ggml-block format name used by the kernel cases.
@@ -73,7 +78,7 @@ pub fn codec_of(format: &str) -> Result<Codec> {
     })
 }
 
-fn plane_geometry(format: &str, n: u64, k: u64) -> Result<(BlockLayout, RowSplitGeometry)> {
+pub(crate) fn plane_geometry(format: &str, n: u64, k: u64) -> Result<(BlockLayout, RowSplitGeometry)> {
     let f = crate::spec::get().format(format).ok_or_else(|| {
         Error::new(
             ErrorClass::KernelCase,
@@ -82,21 +87,6 @@ fn plane_geometry(format: &str, n: u64, k: u64) -> Result<(BlockLayout, RowSplit
         )
     })?;
     Ok((BlockLayout::for_format(f)?, row_split_geometry(f, n, k)?))
-}
-
-/// Decodes `[rows, k]` ggml blocks (or a planes object) to f32 with the scalar reference.
-fn decode_matrix(c: &KernelCase) -> Result<Vec<f32>> {
-    let codec = codec_of(&c.format)?;
-    let blocks = if c.class == KernelClass::MulMatVecPlanes {
-        let (layout, geom) = plane_geometry(&c.format, c.dims.n, c.dims.k)?;
-        planes::disassemble(&layout, &geom, &c.weights)?
-    } else {
-        c.weights.clone()
-    };
-    let n = codec.blocks_in(blocks.len())? * codec.block_elems();
-    let mut out = vec![0f32; n];
-    codec.decode_reference(&blocks, &mut out)?;
-    Ok(out)
 }
 
 fn case_err(c: &KernelCase, detail: impl Into<String>) -> Error {
@@ -163,147 +153,110 @@ impl KernelCase {
         Ok(())
     }
 
-    /// Computes `reference`, `magnitude` and `terms` from the inputs (f64 throughout).
+    /// Computes `reference`, `magnitude` and `terms` from the inputs (f64 throughout), for f32
+    /// activations and outputs.
     pub fn compute_reference(&mut self) -> Result<()> {
         self.check_shapes()?;
-        let d = self.dims;
-        let (refv, mag, terms) = match self.class {
-            KernelClass::Dequantize => {
-                let w = decode_matrix(self)?;
-                (w.iter().map(|&v| v as f64).collect(), Vec::new(), 0)
-            }
-            KernelClass::GetRows => {
-                let w = decode_matrix(self)?;
-                let k = d.k as usize;
-                let mut out = Vec::with_capacity(self.ids.len() * k);
-                for &id in &self.ids {
-                    let r = usize::try_from(id)
-                        .ok()
-                        .filter(|&r| (r as u64) < d.n)
-                        .ok_or_else(|| case_err(self, format!("row id {id} outside 0..{}", d.n)))?;
-                    out.extend(w[r * k..(r + 1) * k].iter().map(|&v| v as f64));
-                }
-                (out, Vec::new(), 0)
-            }
-            KernelClass::MulMatVec | KernelClass::MulMatVecPlanes | KernelClass::MulMat => {
-                let w = decode_matrix(self)?;
-                let (n, t) = (d.n as usize, d.t.max(1) as usize);
-                let kw = w.len() / n.max(1); // k, or k_pad for planes
-                if self.x.len() != t * kw {
-                    return Err(case_err(
-                        self,
-                        format!("x has {} floats, expected {}", self.x.len(), t * kw),
-                    ));
-                }
-                let (mut out, mut mag) = (vec![0f64; t * n], vec![0f64; t * n]);
-                for tok in 0..t {
-                    let x = &self.x[tok * kw..(tok + 1) * kw];
-                    for r in 0..n {
-                        let row = &w[r * kw..(r + 1) * kw];
-                        let (mut s, mut m) = (0f64, 0f64);
-                        for (a, b) in row.iter().zip(x) {
-                            let p = *a as f64 * *b as f64;
-                            s += p;
-                            m += p.abs();
-                        }
-                        out[tok * n + r] = s;
-                        mag[tok * n + r] = m;
-                    }
-                }
-                (out, mag, kw as u64)
-            }
-            KernelClass::HadamardRotate => {
-                let (k, t, b) = (d.k as usize, d.t as usize, d.block as usize);
-                if self.x.len() != k * t || self.signs.len() != k || b == 0 || k % b != 0 {
-                    return Err(case_err(
-                        self,
-                        "x must be [t, k], signs [k], k a multiple of block",
-                    ));
-                }
-                let signs: Vec<f64> = self.signs.iter().map(|&s| s as f64).collect();
-                let norm = 1.0 / (b as f64).sqrt();
-                let (mut out, mut mag) = (Vec::new(), Vec::new());
-                for tok in 0..t {
-                    let x: Vec<f64> = self.x[tok * k..(tok + 1) * k]
-                        .iter()
-                        .map(|&v| v as f64)
-                        .collect();
-                    out.extend(crate::hadamard::forward_input(&x, &signs, None, b)?);
-                    for blk in x.chunks(b) {
-                        let m: f64 = blk.iter().map(|v| v.abs()).sum::<f64>() * norm;
-                        mag.extend(std::iter::repeat_n(m, b));
-                    }
-                }
-                (out, mag, b as u64)
-            }
-        };
-        self.reference = refv;
-        self.magnitude = mag;
-        self.terms = terms;
+        let e = super::expected::expected(self, super::precision::Precision::F32)?;
+        self.reference = e.values;
+        self.magnitude = e.magnitude;
+        self.terms = e.terms;
         Ok(())
     }
 
     /// How to launch this case under its class's ABI (spec/kernels.json `launch`).
     pub fn launch(&self) -> Result<Launch> {
+        use super::abi::LaunchArg::{In, Out, I32, I64};
         let d = self.dims;
         let f32s = |v: &[f32]| v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>();
-        let l = match self.class {
-            KernelClass::Dequantize => Launch {
-                grid: [d.n_blocks as u32, 1, 1],
-                block: [128, 1, 1],
-                inputs: vec![self.weights.clone()],
-                scalars: vec![d.n_blocks as i64],
-                out_elems: self.reference.len(),
-            },
-            KernelClass::GetRows => Launch {
-                grid: [d.n_ids as u32, 1, 1],
-                block: [128, 1, 1],
-                inputs: vec![
-                    self.weights.clone(),
-                    self.ids.iter().flat_map(|i| i.to_le_bytes()).collect(),
+        let inp = |name: &str, bytes: Vec<u8>| In {
+            name: name.into(),
+            bytes,
+        };
+        let out = |elems: usize| Out {
+            name: "y".into(),
+            bytes: elems * 4,
+        };
+        let (grid, block, args) = match self.class {
+            KernelClass::Dequantize => (
+                [d.n_blocks as u32, 1, 1],
+                [128, 1, 1],
+                vec![
+                    inp("blocks", self.weights.clone()),
+                    out(self.reference.len()),
+                    I32(d.n_blocks as i32),
                 ],
-                scalars: vec![d.n_ids as i64, d.k as i64],
-                out_elems: self.reference.len(),
-            },
-            KernelClass::MulMatVec => Launch {
-                grid: [ceil_div(d.n, 4), 1, 1],
-                block: [32, 4, 1],
-                inputs: vec![self.weights.clone(), f32s(&self.x)],
-                scalars: vec![d.n as i64, d.k as i64],
-                out_elems: d.n as usize,
-            },
+            ),
+            KernelClass::GetRows => (
+                [d.n_ids as u32, 1, 1],
+                [128, 1, 1],
+                vec![
+                    inp("w", self.weights.clone()),
+                    inp("ids", self.ids.iter().flat_map(|i| i.to_le_bytes()).collect()),
+                    out(self.reference.len()),
+                    I32(d.n_ids as i32),
+                    I32(d.k as i32),
+                ],
+            ),
+            KernelClass::MulMatVec => (
+                [ceil_div(d.n, 4), 1, 1],
+                [32, 4, 1],
+                vec![
+                    inp("w", self.weights.clone()),
+                    inp("x", f32s(&self.x)),
+                    out(d.n as usize),
+                    I32(d.n as i32),
+                    I32(d.k as i32),
+                ],
+            ),
             KernelClass::MulMatVecPlanes => {
                 let (_, g) = plane_geometry(&self.format, d.n, d.k)?;
-                Launch {
-                    grid: [ceil_div(d.n, 4), 1, 1],
-                    block: [32, 4, 1],
-                    inputs: vec![self.weights.clone(), f32s(&self.x)],
-                    scalars: vec![
-                        g.base_offset as i64,
-                        g.high_offset as i64,
-                        g.scale_offset as i64,
-                        d.n as i64,
-                        g.k_pad as i64,
+                (
+                    [ceil_div(d.n, 4), 1, 1],
+                    [32, 4, 1],
+                    vec![
+                        inp("obj", self.weights.clone()),
+                        I64(g.base_offset as i64),
+                        I64(g.high_offset as i64),
+                        I64(g.scale_offset as i64),
+                        inp("x", f32s(&self.x)),
+                        out(d.n as usize),
+                        I32(d.n as i32),
+                        I32(g.k_pad as i32),
                     ],
-                    out_elems: d.n as usize,
-                }
+                )
             }
-            KernelClass::MulMat => Launch {
-                grid: [ceil_div(d.n, 32), ceil_div(d.t, 4), 1],
-                block: [128, 1, 1],
-                inputs: vec![self.weights.clone(), f32s(&self.x)],
-                scalars: vec![d.n as i64, d.k as i64, d.t as i64],
-                out_elems: (d.n * d.t) as usize,
-            },
-            KernelClass::HadamardRotate => Launch {
-                grid: [(d.k / d.block) as u32, d.t as u32, 1],
-                block: [256, 1, 1],
-                inputs: vec![f32s(&self.x), f32s(&self.signs)],
-                scalars: vec![d.k as i64, d.t as i64, d.block as i64],
-                out_elems: (d.k * d.t) as usize,
-            },
+            KernelClass::MulMat => (
+                [ceil_div(d.n, 32), ceil_div(d.t, 4), 1],
+                [128, 1, 1],
+                vec![
+                    inp("w", self.weights.clone()),
+                    inp("x", f32s(&self.x)),
+                    out((d.n * d.t) as usize),
+                    I32(d.n as i32),
+                    I32(d.k as i32),
+                    I32(d.t as i32),
+                ],
+            ),
+            KernelClass::HadamardRotate => (
+                [(d.k / d.block) as u32, d.t as u32, 1],
+                [256, 1, 1],
+                vec![
+                    inp("x", f32s(&self.x)),
+                    inp("signs", f32s(&self.signs)),
+                    out((d.k * d.t) as usize),
+                    I32(d.k as i32),
+                    I32(d.t as i32),
+                    I32(d.block as i32),
+                ],
+            ),
         };
-        Ok(l)
+        Ok(Launch {
+            grid,
+            block,
+            dyn_shared: 0,
+            args,
+        })
     }
 }
 
@@ -467,6 +420,7 @@ impl KernelCase {
             magnitude: Vec::new(),
             terms: 0,
             recipe: String::new(),
+            obj_prefix: 0,
         };
         // Shapes bound the work before any decoding (hostile bundles stay cheap).
         if [
@@ -548,6 +502,7 @@ fn base(name: &str, class: KernelClass, format: &str, dims: Dims, recipe: &str) 
         magnitude: Vec::new(),
         terms: 0,
         recipe: recipe.into(),
+        obj_prefix: 0,
     }
 }
 
@@ -739,8 +694,8 @@ mod tests {
             let back = KernelCase::from_bundle(&b).unwrap();
             assert_eq!(back.reference.len(), c.reference.len(), "{}", c.name);
             assert_eq!(
-                back.launch().unwrap().out_elems,
-                c.reference.len(),
+                back.launch().unwrap().out_bytes(),
+                c.reference.len() * 4,
                 "{}",
                 c.name
             );
@@ -785,14 +740,20 @@ mod tests {
     #[test]
     fn launch_arity_matches_the_spec_signature() {
         for c in all() {
+            use super::super::abi::{ArgKind, LaunchArg};
             let l = c.launch().unwrap();
             let kinds = c.class.arg_kinds();
-            let inputs = kinds
-                .iter()
-                .filter(|k| **k == super::super::abi::ArgKind::Input)
-                .count();
-            assert_eq!(l.inputs.len(), inputs, "{}", c.name);
-            assert_eq!(l.scalars.len(), kinds.len() - inputs - 1, "{}", c.name);
+            assert_eq!(l.args.len(), kinds.len(), "{}", c.name);
+            for (a, k) in l.args.iter().zip(&kinds) {
+                let ok = matches!(
+                    (a, k),
+                    (LaunchArg::In { .. }, ArgKind::Input)
+                        | (LaunchArg::Out { .. }, ArgKind::Output)
+                        | (LaunchArg::I32(_), ArgKind::I32)
+                        | (LaunchArg::I64(_), ArgKind::I64)
+                );
+                assert!(ok, "{}: {a:?} vs {k:?}", c.name);
+            }
         }
     }
 

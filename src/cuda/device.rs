@@ -5,9 +5,11 @@
 
 use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 
-use super::abi::{ArgKind, KernelClass};
+use super::abi::{KernelClass, Launch, LaunchArg};
 use super::cases::KernelCase;
-use super::{judge_output, CaseResult};
+use super::host::{Runs, ScheduleRun};
+use super::kernel_abi::KernelAbi;
+use super::CaseResult;
 use crate::error::{Error, ErrorClass, Result};
 
 fn unavailable(why: impl Into<String>) -> Error {
@@ -36,95 +38,133 @@ pub fn available() -> Result<usize> {
     }
 }
 
-/// Compiles `source` with NVRTC and runs one launch of `entry` on device 0; returns the output
-/// with its guard bands checked and stripped (used by `dump-reference --device cuda`).
-pub fn launch_once(
-    source: &str,
-    entry: &str,
-    class: KernelClass,
-    l: &super::abi::Launch,
-) -> Result<Vec<f32>> {
-    let (stream, func) = load(source, entry, class)?;
-    let buf = launch(&stream, &func, class, entry, l)?;
-    Ok(super::judge::strip_guards(entry, &buf, l.out_elems)?.to_vec())
+/// Compiles `source` with NVRTC and runs one launch of `entry` on device 0; returns the f32
+/// output with its guard bands checked and stripped (used by `dump-reference --device cuda`).
+pub fn launch_once(source: &str, entry: &str, class: KernelClass, l: &Launch) -> Result<Vec<f32>> {
+    let sig: Vec<String> = class.spec().args.iter().map(|a| a.ty.clone()).collect();
+    let (stream, func) = load(source, entry, &sig)?;
+    let out = launch(&stream, &func, entry, l)?;
+    Ok(out
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
 }
 
-/// One launch: uploads the inputs, a guarded output, pushes the arguments in ABI order.
+/// One launch: uploads the inputs, a guarded output (and guarded scratch), pushes the
+/// arguments in parameter order; returns the output bytes after checking its guards.
 fn launch(
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     func: &cudarc::driver::CudaFunction,
-    class: KernelClass,
     what: &str,
-    l: &super::abi::Launch,
-) -> Result<Vec<f32>> {
-    let g = &crate::spec::get().kernels.guard;
-    let kinds = class.arg_kinds();
-    let inputs = l
-        .inputs
-        .iter()
-        .map(|b| stream.clone_htod(if b.is_empty() { &[0u8][..] } else { b }))
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| drv(what, e))?;
-    let total = l.out_elems + 2 * g.elems;
-    let mut buf = stream
-        .clone_htod(&vec![g.sentinel(); total])
-        .map_err(|e| drv(what, e))?;
-    let i32s: Vec<i32> = l.scalars.iter().map(|&v| v as i32).collect();
-    let i64s: Vec<i64> = l.scalars.clone();
+    l: &Launch,
+) -> Result<Vec<u8>> {
+    const GUARD: usize = 1024;
+    const PAT: u8 = 0xa5;
+    // The f32 guard pattern 0x7fa5a5a5, little-endian, repeated byte by byte.
+    const OUT_PAT: [u8; 4] = [0xa5, 0xa5, 0xa5, 0x7f];
+    let mut ins = Vec::new();
+    let mut outs = Vec::new();
+    let mut i32s = Vec::new();
+    let mut i64s = Vec::new();
+    let mut f32s = Vec::new();
+    for a in &l.args {
+        match a {
+            LaunchArg::In { bytes, .. } => ins.push(
+                stream
+                    .clone_htod(if bytes.is_empty() { &[0u8][..] } else { bytes })
+                    .map_err(|e| drv(what, e))?,
+            ),
+            LaunchArg::Out { bytes, .. } => {
+                let host: Vec<u8> = (0..bytes + 2 * GUARD).map(|i| OUT_PAT[i % 4]).collect();
+                outs.push((true, *bytes, stream.clone_htod(&host).map_err(|e| drv(what, e))?));
+            }
+            LaunchArg::Scratch { bytes, .. } => {
+                let mut host = vec![PAT; bytes + 2 * GUARD];
+                host[GUARD..GUARD + bytes].fill(0);
+                outs.push((false, *bytes, stream.clone_htod(&host).map_err(|e| drv(what, e))?));
+            }
+            LaunchArg::I32(v) => i32s.push(*v),
+            LaunchArg::I64(v) => i64s.push(*v),
+            LaunchArg::F32(v) => f32s.push(*v),
+        }
+    }
     {
-        let mut out = buf.slice_mut(g.elems..g.elems + l.out_elems);
-        // The ABI has exactly one output (tested); the Option makes that visible to borrowck.
-        let mut out_slot = Some(&mut out);
+        let mut views: Vec<_> = outs
+            .iter_mut()
+            .map(|(_, n, buf)| buf.slice_mut(GUARD..GUARD + *n))
+            .collect();
+        let mut views_it = views.iter_mut();
+        let (mut ii, mut i3, mut i6, mut f3) = (0, 0, 0, 0);
         let mut b = stream.launch_builder(func);
-        let (mut ii, mut si) = (0, 0);
-        for k in &kinds {
-            match k {
-                ArgKind::Input => {
-                    b.arg(&inputs[ii]);
+        for a in &l.args {
+            match a {
+                LaunchArg::In { .. } => {
+                    b.arg(&ins[ii]);
                     ii += 1;
                 }
-                ArgKind::Output => {
-                    if let Some(o) = out_slot.take() {
-                        b.arg(o);
+                LaunchArg::Out { .. } | LaunchArg::Scratch { .. } => {
+                    if let Some(v) = views_it.next() {
+                        b.arg(v);
                     }
                 }
-                ArgKind::I32 => {
-                    b.arg(&i32s[si]);
-                    si += 1;
+                LaunchArg::I32(_) => {
+                    b.arg(&i32s[i3]);
+                    i3 += 1;
                 }
-                ArgKind::I64 => {
-                    b.arg(&i64s[si]);
-                    si += 1;
+                LaunchArg::I64(_) => {
+                    b.arg(&i64s[i6]);
+                    i6 += 1;
+                }
+                LaunchArg::F32(_) => {
+                    b.arg(&f32s[f3]);
+                    f3 += 1;
                 }
             }
         }
         let cfg = LaunchConfig {
             grid_dim: (l.grid[0], l.grid[1], l.grid[2]),
             block_dim: (l.block[0], l.block[1], l.block[2]),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: l.dyn_shared,
         };
-        // SAFETY: the argument list follows the class ABI (checked against the PTX by the
-        // caller); every buffer is sized by the launch rule.
+        // SAFETY: the argument list follows the ABI (checked against the PTX by the caller);
+        // every buffer is sized by the launch rule.
         unsafe { b.launch(cfg) }.map_err(|e| drv(what, e))?;
     }
     stream.synchronize().map_err(|e| drv(what, e))?;
-    let bits: Vec<u32> = stream.clone_dtoh(&buf).map_err(|e| drv(what, e))?;
-    Ok(bits.into_iter().map(f32::from_bits).collect())
+    let mut result = Vec::new();
+    for (is_out, n, buf) in &outs {
+        let host: Vec<u8> = stream.clone_dtoh(buf).map_err(|e| drv(what, e))?;
+        let (lo, rest) = host.split_at(GUARD);
+        let (body, hi) = rest.split_at(*n);
+        let fresh = |i: usize| if *is_out { OUT_PAT[i % 4] } else { PAT };
+        for (side, band, base) in [("before", lo, 0usize), ("after", hi, GUARD + n)] {
+            if let Some(i) = band.iter().enumerate().position(|(j, b)| *b != fresh(base + j)) {
+                return Err(Error::new(
+                    ErrorClass::KernelOutOfBounds,
+                    what,
+                    format!("the kernel wrote {side} its {} ({n} bytes): guard byte {i} of {GUARD} changed", if *is_out { "output" } else { "scratch buffer" }),
+                ));
+            }
+        }
+        if *is_out {
+            result = body.to_vec();
+        }
+    }
+    Ok(result)
 }
 
-/// Compiles `source`, loads `entry` and runs every case on device 0.
-/// Compiles `source` with NVRTC, checks the entry's ABI and loads it on GPU 0.
+/// Compiles `source` with NVRTC, checks the entry's parameter list and loads it on GPU 0.
 fn load(
     source: &str,
     entry: &str,
-    class: KernelClass,
+    sig: &[String],
 ) -> Result<(
     std::sync::Arc<cudarc::driver::CudaStream>,
     cudarc::driver::CudaFunction,
 )> {
     available()?;
     let ptx = super::nvrtc::compile(source, None)?;
-    super::nvrtc::check_entry(&ptx.to_src(), entry, class)?;
+    super::nvrtc::check_entry(&ptx.to_src(), entry, sig)?;
     let ctx = CudaContext::new(0).map_err(|e| drv("context", e))?;
     let stream = ctx.default_stream();
     let module = ctx.load_module(ptx).map_err(|e| drv("load_module", e))?;
@@ -138,19 +178,21 @@ fn load(
     Ok((stream, func))
 }
 
-/// Runs `entry` of `source` on the GPU over `cases` and judges each output.
-pub fn run(
-    source: &str,
-    entry: &str,
-    class: KernelClass,
-    cases: &[KernelCase],
-) -> Result<Vec<CaseResult>> {
-    let (stream, func) = load(source, entry, class)?;
+/// Runs `entry` of `source` on the GPU over `cases` under `abi` and judges each output (one
+/// schedule: the hardware's).
+pub fn run(source: &str, entry: &str, abi: &KernelAbi, cases: &[KernelCase]) -> Result<Vec<CaseResult>> {
+    let (stream, func) = load(source, entry, &abi.sig())?;
     let mut results = Vec::new();
     for c in cases {
-        let l = c.launch()?;
-        let raw = launch(&stream, &func, class, &c.name, &l);
-        results.push(judge_output(c, raw, l.out_elems));
+        let e = super::expected::expected(c, abi.precision)?;
+        let l = abi.launch(c, &e)?;
+        let raw = launch(&stream, &func, &c.name, &l).map(|out| Runs {
+            runs: vec![ScheduleRun {
+                schedule: "device".into(),
+                out,
+            }],
+        });
+        results.push(super::check::evaluate(c, &e, raw));
     }
     Ok(results)
 }

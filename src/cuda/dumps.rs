@@ -9,7 +9,7 @@
 use anyhow::{anyhow, bail, Result};
 use std::path::Path;
 
-use super::abi::{ceil_div, KernelClass, Launch};
+use super::abi::{ceil_div, KernelClass, Launch, LaunchArg};
 use super::{device, sources};
 use crate::ninfer::reader::Artifact;
 use crate::verify::dumps::{
@@ -19,6 +19,20 @@ use crate::verify::rows::{ArtifactRows, Blocks};
 
 fn f32b(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn inp(bytes: Vec<u8>) -> LaunchArg {
+    LaunchArg::In {
+        name: "in".into(),
+        bytes,
+    }
+}
+
+fn out(elems: usize) -> LaunchArg {
+    LaunchArg::Out {
+        name: "y".into(),
+        bytes: elems * 4,
+    }
 }
 
 fn run(src: &str, entry: &str, class: KernelClass, l: Launch) -> Result<Vec<f32>> {
@@ -34,9 +48,15 @@ fn rotate(x: &[f32], signs: &[f32], k: usize, t: usize, block: usize) -> Result<
     let l = Launch {
         grid: [(k / block) as u32, t as u32, 1],
         block: [256, 1, 1],
-        inputs: vec![f32b(x), f32b(signs)],
-        scalars: vec![k as i64, t as i64, block as i64],
-        out_elems: k * t,
+        dyn_shared: 0,
+        args: vec![
+            inp(f32b(x)),
+            inp(f32b(signs)),
+            out(k * t),
+            LaunchArg::I32(k as i32),
+            LaunchArg::I32(t as i32),
+            LaunchArg::I32(block as i32),
+        ],
     };
     run(
         "hadamard_rotate.cu",
@@ -62,9 +82,12 @@ fn decode_rows(rows: &mut ArtifactRows<'_>, ids: &[u64], fmt: &str) -> Result<Ve
     let l = Launch {
         grid: [(bpr * ids.len()) as u32, 1, 1],
         block: [128, 1, 1],
-        inputs: vec![blocks],
-        scalars: vec![(bpr * ids.len()) as i64],
-        out_elems: bpr * qk * ids.len(),
+        dyn_shared: 0,
+        args: vec![
+            inp(blocks),
+            out(bpr * qk * ids.len()),
+            LaunchArg::I32((bpr * ids.len()) as i32),
+        ],
     };
     let z = run("dequantize.cu", entry, KernelClass::Dequantize, l)?;
     // Drop the k padding of each row.
@@ -104,15 +127,17 @@ fn matvec(rows: &ArtifactRows<'_>, u: &[f32], t: usize) -> Result<Vec<f32>> {
         let l = Launch {
             grid: [ceil_div(g.n, 4), 1, 1],
             block: [32, 4, 1],
-            inputs: vec![v.bytes.to_vec(), f32b(&x)],
-            scalars: vec![
-                g.base_offset as i64,
-                g.high_offset as i64,
-                g.scale_offset as i64,
-                g.n as i64,
-                g.k_pad as i64,
+            dyn_shared: 0,
+            args: vec![
+                inp(v.bytes.to_vec()),
+                LaunchArg::I64(g.base_offset as i64),
+                LaunchArg::I64(g.high_offset as i64),
+                LaunchArg::I64(g.scale_offset as i64),
+                inp(f32b(&x)),
+                out(n),
+                LaunchArg::I32(g.n as i32),
+                LaunchArg::I32(g.k_pad as i32),
             ],
-            out_elems: n,
         };
         y.extend(run(
             "mul_mat_vec_planes.cu",

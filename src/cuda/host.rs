@@ -721,7 +721,12 @@ impl HostBinary {
                             runs.clear();
                             case_err = None;
                         }
-                        Rec::Map(k, m) => maps.entry(k).or_default().push(m),
+                        Rec::Map(k, m) => {
+                            // A later placement of the same buffer replaces the earlier one.
+                            let v = maps.entry(k).or_default();
+                            v.retain(|o| o.arg != m.arg);
+                            v.push(m);
+                        }
                         Rec::Run(k, r, bytes) => runs.push(ScheduleRun {
                             schedule: sched_name(k, r),
                             out: bytes,

@@ -10,9 +10,17 @@
 
 pub mod abi;
 pub mod cases;
+pub mod check;
+pub mod diagnose;
+pub mod expected;
+pub mod generate;
+pub mod kernel_abi;
+pub mod launch_expr;
+pub mod precision;
 pub mod host;
 pub mod judge;
 pub mod sources;
+pub mod suite;
 
 #[cfg(feature = "cuda")]
 pub mod device;
@@ -26,6 +34,8 @@ use std::time::Duration;
 pub use abi::{KernelClass, Launch};
 pub use cases::KernelCase;
 pub use judge::{judge, Verdict};
+pub use kernel_abi::KernelAbi;
+pub use precision::{Dtype, Precision};
 
 use crate::error::{Error, ErrorClass, Result};
 
@@ -73,8 +83,11 @@ pub enum Status {
     Pass,
     /// The output breaks the rule.
     Fail,
-    /// The kernel could not be judged on this case (timeout, crash, out-of-bounds write).
+    /// The kernel could not be judged correct on this case (timeout, crash, out-of-bounds
+    /// access, race, deadlock): a failure with its class.
     Error(ErrorClass),
+    /// The tier cannot run this kernel (`kernel.unsupported`): neither a pass nor a failure.
+    Skipped(ErrorClass),
 }
 
 /// One kernel's outcome on one case.
@@ -88,59 +101,156 @@ pub struct CaseResult {
     pub detail: String,
     /// The judgement, when an output was produced.
     pub verdict: Option<Verdict>,
+    /// The known wrong reading the output matches, when it fails.
+    pub looks_like: Option<&'static str>,
 }
 
 impl CaseResult {
-    /// Whether the case did not pass.
+    /// Whether the case failed (a skip is not a failure).
     pub fn failed(&self) -> bool {
-        self.status != Status::Pass
+        matches!(self.status, Status::Fail | Status::Error(_))
+    }
+    /// The verdict's short name: `pass`, `mismatch`, `skipped` or the error class id.
+    pub fn verdict_name(&self) -> &'static str {
+        match &self.status {
+            Status::Pass => "pass",
+            Status::Fail => "mismatch",
+            Status::Error(c) => c.id(),
+            Status::Skipped(_) => "skipped",
+        }
     }
 }
 
-/// A kernel shipped with the crate (reference or wrong variant), from spec/kernels.json.
+/// What a shipped kernel is for.
+#[derive(Clone, Debug)]
+pub enum Role {
+    /// A reference kernel: must pass every case.
+    Reference,
+    /// A correct kernel written unusually: must pass every case.
+    Unusual {
+        /// What is unusual about it.
+        what: String,
+    },
+    /// A wrong kernel: its first failure must have the expected verdict (and diagnosis).
+    Wrong {
+        /// `mismatch` or an error class id.
+        expect: String,
+        /// The reading the diagnosis must name.
+        looks_like: Option<String>,
+        /// The bug kind.
+        kind: String,
+        /// The bug, in words.
+        mimics: String,
+        /// The case property that exposes it.
+        caught_by: String,
+    },
+}
+
+/// A kernel shipped with the crate (reference, unusual-correct or wrong variant).
 #[derive(Clone, Debug)]
 pub struct Builtin {
     /// The kernel's entry point.
     pub entry: String,
     /// The kernel's class.
     pub class: KernelClass,
-    /// The weight formats it handles.
+    /// The weight formats it runs over.
     pub formats: Vec<String>,
-    /// The CUDA source text.
+    /// Its source file under `src/cuda/kernels/`.
     pub source: String,
-    /// Wrong variants: the cases it must fail (and it must pass every other case it runs).
-    pub must_fail: Option<Vec<String>>,
+    /// Its ABI (the class ABI unless the table gives a sidecar).
+    pub abi: kernel_abi::KernelAbi,
+    /// What it is for.
+    pub role: Role,
 }
 
-/// Every shipped kernel: references first, then wrong variants.
-pub fn builtins() -> Vec<Builtin> {
+impl Builtin {
+    /// Whether it must fail.
+    pub fn is_wrong(&self) -> bool {
+        matches!(self.role, Role::Wrong { .. })
+    }
+}
+
+fn abi_of(class: KernelClass, v: &Option<serde_json::Value>, entry: &str) -> Result<kernel_abi::KernelAbi> {
+    match v {
+        None => kernel_abi::KernelAbi::default_for(class, precision::Precision::F32),
+        Some(v) => {
+            let sc: kernel_abi::AbiSidecar = serde_json::from_value(v.clone()).map_err(|e| {
+                Error::new(ErrorClass::SpecInvalid, format!("spec/kernel_variants.json {entry}.abi"), e.to_string())
+            })?;
+            kernel_abi::KernelAbi::from_sidecar(class, &sc, None)
+        }
+    }
+}
+
+/// Every shipped kernel: references, unusual-correct kernels, then wrong variants.
+pub fn builtins() -> Result<Vec<Builtin>> {
     let k = &crate::spec::get().kernels;
-    let cls = |c: &str| KernelClass::from_name(c).expect("class named in spec/kernels.json");
-    k.reference_kernels
-        .iter()
-        .map(|r| Builtin {
+    let kv = &crate::spec::get().kernel_variants;
+    let cls = |c: &str| {
+        KernelClass::from_name(c).ok_or_else(|| Error::new(ErrorClass::SpecInvalid, c, "not a kernel class"))
+    };
+    let mut v = Vec::new();
+    for r in &k.reference_kernels {
+        let class = cls(&r.class)?;
+        v.push(Builtin {
             entry: r.entry.clone(),
-            class: cls(&r.class),
+            class,
             formats: r.formats.clone(),
             source: r.source.clone(),
-            must_fail: None,
-        })
-        .chain(k.wrong_variants.iter().map(|w| Builtin {
+            abi: abi_of(class, &None, &r.entry)?,
+            role: Role::Reference,
+        });
+    }
+    for u in &kv.unusual_correct {
+        let class = cls(&u.class)?;
+        v.push(Builtin {
+            entry: u.entry.clone(),
+            class,
+            formats: u.formats.clone(),
+            source: u.source.clone(),
+            abi: abi_of(class, &u.abi, &u.entry)?,
+            role: Role::Unusual { what: u.what.clone() },
+        });
+    }
+    for w in &kv.wrong_variants {
+        let class = cls(&w.class)?;
+        v.push(Builtin {
             entry: w.entry.clone(),
-            class: cls(&w.class),
-            formats: vec![w.format.clone()],
+            class,
+            formats: w.formats.clone(),
             source: w.source.clone(),
-            must_fail: Some(w.must_fail.clone()),
-        }))
-        .collect()
+            abi: abi_of(class, &w.abi, &w.entry)?,
+            role: Role::Wrong {
+                expect: w.expect.clone(),
+                looks_like: w.looks_like.clone(),
+                kind: w.kind.clone(),
+                mimics: w.mimics.clone(),
+                caught_by: w.caught_by.clone(),
+            },
+        });
+    }
+    Ok(v)
 }
 
-/// The cases of `class` whose format is one of `formats`.
-pub fn cases_for(class: KernelClass, formats: &[String]) -> Vec<KernelCase> {
-    cases::all()
+/// The corpus cases plus the generated matrix of `class` over `formats`.
+pub fn cases_for(class: KernelClass, formats: &[String]) -> Result<Vec<KernelCase>> {
+    let mut v: Vec<KernelCase> = cases::all()
         .into_iter()
         .filter(|c| c.class == class && formats.contains(&c.format))
-        .collect()
+        .collect();
+    for f in formats {
+        v.extend(generate::matrix(class, f)?);
+    }
+    Ok(v)
+}
+
+/// `n` random cases of `class` per format (`--random N --seed S`).
+pub fn random_cases(class: KernelClass, formats: &[String], n: usize, seed: u64) -> Result<Vec<KernelCase>> {
+    let mut v = Vec::new();
+    for f in formats {
+        v.extend(generate::random(class, f, n, seed)?);
+    }
+    Ok(v)
 }
 
 /// The formats a kernel runs over when none is named: the class's only format, or an error.
@@ -170,41 +280,13 @@ pub fn default_formats(class: KernelClass, format: Option<&str>) -> Result<Vec<S
     }
 }
 
-/// Judges one runner result (guards included) against a case.
-pub fn judge_output(case: &KernelCase, raw: Result<Vec<f32>>, out_elems: usize) -> CaseResult {
-    let res = raw
-        .and_then(|buf| judge::strip_guards(&case.name, &buf, out_elems).map(|o| judge(case, o)));
-    match res {
-        Ok(v) => CaseResult {
-            case: case.name.clone(),
-            status: if v.pass { Status::Pass } else { Status::Fail },
-            detail: if v.pass && case.class.exact() {
-                format!("{} outputs bit-exact", case.reference.len())
-            } else if v.pass {
-                format!(
-                    "max|err|/bound {:.3e}, NMSE {:.3e}",
-                    v.max_err_ratio, v.nmse
-                )
-            } else {
-                v.summary(case.class.exact())
-            },
-            verdict: Some(v),
-        },
-        Err(e) => CaseResult {
-            case: case.name.clone(),
-            status: Status::Error(e.class),
-            detail: e.to_string(),
-            verdict: None,
-        },
-    }
-}
-
 /// The host tier's per-case timeout (spec/kernels.json `host.timeout_s`).
 pub fn host_timeout() -> Duration {
     Duration::from_secs(crate::spec::get().kernels.host.timeout_s)
 }
 
-/// Compiles `source` on the host and runs it over `cases`. A compile, entry or signature
+/// Compiles `source` on the host and runs it over `cases` under the class ABI in f32 (the
+/// fixed-ABI path of the demo and the tests). A compile, entry, signature or unsupported-feature
 /// problem is the `Err`; per-case problems are results.
 pub fn run_host(
     source: &str,
@@ -213,29 +295,28 @@ pub fn run_host(
     cases: &[KernelCase],
     timeout: Duration,
 ) -> Result<Vec<CaseResult>> {
-    let k = host::HostKernel::compile(source, entry, class)?;
-    let mut out = Vec::new();
-    for c in cases {
-        let l = c.launch()?;
-        out.push(judge_output(c, k.run(&c.name, &l, timeout), l.out_elems));
-    }
-    Ok(out)
+    let abi = kernel_abi::KernelAbi::default_for(class, precision::Precision::F32)?;
+    let setup = check::HostSetup {
+        timeout,
+        ..Default::default()
+    };
+    check::run_host(source, entry, &abi, cases, &setup)
 }
 
 /// Runs a kernel on the GPU over `cases`; `kernel.tier_unavailable` when there is none.
 pub fn run_device(
     source: &str,
     entry: &str,
-    class: KernelClass,
+    abi: &kernel_abi::KernelAbi,
     cases: &[KernelCase],
 ) -> Result<Vec<CaseResult>> {
     #[cfg(feature = "cuda")]
     {
-        device::run(source, entry, class, cases)
+        device::run(source, entry, abi, cases)
     }
     #[cfg(not(feature = "cuda"))]
     {
-        let _ = (source, entry, class, cases);
+        let _ = (source, entry, abi, cases);
         Err(Error::new(
             ErrorClass::KernelTierUnavailable,
             "device",
@@ -248,19 +329,20 @@ pub fn run_device(
 pub fn compile_nvrtc(
     source: &str,
     entry: &str,
-    class: KernelClass,
+    sig: &[String],
     archs: &[String],
+    options: &[String],
 ) -> Result<()> {
     #[cfg(feature = "cuda")]
     {
         for a in archs {
-            nvrtc::compile_checked(source, entry, class, a)?;
+            nvrtc::compile_checked(source, entry, sig, a, options)?;
         }
         Ok(())
     }
     #[cfg(not(feature = "cuda"))]
     {
-        let _ = (source, entry, class, archs);
+        let _ = (source, entry, sig, archs, options);
         Err(Error::new(
             ErrorClass::KernelTierUnavailable,
             "compile",

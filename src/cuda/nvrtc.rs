@@ -4,6 +4,7 @@
 
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
 
+#[cfg(test)]
 use super::abi::KernelClass;
 use crate::error::{Error, ErrorClass, Result};
 
@@ -41,10 +42,17 @@ fn static_arch(arch: &str) -> Result<&'static str> {
 
 /// Compiles to PTX for `arch` (None: NVRTC's default virtual arch, JIT-compiled by the driver).
 pub fn compile(source: &str, arch: Option<&str>) -> Result<Ptx> {
+    compile_with(source, arch, &[])
+}
+
+/// As [`compile`], with extra NVRTC options (e.g. `-default-device` for a source that also
+/// holds unannotated host code, `-DNAME=V`).
+pub fn compile_with(source: &str, arch: Option<&str>, extra: &[String]) -> Result<Ptx> {
     available()?;
     let arch = arch.map(static_arch).transpose()?;
     let opts = CompileOptions {
         arch,
+        options: extra.to_vec(),
         ..Default::default()
     };
     compile_ptx_with_opts(source, opts).map_err(|e| match e {
@@ -81,15 +89,33 @@ pub fn entry_params(ptx: &str, entry: &str) -> Option<Vec<String>> {
     )
 }
 
-/// Compiles for `arch` and checks the entry exists with the class's parameter types.
-pub fn compile_checked(source: &str, entry: &str, class: KernelClass, arch: &str) -> Result<Ptx> {
-    let ptx = compile(source, Some(arch))?;
-    check_entry(&ptx.to_src(), entry, class)?;
+/// Compiles for `arch` and checks the entry exists with the parameter types of `sig`.
+pub fn compile_checked(source: &str, entry: &str, sig: &[String], arch: &str, extra: &[String]) -> Result<Ptx> {
+    let ptx = compile_with(source, Some(arch), extra)?;
+    check_entry(&ptx.to_src(), entry, sig)?;
     Ok(ptx)
 }
 
-/// Checks that `entry` exists in `ptx` with the parameter list of `class`'s ABI.
-pub fn check_entry(ptx: &str, entry: &str, class: KernelClass) -> Result<()> {
+/// The PTX parameter type of a C parameter type: pointers and 64-bit integers `.u64`, 32-bit
+/// integers `.u32`, float `.f32`.
+pub fn ptx_type(c: &str) -> &'static str {
+    let c = c.trim();
+    if c.ends_with('*')
+        || matches!(
+            c,
+            "long long" | "unsigned long long" | "int64_t" | "uint64_t" | "size_t" | "long" | "const long long" | "const int64_t"
+        )
+    {
+        ".u64"
+    } else if c == "float" {
+        ".f32"
+    } else {
+        ".u32"
+    }
+}
+
+/// Checks that `entry` exists in `ptx` with the parameter list `sig` (C types).
+pub fn check_entry(ptx: &str, entry: &str, sig: &[String]) -> Result<()> {
     let params = entry_params(ptx, entry).ok_or_else(|| {
         Error::new(
             ErrorClass::KernelEntryMissing,
@@ -97,15 +123,14 @@ pub fn check_entry(ptx: &str, entry: &str, class: KernelClass) -> Result<()> {
             "no `.entry` of this name in the PTX (is it extern \"C\" __global__?)",
         )
     })?;
-    let want: Vec<&str> = class.arg_kinds().iter().map(|k| k.ptx()).collect();
+    let want: Vec<&str> = sig.iter().map(|c| ptx_type(c)).collect();
     if params != want {
         return Err(Error::new(
             ErrorClass::KernelSignature,
             entry,
             format!(
-                "PTX parameters {params:?}, the {} ABI needs {want:?} ({}); PTX carries sizes, the host tier checks the C types",
-                class.name(),
-                class.c_signature()
+                "PTX parameters {params:?}, the ABI needs {want:?} ({}); PTX carries sizes, the host tier checks the C types",
+                sig.join(", ")
             ),
         ));
     }
@@ -123,15 +148,16 @@ mod tests {
             entry_params(ptx, "k").unwrap(),
             vec![".u64", ".u64", ".u32"]
         );
-        assert!(check_entry(ptx, "k", KernelClass::Dequantize).is_ok());
+        let sig = |c: KernelClass| -> Vec<String> { c.spec().args.iter().map(|a| a.ty.clone()).collect() };
+        assert!(check_entry(ptx, "k", &sig(KernelClass::Dequantize)).is_ok());
         assert_eq!(
-            check_entry(ptx, "j", KernelClass::Dequantize)
+            check_entry(ptx, "j", &sig(KernelClass::Dequantize))
                 .unwrap_err()
                 .class,
             ErrorClass::KernelEntryMissing
         );
         assert_eq!(
-            check_entry(ptx, "k", KernelClass::GetRows)
+            check_entry(ptx, "k", &sig(KernelClass::GetRows))
                 .unwrap_err()
                 .class,
             ErrorClass::KernelSignature

@@ -3,52 +3,9 @@
 
 use crate::error::{Error, ErrorClass, Result};
 
-/// Every file under `src/cuda/kernels/`, by path relative to that folder.
-pub const FILES: &[(&str, &str)] = &[
-    ("common.cuh", include_str!("kernels/common.cuh")),
-    ("planes.cuh", include_str!("kernels/planes.cuh")),
-    ("mmq_tile.cuh", include_str!("kernels/mmq_tile.cuh")),
-    (
-        "hadamard_rotate.cuh",
-        include_str!("kernels/hadamard_rotate.cuh"),
-    ),
-    ("dequantize.cu", include_str!("kernels/dequantize.cu")),
-    ("get_rows.cu", include_str!("kernels/get_rows.cu")),
-    ("mul_mat_vec.cu", include_str!("kernels/mul_mat_vec.cu")),
-    (
-        "mul_mat_vec_planes.cu",
-        include_str!("kernels/mul_mat_vec_planes.cu"),
-    ),
-    ("mul_mat.cu", include_str!("kernels/mul_mat.cu")),
-    (
-        "hadamard_rotate.cu",
-        include_str!("kernels/hadamard_rotate.cu"),
-    ),
-    (
-        "wrong/ptq1_sequential.cu",
-        include_str!("kernels/wrong/ptq1_sequential.cu"),
-    ),
-    (
-        "wrong/old_block_geometry.cu",
-        include_str!("kernels/wrong/old_block_geometry.cu"),
-    ),
-    (
-        "wrong/code3_as_plus1.cu",
-        include_str!("kernels/wrong/code3_as_plus1.cu"),
-    ),
-    (
-        "wrong/scale_at_0.cu",
-        include_str!("kernels/wrong/scale_at_0.cu"),
-    ),
-    (
-        "wrong/mmq_tile_variants.cu",
-        include_str!("kernels/wrong/mmq_tile_variants.cu"),
-    ),
-    (
-        "wrong/hadamard_variants.cu",
-        include_str!("kernels/wrong/hadamard_variants.cu"),
-    ),
-];
+/// Every `.cu` / `.cuh` file under `src/cuda/kernels/`, by path relative to that folder
+/// (listed by build.rs, so none can be forgotten).
+pub const FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/kernel_files.rs"));
 
 /// The CUDA-on-CPU shim the host tier prepends.
 pub const HOST_SHIM: &str = include_str!("kernels/host_shim.h");
@@ -65,31 +22,47 @@ pub fn builtin(path: &str) -> Option<&'static str> {
 pub fn builtin_resolved(path: &str) -> Result<String> {
     let text = builtin(path)
         .ok_or_else(|| Error::new(ErrorClass::CliUsage, path, "no such built-in kernel source"))?;
-    resolve(text, path, &|p| builtin(p).map(str::to_string))
+    resolve(text, path, &|p| builtin(p).map(str::to_string), &[])
 }
 
-fn join(dir_of: &str, rel: &str) -> String {
-    let mut parts: Vec<&str> = dir_of.split('/').collect();
+/// `rel` relative to the folder of `including` ('/'-separated; `..` climbs, and a `..` above
+/// the start of a relative path is kept, so it names the parent folder rather than vanishing).
+fn join(including: &str, rel: &str) -> String {
+    let mut parts: Vec<&str> = including.split('/').collect();
     parts.pop();
+    if rel.starts_with('/') {
+        parts = vec![""];
+    }
     for p in rel.split('/') {
         match p {
             "." | "" => {}
-            ".." => {
-                parts.pop();
-            }
+            ".." => match parts.last() {
+                Some(&"") if parts.len() == 1 => {}
+                Some(&"..") | None => parts.push(".."),
+                Some(_) => {
+                    parts.pop();
+                }
+            },
             _ => parts.push(p),
         }
     }
     parts.join("/")
 }
 
-/// Inlines every `#include "name"` (each file once, as `#pragma once` would), looking names up
-/// relative to the including file, then among the built-in headers by file name. `<...>`
-/// includes are left for the compiler.
-pub fn resolve(text: &str, path: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String> {
+/// Inlines every `#include "name"` (each file once, as `#pragma once` would), looking the name
+/// up (1) relative to the including file, (2) in each of `include_dirs` (`-I`), (3) among the
+/// built-in headers when the name is a bare file name. A name found nowhere is an error (never
+/// another file that happens to share its base name). `<...>` includes are left for the
+/// compiler (the host tier serves the CUDA headers, NVRTC its own).
+pub fn resolve(
+    text: &str,
+    path: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    include_dirs: &[String],
+) -> Result<String> {
     let mut seen = Vec::new();
     let mut out = String::new();
-    resolve_into(text, path, lookup, &mut seen, &mut out, 0)?;
+    resolve_into(text, path, lookup, include_dirs, &mut seen, &mut out, 0)?;
     Ok(out)
 }
 
@@ -97,6 +70,7 @@ fn resolve_into(
     text: &str,
     path: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
+    include_dirs: &[String],
     seen: &mut Vec<String>,
     out: &mut String,
     depth: usize,
@@ -108,13 +82,17 @@ fn resolve_into(
             "#include nesting deeper than 16",
         ));
     }
+    out.push_str(&format!("#line 1 \"{path}\"\n"));
     for (i, line) in text.lines().enumerate() {
         let t = line.trim_start();
         if t.starts_with("#pragma once") {
+            out.push('\n');
             continue;
         }
         let inc = t
-            .strip_prefix("#include")
+            .strip_prefix('#')
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix("include"))
             .map(str::trim)
             .and_then(|r| r.strip_prefix('"'))
             .and_then(|r| r.split('"').next());
@@ -123,27 +101,64 @@ fn resolve_into(
             out.push('\n');
             continue;
         };
-        let full = join(path, name);
-        let base = name.rsplit('/').next().unwrap_or(name);
-        let (found, body) = match lookup(&full) {
-            Some(b) => (full.clone(), b),
-            None => match builtin(base) {
-                Some(b) => (base.to_string(), b.to_string()),
-                None => {
-                    return Err(Error::new(
-                        ErrorClass::KernelCompile,
-                        format!("{path}:{}", i + 1),
-                        format!("#include \"{name}\": no such file next to the source or among the built-in headers"),
-                    ))
-                }
-            },
+        let mut tried = vec![join(path, name)];
+        tried.extend(include_dirs.iter().map(|d| join(&format!("{}/_", d.trim_end_matches('/')), name)));
+        let found = tried
+            .iter()
+            .find_map(|p| lookup(p).map(|b| (p.clone(), b)))
+            .or_else(|| {
+                (!name.contains('/'))
+                    .then(|| builtin(name).map(|b| (format!("<built-in>/{name}"), b.to_string())))
+                    .flatten()
+            });
+        let Some((found, body)) = found else {
+            return Err(Error::new(
+                ErrorClass::KernelCompile,
+                format!("{path}:{}", i + 1),
+                format!(
+                    "#include \"{name}\": not found (looked for {}{})",
+                    tried.join(", "),
+                    if name.contains('/') { "" } else { ", then the built-in headers" }
+                ),
+            ));
         };
-        if seen.contains(&found) {
-            continue;
+        if !seen.contains(&found) {
+            seen.push(found.clone());
+            resolve_into(&body, &found, lookup, include_dirs, seen, out, depth + 1)?;
         }
-        seen.push(found.clone());
-        resolve_into(&body, &found, lookup, seen, out, depth + 1)?;
         out.push_str(&format!("#line {} \"{path}\"\n", i + 2));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn includes_resolve_relative_then_include_dirs_then_builtins_and_never_by_base_name() {
+        let files = |p: &str| -> Option<String> {
+            match p {
+                "/src/k/a.cu" => Some("#include \"../inc/x.cuh\"\nA".into()),
+                "/src/inc/x.cuh" => Some("#pragma once\nX".into()),
+                "/opt/i/y.cuh" => Some("Y".into()),
+                "k/x.cuh" => Some("WRONG".into()),
+                _ => None,
+            }
+        };
+        let r = resolve("#include \"../inc/x.cuh\"\n#include \"y.cuh\"\n#include \"common.cuh\"\nB", "/src/k/a.cu", &files, &["/opt/i".into()]).unwrap();
+        assert!(r.contains("X") && r.contains("Y") && r.contains("nt_f16") && !r.contains("WRONG"), "{r}");
+        // `..` above a relative start is kept: k/a.cu + ../x.cuh is x.cuh, not k/x.cuh.
+        assert_eq!(join("k/a.cu", "../x.cuh"), "x.cuh");
+        assert_eq!(join("a.cu", "../x.cuh"), "../x.cuh");
+        assert_eq!(join("/a.cu", "../x.cuh"), "/x.cuh");
+        assert_eq!(join("wrong/v.cu", "../common.cuh"), "common.cuh");
+        // A path that exists nowhere is an error even when a built-in shares its base name.
+        let e = resolve("#include \"../zz/common.cuh\"", "/src/k/a.cu", &files, &[]).unwrap_err();
+        assert_eq!(e.class, ErrorClass::KernelCompile);
+        assert!(e.detail.contains("/src/zz/common.cuh"), "{e}");
+        // Each file once.
+        let twice = resolve("#include \"y.cuh\"\n#include \"y.cuh\"", "/src/k/a.cu", &files, &["/opt/i".into()]).unwrap();
+        assert_eq!(twice.matches('Y').count(), 1);
+    }
 }

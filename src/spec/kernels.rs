@@ -24,8 +24,12 @@ pub struct KernelsTable {
     pub classes: Vec<KernelClassSpec>,
     /// The shipped reference kernels.
     pub reference_kernels: Vec<KernelReference>,
-    /// Deliberately wrong kernels (negative controls).
-    pub wrong_variants: Vec<KernelWrongVariant>,
+    /// Precision modes and their derived bounds.
+    pub precision: KernelPrecisionSpec,
+    /// The binding vocabulary of ABI sidecars, per class (`_doc` first).
+    pub bindings: BTreeMap<String, serde_json::Value>,
+    /// The sidecar's schema, in words.
+    pub sidecar: String,
     /// The NVRTC compile tier's settings.
     pub compile: KernelCompileSpec,
     /// The host tier's compiler settings.
@@ -160,7 +164,66 @@ pub struct KernelReference {
     pub source: String,
 }
 
-/// A deliberately wrong kernel and the cases it must fail.
+/// The precision modes (spec/kernels.json `precision`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelPrecisionSpec {
+    /// What a mode is.
+    #[serde(rename = "_doc")]
+    pub doc: String,
+    /// The modes.
+    pub modes: Vec<KernelPrecisionMode>,
+    /// How modes combine.
+    pub combine: String,
+    /// Unit roundoff of f16 and bf16.
+    pub unit_roundoff: BTreeMap<String, f64>,
+    /// The exact classes' rule under a narrow output type.
+    pub exact_rule: String,
+    /// The bounded classes' rule under a mode.
+    pub bounded_rule: String,
+    /// The NMSE limit under a mode.
+    pub nmse_rule: String,
+    /// The q8_1 slack term.
+    pub q8_1_slack: String,
+    /// The negative controls per mode.
+    pub negative_controls: String,
+}
+
+/// One precision mode.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelPrecisionMode {
+    /// Its name on the command line and in sidecars.
+    pub mode: String,
+    /// The activation type.
+    pub x: String,
+    /// The output type.
+    pub y: String,
+    /// When to declare it.
+    #[serde(rename = "use")]
+    pub use_: String,
+}
+
+/// `spec/kernel_variants.json`: the kernels that prove the checker.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelVariantsTable {
+    /// What the table is.
+    #[serde(rename = "_doc")]
+    pub doc: String,
+    /// Wrong kernels the checker must catch.
+    pub wrong_variants: Vec<KernelWrongVariant>,
+    /// Correct kernels written unusually, which the checker must pass.
+    pub unusual_correct: Vec<KernelUnusual>,
+    /// Shared headers of the variant sources, in words.
+    #[serde(default)]
+    pub helper_headers: Option<serde_json::Value>,
+    /// Per source file, the CUDA features it needs (headers, shuffles, vector types, ...).
+    #[serde(default)]
+    pub source_needs: Option<serde_json::Value>,
+}
+
+/// A deliberately wrong kernel and how it must be caught.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelWrongVariant {
@@ -168,14 +231,43 @@ pub struct KernelWrongVariant {
     pub entry: String,
     /// Its class.
     pub class: String,
-    /// The format it handles.
-    pub format: String,
+    /// The formats it is run on.
+    pub formats: Vec<String>,
     /// Its source file under `src/cuda/kernels/`.
     pub source: String,
+    /// The kind of bug (value-map, layout, shape, memory, concurrency, precision, arch).
+    pub kind: String,
     /// The engine bug it imitates.
     pub mimics: String,
-    /// The cases it must fail (it must pass every other case it runs).
-    pub must_fail: Vec<String>,
+    /// The verdict it must get: `mismatch` or an error class id.
+    pub expect: String,
+    /// Which case property exposes it.
+    pub caught_by: String,
+    /// The wrong reading the diagnosis must name, when it imitates one.
+    #[serde(default)]
+    pub looks_like: Option<String>,
+    /// Its ABI sidecar, when not the class ABI.
+    #[serde(default)]
+    pub abi: Option<serde_json::Value>,
+}
+
+/// A correct kernel written unusually.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelUnusual {
+    /// Its entry point.
+    pub entry: String,
+    /// Its class.
+    pub class: String,
+    /// The formats it handles.
+    pub formats: Vec<String>,
+    /// Its source file under `src/cuda/kernels/`.
+    pub source: String,
+    /// What is unusual about it.
+    pub what: String,
+    /// Its ABI sidecar, when not the class ABI.
+    #[serde(default)]
+    pub abi: Option<serde_json::Value>,
 }
 
 /// The NVRTC compile tier.

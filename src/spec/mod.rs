@@ -47,6 +47,8 @@ pub struct Spec {
     pub errors: ErrorTable,
     /// `kernels.json`.
     pub kernels: KernelsTable,
+    /// `kernel_variants.json`.
+    pub kernel_variants: KernelVariantsTable,
 }
 
 /// The raw JSON text of each table, by file name (for the `spec` command and tests).
@@ -67,6 +69,10 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("hadamard.json", include_str!("../../spec/hadamard.json")),
     ("errors.json", include_str!("../../spec/errors.json")),
     ("kernels.json", include_str!("../../spec/kernels.json")),
+    (
+        "kernel_variants.json",
+        include_str!("../../spec/kernel_variants.json"),
+    ),
 ];
 
 fn source(name: &str) -> &'static str {
@@ -117,6 +123,7 @@ impl Spec {
             hadamard: parse("hadamard.json"),
             errors: parse("errors.json"),
             kernels: parse("kernels.json"),
+            kernel_variants: parse("kernel_variants.json"),
         }
     }
 

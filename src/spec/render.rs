@@ -1065,26 +1065,34 @@ fn render_kernels(o: &mut String, k: &super::KernelsTable) {
         }),
     );
     o.push('\n');
+    let p = &k.precision;
+    let _ = writeln!(o, "Precision modes: {}\n", cell(&p.doc));
     table(
         o,
-        &[
-            "wrong variant (negative control)",
-            "class / format",
-            "mimics",
-            "must fail",
-        ],
-        k.wrong_variants.iter().map(|w| {
-            vec![
-                code(&w.entry),
-                format!("`{}` / `{}`", w.class, w.format),
-                cell(&w.mimics),
-                w.must_fail
-                    .iter()
-                    .map(|c| code(c))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            ]
+        &["mode", "x", "y", "when"],
+        p.modes.iter().map(|m| {
+            vec![code(&m.mode), code(&m.x), code(&m.y), cell(&m.use_)]
         }),
+    );
+    o.push('\n');
+    for (what, text) in [
+        ("Combining", &p.combine),
+        ("Exact classes", &p.exact_rule),
+        ("Bounded classes", &p.bounded_rule),
+        ("NMSE", &p.nmse_rule),
+        ("q8_1 slack", &p.q8_1_slack),
+        ("Negative controls", &p.negative_controls),
+    ] {
+        let _ = writeln!(o, "- {what}: {}", cell(text));
+    }
+    o.push('\n');
+    let _ = writeln!(o, "ABI sidecar: {}\n", cell(&k.sidecar));
+    let kv = &crate::spec::get().kernel_variants;
+    let _ = writeln!(
+        o,
+        "{} wrong variants and {} correct-but-unusual kernels are listed in `spec/kernel_variants.json` (their verdicts: `conformance/KERNELS.md`).",
+        kv.wrong_variants.len(),
+        kv.unusual_correct.len()
     );
     o.push('\n');
     let _ = writeln!(

@@ -18,6 +18,7 @@ mod gguf_transcode_limits;
 mod hostile_io;
 mod hostile_limits;
 mod hostile_text;
+mod host_types;
 mod hostile_time;
 mod kernels;
 mod layout;

@@ -423,10 +423,11 @@ fn reading_before_an_input_is_an_out_of_bounds_read() {
     let e = err_of(run1("read_at", launch(1, 32, 0, &x, 4, -1), 10));
     assert_eq!(e.class, ErrorClass::KernelOutOfBoundsRead, "{e}");
     assert!(e.detail.contains("4 bytes before its start"), "{e}");
-    // 64 floats: x[-1] is poison in the same page; the poison run catches it.
+    // 64 floats: x[-1] lies in the same page (poison) under the schedule runs; the input-poison
+    // run moves `x` to the start of its page, where x[-1] faults.
     let e = err_of(run1("read_at", launch(1, 32, 0, &x[..64], 4, -1), 10));
     assert_eq!(e.class, ErrorClass::KernelOutOfBoundsRead, "{e}");
-    assert!(e.detail.contains("before input `x`"), "{e}");
+    assert!(e.detail.contains("4 bytes before its start"), "{e}");
 }
 
 #[test]

@@ -419,6 +419,19 @@ static void nt_set_input_slack(nt_buf* b, unsigned char before, unsigned char af
     mprotect(b->wlo, (size_t)(b->whi - b->wlo), PROT_READ);
 }
 
+// Moves an input so that it STARTS at its page (right after the leading guard page): reads
+// before the start then fault even when their bytes do not change the output. Used for the
+// input-poison run; the other runs keep the end at the trailing guard page.
+static void nt_place_at_start(long ci, unsigned arg, nt_buf* b, unsigned char poison) {
+    mprotect(b->wlo, (size_t)(b->whi - b->wlo), PROT_READ | PROT_WRITE);
+    memmove(b->wlo, b->base, b->len);
+    b->base = b->wlo;
+    memset(b->base + b->len, poison, (size_t)(b->whi - (b->base + b->len)));
+    mprotect(b->wlo, (size_t)(b->whi - b->wlo), PROT_READ);
+    nt_rec("M %ld %u I %lx %zu %lx %lx", ci, arg, (unsigned long)b->base, b->len, (unsigned long)b->lo,
+           (unsigned long)(b->lo + b->map_len));
+}
+
 static void nt_place(nt_buf* b) {
     size_t pg = (size_t)nt_page;
     size_t span = b->kind == 0 ? (b->len + 15) / 16 * 16 : 1024 + b->len + 1024;
@@ -561,11 +574,17 @@ static void nt_run_case(long ci, nt_reader& rd, int skip) {
             }
         }
     }
-    // Input-poison run: the forward schedule again with other bytes in every input's slack.
-    // An output that changes read bytes the kernel does not own.
+    // Input-poison run: the forward schedule again, every input moved to start at its page
+    // (reads before the start fault) and other bytes in its slack: an output that changes read
+    // bytes the kernel does not own.
     if (!failed && out_arg >= 0) {
         int ninputs = 0, combined = 0, attributed = 0;
-        for (unsigned i = 0; i < nargs; ++i) ninputs += bufs[i].kind == 0;
+        for (unsigned i = 0; i < nargs; ++i)
+            if (bufs[i].kind == 0) {
+                ++ninputs;
+                nt_place_at_start(ci, i, &bufs[i], 0xa5);
+                nt_argv[i].p = bufs[i].base;
+            }
         for (int pass = -1; pass < (int)nargs * 2 && ninputs; ++pass) {
             // pass -1: every input's slack; then input pass/2, after (even) or before (odd).
             int target = pass < 0 ? -1 : pass / 2, after = pass < 0 ? 1 : pass % 2 == 0;

@@ -59,39 +59,5 @@ PL_KERNEL(wrong_mul_mat_vec_planes_ptq1_0_g128_qh_from_base,
           const unsigned char* base = obj + base_off; const unsigned char* high = obj + base_off; const unsigned char* scale = obj + scale_off,
           k_pad, pl_ptq1(base, high, scale, (long long)r * gpr + j / 128, j % 128))
 
-// Sidecar ABI (adds k). Scale plane groups per row from k (truncated) instead of k_pad.
-extern "C" __global__ void wrong_mul_mat_vec_planes_ptq1_0_g128_scale_gpr_from_k(
-    const unsigned char* __restrict__ obj, long long base_off, long long high_off, long long scale_off,
-    const float* __restrict__ x, float* __restrict__ y, int n, int k, int k_pad) {
-    __shared__ float part[4][32];
-    int r = blockIdx.x * 4 + threadIdx.y, gpr = k_pad / 128, sgpr = k / 128;
-    float acc = 0.0f;
-    if (r < n)
-        for (int j = threadIdx.x; j < k_pad; j += 32) {
-            long long grp = (long long)r * gpr + j / 128, sgrp = (long long)r * sgpr + j / 128;
-            const unsigned char* qs = obj + base_off + grp * 24;
-            const unsigned char* qh = obj + high_off + grp * 2;
-            int e = j % 128, t;
-            if (e < 80) t = nt_trit(qs[e % 16], e / 16);
-            else if (e < 120) t = nt_trit(qs[16 + (e - 80) % 8], (e - 80) / 8);
-            else t = nt_trit(qh[(e - 120) % 2], (e - 120) / 2);
-            acc += (float)(t - 1) * nt_scale_at(obj + scale_off + sgrp * 2) * x[j];
-        }
-    float s = wv_reduce_4x32(part, acc);
-    if (r < n && threadIdx.x == 0) y[r] = s;
-}
-
-// Sidecar ABI (adds k; x bound as k floats): loops to k_pad over x (reads x[k .. k_pad)).
-extern "C" __global__ void wrong_mul_mat_vec_planes_pq2_0_g128_x_past_k(
-    const unsigned char* __restrict__ obj, long long base_off, long long high_off, long long scale_off,
-    const float* __restrict__ x, float* __restrict__ y, int n, int k, int k_pad) {
-    __shared__ float part[4][32];
-    int r = blockIdx.x * 4 + threadIdx.y, gpr = k_pad / 128;
-    float acc = 0.0f;
-    if (r < n)
-        for (int j = threadIdx.x; j < k_pad; j += 32)
-            acc += pl_pq2(obj + base_off, obj + scale_off, (long long)r * gpr + j / 128, j % 128) * x[j];
-    float s = wv_reduce_4x32(part, acc);
-    if (r < n && threadIdx.x == 0) y[r] = s;
-    (void)high_off; (void)k;
-}
+// (k vs k_pad mix-ups are not wrong for PQ2_0_G128 / PTQ1_0_G128: k is a multiple of the
+// 128-element group, so k_pad = k; no kernel is listed for them.)

@@ -1,0 +1,338 @@
+//! Kernel cases generated from the spec for every class x format, beyond the corpus cases:
+//! random code bytes (every 2-bit code including 3, every base-3 byte including the
+//! non-canonical ones), special f16 scales (+-0, negative, subnormal, the largest finite, +-Inf,
+//! NaN), and varied shapes (mul_mat t = 1..9, several k and n, get_rows several k, hadamard
+//! B = 64..1024, row-split objects with and without alignment gaps and at non-zero base
+//! offsets). Plus the randomized mode (`--random N --seed S`), which draws shapes and data the
+//! way llama.cpp's test-backend-ops does and names each case after its seed so it replays.
+
+use super::abi::KernelClass;
+use super::cases::{codec_of, plane_geometry, KernelCase};
+use crate::codec::{f32_to_f16, Codec};
+use crate::error::Result;
+use crate::planes;
+use crate::rng::Rng;
+
+/// f16 scales that break careless decoders: zero of both signs, the smallest and largest
+/// subnormal, the smallest normal, the largest finite of both signs.
+pub const SPECIAL_FINITE_SCALES: [u16; 7] = [0x0000, 0x8000, 0x0001, 0x03ff, 0x0400, 0x7bff, 0xfbff];
+/// Non-finite f16 scales: +-Inf and NaNs (quiet, with a payload, negative).
+pub const NONFINITE_SCALES: [u16; 5] = [0x7c00, 0xfc00, 0x7e00, 0x7d55, 0xfe00];
+
+/// Which scales a block may get.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scales {
+    /// Normal scales of both signs, |d| in [0.01, 0.06].
+    Signed,
+    /// Mostly normal, with every finite special (zeros, subnormals, the largest finite).
+    Finite,
+    /// Every special, non-finite included (one per block, cycling).
+    All,
+}
+
+fn unit(r: &mut Rng) -> f32 {
+    (r.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+}
+
+fn normal_scale(r: &mut Rng) -> u16 {
+    let v = 0.01 + unit(r) * 0.05;
+    f32_to_f16(if r.next_u64() & 1 == 1 { -v } else { v })
+}
+
+/// `blocks` blocks of random bytes (all codes) with scales drawn by `policy`.
+pub fn random_blocks(codec: Codec, blocks: usize, policy: Scales, r: &mut Rng) -> Vec<u8> {
+    let bb = codec.block_bytes();
+    let so = codec.scale_offset().unwrap_or(0);
+    let mut out = vec![0u8; blocks * bb];
+    for (i, blk) in out.chunks_exact_mut(bb).enumerate() {
+        for b in blk.iter_mut() {
+            *b = r.next_u64() as u8;
+        }
+        let finite: Vec<u16> = SPECIAL_FINITE_SCALES.to_vec();
+        let all: Vec<u16> = SPECIAL_FINITE_SCALES
+            .iter()
+            .chain(&NONFINITE_SCALES)
+            .copied()
+            .collect();
+        let d = match policy {
+            Scales::Signed => normal_scale(r),
+            Scales::Finite if i % 3 == 2 => finite[(i / 3) % finite.len()],
+            Scales::Finite => normal_scale(r),
+            Scales::All => all[i % all.len()],
+        };
+        blk[so..so + 2].copy_from_slice(&d.to_le_bytes());
+    }
+    out
+}
+
+fn activations(r: &mut Rng, n: usize) -> Vec<f32> {
+    (0..n).map(|_| unit(r) * 2.0 - 1.0).collect()
+}
+
+fn empty(name: String, class: KernelClass, format: &str, recipe: String) -> KernelCase {
+    KernelCase {
+        name,
+        class,
+        format: format.into(),
+        dims: Default::default(),
+        weights: Vec::new(),
+        ids: Vec::new(),
+        x: Vec::new(),
+        signs: Vec::new(),
+        reference: Vec::new(),
+        magnitude: Vec::new(),
+        terms: 0,
+        recipe,
+        obj_prefix: 0,
+    }
+}
+
+/// One case of a class from its shape and data policy.
+pub struct Shape {
+    /// Rows (n), or blocks for dequantize.
+    pub n: u64,
+    /// Reduction length / row length, or the vector length for hadamard.
+    pub k: u64,
+    /// Tokens.
+    pub t: u64,
+    /// Hadamard block, or get_rows id count.
+    pub extra: u64,
+    /// Planes: bytes before the object.
+    pub prefix: usize,
+}
+
+/// Builds a case named `name` for `class` / `format` with `shape`, drawing data from `seed`.
+pub fn build(
+    name: String,
+    class: KernelClass,
+    format: &str,
+    s: &Shape,
+    scales: Scales,
+    seed: u64,
+) -> Result<KernelCase> {
+    let mut r = Rng::new(seed);
+    let policy = format!("{scales:?}").to_lowercase();
+    let mut c;
+    match class {
+        KernelClass::Dequantize => {
+            let codec = codec_of(format)?;
+            c = empty(name, class, format, format!("{} {format} blocks of random bytes, {policy} scales", s.n));
+            c.dims.n_blocks = s.n;
+            c.weights = random_blocks(codec, s.n as usize, scales, &mut r);
+        }
+        KernelClass::GetRows => {
+            let codec = codec_of(format)?;
+            let bpr = (s.k / codec.block_elems() as u64) as usize;
+            c = empty(name, class, format, format!("{} rows of a [{}, {}] {format} matrix of random bytes, {policy} scales (first, last, repeated ids)", s.extra, s.n, s.k));
+            c.dims.n = s.n;
+            c.dims.k = s.k;
+            c.dims.n_ids = s.extra;
+            c.weights = random_blocks(codec, s.n as usize * bpr, scales, &mut r);
+            let mut ids: Vec<i32> = vec![(s.n - 1) as i32, 0];
+            while (ids.len() as u64) < s.extra {
+                ids.push((r.next_u64() % s.n) as i32);
+            }
+            ids.truncate(s.extra as usize);
+            c.ids = ids;
+        }
+        KernelClass::MulMatVec | KernelClass::MulMat => {
+            let codec = codec_of(format)?;
+            let bpr = (s.k / codec.block_elems() as u64) as usize;
+            let t = if class == KernelClass::MulMat { s.t } else { 1 };
+            c = empty(name, class, format, format!("[{}, {}] {format} weights of random bytes, {policy} scales, x {t} token(s) of f32 in [-1, 1) token-major", s.n, s.k));
+            c.dims.n = s.n;
+            c.dims.k = s.k;
+            c.dims.t = t;
+            c.weights = random_blocks(codec, s.n as usize * bpr, scales, &mut r);
+            c.x = activations(&mut r, (s.k * t) as usize);
+        }
+        KernelClass::MulMatVecPlanes => {
+            let codec = codec_of(format)?;
+            let (layout, geom) = plane_geometry(format, s.n, s.k)?;
+            let bpr = (s.k / codec.block_elems() as u64) as usize;
+            let ggml = random_blocks(codec, s.n as usize * bpr, scales, &mut r);
+            c = empty(name, class, format, format!("a [{}, {}] {format} row-split object of random blocks (planes at {}, {}, {} of {} bytes), {policy} scales, placed {} bytes into the buffer (offsets include them), x f32 in [-1, 1)", s.n, s.k, geom.base_offset, geom.high_offset, geom.scale_offset, geom.payload_bytes, s.prefix));
+            c.dims.n = s.n;
+            c.dims.k = s.k;
+            c.dims.t = 1;
+            c.weights = planes::assemble(&layout, &geom, &ggml)?;
+            c.x = activations(&mut r, geom.k_pad as usize);
+            c.obj_prefix = s.prefix;
+        }
+        KernelClass::HadamardRotate => {
+            c = empty(name, class, format, format!("[{}, {}] f32 activations in [-1, 1), B = {}, random +-1 signs", s.t, s.k, s.extra));
+            c.dims.k = s.k;
+            c.dims.t = s.t;
+            c.dims.block = s.extra;
+            c.signs = (0..s.k)
+                .map(|_| if r.next_u64() & 1 == 1 { 1.0 } else { -1.0 })
+                .collect();
+            c.x = activations(&mut r, (s.k * s.t) as usize);
+        }
+    }
+    c.compute_reference()?;
+    Ok(c)
+}
+
+fn shape(n: u64, k: u64, t: u64, extra: u64, prefix: usize) -> Shape {
+    Shape { n, k, t, extra, prefix }
+}
+
+/// The generated matrix for one class and format (deterministic).
+pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
+    use KernelClass::*;
+    let f = format.to_lowercase();
+    let cname = class.name();
+    let mut v = Vec::new();
+    let seed0 = 0x6e74_0000u64 + (class as u64) * 0x1000 + format.bytes().map(|b| b as u64).sum::<u64>();
+    let mut add = |tag: &str, s: Shape, sc: Scales, i: u64| -> Result<()> {
+        v.push(build(format!("g_{cname}_{f}_{tag}"), class, format, &s, sc, seed0 + i)?);
+        Ok(())
+    };
+    match class {
+        Dequantize => {
+            add("random_codes", shape(24, 0, 0, 0, 0), Scales::Signed, 1)?;
+            add("special_scales", shape(24, 0, 0, 0, 0), Scales::All, 2)?;
+            add("one_block", shape(1, 0, 0, 0, 0), Scales::Finite, 3)?;
+        }
+        GetRows => {
+            let qk = codec_of(format)?.block_elems() as u64;
+            add(&format!("k{qk}"), shape(9, qk, 0, 7, 0), Scales::All, 1)?;
+            add(&format!("k{}", 5 * qk), shape(9, 5 * qk, 0, 7, 0), Scales::Finite, 2)?;
+            add(&format!("k{}", 8 * qk), shape(3, 8 * qk, 0, 4, 0), Scales::Signed, 3)?;
+        }
+        MulMatVec => {
+            let qk = codec_of(format)?.block_elems() as u64;
+            add("n1", shape(1, qk, 1, 0, 0), Scales::Signed, 1)?;
+            add("n37_k1024", shape(37, 1024, 1, 0, 0), Scales::Finite, 2)?;
+            add("n70_k384", shape(70, 384, 1, 0, 0), Scales::Signed, 3)?;
+            add("special_scales", shape(12, 2 * qk, 1, 0, 0), Scales::All, 4)?;
+        }
+        MulMatVecPlanes => {
+            add("n13_k640_gaps", shape(13, 640, 1, 0, 0), Scales::Signed, 1)?;
+            add("n8_k1024_at48", shape(8, 1024, 1, 0, 48), Scales::Finite, 2)?;
+            add("n33_k384_at4112", shape(33, 384, 1, 0, 4112), Scales::Signed, 3)?;
+            add("special_scales_at256", shape(12, 256, 1, 0, 256), Scales::All, 4)?;
+        }
+        MulMat => {
+            for t in 1..=9u64 {
+                add(&format!("t{t}"), shape(40, 384, t, 0, 0), Scales::Signed, t)?;
+            }
+            add("n33_k256_t5_finite", shape(33, 256, 5, 0, 0), Scales::Finite, 20)?;
+            add("special_scales_t2", shape(12, 256, 2, 0, 0), Scales::All, 21)?;
+        }
+        HadamardRotate => {
+            for (i, b) in [64u64, 128, 256, 512, 1024].into_iter().enumerate() {
+                add(&format!("b{b}"), shape(0, 3 * b, 2, b, 0), Scales::Signed, i as u64)?;
+            }
+        }
+    }
+    Ok(v)
+}
+
+/// `n` random cases of `class` / `format` from `seed`, named `r<seed>_<i>_...` so a failure
+/// names what to replay.
+pub fn random(class: KernelClass, format: &str, n: usize, seed: u64) -> Result<Vec<KernelCase>> {
+    use KernelClass::*;
+    let mut out = Vec::with_capacity(n);
+    let f = format.to_lowercase();
+    for i in 0..n {
+        let cs = seed
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .wrapping_add((i as u64) << 20)
+            .wrapping_add(class as u64 * 7919 + format.len() as u64);
+        let mut r = Rng::new(cs);
+        let mut pick = |lo: u64, hi: u64| lo + r.next_u64() % (hi - lo + 1);
+        let qk = match class {
+            HadamardRotate => 1,
+            _ => codec_of(format)?.block_elems() as u64,
+        };
+        let scales = match pick(0, 9) {
+            0..=5 => Scales::Signed,
+            6..=8 => Scales::Finite,
+            _ => Scales::All,
+        };
+        let s = match class {
+            Dequantize => shape(pick(1, 40), 0, 0, 0, 0),
+            GetRows => {
+                let n = pick(1, 24);
+                shape(n, qk * pick(1, 8), 0, pick(1, 12), 0)
+            }
+            MulMatVec => shape(pick(1, 80), qk * pick(1, 16), 1, 0, 0),
+            MulMatVecPlanes => {
+                let prefix = match pick(0, 2) {
+                    0 => 0,
+                    1 => 16 * pick(1, 64) as usize,
+                    _ => 4096 + 16 * pick(0, 255) as usize,
+                };
+                shape(pick(1, 40), 128 * pick(1, 12), 1, 0, prefix)
+            }
+            MulMat => shape(pick(1, 70), qk * pick(1, 6), pick(1, 12), 0, 0),
+            HadamardRotate => {
+                let b = 1u64 << pick(6, 10);
+                shape(0, b * pick(1, 4), pick(1, 4), b, 0)
+            }
+        };
+        out.push(build(
+            format!("r{seed}_{i}_{}_{f}", class.name()),
+            class,
+            format,
+            &s,
+            scales,
+            cs,
+        )?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(c: &KernelCase) -> [bool; 4] {
+        let mut seen = [false; 4];
+        for b in &c.weights {
+            for s in 0..4 {
+                seen[((b >> (2 * s)) & 3) as usize] = true;
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn every_class_and_format_gets_code_3_specials_and_varied_shapes() {
+        for class in KernelClass::ALL {
+            for f in &class.spec().formats {
+                let cases = matrix(class, f).unwrap();
+                assert!(cases.len() >= 3, "{} {f}", class.name());
+                if class != KernelClass::HadamardRotate {
+                    assert!(cases.iter().any(|c| codes(c)[3]), "{} {f}: code 3", class.name());
+                    // Some scale is non-finite, some is subnormal.
+                    let any_nan = cases.iter().any(|c| c.reference.iter().any(|v| v.is_nan()));
+                    assert!(any_nan, "{} {f}: a NaN/Inf scale", class.name());
+                }
+            }
+        }
+        let mm = matrix(KernelClass::MulMat, "pq2_0").unwrap();
+        let ts: Vec<u64> = mm.iter().map(|c| c.dims.t).collect();
+        assert!((1..=9).all(|t| ts.contains(&t)));
+        let had = matrix(KernelClass::HadamardRotate, "f32").unwrap();
+        let bs: Vec<u64> = had.iter().map(|c| c.dims.block).collect();
+        assert_eq!(bs, [64, 128, 256, 512, 1024]);
+        let pl = matrix(KernelClass::MulMatVecPlanes, "PTQ1_0_G128").unwrap();
+        assert!(pl.iter().any(|c| c.obj_prefix > 4096));
+    }
+
+    #[test]
+    fn generation_is_deterministic_and_random_cases_replay() {
+        let a = random(KernelClass::MulMat, "ptq1_0", 5, 7).unwrap();
+        let b = random(KernelClass::MulMat, "ptq1_0", 5, 7).unwrap();
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.weights, y.weights);
+            assert_eq!(x.x, y.x);
+            assert_eq!(x.name, y.name);
+        }
+        let c = random(KernelClass::MulMat, "ptq1_0", 5, 8).unwrap();
+        assert_ne!(a[0].weights, c[0].weights);
+    }
+}

@@ -1,0 +1,488 @@
+//! A kernel's ABI as it really is: its precision mode, its own launch geometry (expressions of
+//! the case's dims) and its parameter list, each parameter bound to a name of the class's
+//! vocabulary (spec/kernels.json `bindings`) with its C type. The default of a class is its
+//! fixed ABI in spec/kernels.json; an engine kernel declares its own in a sidecar JSON
+//! (`check-kernel --abi FILE`), so it is judged unchanged.
+
+use serde::Deserialize;
+
+use super::abi::{KernelClass, Launch, LaunchArg};
+use super::cases::{codec_of, plane_geometry, KernelCase};
+use super::expected::Expected;
+use super::launch_expr;
+use super::precision::{Dtype, Precision};
+use crate::error::{Error, ErrorClass, Result};
+
+/// One grid / block / shared-memory dimension: a number or an expression.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum DimRule {
+    /// A constant.
+    N(u64),
+    /// An expression over the case's scalar bindings.
+    E(String),
+}
+
+impl std::fmt::Display for DimRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DimRule::N(n) => write!(f, "{n}"),
+            DimRule::E(e) => f.write_str(e),
+        }
+    }
+}
+
+/// The launch of a kernel.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchRule {
+    /// Grid x, y, z.
+    pub grid: [DimRule; 3],
+    /// Block x, y, z.
+    pub block: [DimRule; 3],
+    /// Dynamic shared memory bytes.
+    #[serde(default)]
+    pub shared: Option<DimRule>,
+}
+
+/// One parameter: a binding name, optionally with its C type.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum ArgRule {
+    /// Just the binding (default C type).
+    Name(String),
+    /// Binding and C type.
+    Full {
+        /// The binding name.
+        bind: String,
+        /// The C type as the kernel declares it.
+        #[serde(rename = "type", default)]
+        ty: Option<String>,
+    },
+}
+
+/// The sidecar file (`--abi FILE.json`); every field optional (defaults: the class ABI).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AbiSidecar {
+    /// The entry point.
+    #[serde(default)]
+    pub entry: Option<String>,
+    /// The class.
+    #[serde(default)]
+    pub class: Option<String>,
+    /// The formats it handles.
+    #[serde(default)]
+    pub formats: Option<Vec<String>>,
+    /// Its precision mode.
+    #[serde(default)]
+    pub precision: Option<String>,
+    /// Its launch.
+    #[serde(default)]
+    pub launch: Option<LaunchRule>,
+    /// Its parameters in order.
+    #[serde(default)]
+    pub args: Option<Vec<ArgRule>>,
+}
+
+/// What a parameter is bound to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Bind {
+    /// The weights (ggml blocks, or the buffer holding the row-split object).
+    Weights,
+    /// get_rows row ids (i32).
+    Ids,
+    /// The activations, in the precision's input type.
+    X,
+    /// The output, in the precision's output type.
+    Y,
+    /// Hadamard signs (f32).
+    Signs,
+    /// One plane of a row-split object as its own buffer (`base`, `high`, `scale`).
+    Plane(&'static str),
+    /// A zeroed scratch buffer of this many bytes (expression).
+    Scratch(String),
+    /// A scalar of the class vocabulary.
+    Scalar(String),
+}
+
+/// A kernel's ABI.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelAbi {
+    /// The class.
+    pub class: KernelClass,
+    /// The precision mode.
+    pub precision: Precision,
+    /// The launch.
+    pub launch: LaunchRule,
+    /// Parameters in order: binding and C type.
+    pub args: Vec<(Bind, String)>,
+}
+
+/// The binding names of a class: (pointer names, scalar names).
+pub fn vocabulary(class: KernelClass) -> (&'static [&'static str], &'static [&'static str]) {
+    match class {
+        KernelClass::Dequantize => (&["blocks", "w", "y"], &["n_blocks", "n_elems"]),
+        KernelClass::GetRows => (&["w", "ids", "y"], &["n_ids", "k", "n", "row_bytes"]),
+        KernelClass::MulMatVec => (&["w", "x", "y"], &["n", "k", "row_bytes"]),
+        KernelClass::MulMatVecPlanes => (
+            &["obj", "base", "high", "scale", "x", "y"],
+            &["base_off", "high_off", "scale_off", "n", "k", "k_pad"],
+        ),
+        KernelClass::MulMat => (
+            &["w", "x", "y"],
+            &["n", "k", "t", "row_bytes", "stride_x", "stride_y"],
+        ),
+        KernelClass::HadamardRotate => (&["x", "signs", "y"], &["k", "t", "block", "n_rows"]),
+    }
+}
+
+fn usage(what: impl Into<String>) -> Error {
+    Error::new(ErrorClass::CliUsage, "abi", what)
+}
+
+const INT32: &[&str] = &["int", "unsigned", "unsigned int", "int32_t", "uint32_t", "const int", "const unsigned int"];
+const INT64: &[&str] = &[
+    "long long",
+    "unsigned long long",
+    "int64_t",
+    "uint64_t",
+    "size_t",
+    "long",
+    "const long long",
+    "const int64_t",
+];
+
+/// The scalar value of `name` on a case (None: not defined for this class / case).
+pub fn scalar(c: &KernelCase, name: &str) -> Option<i64> {
+    let d = c.dims;
+    let qk = codec_of(&c.format).ok().map(|x| x.block_elems() as u64);
+    let bb = codec_of(&c.format).ok().map(|x| x.block_bytes() as u64);
+    let planes = || plane_geometry(&c.format, d.n, d.k).ok().map(|p| p.1);
+    let pre = c.obj_prefix as u64;
+    let v = match (c.class, name) {
+        (KernelClass::Dequantize, "n_blocks") => d.n_blocks,
+        (KernelClass::Dequantize, "n_elems") => d.n_blocks * qk?,
+        (KernelClass::HadamardRotate, "n_rows") => d.t * d.k / d.block.max(1),
+        (KernelClass::MulMatVecPlanes, "base_off") => pre + planes()?.base_offset,
+        (KernelClass::MulMatVecPlanes, "high_off") => pre + planes()?.high_offset,
+        (KernelClass::MulMatVecPlanes, "scale_off") => pre + planes()?.scale_offset,
+        (KernelClass::MulMatVecPlanes, "k_pad") => planes()?.k_pad,
+        (_, "row_bytes") => d.k / qk? * bb?,
+        (_, "stride_x") => d.k,
+        (_, "stride_y") => d.n,
+        (_, "n") => d.n,
+        (_, "k") => d.k,
+        (_, "t") => d.t.max(1),
+        (_, "n_ids") => d.n_ids,
+        (_, "block") => d.block,
+        _ => return None,
+    };
+    i64::try_from(v).ok()
+}
+
+impl KernelAbi {
+    /// The class's fixed ABI of spec/kernels.json, with the pointer types of `precision`.
+    pub fn default_for(class: KernelClass, precision: Precision) -> Result<KernelAbi> {
+        let s = class.spec();
+        let dim = |g: &crate::spec::GridDim| match g {
+            crate::spec::GridDim::Count(n) => DimRule::N(*n as u64),
+            crate::spec::GridDim::Rule(r) => DimRule::E(r.clone()),
+        };
+        let grid = [dim(&s.launch.grid[0]), dim(&s.launch.grid[1]), dim(&s.launch.grid[2])];
+        let block = [
+            DimRule::N(s.launch.block[0] as u64),
+            DimRule::N(s.launch.block[1] as u64),
+            DimRule::N(s.launch.block[2] as u64),
+        ];
+        let args = s
+            .args
+            .iter()
+            .map(|a| ArgRule::Full {
+                bind: a.name.clone(),
+                ty: None,
+            })
+            .collect();
+        KernelAbi::build(
+            class,
+            precision,
+            LaunchRule {
+                grid,
+                block,
+                shared: None,
+            },
+            args,
+        )
+    }
+
+    /// The ABI a sidecar declares (fields it leaves out come from the class default).
+    pub fn from_sidecar(class: KernelClass, sc: &AbiSidecar, precision: Option<Precision>) -> Result<KernelAbi> {
+        let p = match (&sc.precision, precision) {
+            (_, Some(p)) => p,
+            (Some(s), None) => Precision::parse(s)?,
+            (None, None) => Precision::F32,
+        };
+        let d = KernelAbi::default_for(class, p)?;
+        let launch = sc.launch.clone().unwrap_or(d.launch);
+        match &sc.args {
+            None => Ok(KernelAbi { launch, ..d }),
+            Some(a) => KernelAbi::build(class, p, launch, a.clone()),
+        }
+    }
+
+    fn build(class: KernelClass, p: Precision, launch: LaunchRule, args: Vec<ArgRule>) -> Result<KernelAbi> {
+        let (ptrs, scalars) = vocabulary(class);
+        let mut out = Vec::new();
+        let mut outs = 0;
+        for a in args {
+            let (name, ty) = match a {
+                ArgRule::Name(n) => (n, None),
+                ArgRule::Full { bind, ty } => (bind, ty),
+            };
+            let name = name.trim().to_string();
+            let bind = if let Some(e) = name.strip_prefix("scratch:") {
+                Bind::Scratch(e.trim().to_string())
+            } else if ptrs.contains(&name.as_str()) {
+                match name.as_str() {
+                    "blocks" | "w" | "obj" => Bind::Weights,
+                    "ids" => Bind::Ids,
+                    "x" => Bind::X,
+                    "y" => Bind::Y,
+                    "signs" => Bind::Signs,
+                    "base" => Bind::Plane("base"),
+                    "high" => Bind::Plane("high"),
+                    _ => Bind::Plane("scale"),
+                }
+            } else if scalars.contains(&name.as_str()) {
+                Bind::Scalar(name.clone())
+            } else {
+                return Err(usage(format!(
+                    "{name:?} is not a binding of class {}: pointers {}, scalars {}, or scratch:<bytes>",
+                    class.name(),
+                    ptrs.join(", "),
+                    scalars.join(", ")
+                )));
+            };
+            let default_ty = match &bind {
+                Bind::Weights | Bind::Plane(_) => "const unsigned char*".to_string(),
+                Bind::Ids => "const int*".into(),
+                Bind::Signs => "const float*".into(),
+                Bind::X => format!("const {}*", p.x.c_type()),
+                Bind::Y => format!("{}*", p.y.c_type()),
+                Bind::Scratch(_) => "void*".into(),
+                Bind::Scalar(s) if matches!(s.as_str(), "base_off" | "high_off" | "scale_off") => {
+                    "long long".into()
+                }
+                Bind::Scalar(_) => "int".into(),
+            };
+            let ty = ty.map(|t| t.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or(default_ty);
+            let is_ptr = ty.ends_with('*');
+            match &bind {
+                Bind::Scalar(_) if !(INT32.contains(&ty.as_str()) || INT64.contains(&ty.as_str())) => {
+                    return Err(usage(format!("{name}: scalar type {ty:?} is not one of {}, {}", INT32.join(", "), INT64.join(", "))))
+                }
+                Bind::Scalar(_) => {}
+                _ if !is_ptr => return Err(usage(format!("{name}: a buffer needs a pointer type, not {ty:?}"))),
+                Bind::Y => {
+                    outs += 1;
+                    let pointee = ty.trim_end_matches('*').trim().trim_start_matches("const ").trim();
+                    let ok = pointee == p.y.c_type()
+                        || matches!(pointee, "void" | "char" | "unsigned char")
+                        || (p.y == Dtype::F16 && matches!(pointee, "half" | "unsigned short"))
+                        || (p.y == Dtype::Bf16 && matches!(pointee, "nv_bfloat16" | "unsigned short"));
+                    if !ok {
+                        return Err(usage(format!(
+                            "y is {ty:?} but precision {p} writes {} outputs",
+                            p.y.c_type()
+                        )));
+                    }
+                }
+                _ => {}
+            }
+            out.push((bind, ty));
+        }
+        if outs != 1 {
+            return Err(usage(format!("the parameter list must bind y exactly once (binds it {outs} times)")));
+        }
+        if class.exact() && p.x != Dtype::F32 {
+            return Err(usage(format!("class {} has no activations: precision {p} does not apply", class.name())));
+        }
+        Ok(KernelAbi {
+            class,
+            precision: p,
+            launch,
+            args: out,
+        })
+    }
+
+    /// The C parameter types, in order.
+    pub fn sig(&self) -> Vec<String> {
+        self.args.iter().map(|(_, t)| t.clone()).collect()
+    }
+
+    /// The launch of this ABI on a case whose expectation (activation bytes) is `exp`.
+    pub fn launch(&self, c: &KernelCase, exp: &Expected) -> Result<Launch> {
+        let look = |n: &str| scalar(c, n);
+        let ev = |r: &DimRule, what: &str| -> Result<i64> {
+            match r {
+                DimRule::N(n) => Ok(*n as i64),
+                DimRule::E(e) => launch_expr::eval(e, &look).map_err(|mut err| {
+                    err.field = format!("launch.{what}");
+                    err
+                }),
+            }
+        };
+        let mut grid = [0u32; 3];
+        let mut block = [0u32; 3];
+        for i in 0..3 {
+            let (g, b) = (ev(&self.launch.grid[i], "grid")?, ev(&self.launch.block[i], "block")?);
+            if !(1..=i32::MAX as i64).contains(&g) || !(1..=1024).contains(&b) {
+                return Err(usage(format!(
+                    "case {}: launch gives grid {} / block {} in dimension {i} (grid must be >= 1, block 1..=1024)",
+                    c.name, g, b
+                )));
+            }
+            grid[i] = g as u32;
+            block[i] = b as u32;
+        }
+        let threads = block.iter().map(|&b| b as u64).product::<u64>();
+        if threads > 1024 || block[2] > 64 {
+            return Err(usage(format!("case {}: {threads} threads per block (CUDA allows 1024, z <= 64)", c.name)));
+        }
+        let shared = match &self.launch.shared {
+            None => 0,
+            Some(r) => ev(r, "shared")?,
+        };
+        if !(0..=232_448).contains(&shared) {
+            return Err(usage(format!("case {}: {shared} bytes of dynamic shared memory (0..=227 KiB)", c.name)));
+        }
+        let mut args = Vec::new();
+        for (b, _) in &self.args {
+            args.push(match b {
+                Bind::Weights => LaunchArg::In {
+                    name: "w".into(),
+                    bytes: weights_buffer(c),
+                },
+                Bind::Plane(p) => {
+                    let g = plane_geometry(&c.format, c.dims.n, c.dims.k)?.1;
+                    let (o, l) = match *p {
+                        "base" => (g.base_offset, g.base_bytes),
+                        "high" => (g.high_offset, g.high_bytes),
+                        _ => (g.scale_offset, g.scale_bytes),
+                    };
+                    LaunchArg::In {
+                        name: (*p).into(),
+                        bytes: c.weights[o as usize..(o + l) as usize].to_vec(),
+                    }
+                }
+                Bind::Ids => LaunchArg::In {
+                    name: "ids".into(),
+                    bytes: c.ids.iter().flat_map(|i| i.to_le_bytes()).collect(),
+                },
+                Bind::X => LaunchArg::In {
+                    name: "x".into(),
+                    bytes: exp.x_bytes.clone(),
+                },
+                Bind::Signs => LaunchArg::In {
+                    name: "signs".into(),
+                    bytes: c.signs.iter().flat_map(|f| f.to_le_bytes()).collect(),
+                },
+                Bind::Y => LaunchArg::Out {
+                    name: "y".into(),
+                    bytes: exp.values.len() * self.precision.y.elem_bytes(),
+                },
+                Bind::Scratch(e) => {
+                    let n = launch_expr::eval(e, &look)?;
+                    if !(0..=1 << 28).contains(&n) {
+                        return Err(usage(format!("scratch:{e} gives {n} bytes")));
+                    }
+                    LaunchArg::Scratch {
+                        name: format!("scratch:{e}"),
+                        bytes: n as usize,
+                    }
+                }
+                Bind::Scalar(s) => {
+                    let v = scalar(c, s).ok_or_else(|| usage(format!("{s} is not defined for case {}", c.name)))?;
+                    let ty = &self.args.iter().find(|(x, _)| x == b).map(|(_, t)| t.clone()).unwrap_or_default();
+                    if INT64.contains(&ty.as_str()) {
+                        LaunchArg::I64(v)
+                    } else {
+                        LaunchArg::I32(i32::try_from(v).map_err(|_| usage(format!("{s} = {v} does not fit an int")))?)
+                    }
+                }
+            });
+        }
+        Ok(Launch {
+            grid,
+            block,
+            dyn_shared: shared as u32,
+            args,
+        })
+    }
+}
+
+/// The weight buffer a kernel receives: ggml blocks, or the row-split object placed
+/// `obj_prefix` bytes into a buffer whose first bytes are unrelated (deterministic) data.
+pub fn weights_buffer(c: &KernelCase) -> Vec<u8> {
+    if c.obj_prefix == 0 {
+        return c.weights.clone();
+    }
+    let mut r = crate::rng::Rng::new(0x5052_4546 ^ c.obj_prefix as u64);
+    let mut b: Vec<u8> = (0..c.obj_prefix).map(|_| r.next_u64() as u8).collect();
+    b.extend_from_slice(&c.weights);
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::expected::expected;
+
+    #[test]
+    fn the_default_abi_is_the_spec_signature_and_launch() {
+        for class in KernelClass::ALL {
+            let a = KernelAbi::default_for(class, Precision::F32).unwrap();
+            let spec: Vec<String> = class.spec().args.iter().map(|x| x.ty.clone()).collect();
+            assert_eq!(a.sig(), spec, "{}", class.name());
+        }
+        // The default launch equals the case's built-in launch on every corpus case.
+        for c in crate::cuda::cases::all() {
+            let a = KernelAbi::default_for(c.class, Precision::F32).unwrap();
+            let e = expected(&c, Precision::F32).unwrap();
+            assert_eq!(a.launch(&c, &e).unwrap(), c.launch().unwrap(), "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn sidecars_bind_the_vocabulary_and_refuse_what_is_not_in_it() {
+        let sc: AbiSidecar = serde_json::from_str(
+            r#"{"precision": "bf16-out", "launch": {"grid": ["ceil(n / 8)", 1, 1], "block": [32, 8, 1], "shared": "8 * 32 * 4"},
+                "args": ["w", {"bind": "x", "type": "const float*"}, {"bind": "y", "type": "__nv_bfloat16*"}, "k", {"bind": "n", "type": "long long"}, "scratch:n * 4"]}"#,
+        )
+        .unwrap();
+        let a = KernelAbi::from_sidecar(KernelClass::MulMatVec, &sc, None).unwrap();
+        assert_eq!(a.sig(), ["const unsigned char*", "const float*", "__nv_bfloat16*", "int", "long long", "void*"]);
+        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, "pq2_0").unwrap().remove(1);
+        let e = expected(&c, a.precision).unwrap();
+        let l = a.launch(&c, &e).unwrap();
+        assert_eq!(l.grid, [5, 1, 1]);
+        assert_eq!(l.dyn_shared, 1024);
+        assert_eq!(l.args[4], LaunchArg::I64(37));
+        assert_eq!(l.out_bytes(), 37 * 2);
+        for bad in [
+            r#"{"args": ["w", "x", "y", "ids"]}"#,
+            r#"{"args": ["w", "x", "k"]}"#,
+            r#"{"args": ["w", "x", {"bind": "y", "type": "float*"}], "precision": "bf16-out"}"#,
+            r#"{"args": ["w", "x", "y", {"bind": "n", "type": "float"}]}"#,
+            r#"{"launch": {"grid": ["n / 7", 1, 1], "block": [32, 1, 1]}}"#,
+            r#"{"launch": {"grid": [1, 1, 1], "block": [64, 32, 1]}}"#,
+            r#"{"unknown": 1}"#,
+        ] {
+            let r = serde_json::from_str::<AbiSidecar>(bad)
+                .map_err(|e| e.to_string())
+                .and_then(|sc| KernelAbi::from_sidecar(KernelClass::MulMatVec, &sc, None).map_err(|e| e.to_string()))
+                .and_then(|a| a.launch(&c, &expected(&c, a.precision).unwrap()).map_err(|e| e.to_string()));
+            assert!(r.is_err(), "{bad}");
+        }
+    }
+}

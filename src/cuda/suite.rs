@@ -1,0 +1,213 @@
+//! The shipped kernels as a suite: every reference and correct-but-unusual kernel must pass
+//! every case, every wrong variant must be caught with the verdict (and diagnosis)
+//! spec/kernel_variants.json expects. One compilation per source file and arch, two workers.
+//! `check-kernel --builtin` and the tests run it; `markdown_table` is conformance/KERNELS.md's table.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::check::{self, HostSetup};
+use super::kernel_abi::KernelAbi;
+use super::{sources, Builtin, CaseResult, Role, Status};
+use crate::error::{Error, ErrorClass};
+
+/// The judgement of one shipped kernel.
+#[derive(Clone, Debug)]
+pub struct BuiltinVerdict {
+    /// The kernel.
+    pub kernel: Builtin,
+    /// Whether it behaved as its role says.
+    pub ok: bool,
+    /// What it did, in words.
+    pub what: String,
+    /// The verdict of its first failing case (`pass` when none failed).
+    pub verdict: String,
+    /// The first failing case.
+    pub first_case: Option<String>,
+    /// The diagnoses of its failing cases (deduplicated, in order).
+    pub looks_like: Vec<String>,
+    /// Cases run.
+    pub cases: usize,
+}
+
+/// Judges one shipped kernel's results against its role.
+pub fn judge_builtin(k: &Builtin, rs: &[CaseResult], random: bool) -> BuiltinVerdict {
+    let failed: Vec<&CaseResult> = rs.iter().filter(|r| r.failed()).collect();
+    let skipped = rs.iter().filter(|r| matches!(r.status, Status::Skipped(_))).count();
+    let mut looks: Vec<String> = Vec::new();
+    for r in &failed {
+        if let Some(l) = r.looks_like {
+            if !looks.iter().any(|x| x == l) {
+                looks.push(l.to_string());
+            }
+        }
+    }
+    let first = failed.first();
+    let verdict = first.map(|r| r.verdict_name().to_string()).unwrap_or_else(|| "pass".into());
+    let (ok, what) = match &k.role {
+        Role::Reference | Role::Unusual { .. } => (
+            failed.is_empty() && skipped == 0 && !rs.is_empty(),
+            match first {
+                None if skipped > 0 => format!("{skipped} of {} cases SKIPPED (not judged)", rs.len()),
+                None => format!("passes all {} cases", rs.len()),
+                Some(r) => format!("{} of {} cases fail; first {}: {}", failed.len(), rs.len(), r.case, r.detail),
+            },
+        ),
+        Role::Wrong { expect, looks_like, .. } => {
+            let caught = !failed.is_empty();
+            let class_ok = random || verdict == *expect;
+            let look_ok = random || looks_like.as_ref().is_none_or(|l| looks.iter().any(|x| x == l));
+            let mut w = match first {
+                None => format!("NOT CAUGHT: passes all {} cases", rs.len()),
+                Some(r) => format!(
+                    "caught as {verdict} by {} of {} cases (first {}){}",
+                    failed.len(),
+                    rs.len(),
+                    r.case,
+                    if looks.is_empty() { String::new() } else { format!("; looks like {}", looks.join(", ")) }
+                ),
+            };
+            if caught && !class_ok {
+                w.push_str(&format!(" -- expected {expect}"));
+            }
+            if caught && !look_ok {
+                w.push_str(&format!(" -- expected the diagnosis {}", looks_like.clone().unwrap_or_default()));
+            }
+            (caught && class_ok && look_ok, w)
+        }
+    };
+    BuiltinVerdict {
+        kernel: k.clone(),
+        ok,
+        what,
+        verdict,
+        first_case: first.map(|r| r.case.clone()),
+        looks_like: looks,
+        cases: rs.len(),
+    }
+}
+
+/// Runs every shipped kernel (or `only`) on the host tier: one compilation per source file and
+/// arch, two workers. Returns the verdicts in table order, or the first compile-level error.
+pub fn run_builtins_host(only: &[String], random: Option<usize>, seed: u64, timeout: Duration) -> crate::Result<Vec<BuiltinVerdict>> {
+    let kernels: Vec<Builtin> = super::builtins()?
+        .into_iter()
+        .filter(|k| only.is_empty() || only.contains(&k.entry))
+        .collect();
+    let mut by_source: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, k) in kernels.iter().enumerate() {
+        by_source.entry(k.source.clone()).or_default().push(i);
+    }
+    let jobs: Vec<(String, Vec<usize>)> = by_source.into_iter().collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(1, 4);
+    let results: std::sync::Mutex<Vec<(usize, crate::Result<Vec<CaseResult>>)>> = std::sync::Mutex::new(Vec::new());
+    let setup = HostSetup {
+        timeout,
+        schedule_seed: seed,
+        ..Default::default()
+    };
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((src, idx)) = jobs.get(j) else { break };
+                let out = run_source(src, idx, &kernels, random, seed, &setup);
+                if let Ok(mut g) = results.lock() {
+                    g.extend(out);
+                }
+            });
+        }
+    });
+    let mut got = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    got.sort_by_key(|(i, _)| *i);
+    let mut out = Vec::new();
+    for (i, r) in got {
+        let k = &kernels[i];
+        match r {
+            Ok(rs) => out.push(judge_builtin(k, &rs, random.is_some())),
+            Err(e) if e.class == ErrorClass::KernelTierUnavailable => return Err(e),
+            Err(e) => out.push(BuiltinVerdict {
+                kernel: k.clone(),
+                ok: false,
+                what: format!("ERROR {e}"),
+                verdict: e.class.id().into(),
+                first_case: None,
+                looks_like: Vec::new(),
+                cases: 0,
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// One source file: compiled once per arch with all its entries, each entry run over its cases.
+fn run_source(
+    src: &str,
+    idx: &[usize],
+    kernels: &[Builtin],
+    random: Option<usize>,
+    seed: u64,
+    setup: &HostSetup,
+) -> Vec<(usize, crate::Result<Vec<CaseResult>>)> {
+    let text = match sources::builtin_resolved(src) {
+        Ok(t) => t,
+        Err(e) => return idx.iter().map(|&i| (i, Err(e.clone()))).collect(),
+    };
+    let archs = check::host_archs(&text);
+    let entries: Vec<(String, &KernelAbi)> = idx.iter().map(|&i| (kernels[i].entry.clone(), &kernels[i].abi)).collect();
+    let mut merged: Vec<Option<crate::Result<Vec<CaseResult>>>> = idx.iter().map(|_| None).collect();
+    for &arch in &archs {
+        let bin = match check::compile_host(&text, &entries, setup, arch) {
+            Ok(b) => b,
+            Err(e) => return idx.iter().map(|&i| (i, Err(e.clone()))).collect(),
+        };
+        for (slot, &i) in idx.iter().enumerate() {
+            let k = &kernels[i];
+            if matches!(merged[slot], Some(Err(_))) {
+                continue;
+            }
+            let cases = match random {
+                Some(n) => super::random_cases(k.class, &k.formats, n, seed),
+                None => super::cases_for(k.class, &k.formats),
+            };
+            let r = cases.and_then(|cs| check::run_compiled(&bin, &k.entry, &k.abi, &cs, setup));
+            merged[slot] = Some(match (merged[slot].take(), r) {
+                (_, Err(e)) => Err(e),
+                (None, Ok(rs)) => Ok(check::merge_arch(None, rs, arch, archs.len())),
+                (Some(Ok(p)), Ok(rs)) => Ok(check::merge_arch(Some(p), rs, arch, archs.len())),
+                (Some(Err(e)), _) => Err(e),
+            });
+        }
+    }
+    idx.iter()
+        .zip(merged)
+        .map(|(&i, r)| (i, r.unwrap_or_else(|| Err(Error::new(ErrorClass::KernelTierUnavailable, "host", "no architecture to run")))))
+        .collect()
+}
+
+/// The verdict table of the shipped kernels (conformance/KERNELS.md).
+pub fn markdown_table(vs: &[BuiltinVerdict]) -> String {
+    let mut o = String::from("| kernel | role | class / formats | bug or what is unusual | expected | verdict | first case that catches it | looks like |\n|---|---|---|---|---|---|---|---|\n");
+    for v in vs {
+        let k = &v.kernel;
+        let (role, what, expect) = match &k.role {
+            Role::Reference => ("reference", String::new(), "pass".to_string()),
+            Role::Unusual { what } => ("correct, unusual", what.clone(), "pass".to_string()),
+            Role::Wrong { expect, mimics, kind, .. } => ("wrong", format!("{kind}: {mimics}"), expect.clone()),
+        };
+        o.push_str(&format!(
+            "| `{}` | {role} | `{}` / {} | {} | `{expect}` | {}`{}` | {} | {} |\n",
+            k.entry,
+            k.class.name(),
+            k.formats.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "),
+            what.replace('|', "\\|"),
+            if v.ok { "" } else { "**WRONG** " },
+            v.verdict,
+            v.first_case.as_deref().map(|c| format!("`{c}`")).unwrap_or_else(|| format!("all {} pass", v.cases)),
+            v.looks_like.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", "),
+        ));
+    }
+    o
+}
+
