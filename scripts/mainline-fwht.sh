@@ -48,37 +48,32 @@ if [ "$sha" != "$FWHT_SHA256" ]; then
 fi
 
 cargo build --release --quiet
-help=$("$NINFER" check-kernel --help)
-# With --abi the wrapper runs in mainline's own launch geometry (fwht.abi.json: grid
-# ceil(n_rows/4), block (32,4,1)); without it, in the class's fixed launch (warp 0 per block).
-if grep -q -- '--abi' <<<"$help"; then
-  run_entry() { "$NINFER" check-kernel --source "$OUT/wrapper.cu" --entry "$1" --abi "$AD/$2" --class hadamard_rotate --tier "$TIER" "${@:3}"; }
-  main=(mainline_fwht fwht.abi.json); ext=(mainline_fwht_ext fwht_ext.abi.json)
-else
-  run_entry() { "$NINFER" check-kernel --source "$OUT/wrapper.cu" --entry "$1" --class hadamard_rotate --tier "$TIER" "${@:3}"; }
-  main=(mainline_fwht_classlaunch -); ext=(mainline_fwht_classlaunch_ext -)
-fi
-# TODO(per-B selection): the lead is adding case selection by Hadamard block size; the flag
-# name below is assumed to be `--block B`. Until the CLI has it, the hadamard_rotate cases are
-# the Bonsai profile's B = 1024 only, which mainline's dispatcher does not launch.
-BLOCK_FLAG=--block
-if ! grep -q -- "$BLOCK_FLAG" <<<"$help"; then
-  echo "SKIPPED: check-kernel has no $BLOCK_FLAG yet, so no hadamard_rotate case has a B mainline launches (${BLOCKS[*]}) -- NOT a pass"
-  exit 2
-fi
+# The wrapper runs in mainline's own launch geometry (fwht.abi.json: grid ceil(n_rows / 4),
+# block (32, 4, 1)), over the generated case of each B plus 20 random cases drawn at that B.
+run_entry() { "$NINFER" check-kernel --source "$OUT/wrapper.cu" --abi "$AD/$2" --class hadamard_rotate --tier "$TIER" "${@:3}"; }
+main=(mainline_fwht fwht.abi.json); ext=(mainline_fwht_ext fwht_ext.abi.json)
 
 fail=0
 skip=0
-run_b() {  # entry abi B
+run_b() {  # entry abi B [more check-kernel args]
   local rc=0
-  echo "== mainline fwht, B = $3, entry $1, tier $TIER"
-  run_entry "$1" "$2" "$BLOCK_FLAG" "$3" || rc=$?
+  echo "== mainline fwht, B = $3, entry $1, tier $TIER ${*:4}"
+  run_entry "$1" "$2" --entry "$1" --block "$3" "${@:4}" || rc=$?
   case $rc in 0) ;; 2) skip=1 ;; *) fail=1 ;; esac
 }
-for b in "${BLOCKS[@]}"; do run_b "${main[@]}" "$b"; done
+for b in "${BLOCKS[@]}"; do
+  run_b "${main[@]}" "$b"
+  run_b "${main[@]}" "$b" --random 100 --seed 1
+done
 if [ "${EXT:-0}" = 1 ]; then
   for b in 32 1024; do run_b "${ext[@]}" "$b"; done   # instantiations mainline never launches
 fi
+# Negative control: mainline has no B = 1024 path, so the wrapper leaves y unwritten there and
+# the same check must FAIL (exit 1) -- the judge can reject this wrapper.
+rc=0; run_entry mainline_fwht fwht.abi.json --entry mainline_fwht --block 1024 >/dev/null || rc=$?
+if [ "$TIER" = host ] && [ $rc != 1 ]; then
+  echo "mainline fwht: the negative control (B = 1024, which mainline does not launch) did not fail (exit $rc)"; fail=1
+fi
 if [ $fail = 1 ]; then echo "mainline fwht: FAILED"; exit 1; fi
 if [ $skip = 1 ]; then echo "mainline fwht: SKIPPED (tier $TIER unavailable) -- NOT a pass"; exit 2; fi
-echo "mainline fwht: PASSED at B = ${BLOCKS[*]} (tier $TIER)"
+echo "mainline fwht: PASSED at B = ${BLOCKS[*]} (tier $TIER; the B = 1024 negative control fails as it must)"

@@ -99,6 +99,17 @@ fn esc(x: &dyn std::fmt::Display) -> String {
         .join("\n")
 }
 
+/// An error with its detail's line breaks kept (compiler diagnostics span lines).
+fn show(e: &Error) -> String {
+    let mut s = format!("[{}] ", e.class);
+    if !e.field.is_empty() {
+        s.push_str(&esc(&e.field));
+        s.push_str(": ");
+    }
+    s.push_str(&esc(&e.detail));
+    s
+}
+
 fn read_source(path: &Path, include_dirs: &[PathBuf]) -> crate::Result<String> {
     let text = crate::fsio::read_input_string(path)?;
     let dirs: Vec<String> = include_dirs.iter().map(|d| d.display().to_string()).collect();
@@ -256,7 +267,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     };
     let results = match outcome {
         Err(e) if matches!(e.class, ErrorClass::KernelTierUnavailable | ErrorClass::KernelUnsupported) => {
-            println!("SKIPPED: tier {} cannot run this kernel here: {}", tier.name(), esc(&e));
+            println!("SKIPPED: tier {} cannot run this kernel here: {}", tier.name(), show(&e));
             println!("RESULT: SKIPPED (not a pass)");
             report["status"] = "skipped".into();
             report["error"] = json!({"class": e.class.id(), "message": e.to_string()});
@@ -265,7 +276,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         Err(e) if matches!(e.class, ErrorClass::CliUsage | ErrorClass::IoRead | ErrorClass::IoWrite) => return Err(e.into()),
         Err(e) => {
-            println!("ERROR {}", esc(&e));
+            println!("ERROR {}", show(&e));
             println!("RESULT: FAILED");
             report["status"] = "failed".into();
             report["error"] = json!({"class": e.class.id(), "message": e.to_string()});
@@ -340,7 +351,7 @@ fn builtin(tier: Tier, a: &Args) -> anyhow::Result<ExitCode> {
                         return Ok(ExitCode::from(2));
                     }
                     Err(e) => {
-                        println!("ERROR {s} for {arch}: {}", esc(&e));
+                        println!("ERROR {s} for {arch}: {}", show(&e));
                         println!("RESULT: FAILED");
                         write_json(json_out, &json!({"tier": "compile", "status": "failed", "error": e.to_string()}))?;
                         return Ok(ExitCode::from(1));
@@ -385,7 +396,8 @@ fn builtin(tier: Tier, a: &Args) -> anyhow::Result<ExitCode> {
     };
     let bad = verdicts.iter().filter(|v| !v.ok).count();
     for v in &verdicts {
-        println!("{} {}: {}", if v.ok { "OK  " } else { "BAD " }, v.kernel.entry, esc(&v.what));
+        let nmse = if v.max_nmse > 0.0 { format!(" (max NMSE of passing cases {:.1e})", v.max_nmse) } else { String::new() };
+        println!("{} {}: {}{nmse}", if v.ok { "OK  " } else { "BAD " }, v.kernel.entry, esc(&v.what));
     }
     let count = |f: fn(&Role) -> bool| verdicts.iter().filter(|v| f(&v.kernel.role)).count();
     println!(
@@ -429,6 +441,7 @@ fn device_builtins(kernels: &[Builtin], a: &Args) -> crate::Result<Vec<BuiltinVe
                 first_case: None,
                 looks_like: Vec::new(),
                 cases: 0,
+                max_nmse: 0.0,
             }),
         }
     }

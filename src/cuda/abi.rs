@@ -220,18 +220,18 @@ mod tests {
     }
 
     #[test]
-    fn every_kernel_named_by_the_table_is_in_its_source() {
+    fn every_kernel_named_by_the_tables_is_in_its_source() {
         let k = &spec::get().kernels;
+        let kv = &spec::get().kernel_variants;
         let entries = k
             .reference_kernels
             .iter()
             .map(|r| (&r.entry, &r.source, &r.class))
-            .chain(
-                k.wrong_variants
-                    .iter()
-                    .map(|w| (&w.entry, &w.source, &w.class)),
-            );
+            .chain(kv.wrong_variants.iter().map(|w| (&w.entry, &w.source, &w.class)))
+            .chain(kv.unusual_correct.iter().map(|u| (&u.entry, &u.source, &u.class)));
+        let mut seen = std::collections::BTreeSet::new();
         for (entry, source, class) in entries {
+            assert!(seen.insert(entry.clone()), "{entry} listed twice");
             let text = super::super::sources::builtin(source).expect("source is built in");
             assert!(
                 text.contains(&format!("{entry},")) || text.contains(&format!("{entry}(")),

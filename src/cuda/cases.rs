@@ -2,7 +2,7 @@
 //! own decoders, geometry and Hadamard code (never from a kernel), the `.kcase` bundle that
 //! stores a case in the corpus, and the launch of a case for a class.
 
-use super::abi::{ceil_div, KernelClass, Launch};
+use super::abi::{KernelClass, Launch};
 use crate::codec::{f32_to_f16, Codec};
 use crate::corpus::Bytes;
 use crate::error::{Error, ErrorClass, Result};
@@ -164,99 +164,11 @@ impl KernelCase {
         Ok(())
     }
 
-    /// How to launch this case under its class's ABI (spec/kernels.json `launch`).
+    /// How to launch this case under its class's fixed ABI in f32 (spec/kernels.json `launch`).
     pub fn launch(&self) -> Result<Launch> {
-        use super::abi::LaunchArg::{In, Out, I32, I64};
-        let d = self.dims;
-        let f32s = |v: &[f32]| v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>();
-        let inp = |name: &str, bytes: Vec<u8>| In {
-            name: name.into(),
-            bytes,
-        };
-        let out = |elems: usize| Out {
-            name: "y".into(),
-            bytes: elems * 4,
-        };
-        let (grid, block, args) = match self.class {
-            KernelClass::Dequantize => (
-                [d.n_blocks as u32, 1, 1],
-                [128, 1, 1],
-                vec![
-                    inp("blocks", self.weights.clone()),
-                    out(self.reference.len()),
-                    I32(d.n_blocks as i32),
-                ],
-            ),
-            KernelClass::GetRows => (
-                [d.n_ids as u32, 1, 1],
-                [128, 1, 1],
-                vec![
-                    inp("w", self.weights.clone()),
-                    inp("ids", self.ids.iter().flat_map(|i| i.to_le_bytes()).collect()),
-                    out(self.reference.len()),
-                    I32(d.n_ids as i32),
-                    I32(d.k as i32),
-                ],
-            ),
-            KernelClass::MulMatVec => (
-                [ceil_div(d.n, 4), 1, 1],
-                [32, 4, 1],
-                vec![
-                    inp("w", self.weights.clone()),
-                    inp("x", f32s(&self.x)),
-                    out(d.n as usize),
-                    I32(d.n as i32),
-                    I32(d.k as i32),
-                ],
-            ),
-            KernelClass::MulMatVecPlanes => {
-                let (_, g) = plane_geometry(&self.format, d.n, d.k)?;
-                (
-                    [ceil_div(d.n, 4), 1, 1],
-                    [32, 4, 1],
-                    vec![
-                        inp("obj", self.weights.clone()),
-                        I64(g.base_offset as i64),
-                        I64(g.high_offset as i64),
-                        I64(g.scale_offset as i64),
-                        inp("x", f32s(&self.x)),
-                        out(d.n as usize),
-                        I32(d.n as i32),
-                        I32(g.k_pad as i32),
-                    ],
-                )
-            }
-            KernelClass::MulMat => (
-                [ceil_div(d.n, 32), ceil_div(d.t, 4), 1],
-                [128, 1, 1],
-                vec![
-                    inp("w", self.weights.clone()),
-                    inp("x", f32s(&self.x)),
-                    out((d.n * d.t) as usize),
-                    I32(d.n as i32),
-                    I32(d.k as i32),
-                    I32(d.t as i32),
-                ],
-            ),
-            KernelClass::HadamardRotate => (
-                [(d.k / d.block) as u32, d.t as u32, 1],
-                [256, 1, 1],
-                vec![
-                    inp("x", f32s(&self.x)),
-                    inp("signs", f32s(&self.signs)),
-                    out((d.k * d.t) as usize),
-                    I32(d.k as i32),
-                    I32(d.t as i32),
-                    I32(d.block as i32),
-                ],
-            ),
-        };
-        Ok(Launch {
-            grid,
-            block,
-            dyn_shared: 0,
-            args,
-        })
+        let p = super::precision::Precision::F32;
+        let abi = super::kernel_abi::KernelAbi::default_for(self.class, p)?;
+        abi.launch(self, &super::expected::expected(self, p)?)
     }
 }
 

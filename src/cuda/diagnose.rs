@@ -331,7 +331,12 @@ mod tests {
                     let out = Dtype::F32.encode(&e.values.iter().map(|&v| v as f32).collect::<Vec<_>>());
                     let hits = diagnose_all(c, Precision::F32, &out).unwrap();
                     assert!(hits.contains(&name), "{} {f} {name}: {hits:?}", class.name());
-                    // The right answer is none of them.
+                    // The right answer is none of them (exact classes: in a sum, a reading that
+                    // differs only at subnormal scales may sit inside the rounding bound, which is
+                    // fine, since a diagnosis is only asked for on a failure).
+                    if !class.exact() {
+                        continue;
+                    }
                     let e = expected(c, Precision::F32).unwrap();
                     let right = Dtype::F32.encode(&e.values.iter().map(|&v| v as f32).collect::<Vec<_>>());
                     assert!(!diagnose_all(c, Precision::F32, &right).unwrap().contains(&name), "{} {f}: the right output looks like {name}", class.name());

@@ -445,11 +445,20 @@ mod tests {
             let spec: Vec<String> = class.spec().args.iter().map(|x| x.ty.clone()).collect();
             assert_eq!(a.sig(), spec, "{}", class.name());
         }
-        // The default launch equals the case's built-in launch on every corpus case.
+        // The default launch of every corpus case has the spec's grid for that case.
         for c in crate::cuda::cases::all() {
             let a = KernelAbi::default_for(c.class, Precision::F32).unwrap();
-            let e = expected(&c, Precision::F32).unwrap();
-            assert_eq!(a.launch(&c, &e).unwrap(), c.launch().unwrap(), "{}", c.name);
+            let l = a.launch(&c, &expected(&c, Precision::F32).unwrap()).unwrap();
+            let d = c.dims;
+            let want = match c.class {
+                KernelClass::Dequantize => [d.n_blocks as u32, 1, 1],
+                KernelClass::GetRows => [d.n_ids as u32, 1, 1],
+                KernelClass::MulMatVec | KernelClass::MulMatVecPlanes => [d.n.div_ceil(4) as u32, 1, 1],
+                KernelClass::MulMat => [d.n.div_ceil(32) as u32, d.t.div_ceil(4) as u32, 1],
+                KernelClass::HadamardRotate => [(d.k / d.block) as u32, d.t as u32, 1],
+            };
+            assert_eq!(l.grid, want, "{}", c.name);
+            assert_eq!(l.out_bytes(), c.reference.len() * 4, "{}", c.name);
         }
     }
 

@@ -28,6 +28,9 @@ pub struct BuiltinVerdict {
     pub looks_like: Vec<String>,
     /// Cases run.
     pub cases: usize,
+    /// The largest NMSE over its passing cases (bounded classes; 0 otherwise): the measured
+    /// error of honest kernels that the f32 NMSE limit is set against.
+    pub max_nmse: f64,
 }
 
 /// Judges one shipped kernel's results against its role.
@@ -43,6 +46,11 @@ pub fn judge_builtin(k: &Builtin, rs: &[CaseResult], random: bool) -> BuiltinVer
         }
     }
     let first = failed.first();
+    let max_nmse = rs
+        .iter()
+        .filter(|r| r.status == Status::Pass)
+        .filter_map(|r| r.verdict.as_ref().map(|v| v.nmse))
+        .fold(0f64, f64::max);
     let verdict = first.map(|r| r.verdict_name().to_string()).unwrap_or_else(|| "pass".into());
     let (ok, what) = match &k.role {
         Role::Reference | Role::Unusual { .. } => (
@@ -84,6 +92,7 @@ pub fn judge_builtin(k: &Builtin, rs: &[CaseResult], random: bool) -> BuiltinVer
         first_case: first.map(|r| r.case.clone()),
         looks_like: looks,
         cases: rs.len(),
+        max_nmse,
     }
 }
 
@@ -135,6 +144,7 @@ pub fn run_builtins_host(only: &[String], random: Option<usize>, seed: u64, time
                 first_case: None,
                 looks_like: Vec::new(),
                 cases: 0,
+                max_nmse: 0.0,
             }),
         }
     }

@@ -1,20 +1,24 @@
-//! Kernel conformance, host tier: every reference kernel passes every case of its class and
-//! formats; every wrong variant (negative control) fails exactly the cases spec/kernels.json
-//! names; bad kernels (compile error, missing entry, wrong signature, hang, out-of-bounds
-//! write) get their error class. Needs a host C++ compiler; without one this test FAILS unless
+//! Kernel conformance, host tier: every reference and correct-but-unusual kernel passes every
+//! case of its class and formats; every wrong variant (spec/kernel_variants.json) is caught with
+//! its expected verdict and diagnosis; the verdict table in conformance/KERNELS.md is the one the
+//! run produces; bad kernels (compile error, missing entry, wrong signature, hang, deadlock,
+//! out-of-bounds read and write, misaligned load, race, unsupported feature) get their error
+//! class. Needs a host C++ compiler; without one this test FAILS unless
 //! NINFER_SKIP_HOST_KERNELS=1 says to skip it.
 
 use std::collections::BTreeSet;
 use std::io::Write;
+use std::time::{Duration, Instant};
+
+use ninfer_ternary::cuda::check::{self, HostSetup};
+use ninfer_ternary::cuda::suite::{markdown_table, run_builtins_host};
+use ninfer_ternary::cuda::{self, KernelAbi, KernelClass, Precision, Role, Status};
+use ninfer_ternary::error::ErrorClass;
 
 /// Prints past libtest's output capture, so the counts show in a plain `cargo test`.
 fn report(line: String) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
-use std::time::{Duration, Instant};
-
-use ninfer_ternary::cuda::{self, sources, KernelClass, Status};
-use ninfer_ternary::error::ErrorClass;
 
 fn host_ready() -> bool {
     match cuda::host::available() {
@@ -27,126 +31,72 @@ fn host_ready() -> bool {
     }
 }
 
+fn kernels_md() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/conformance/KERNELS.md")).unwrap()
+}
+
+const TABLE_BEGIN: &str = "<!-- BEGIN GENERATED: kernel_verdicts (check-kernel --builtin --tier host --markdown FILE) -->\n";
+const TABLE_END: &str = "<!-- END GENERATED: kernel_verdicts -->";
+
 #[test]
-fn every_reference_passes_and_every_wrong_variant_fails_exactly_its_cases() {
+fn every_shipped_kernel_behaves_as_its_table_says_and_kernels_md_shows_that_run() {
     if !host_ready() {
         return;
     }
     let t0 = Instant::now();
-    let builtins = cuda::builtins();
-    // Compile + run kernels two at a time (the machine has few cores; each kernel is independent).
-    let results: Vec<_> = std::thread::scope(|s| {
-        let chunks: Vec<_> = builtins.chunks(builtins.len().div_ceil(2)).collect();
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| {
-                s.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|b| {
-                            let src = sources::builtin_resolved(&b.source).unwrap();
-                            let cases = cuda::cases_for(b.class, &b.formats);
-                            let r = cuda::run_host(
-                                &src,
-                                &b.entry,
-                                b.class,
-                                &cases,
-                                cuda::host_timeout(),
-                            )
-                            .unwrap_or_else(|e| panic!("{}: {e}", b.entry));
-                            (b.clone(), r)
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
-    let (mut ref_cases, mut wrong_fail, mut wrong_pass, mut refs, mut wrongs) = (0, 0, 0, 0, 0);
-    let mut problems = Vec::new();
-    for (b, rs) in &results {
-        assert!(!rs.is_empty(), "{} runs no case", b.entry);
-        let failed: BTreeSet<&str> = rs
-            .iter()
-            .filter(|r| r.failed())
-            .map(|r| r.case.as_str())
-            .collect();
-        match &b.must_fail {
-            None => {
-                refs += 1;
-                ref_cases += rs.len();
-                for r in rs.iter().filter(|r| r.failed()) {
-                    problems.push(format!(
-                        "reference {} FAILS {}: {}",
-                        b.entry, r.case, r.detail
-                    ));
-                }
-            }
-            Some(must) => {
-                wrongs += 1;
-                let must: BTreeSet<&str> = must.iter().map(String::as_str).collect();
-                if failed != must {
-                    problems.push(format!(
-                        "wrong variant {} fails {failed:?}, spec says {must:?}",
-                        b.entry
-                    ));
-                }
-                for r in rs {
-                    if r.failed() {
-                        assert_eq!(
-                            r.status,
-                            Status::Fail,
-                            "{} on {}: {}",
-                            b.entry,
-                            r.case,
-                            r.detail
-                        );
-                        wrong_fail += 1;
-                    } else {
-                        wrong_pass += 1;
-                    }
-                }
-                for m in &must {
-                    assert!(
-                        rs.iter().any(|r| r.case == *m),
-                        "{}: must_fail names unknown case {m}",
-                        b.entry
-                    );
-                }
-            }
-        }
-    }
+    let vs = run_builtins_host(&[], None, 1, cuda::host_timeout()).unwrap();
+    let bad: Vec<String> = vs.iter().filter(|v| !v.ok).map(|v| format!("{}: {}", v.kernel.entry, v.what)).collect();
+    let (refs, unusual, wrong) = (
+        vs.iter().filter(|v| matches!(v.kernel.role, Role::Reference)).count(),
+        vs.iter().filter(|v| matches!(v.kernel.role, Role::Unusual { .. })).count(),
+        vs.iter().filter(|v| v.kernel.is_wrong()).count(),
+    );
     report(format!(
-        "host tier: {refs} reference kernels passed {ref_cases}/{ref_cases} case runs; {wrongs} wrong variants failed {wrong_fail} case runs (exactly their named cases) and passed {wrong_pass} others; {:.1} s",
+        "host tier: {refs} reference + {unusual} correct-but-unusual kernels pass, {wrong} wrong variants caught as expected ({} case runs); {:.1} s",
+        vs.iter().map(|v| v.cases).sum::<usize>(),
         t0.elapsed().as_secs_f64()
     ));
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
-    // Every class and every spec format is covered by at least one reference kernel and one case.
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // Coverage: every class and spec format has a reference kernel and a wrong variant; every
+    // bug kind and every verdict class the checker can give is exercised by some wrong variant.
     for c in KernelClass::ALL {
         for f in &c.spec().formats {
-            assert!(
-                results.iter().any(|(b, rs)| b.must_fail.is_none()
-                    && b.class == c
-                    && b.formats.contains(f)
-                    && !rs.is_empty()),
-                "{} / {f}: no reference kernel ran",
-                c.name()
-            );
+            let has = |wrong: bool| vs.iter().any(|v| v.kernel.class == c && v.kernel.formats.contains(f) && v.kernel.is_wrong() == wrong && v.cases > 0);
+            assert!(has(false), "{} / {f}: no reference kernel ran", c.name());
+            assert!(has(true), "{} / {f}: no wrong variant", c.name());
         }
     }
+    let verdicts: BTreeSet<&str> = vs.iter().filter(|v| v.kernel.is_wrong()).map(|v| v.verdict.as_str()).collect();
+    for want in ["mismatch", "kernel.out_of_bounds_read", "kernel.out_of_bounds", "kernel.misaligned", "kernel.nondeterministic"] {
+        assert!(verdicts.contains(want), "no wrong variant is caught as {want}: {verdicts:?}");
+    }
+    let kinds: BTreeSet<String> = vs
+        .iter()
+        .filter_map(|v| match &v.kernel.role {
+            Role::Wrong { kind, .. } => Some(kind.clone()),
+            _ => None,
+        })
+        .collect();
+    for want in ["value-map", "layout", "shape", "memory", "concurrency", "precision", "arch"] {
+        assert!(kinds.contains(want), "no wrong variant of kind {want}");
+    }
+    // The table in KERNELS.md is this run's.
+    let md = kernels_md();
+    let start = md.find(TABLE_BEGIN).expect("KERNELS.md has the generated verdict table") + TABLE_BEGIN.len();
+    let end = start + md[start..].find(TABLE_END).expect("end marker");
+    let table = markdown_table(&vs);
+    assert!(
+        md[start..end] == table,
+        "conformance/KERNELS.md's verdict table is stale: regenerate it with `ninfer-ternary check-kernel --builtin --tier host --markdown FILE` and paste FILE between the markers"
+    );
 }
 
-fn bad_kernel(
-    src: &str,
-    entry: &str,
-    class: KernelClass,
-    timeout: Duration,
-) -> Result<Vec<cuda::CaseResult>, ninfer_ternary::Error> {
-    let cases = cuda::cases_for(class, &cuda::default_formats(class, Some("pq2_0")).unwrap());
-    cuda::run_host(src, entry, class, &cases[..1], timeout)
+fn first_case(class: KernelClass, format: &str) -> Vec<cuda::KernelCase> {
+    cuda::cases_for(class, &[format.to_string()]).unwrap()[..1].to_vec()
+}
+
+fn run(src: &str, class: KernelClass, cases: &[cuda::KernelCase], timeout_s: u64) -> Result<Vec<cuda::CaseResult>, ninfer_ternary::Error> {
+    cuda::run_host(src, "k", class, cases, Duration::from_secs(timeout_s))
 }
 
 #[test]
@@ -155,67 +105,46 @@ fn bad_kernels_get_their_error_class() {
         return;
     }
     let d = KernelClass::Dequantize;
+    let cases = first_case(d, "pq2_0");
     let ok_sig = "extern \"C\" __global__ void k(const unsigned char* b, float* y, int n)";
-    // Refused before it runs: the error must be of `class`.
-    let expect_refused = |src: &str, entry: &str, class: ErrorClass| {
-        let e = bad_kernel(src, entry, d, Duration::from_secs(30)).unwrap_err();
-        assert_eq!(e.class, class, "{e}");
-        e
-    };
-    // Does not compile.
-    expect_refused(
-        &format!("{ok_sig} {{ y[0] = undefined_thing; }}"),
-        "k",
-        ErrorClass::KernelCompile,
-    );
-    // Entry missing.
-    expect_refused(
-        &format!("{ok_sig} {{ }}"),
-        "nope",
-        ErrorClass::KernelEntryMissing,
-    );
-    // Wrong signature (n_blocks as long long).
-    let e = expect_refused(
-        "extern \"C\" __global__ void k(const unsigned char* b, float* y, long long n) {}",
-        "k",
-        ErrorClass::KernelSignature,
-    );
-    assert!(
-        e.detail
-            .contains("const unsigned char* blocks, float* y, int n_blocks"),
-        "{e}"
-    );
-    // Runs `src` on the first case with a `timeout_s` deadline; its status must be `class`.
-    let expect_error = |src: String, timeout_s: u64, class: ErrorClass| {
-        let r = bad_kernel(&src, "k", d, Duration::from_secs(timeout_s)).unwrap();
-        assert_eq!(r[0].status, Status::Error(class), "{}", r[0].detail);
-    };
-    // Hangs: a thread that never reaches the barrier the others wait at.
-    expect_error(
-        format!("{ok_sig} {{ if (threadIdx.x == 0) {{ for (;;) {{}} }} __syncthreads(); }}"),
-        2,
-        ErrorClass::KernelTimeout,
-    );
-    // Writes past its output.
-    expect_error(
-        format!("{ok_sig} {{ y[(long long)n * 128 + threadIdx.x] = 1.0f; }}"),
-        30,
-        ErrorClass::KernelOutOfBounds,
-    );
-    // Writes before its output.
-    expect_error(
-        format!("{ok_sig} {{ y[-1] = 1.0f; }}"),
-        30,
-        ErrorClass::KernelOutOfBounds,
-    );
-    // Crashes (a wild write far outside every buffer).
-    expect_error(
-        format!("{ok_sig} {{ *(volatile float*)16 = 1.0f; }}"),
-        30,
-        ErrorClass::KernelCrash,
-    );
+    let refused = |src: &str, entry: &str| cuda::run_host(src, entry, d, &cases, Duration::from_secs(30)).unwrap_err();
+    assert_eq!(refused(&format!("{ok_sig} {{ y[0] = undefined_thing; }}"), "k").class, ErrorClass::KernelCompile);
+    assert_eq!(refused(&format!("{ok_sig} {{ }}"), "nope").class, ErrorClass::KernelEntryMissing);
+    let e = refused("extern \"C\" __global__ void k(const unsigned char* b, float* y, long long n) {}", "k");
+    assert_eq!(e.class, ErrorClass::KernelSignature, "{e}");
+    assert!(e.detail.contains("int"), "{e}");
+    // Features the host tier does not emulate are kernel.unsupported (SKIPPED), not failures.
+    let e = refused(&format!("{ok_sig} {{ asm volatile(\"membar.gl;\"); y[0] = 0; }}"), "k");
+    assert_eq!(e.class, ErrorClass::KernelUnsupported, "{e}");
+    // Per-case errors: (source body, timeout, class).
+    let body = |b: &str| format!("{ok_sig} {{ {b} }}");
+    for (src, t, class) in [
+        // A thread that never reaches the barrier the others wait at.
+        (body("if (threadIdx.x == 0) { for (;;) {} } __syncthreads();"), 3, ErrorClass::KernelTimeout),
+        // Threads waiting at two different barriers: no thread can go on.
+        // (barriers are told apart by their source line, so they are on lines of their own).
+        (body("if (threadIdx.x < 64) {\n __syncthreads();\n } else {\n __syncthreads();\n __syncthreads();\n }"), 30, ErrorClass::KernelDeadlock),
+        // Writes past / before its output.
+        (body("y[(long long)n * 128 + threadIdx.x] = 1.0f;"), 30, ErrorClass::KernelOutOfBounds),
+        (body("y[-1] = 1.0f;"), 30, ErrorClass::KernelOutOfBounds),
+        // Writes into its input.
+        (body("((unsigned char*)b)[threadIdx.x] = 0; y[threadIdx.x] = 0;"), 30, ErrorClass::KernelOutOfBounds),
+        // Reads one block past the input's end (a prefetch of the next block).
+        // (volatile: the load stays, as the GPU's ld.global would, though its value is unused).
+        (body("int i = blockIdx.x; volatile const unsigned char* vb = b; unsigned char next = vb[(i + 1) * 34]; (void)next; for (int j = threadIdx.x; j < 128; j += blockDim.x) y[i * 128 + j] = nt_q2_elem(b + i * 34, j);"), 30, ErrorClass::KernelOutOfBoundsRead),
+        // A 16-byte vector load at a 34-byte block offset.
+        (body("int i = blockIdx.x; uint4 v = *(const uint4*)(b + i * 34 + 2); for (int j = threadIdx.x; j < 128; j += blockDim.x) y[i * 128 + j] = nt_q2_elem(b + i * 34, j) + (float)(v.x & 0);"), 30, ErrorClass::KernelMisaligned),
+        // A race: every thread writes element 0 of its block's output from a different value.
+        (body("int i = blockIdx.x; for (int j = threadIdx.x; j < 128; j += blockDim.x) y[i * 128 + j] = nt_q2_elem(b + i * 34, j); __shared__ float s; s = (float)threadIdx.x; if (threadIdx.x == 5) y[i * 128] = s;"), 30, ErrorClass::KernelNondeterministic),
+        // A wild write far outside every buffer.
+        (body("*(volatile float*)16 = 1.0f;"), 30, ErrorClass::KernelCrash),
+    ] {
+        let src = cuda::sources::resolve(&format!("#include \"common.cuh\"\n{src}"), "test.cu", &|_| None, &[]).unwrap();
+        let r = run(&src, d, &cases, t).unwrap_or_else(|e| panic!("{src}: {e}"));
+        assert_eq!(r[0].status, Status::Error(class), "{src}\n{}", r[0].detail);
+    }
     // Writes nothing: the pre-filled sentinel (NaN) fails the exact comparison.
-    let r = bad_kernel(&format!("{ok_sig} {{ }}"), "k", d, Duration::from_secs(30)).unwrap();
+    let r = run(&body(""), d, &cases, 30).unwrap();
     assert_eq!(r[0].status, Status::Fail, "{}", r[0].detail);
 }
 
@@ -228,162 +157,141 @@ fn cli(args: &[&str]) -> (i32, String) {
 }
 
 #[test]
-fn check_kernel_cli_exit_codes_and_first_failure() {
+fn check_kernel_cli_locates_and_names_a_failure_and_keeps_its_exit_codes() {
     if !host_ready() {
         return;
     }
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cuda/kernels");
     let wrong = format!("{dir}/wrong/ptq1_sequential.cu");
-    let (code, out) = cli(&[
-        "check-kernel",
-        "--source",
-        &wrong,
-        "--entry",
-        "wrong_dequantize_ptq1_0_sequential",
-        "--class",
-        "dequantize",
-        "--format",
-        "ptq1_0",
-    ]);
+    let (code, out) = cli(&["check-kernel", "--source", &wrong, "--entry", "wrong_dequantize_ptq1_0_sequential", "--class", "dequantize", "--format", "ptq1_0"]);
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("first failing case: y_dequantize_ptq1_0 -- first differing element"),
+        out.contains("first failing case: y_dequantize_ptq1_0 -- first differing element")
+            && out.contains("(block 0, element")
+            && out.contains("looks like: base-3 digits read sequentially"),
         "{out}"
     );
     let reference = format!("{dir}/dequantize.cu");
     let json = std::env::temp_dir().join(format!("ck-{}.json", std::process::id()));
-    // The reference PTQ1_0 dequantizer: every command below starts with these arguments.
-    let check_ref = [
-        "check-kernel",
-        "--source",
-        &reference,
-        "--entry",
-        "ref_dequantize_ptq1_0",
-        "--class",
-        "dequantize",
-    ];
-    let (code, out) = cli(&[
-        &check_ref[..],
-        &["--format", "ptq1_0", "--json", json.to_str().unwrap()],
-    ]
-    .concat());
+    let check_ref = ["check-kernel", "--source", &reference, "--entry", "ref_dequantize_ptq1_0", "--class", "dequantize"];
+    let (code, out) = cli(&[&check_ref[..], &["--format", "ptq1_0", "--json", json.to_str().unwrap()]].concat());
     assert_eq!(code, 0, "{out}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["status"], "passed");
+    assert!(v["results"].as_array().unwrap().len() >= 5, "corpus + generated cases");
     let _ = std::fs::remove_file(&json);
-    // Usage: a class with several formats needs --format.
-    let (code, out) = cli(&check_ref);
-    assert_eq!(code, 2, "{out}");
+    // Usage: a class with several formats needs --format; a bad precision or sidecar is usage.
+    assert_eq!(cli(&check_ref).0, 2);
+    assert_eq!(cli(&[&check_ref[..], &["--format", "ptq1_0", "--precision", "bf16-in"]].concat()).0, 2);
+    // Random mode: a failure names the case to replay.
+    let (code, out) = cli(&["check-kernel", "--source", &wrong, "--entry", "wrong_dequantize_ptq1_0_sequential", "--class", "dequantize", "--format", "ptq1_0", "--random", "5", "--seed", "9"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("replay: check-kernel ... --random 5 --seed 9 --case r9_"), "{out}");
     // The device tier never passes where it cannot run.
-    if cuda::run_device("", "x", KernelClass::Dequantize, &[])
-        .is_err_and(|e| e.class == ErrorClass::KernelTierUnavailable)
-    {
-        let (code, out) =
-            cli(&[&check_ref[..], &["--format", "ptq1_0", "--tier", "device"]].concat());
+    let abi = KernelAbi::default_for(KernelClass::Dequantize, Precision::F32).unwrap();
+    if cuda::run_device("", "x", &abi, &[]).is_err_and(|e| e.class == ErrorClass::KernelTierUnavailable) {
+        let (code, out) = cli(&[&check_ref[..], &["--format", "ptq1_0", "--tier", "device"]].concat());
         assert_eq!(code, 2, "{out}");
-        assert!(
-            out.contains("SKIPPED") && !out.contains("RESULT: PASSED"),
-            "{out}"
-        );
+        assert!(out.contains("SKIPPED") && !out.contains("RESULT: PASSED"), "{out}");
     }
+}
+
+/// `--random N --seed S` over reference kernels passes and over wrong variants fails (a small
+/// N here; .ci/run runs N = 200 over every shipped kernel).
+#[test]
+fn random_cases_pass_the_references_and_catch_the_wrong_variants() {
+    if !host_ready() {
+        return;
+    }
+    let only: Vec<String> = ["ref_mul_mat_pq2_0", "ref_hadamard_rotate", "ref_mul_mat_vec_planes_ptq1_0_g128", "wrong_mul_mat_ptq1_0_tokens_mod4", "wrong_hadamard_rotate_fixed_1024", "wrong_dequantize_pq2_0_abs_scale"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let vs = run_builtins_host(&only, Some(12), 3, cuda::host_timeout()).unwrap();
+    assert_eq!(vs.len(), only.len());
+    for v in &vs {
+        assert!(v.ok, "{}: {}", v.kernel.entry, v.what);
+        assert_eq!(v.cases, 12);
+    }
+}
+
+/// The two worked examples of conformance/KERNELS.md (an engine-style dequantizer behind a
+/// thin ABI wrapper; an engine mat-vec with bf16 activations and outputs, warp shuffles and its
+/// own launch, judged unchanged through a sidecar) really pass, and the doc shows their output.
+#[test]
+fn kernels_md_worked_examples_pass_on_the_host_tier() {
+    if !host_ready() {
+        return;
+    }
+    let md = kernels_md();
+    let blocks: Vec<&str> = md.split("```cuda\n").skip(1).map(|b| &b[..b.find("```").unwrap()]).collect();
+    assert!(blocks.len() >= 2, "two cuda examples");
+    let class = KernelClass::Dequantize;
+    let cases = cuda::cases_for(class, &["ptq1_0".to_string()]).unwrap();
+    let rs = cuda::run_host(blocks[0], "wrapped_dequantize_ptq1_0", class, &cases[..2], cuda::host_timeout()).unwrap();
+    for r in &rs {
+        assert_eq!(r.status, Status::Pass, "{}: {}", r.case, r.detail);
+        assert!(md.contains(&format!("PASS {}: {}", r.case, r.detail)), "KERNELS.md shows another result for {}", r.case);
+    }
+    // The full matrix: the hand-written f16 conversion of the example fails the special scales,
+    // and the doc says so.
+    let all = cuda::run_host(blocks[0], "wrapped_dequantize_ptq1_0", class, &cases, cuda::host_timeout()).unwrap();
+    let failing: Vec<&str> = all.iter().filter(|r| r.failed()).map(|r| r.case.as_str()).collect();
+    assert!(!failing.is_empty() && md.contains(&format!("FAIL {}", failing[0])), "{failing:?}");
+    // The bf16 + warp-shuffle example with its sidecar (the JSON block after it).
+    let json_start = md.find("```json\n").expect("sidecar block") + 8;
+    let sidecar: cuda::kernel_abi::AbiSidecar = serde_json::from_str(&md[json_start..json_start + md[json_start..].find("```").unwrap()]).unwrap();
+    let abi = KernelAbi::from_sidecar(KernelClass::MulMatVec, &sidecar, None).unwrap();
+    assert_eq!(abi.precision, Precision::parse("bf16-in+bf16-out").unwrap());
+    let cases = cuda::cases_for(KernelClass::MulMatVec, &["pq2_0".to_string()]).unwrap();
+    let rs = check::run_host(blocks[1], sidecar.entry.as_deref().unwrap(), &abi, &cases, &HostSetup::default()).unwrap();
+    for r in &rs {
+        assert_eq!(r.status, Status::Pass, "{}: {}", r.case, r.detail);
+    }
+    // Negative control: the same kernel judged under f32 outputs fails (its outputs are bf16).
+    let strict = KernelAbi::from_sidecar(KernelClass::MulMatVec, &sidecar, Some(Precision::parse("bf16-in").unwrap()));
+    assert!(strict.is_err(), "y is __nv_bfloat16*: an f32-output mode must be refused as a usage error");
+}
+
+#[test]
+fn dump_reference_on_a_device_that_is_not_there_is_skipped_and_writes_nothing() {
+    let abi = KernelAbi::default_for(KernelClass::Dequantize, Precision::F32).unwrap();
+    if !cuda::run_device("", "x", &abi, &[]).is_err_and(|e| e.class == ErrorClass::KernelTierUnavailable) {
+        return; // a GPU is present
+    }
+    let out = std::env::temp_dir().join(format!("dump-dev-{}", std::process::id()));
+    let (code, text) = cli(&["dump-reference", "no-such.ninfer", "-o", out.to_str().unwrap(), "--device", "cuda"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("SKIPPED"), "{text}");
+    assert!(!out.exists(), "nothing may be written when the device tier cannot run");
 }
 
 /// The device tier: runs where cudarc finds a driver and a device (feature `cuda`); reports
 /// "not run" otherwise. Never counted as a pass when it did not run.
 #[test]
 fn device_tier_where_a_gpu_exists() {
-    let probe = cuda::run_device("", "x", KernelClass::Dequantize, &[]);
-    match probe {
-        Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
+    let abi = KernelAbi::default_for(KernelClass::Dequantize, Precision::F32).unwrap();
+    if let Err(e) = cuda::run_device("", "x", &abi, &[]) {
+        if e.class == ErrorClass::KernelTierUnavailable {
             report(format!("device tier: NOT RUN ({e})"));
             return;
         }
-        _ => {}
     }
     let mut problems = Vec::new();
-    let mut runs = 0;
-    for b in cuda::builtins() {
-        let src = sources::builtin_resolved(&b.source).unwrap();
-        let cases = cuda::cases_for(b.class, &b.formats);
-        let rs = cuda::run_device(&src, &b.entry, b.class, &cases)
-            .unwrap_or_else(|e| panic!("{}: {e}", b.entry));
-        runs += rs.len();
-        let failed: BTreeSet<String> = rs
-            .iter()
-            .filter(|r| r.failed())
-            .map(|r| r.case.clone())
-            .collect();
-        let want: BTreeSet<String> = b
-            .must_fail
-            .clone()
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
-        if failed != want {
-            problems.push(format!("{}: fails {failed:?}, spec says {want:?}", b.entry));
+    for b in cuda::builtins().unwrap() {
+        let src = cuda::sources::builtin_resolved(&b.source).unwrap();
+        let cases = cuda::cases_for(b.class, &b.formats).unwrap();
+        match cuda::run_device(&src, &b.entry, &b.abi, &cases) {
+            Ok(rs) => {
+                let v = cuda::suite::judge_builtin(&b, &rs, false);
+                if !v.ok {
+                    problems.push(format!("{}: {}", b.entry, v.what));
+                }
+            }
+            Err(e) => problems.push(format!("{}: {e}", b.entry)),
         }
     }
-    report(format!("device tier: {runs} case runs on the GPU"));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-}
-
-/// The worked example of conformance/KERNELS.md (an engine-style dequantizer behind a thin
-/// ABI wrapper) really passes, and so does the doc's claim of what it prints.
-#[test]
-fn kernels_md_worked_example_passes_on_the_host_tier() {
-    if !host_ready() {
-        return;
-    }
-    let md = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/conformance/KERNELS.md"
-    ))
-    .unwrap();
-    let start = md.find("```cuda\n").expect("a cuda block") + 8;
-    let src = &md[start..start + md[start..].find("```").unwrap()];
-    let class = KernelClass::Dequantize;
-    let cases = cuda::cases_for(class, &["ptq1_0".to_string()]);
-    let rs = cuda::run_host(
-        src,
-        "wrapped_dequantize_ptq1_0",
-        class,
-        &cases,
-        cuda::host_timeout(),
-    )
-    .unwrap();
-    assert_eq!(rs.len(), 2);
-    for r in &rs {
-        assert_eq!(r.status, Status::Pass, "{}: {}", r.case, r.detail);
-        assert!(
-            md.contains(&format!("PASS {}: {}", r.case, r.detail)),
-            "KERNELS.md shows another result for {}",
-            r.case
-        );
-    }
-}
-
-#[test]
-fn dump_reference_on_a_device_that_is_not_there_is_skipped_and_writes_nothing() {
-    if !cuda::run_device("", "x", KernelClass::Dequantize, &[])
-        .is_err_and(|e| e.class == ErrorClass::KernelTierUnavailable)
-    {
-        return; // a GPU is present: the device path is exercised by device_tier_where_a_gpu_exists
-    }
-    let out = std::env::temp_dir().join(format!("dump-dev-{}", std::process::id()));
-    let (code, text) = cli(&[
-        "dump-reference",
-        "no-such.ninfer",
-        "-o",
-        out.to_str().unwrap(),
-        "--device",
-        "cuda",
-    ]);
-    assert_eq!(code, 2, "{text}");
-    assert!(text.contains("SKIPPED"), "{text}");
-    assert!(
-        !out.exists(),
-        "nothing may be written when the device tier cannot run"
-    );
 }
 
 /// The compile tier's bad-input classes (feature `cuda`; NVRTC from scripts/setup-cuda.sh on
@@ -395,18 +303,15 @@ fn compile_tier_bad_kernels_get_their_error_class() {
         report(format!("compile tier: NOT RUN ({e})"));
         return;
     }
-    let d = KernelClass::Dequantize;
+    let sig: Vec<String> = KernelClass::Dequantize.spec().args.iter().map(|a| a.ty.clone()).collect();
     let arch = vec!["sm_90".to_string()];
-    let ok =
-        "extern \"C\" __global__ void k(const unsigned char* b, float* y, int n) { y[0] = b[0]; }";
-    assert!(cuda::compile_nvrtc(ok, "k", d, &arch).is_ok());
-    let e = cuda::compile_nvrtc(ok, "nope", d, &arch).unwrap_err();
+    let ok = "extern \"C\" __global__ void k(const unsigned char* b, float* y, int n) { y[0] = b[0]; }";
+    assert!(cuda::compile_nvrtc(ok, "k", &sig, &arch, &[]).is_ok());
+    let e = cuda::compile_nvrtc(ok, "nope", &sig, &arch, &[]).unwrap_err();
     assert_eq!(e.class, ErrorClass::KernelEntryMissing, "{e}");
-    let e = cuda::compile_nvrtc(&ok.replace("int n", "long long n"), "k", d, &arch).unwrap_err();
+    let e = cuda::compile_nvrtc(&ok.replace("int n", "long long n"), "k", &sig, &arch, &[]).unwrap_err();
     assert_eq!(e.class, ErrorClass::KernelSignature, "{e}");
-    let e = cuda::compile_nvrtc(&ok.replace("b[0]", "undefined_thing"), "k", d, &arch).unwrap_err();
+    let e = cuda::compile_nvrtc(&ok.replace("b[0]", "undefined_thing"), "k", &sig, &arch, &[]).unwrap_err();
     assert_eq!(e.class, ErrorClass::KernelCompile, "{e}");
-    report(
-        "compile tier: NVRTC bad-input classes checked (compile, entry_missing, signature)".into(),
-    );
+    report("compile tier: NVRTC bad-input classes checked (compile, entry_missing, signature)".into());
 }

@@ -13,6 +13,11 @@
 //   S i sig addr write thread bx by bz stackoverflow   a fault (then _exit)
 //   T i                        the case's time ran out (then _exit)
 //   D i                        case i done
+// A kernel source may #define names the runner uses (engine shadow headers rename dim3, half,
+// ...); below they must mean the shim's types again.
+#undef dim3
+#undef uint3
+#undef half
 #include <stdarg.h>
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -22,9 +22,12 @@ extern "C" __global__ void wrong_dequantize_pq2_0_prefetch_next(const unsigned c
     }
 }
 
-// Scale as the high half of the little-endian word blk[-2..1] (an "aligned word" habit).
+// Scale as the high half of the little-endian word blk[-2..1] (an "aligned word" habit). The
+// loads are volatile so they stay, as the one 32-bit ld.global a GPU would issue does (the
+// host compiler would otherwise drop the two bytes whose bits are shifted out).
 static __device__ inline float mem_word_scale_elem(const unsigned char* blk, int j) {
-    unsigned wd = (unsigned)blk[-2] | ((unsigned)blk[-1] << 8) | ((unsigned)blk[0] << 16) | ((unsigned)blk[1] << 24);
+    volatile const unsigned char* v = blk;
+    unsigned wd = (unsigned)v[-2] | ((unsigned)v[-1] << 8) | ((unsigned)v[0] << 16) | ((unsigned)v[1] << 24);
     float d = nt_f16((unsigned short)(wd >> 16));
     return (float)(((blk[2 + j / 4] >> (2 * (j % 4))) & 3) - 1) * d;
 }
