@@ -50,9 +50,15 @@ pub fn compile(source: &str, arch: Option<&str>) -> Result<Ptx> {
 pub fn compile_with(source: &str, arch: Option<&str>, extra: &[String]) -> Result<Ptx> {
     available()?;
     let arch = arch.map(static_arch).transpose()?;
+    // NVRTC ships no CUDA headers; <cuda_fp16.h> / <cuda_bf16.h> come from the folder
+    // scripts/setup-cuda.sh --include prints (the nvidia-cuda-runtime wheel of the same version).
+    let mut options = extra.to_vec();
+    if let Some(dir) = std::env::var_os("NINFER_CUDA_INCLUDE") {
+        options.push(format!("--include-path={}", dir.to_string_lossy()));
+    }
     let opts = CompileOptions {
         arch,
-        options: extra.to_vec(),
+        options,
         ..Default::default()
     };
     compile_ptx_with_opts(source, opts).map_err(|e| match e {
