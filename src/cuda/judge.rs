@@ -278,6 +278,21 @@ mod tests {
             if c.class.exact() {
                 continue;
             }
+            // Input modes are as tight as f32: outputs computed from the unrounded f32
+            // activations fail bf16-in, and from unquantized ones fail q8_1-in (the reference
+            // uses what the kernel receives, so a kernel that re-reads or re-quantizes its
+            // activations differently is caught).
+            for judged in ["bf16-in", "q8_1-in"] {
+                let p = Precision::parse(judged).unwrap();
+                if c.class == KernelClass::HadamardRotate && p.x == Dtype::Q8_1 {
+                    continue;
+                }
+                let e = expected(c, p).unwrap();
+                let f32_out = expected(c, Precision::F32).unwrap();
+                let f: Vec<f32> = f32_out.values.iter().map(|&x| x as f32).collect();
+                let v = judge(c, &e, &p.y.encode(&f));
+                assert!(!v.pass, "{} judged {judged} with outputs from f32 activations passed: NMSE {:e}", c.name, v.nmse);
+            }
             // Negative controls per mode: an output rounded to the next looser type fails the
             // tighter mode (f16 rounding under f32, bf16 rounding under f16-out).
             for (judged, rounded) in [("f32", Dtype::F16), ("f16-out", Dtype::Bf16)] {
