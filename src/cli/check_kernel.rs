@@ -11,9 +11,11 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use crate::cuda::check::{self, HostSetup};
-use crate::cuda::suite::{judge_builtin, markdown_table, run_builtins_host, BuiltinVerdict};
 use crate::cuda::kernel_abi::{AbiSidecar, KernelAbi};
-use crate::cuda::{self, sources, Builtin, CaseResult, KernelCase, KernelClass, Precision, Role, Status, Tier};
+use crate::cuda::suite::{judge_builtin, markdown_table, run_builtins_host, BuiltinVerdict};
+use crate::cuda::{
+    self, sources, Builtin, CaseResult, KernelCase, KernelClass, Precision, Role, Status, Tier,
+};
 use crate::error::{Error, ErrorClass};
 
 /// The command's options.
@@ -112,8 +114,16 @@ fn show(e: &Error) -> String {
 
 fn read_source(path: &Path, include_dirs: &[PathBuf]) -> crate::Result<String> {
     let text = crate::fsio::read_input_string(path)?;
-    let dirs: Vec<String> = include_dirs.iter().map(|d| d.display().to_string()).collect();
-    sources::resolve(&text, &path.display().to_string(), &|p| crate::fsio::read_input_string(Path::new(p)).ok(), &dirs)
+    let dirs: Vec<String> = include_dirs
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    sources::resolve(
+        &text,
+        &path.display().to_string(),
+        &|p| crate::fsio::read_input_string(Path::new(p)).ok(),
+        &dirs,
+    )
 }
 
 fn write_json(path: Option<&Path>, v: &Value) -> anyhow::Result<()> {
@@ -123,7 +133,8 @@ fn write_json(path: Option<&Path>, v: &Value) -> anyhow::Result<()> {
         if p == Path::new("-") {
             print!("{s}");
         } else {
-            crate::fsio::write_bytes_atomic(p, s.as_bytes()).with_context(|| p.display().to_string())?;
+            crate::fsio::write_bytes_atomic(p, s.as_bytes())
+                .with_context(|| p.display().to_string())?;
         }
     }
     Ok(())
@@ -134,7 +145,11 @@ fn usage(field: &str, what: impl Into<String>) -> Error {
 }
 
 /// The case list of a run: fixed (corpus + generated matrix) or random, then the filters.
-fn select_cases(class: KernelClass, formats: &[String], a: &Args) -> crate::Result<Vec<KernelCase>> {
+fn select_cases(
+    class: KernelClass,
+    formats: &[String],
+    a: &Args,
+) -> crate::Result<Vec<KernelCase>> {
     let mut cs = match a.random {
         Some(n) => cuda::random_cases(class, formats, n, a.seed)?,
         None => cuda::cases_for(class, formats)?,
@@ -144,7 +159,10 @@ fn select_cases(class: KernelClass, formats: &[String], a: &Args) -> crate::Resu
     }
     if let Some(b) = a.block {
         if class != KernelClass::HadamardRotate {
-            return Err(usage("--block", "only hadamard_rotate cases have a block size"));
+            return Err(usage(
+                "--block",
+                "only hadamard_rotate cases have a block size",
+            ));
         }
         cs.retain(|c| c.dims.block == b);
     }
@@ -156,14 +174,18 @@ fn select_cases(class: KernelClass, formats: &[String], a: &Args) -> crate::Resu
 
 fn host_setup(a: &Args) -> crate::Result<HostSetup> {
     let archs = match (&a.arch, a.tier.as_str()) {
-        (Some(x), "host") => vec![check::arch_value(x).ok_or_else(|| usage("--arch", format!("{x:?}: expected sm_XX")))?],
+        (Some(x), "host") => vec![check::arch_value(x)
+            .ok_or_else(|| usage("--arch", format!("{x:?}: expected sm_XX")))?],
         _ => Vec::new(),
     };
     Ok(HostSetup {
         defines: a.define.clone(),
         include_dirs: a.include.clone(),
         archs,
-        timeout: a.timeout.map(Duration::from_secs).unwrap_or_else(cuda::host_timeout),
+        timeout: a
+            .timeout
+            .map(Duration::from_secs)
+            .unwrap_or_else(cuda::host_timeout),
         schedule_seed: a.seed,
     })
 }
@@ -196,21 +218,30 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         Some(p) => {
             let text = crate::fsio::read_input_string(p)?;
             serde_json::from_str(&text).map_err(|e| {
-                Error::new(ErrorClass::CliUsage, p.display().to_string(), format!("not an ABI sidecar (spec/kernels.json `sidecar`): {e}"))
+                Error::new(
+                    ErrorClass::CliUsage,
+                    p.display().to_string(),
+                    format!("not an ABI sidecar (spec/kernels.json `sidecar`): {e}"),
+                )
             })?
         }
     };
-    let src_path = a.source.clone().ok_or_else(|| usage("--source", "--source is required (or --builtin)"))?;
-    let entry = a
-        .entry
+    let src_path = a
+        .source
         .clone()
-        .or(sidecar.entry.clone())
-        .ok_or_else(|| usage("--entry", "--entry is required (or `entry` in the --abi file)"))?;
-    let class_name = a
-        .class
-        .clone()
-        .or(sidecar.class.clone())
-        .ok_or_else(|| usage("--class", "--class is required (or `class` in the --abi file)"))?;
+        .ok_or_else(|| usage("--source", "--source is required (or --builtin)"))?;
+    let entry = a.entry.clone().or(sidecar.entry.clone()).ok_or_else(|| {
+        usage(
+            "--entry",
+            "--entry is required (or `entry` in the --abi file)",
+        )
+    })?;
+    let class_name = a.class.clone().or(sidecar.class.clone()).ok_or_else(|| {
+        usage(
+            "--class",
+            "--class is required (or `class` in the --abi file)",
+        )
+    })?;
     let class = KernelClass::parse(&class_name)?;
     let precision = a.precision.as_deref().map(Precision::parse).transpose()?;
     let abi = KernelAbi::from_sidecar(class, &sidecar, precision)?;
@@ -239,11 +270,19 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let outcome = match tier {
         Tier::Host => cuda::host::available().and_then(|cxx| {
             let setup = host_setup(&a)?;
-            let archs = if setup.archs.is_empty() { check::host_archs(&source) } else { setup.archs.clone() };
+            let archs = if setup.archs.is_empty() {
+                check::host_archs(&source)
+            } else {
+                setup.archs.clone()
+            };
             println!(
                 "host compiler: {} ({cxx}); __CUDA_ARCH__ {}",
                 cuda::host::compiler(),
-                archs.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+                archs
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             check::run_host(&source, &entry, &abi, &cases, &setup)
         }),
@@ -266,15 +305,31 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let results = match outcome {
-        Err(e) if matches!(e.class, ErrorClass::KernelTierUnavailable | ErrorClass::KernelUnsupported) => {
-            println!("SKIPPED: tier {} cannot run this kernel here: {}", tier.name(), show(&e));
+        Err(e)
+            if matches!(
+                e.class,
+                ErrorClass::KernelTierUnavailable | ErrorClass::KernelUnsupported
+            ) =>
+        {
+            println!(
+                "SKIPPED: tier {} cannot run this kernel here: {}",
+                tier.name(),
+                show(&e)
+            );
             println!("RESULT: SKIPPED (not a pass)");
             report["status"] = "skipped".into();
             report["error"] = json!({"class": e.class.id(), "message": e.to_string()});
             write_json(a.json.as_deref(), &report)?;
             return Ok(ExitCode::from(2));
         }
-        Err(e) if matches!(e.class, ErrorClass::CliUsage | ErrorClass::IoRead | ErrorClass::IoWrite) => return Err(e.into()),
+        Err(e)
+            if matches!(
+                e.class,
+                ErrorClass::CliUsage | ErrorClass::IoRead | ErrorClass::IoWrite
+            ) =>
+        {
+            return Err(e.into())
+        }
         Err(e) => {
             println!("ERROR {}", show(&e));
             println!("RESULT: FAILED");
@@ -295,7 +350,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         println!("{} {}: {}", tag(r), esc(&r.case), esc(&r.detail));
     }
     if let Some(first) = results.iter().find(|r| r.failed()) {
-        println!("first failing case: {} -- {}", esc(&first.case), esc(&first.detail));
+        println!(
+            "first failing case: {} -- {}",
+            esc(&first.case),
+            esc(&first.detail)
+        );
         if a.random.is_some() {
             println!(
                 "replay: check-kernel ... --random {} --seed {} --case {}",
@@ -305,7 +364,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    println!("{pass} passed, {fail} failed, {skip} skipped ({:.1} s)", t0.elapsed().as_secs_f64());
+    println!(
+        "{pass} passed, {fail} failed, {skip} skipped ({:.1} s)",
+        t0.elapsed().as_secs_f64()
+    );
     let code = if fail > 0 {
         1
     } else if skip > 0 {
@@ -313,7 +375,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     } else {
         0
     };
-    println!("RESULT: {}", ["PASSED", "FAILED", "SKIPPED (not a pass)"][code as usize]);
+    println!(
+        "RESULT: {}",
+        ["PASSED", "FAILED", "SKIPPED (not a pass)"][code as usize]
+    );
     report["status"] = ["passed", "failed", "skipped"][code as usize].into();
     report["results"] = results.iter().map(row).collect::<Vec<_>>().into();
     write_json(a.json.as_deref(), &report)?;
@@ -347,13 +412,19 @@ fn builtin(tier: Tier, a: &Args) -> anyhow::Result<ExitCode> {
                     Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
                         println!("SKIPPED: {}", esc(&e));
                         println!("RESULT: SKIPPED (not a pass)");
-                        write_json(json_out, &json!({"tier": "compile", "status": "skipped", "error": e.to_string()}))?;
+                        write_json(
+                            json_out,
+                            &json!({"tier": "compile", "status": "skipped", "error": e.to_string()}),
+                        )?;
                         return Ok(ExitCode::from(2));
                     }
                     Err(e) => {
                         println!("ERROR {s} for {arch}: {}", show(&e));
                         println!("RESULT: FAILED");
-                        write_json(json_out, &json!({"tier": "compile", "status": "failed", "error": e.to_string()}))?;
+                        write_json(
+                            json_out,
+                            &json!({"tier": "compile", "status": "failed", "error": e.to_string()}),
+                        )?;
                         return Ok(ExitCode::from(1));
                     }
                 };
@@ -377,10 +448,16 @@ fn builtin(tier: Tier, a: &Args) -> anyhow::Result<ExitCode> {
             kernels.len(),
         );
         println!("RESULT: PASSED");
-        write_json(json_out, &json!({"tier": "compile", "status": "passed", "compilations": compiled, "entries_checked": checked, "archs": archs, "seconds": secs}))?;
+        write_json(
+            json_out,
+            &json!({"tier": "compile", "status": "passed", "compilations": compiled, "entries_checked": checked, "archs": archs, "seconds": secs}),
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
-    let timeout = a.timeout.map(Duration::from_secs).unwrap_or_else(cuda::host_timeout);
+    let timeout = a
+        .timeout
+        .map(Duration::from_secs)
+        .unwrap_or_else(cuda::host_timeout);
     let verdicts = match tier {
         Tier::Host => run_builtins_host(&a.only, a.random, a.seed, timeout),
         _ => device_builtins(&kernels, a),
@@ -389,15 +466,27 @@ fn builtin(tier: Tier, a: &Args) -> anyhow::Result<ExitCode> {
         Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
             println!("SKIPPED: tier {} cannot run here: {}", tier.name(), esc(&e));
             println!("RESULT: SKIPPED (not a pass)");
-            write_json(json_out, &json!({"tier": tier.name(), "status": "skipped", "error": e.to_string()}))?;
+            write_json(
+                json_out,
+                &json!({"tier": tier.name(), "status": "skipped", "error": e.to_string()}),
+            )?;
             return Ok(ExitCode::from(2));
         }
         r => r?,
     };
     let bad = verdicts.iter().filter(|v| !v.ok).count();
     for v in &verdicts {
-        let nmse = if v.max_nmse > 0.0 { format!(" (max NMSE of passing cases {:.1e})", v.max_nmse) } else { String::new() };
-        println!("{} {}: {}{nmse}", if v.ok { "OK  " } else { "BAD " }, v.kernel.entry, esc(&v.what));
+        let nmse = if v.max_nmse > 0.0 {
+            format!(" (max NMSE of passing cases {:.1e})", v.max_nmse)
+        } else {
+            String::new()
+        };
+        println!(
+            "{} {}: {}{nmse}",
+            if v.ok { "OK  " } else { "BAD " },
+            v.kernel.entry,
+            esc(&v.what)
+        );
     }
     let count = |f: fn(&Role) -> bool| verdicts.iter().filter(|v| f(&v.kernel.role)).count();
     println!(
@@ -482,7 +571,10 @@ pub fn demo_step() -> anyhow::Result<bool> {
     let cases = &cases[..1];
     let pairs = [
         ("dequantize.cu", "ref_dequantize_ptq1_0"),
-        ("wrong/ptq1_sequential.cu", "wrong_dequantize_ptq1_0_sequential"),
+        (
+            "wrong/ptq1_sequential.cu",
+            "wrong_dequantize_ptq1_0_sequential",
+        ),
     ];
     let mut tiers = vec![Tier::Host];
     if cfg!(feature = "cuda") {
@@ -493,7 +585,8 @@ pub fn demo_step() -> anyhow::Result<bool> {
         for (src, entry) in pairs {
             let text = sources::builtin_resolved(src)?;
             let r = match tier {
-                Tier::Host => cuda::host::available().and_then(|_| cuda::run_host(&text, entry, class, cases, cuda::host_timeout())),
+                Tier::Host => cuda::host::available()
+                    .and_then(|_| cuda::run_host(&text, entry, class, cases, cuda::host_timeout())),
                 _ => cuda::run_device(&text, entry, &abi, cases),
             };
             match r {
@@ -506,20 +599,31 @@ pub fn demo_step() -> anyhow::Result<bool> {
                             tier.name(),
                             x.case,
                             if x.failed() { "FAIL" } else { "PASS" },
-                            if wrong { " (negative control, must fail)" } else { "" },
+                            if wrong {
+                                " (negative control, must fail)"
+                            } else {
+                                ""
+                            },
                             x.detail
                         );
                     }
                 }
                 Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
-                    println!("kernel     [{}] SKIPPED (not run): {}", tier.name(), esc(&e));
+                    println!(
+                        "kernel     [{}] SKIPPED (not run): {}",
+                        tier.name(),
+                        esc(&e)
+                    );
                     break;
                 }
                 Err(e) => return Err(e.into()),
             }
         }
     }
-    println!("kernel     reference passes, wrong variant fails {:>41.3}s", t0.elapsed().as_secs_f64());
+    println!(
+        "kernel     reference passes, wrong variant fails {:>41.3}s",
+        t0.elapsed().as_secs_f64()
+    );
     Ok(ok)
 }
 
@@ -536,10 +640,20 @@ pub fn dump_reference_device(
     #[cfg(feature = "cuda")]
     {
         if let Err(e) = cuda::device::available() {
-            println!("SKIPPED: dump-reference --device cuda cannot run here: {}", esc(&e));
+            println!(
+                "SKIPPED: dump-reference --device cuda cannot run here: {}",
+                esc(&e)
+            );
             return Ok(ExitCode::from(2));
         }
-        let code = super::verify_cmd::dump_reference(artifact, output, tokens, seed, crate::verify::DumpFormat::Native, force)?;
+        let code = super::verify_cmd::dump_reference(
+            artifact,
+            output,
+            tokens,
+            seed,
+            crate::verify::DumpFormat::Native,
+            force,
+        )?;
         if code != ExitCode::SUCCESS {
             return Ok(code);
         }

@@ -227,8 +227,16 @@ mod tests {
             .reference_kernels
             .iter()
             .map(|r| (&r.entry, &r.source, &r.class))
-            .chain(kv.wrong_variants.iter().map(|w| (&w.entry, &w.source, &w.class)))
-            .chain(kv.unusual_correct.iter().map(|u| (&u.entry, &u.source, &u.class)));
+            .chain(
+                kv.wrong_variants
+                    .iter()
+                    .map(|w| (&w.entry, &w.source, &w.class)),
+            )
+            .chain(
+                kv.unusual_correct
+                    .iter()
+                    .map(|u| (&u.entry, &u.source, &u.class)),
+            );
         let mut seen = std::collections::BTreeSet::new();
         for (entry, source, class) in entries {
             assert!(seen.insert(entry.clone()), "{entry} listed twice");

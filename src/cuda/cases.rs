@@ -9,7 +9,6 @@ use crate::error::{Error, ErrorClass, Result};
 use crate::geometry::{row_split_geometry, RowSplitGeometry};
 use crate::planes::{self, BlockLayout};
 
-
 /// Shapes of a case (unused ones are 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Dims {
@@ -78,7 +77,11 @@ pub fn codec_of(format: &str) -> Result<Codec> {
     })
 }
 
-pub(crate) fn plane_geometry(format: &str, n: u64, k: u64) -> Result<(BlockLayout, RowSplitGeometry)> {
+pub(crate) fn plane_geometry(
+    format: &str,
+    n: u64,
+    k: u64,
+) -> Result<(BlockLayout, RowSplitGeometry)> {
     let f = crate::spec::get().format(format).ok_or_else(|| {
         Error::new(
             ErrorClass::KernelCase,

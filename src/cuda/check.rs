@@ -68,7 +68,12 @@ pub fn host_archs(source: &str) -> Vec<u32> {
 }
 
 /// Compiles `source` once for several entries (one binary per arch).
-pub fn compile_host(source: &str, entries: &[(String, &KernelAbi)], setup: &HostSetup, arch: u32) -> Result<HostBinary> {
+pub fn compile_host(
+    source: &str,
+    entries: &[(String, &KernelAbi)],
+    setup: &HostSetup,
+    arch: u32,
+) -> Result<HostBinary> {
     let sigs: Vec<EntrySig> = entries
         .iter()
         .map(|(e, a)| EntrySig {
@@ -89,7 +94,13 @@ pub fn compile_host(source: &str, entries: &[(String, &KernelAbi)], setup: &Host
 
 /// Runs `entry` of a compiled binary over `cases` and judges each. A launch that cannot be
 /// built from the ABI (an expression that is not an integer, too many threads) is an `Err`.
-pub fn run_compiled(bin: &HostBinary, entry: &str, abi: &KernelAbi, cases: &[KernelCase], setup: &HostSetup) -> Result<Vec<CaseResult>> {
+pub fn run_compiled(
+    bin: &HostBinary,
+    entry: &str,
+    abi: &KernelAbi,
+    cases: &[KernelCase],
+    setup: &HostSetup,
+) -> Result<Vec<CaseResult>> {
     let mut exps = Vec::with_capacity(cases.len());
     let mut launches = Vec::with_capacity(cases.len());
     for c in cases {
@@ -136,7 +147,10 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
         };
     };
     let v0 = judge(c, e, &canon.out);
-    let differing: Vec<_> = runs.runs[1..].iter().filter(|r| r.out != canon.out).collect();
+    let differing: Vec<_> = runs.runs[1..]
+        .iter()
+        .filter(|r| r.out != canon.out)
+        .collect();
     if let Some(d) = differing.first() {
         let others: Vec<_> = differing.iter().map(|r| judge(c, e, &r.out)).collect();
         let n = canon.out.len() / y.elem_bytes();
@@ -187,7 +201,10 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
         let detail = if c.class.exact() {
             format!("{} outputs bit-exact", e.values.len())
         } else {
-            format!("max|err|/bound {:.3e}, NMSE {:.3e}", v0.max_err_ratio, v0.nmse)
+            format!(
+                "max|err|/bound {:.3e}, NMSE {:.3e}",
+                v0.max_err_ratio, v0.nmse
+            )
         };
         return CaseResult {
             case: c.name.clone(),
@@ -213,22 +230,47 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
 
 /// Runs one kernel over `cases` on the host tier, under every arch the source branches on.
 /// Compile, entry, signature and unsupported-feature problems are the `Err`.
-pub fn run_host(source: &str, entry: &str, abi: &KernelAbi, cases: &[KernelCase], setup: &HostSetup) -> Result<Vec<CaseResult>> {
-    let archs = if setup.archs.is_empty() { host_archs(source) } else { setup.archs.clone() };
+pub fn run_host(
+    source: &str,
+    entry: &str,
+    abi: &KernelAbi,
+    cases: &[KernelCase],
+    setup: &HostSetup,
+) -> Result<Vec<CaseResult>> {
+    let archs = if setup.archs.is_empty() {
+        host_archs(source)
+    } else {
+        setup.archs.clone()
+    };
     let mut merged: Option<Vec<CaseResult>> = None;
     for &arch in &archs {
         let bin = compile_host(source, &[(entry.to_string(), abi)], setup, arch)?;
         let rs = run_compiled(&bin, entry, abi, cases, setup)?;
         merged = Some(merge_arch(merged, rs, arch, archs.len()));
     }
-    merged.ok_or_else(|| Error::new(ErrorClass::KernelTierUnavailable, "host", "no architecture to run"))
+    merged.ok_or_else(|| {
+        Error::new(
+            ErrorClass::KernelTierUnavailable,
+            "host",
+            "no architecture to run",
+        )
+    })
 }
 
 /// Keeps, per case, the first failure over the archs run so far (named by its arch).
-pub fn merge_arch(prev: Option<Vec<CaseResult>>, now: Vec<CaseResult>, arch: u32, n_archs: usize) -> Vec<CaseResult> {
+pub fn merge_arch(
+    prev: Option<Vec<CaseResult>>,
+    now: Vec<CaseResult>,
+    arch: u32,
+    n_archs: usize,
+) -> Vec<CaseResult> {
     let tag = |mut r: CaseResult| {
         if n_archs > 1 && r.failed() {
-            r.detail = format!("under __CUDA_ARCH__ {arch} (sm_{}): {}", arch / 10, r.detail);
+            r.detail = format!(
+                "under __CUDA_ARCH__ {arch} (sm_{}): {}",
+                arch / 10,
+                r.detail
+            );
         }
         r
     };

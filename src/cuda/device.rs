@@ -76,12 +76,20 @@ fn launch(
             ),
             LaunchArg::Out { bytes, .. } => {
                 let host: Vec<u8> = (0..bytes + 2 * GUARD).map(|i| OUT_PAT[i % 4]).collect();
-                outs.push((true, *bytes, stream.clone_htod(&host).map_err(|e| drv(what, e))?));
+                outs.push((
+                    true,
+                    *bytes,
+                    stream.clone_htod(&host).map_err(|e| drv(what, e))?,
+                ));
             }
             LaunchArg::Scratch { bytes, .. } => {
                 let mut host = vec![PAT; bytes + 2 * GUARD];
                 host[GUARD..GUARD + bytes].fill(0);
-                outs.push((false, *bytes, stream.clone_htod(&host).map_err(|e| drv(what, e))?));
+                outs.push((
+                    false,
+                    *bytes,
+                    stream.clone_htod(&host).map_err(|e| drv(what, e))?,
+                ));
             }
             LaunchArg::I32(v) => i32s.push(*v),
             LaunchArg::I64(v) => i64s.push(*v),
@@ -138,7 +146,11 @@ fn launch(
         let (body, hi) = rest.split_at(*n);
         let fresh = |i: usize| if *is_out { OUT_PAT[i % 4] } else { PAT };
         for (side, band, base) in [("before", lo, 0usize), ("after", hi, GUARD + n)] {
-            if let Some(i) = band.iter().enumerate().position(|(j, b)| *b != fresh(base + j)) {
+            if let Some(i) = band
+                .iter()
+                .enumerate()
+                .position(|(j, b)| *b != fresh(base + j))
+            {
                 return Err(Error::new(
                     ErrorClass::KernelOutOfBounds,
                     what,
@@ -180,7 +192,12 @@ fn load(
 
 /// Runs `entry` of `source` on the GPU over `cases` under `abi` and judges each output (one
 /// schedule: the hardware's).
-pub fn run(source: &str, entry: &str, abi: &KernelAbi, cases: &[KernelCase]) -> Result<Vec<CaseResult>> {
+pub fn run(
+    source: &str,
+    entry: &str,
+    abi: &KernelAbi,
+    cases: &[KernelCase],
+) -> Result<Vec<CaseResult>> {
     let (stream, func) = load(source, entry, &abi.sig())?;
     let mut results = Vec::new();
     for c in cases {

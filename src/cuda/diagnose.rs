@@ -67,13 +67,56 @@ fn element_variants(codec: Codec) -> Vec<(&'static str, usize, usize, ElemFn)> {
         Codec::Pq2_0 | Codec::Q2_0G64 => {
             let q = qk / 4;
             let code = move |b: &[u8], j: usize| ((b[2 + j / 4] >> (2 * (j % 4))) & 3) as i32;
-            v.push(("q2.reversed_bits", qk, bb, Box::new(move |b, j| ((((b[2 + j / 4] >> (6 - 2 * (j % 4))) & 3) as f32) - 1.0) * f16at(b, 0))));
-            v.push(("q2.planar", qk, bb, Box::new(move |b, j| ((((b[2 + j % q] >> (2 * (j / q))) & 3) as f32) - 1.0) * f16at(b, 0))));
-            v.push(("q2.code_minus_2", qk, bb, Box::new(move |b, j| (code(b, j) - 2) as f32 * f16at(b, 0))));
-            v.push(("q2.code3_as_plus1", qk, bb, Box::new(move |b, j| (code(b, j).min(2) - 1) as f32 * f16at(b, 0))));
-            v.push(("scale.other_end", qk, bb, Box::new(move |b, j| ((((b[j / 4] >> (2 * (j % 4))) & 3) as f32) - 1.0) * f16at(b, bb - 2))));
-            v.push(("scale.abs", qk, bb, Box::new(move |b, j| (code(b, j) - 1) as f32 * f16at(b, 0).abs())));
-            v.push(("scale.f16_normal_only", qk, bb, Box::new(move |b, j| (code(b, j) - 1) as f32 * f16_normal_only(u16::from_le_bytes([b[0], b[1]])))));
+            v.push((
+                "q2.reversed_bits",
+                qk,
+                bb,
+                Box::new(move |b, j| {
+                    ((((b[2 + j / 4] >> (6 - 2 * (j % 4))) & 3) as f32) - 1.0) * f16at(b, 0)
+                }),
+            ));
+            v.push((
+                "q2.planar",
+                qk,
+                bb,
+                Box::new(move |b, j| {
+                    ((((b[2 + j % q] >> (2 * (j / q))) & 3) as f32) - 1.0) * f16at(b, 0)
+                }),
+            ));
+            v.push((
+                "q2.code_minus_2",
+                qk,
+                bb,
+                Box::new(move |b, j| (code(b, j) - 2) as f32 * f16at(b, 0)),
+            ));
+            v.push((
+                "q2.code3_as_plus1",
+                qk,
+                bb,
+                Box::new(move |b, j| (code(b, j).min(2) - 1) as f32 * f16at(b, 0)),
+            ));
+            v.push((
+                "scale.other_end",
+                qk,
+                bb,
+                Box::new(move |b, j| {
+                    ((((b[j / 4] >> (2 * (j % 4))) & 3) as f32) - 1.0) * f16at(b, bb - 2)
+                }),
+            ));
+            v.push((
+                "scale.abs",
+                qk,
+                bb,
+                Box::new(move |b, j| (code(b, j) - 1) as f32 * f16at(b, 0).abs()),
+            ));
+            v.push((
+                "scale.f16_normal_only",
+                qk,
+                bb,
+                Box::new(move |b, j| {
+                    (code(b, j) - 1) as f32 * f16_normal_only(u16::from_le_bytes([b[0], b[1]]))
+                }),
+            ));
             for n in [32usize, 64, 128, 256] {
                 if n != qk {
                     let name = match n {
@@ -82,51 +125,144 @@ fn element_variants(codec: Codec) -> Vec<(&'static str, usize, usize, ElemFn)> {
                         128 => "block.128",
                         _ => "block.256",
                     };
-                    v.push((name, n, 2 + n / 4, Box::new(move |b, j| ((((b[2 + j / 4] >> (2 * (j % 4))) & 3) as f32) - 1.0) * f16at(b, 0))));
+                    v.push((
+                        name,
+                        n,
+                        2 + n / 4,
+                        Box::new(move |b, j| {
+                            ((((b[2 + j / 4] >> (2 * (j % 4))) & 3) as f32) - 1.0) * f16at(b, 0)
+                        }),
+                    ));
                 }
             }
         }
         Codec::Ptq1_0 | Codec::Tq1_0 => {
-            let w = if codec == Codec::Ptq1_0 { (16, 8, 2) } else { (32, 16, 4) };
-            let other = if codec == Codec::Ptq1_0 { (32, 16, 4) } else { (16, 8, 2) };
+            let w = if codec == Codec::Ptq1_0 {
+                (16, 8, 2)
+            } else {
+                (32, 16, 4)
+            };
+            let other = if codec == Codec::Ptq1_0 {
+                (32, 16, 4)
+            } else {
+                (16, 8, 2)
+            };
             let so = bb - 2;
             let qs_bytes = w.0 + w.1;
             let val = move |b: &[u8], e: usize| {
                 let (byte, digit) = staged(e, w);
                 trit(b[byte], digit)
             };
-            v.push(("ptq1.sequential_digits", qk, bb, Box::new(move |b, e| {
-                let t = if e < 5 * qs_bytes { trit(b[e / 5], (e % 5) as u32) } else {
-                    let f = e - 5 * qs_bytes;
-                    trit(b[qs_bytes + f / 4], (f % 4) as u32)
-                };
-                (t - 1) as f32 * f16at(b, so)
-            })));
-            v.push(("trit.lsd_first", qk, bb, Box::new(move |b, e| {
-                let (byte, digit) = staged(e, w);
-                let digits = if byte >= qs_bytes { 4 } else { 5 };
-                (trit(b[byte], digits - 1 - digit.min(digits - 1)) - 1) as f32 * f16at(b, so)
-            })));
-            v.push(("staged.other_widths", qk, bb, Box::new(move |b, e| {
-                let (byte, digit) = staged(e, other);
-                if byte >= bb - 2 { return f32::NAN; }
-                (trit(b[byte], digit) - 1) as f32 * f16at(b, so)
-            })));
-            v.push(("scale.other_end", qk, bb, Box::new(move |b, e| {
-                let (byte, digit) = staged(e, w);
-                (trit(b[(byte + 2) % bb], digit) - 1) as f32 * f16at(b, 0)
-            })));
-            v.push(("scale.abs", qk, bb, Box::new(move |b, e| (val(b, e) - 1) as f32 * f16at(b, so).abs())));
-            v.push(("scale.f16_normal_only", qk, bb, Box::new(move |b, e| (val(b, e) - 1) as f32 * f16_normal_only(u16::from_le_bytes([b[so], b[so + 1]])))));
+            v.push((
+                "ptq1.sequential_digits",
+                qk,
+                bb,
+                Box::new(move |b, e| {
+                    let t = if e < 5 * qs_bytes {
+                        trit(b[e / 5], (e % 5) as u32)
+                    } else {
+                        let f = e - 5 * qs_bytes;
+                        trit(b[qs_bytes + f / 4], (f % 4) as u32)
+                    };
+                    (t - 1) as f32 * f16at(b, so)
+                }),
+            ));
+            v.push((
+                "trit.lsd_first",
+                qk,
+                bb,
+                Box::new(move |b, e| {
+                    let (byte, digit) = staged(e, w);
+                    let digits = if byte >= qs_bytes { 4 } else { 5 };
+                    (trit(b[byte], digits - 1 - digit.min(digits - 1)) - 1) as f32 * f16at(b, so)
+                }),
+            ));
+            v.push((
+                "staged.other_widths",
+                qk,
+                bb,
+                Box::new(move |b, e| {
+                    let (byte, digit) = staged(e, other);
+                    if byte >= bb - 2 {
+                        return f32::NAN;
+                    }
+                    (trit(b[byte], digit) - 1) as f32 * f16at(b, so)
+                }),
+            ));
+            v.push((
+                "scale.other_end",
+                qk,
+                bb,
+                Box::new(move |b, e| {
+                    let (byte, digit) = staged(e, w);
+                    (trit(b[(byte + 2) % bb], digit) - 1) as f32 * f16at(b, 0)
+                }),
+            ));
+            v.push((
+                "scale.abs",
+                qk,
+                bb,
+                Box::new(move |b, e| (val(b, e) - 1) as f32 * f16at(b, so).abs()),
+            ));
+            v.push((
+                "scale.f16_normal_only",
+                qk,
+                bb,
+                Box::new(move |b, e| {
+                    (val(b, e) - 1) as f32 * f16_normal_only(u16::from_le_bytes([b[so], b[so + 1]]))
+                }),
+            ));
         }
         Codec::Tq2_0 => {
-            let code = |b: &[u8], e: usize| ((b[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3) as i32;
-            v.push(("tq2.sequential", qk, bb, Box::new(move |b, e| ((((b[e / 4] >> (2 * (e % 4))) & 3) as f32) - 1.0) * f16at(b, 64))));
-            v.push(("q2.reversed_bits", qk, bb, Box::new(move |b, e| ((((b[(e / 128) * 32 + e % 32] >> (6 - 2 * ((e % 128) / 32))) & 3) as f32) - 1.0) * f16at(b, 64))));
-            v.push(("q2.code_minus_2", qk, bb, Box::new(move |b, e| (code(b, e) - 2) as f32 * f16at(b, 64))));
-            v.push(("q2.code3_as_plus1", qk, bb, Box::new(move |b, e| (code(b, e).min(2) - 1) as f32 * f16at(b, 64))));
-            v.push(("scale.other_end", qk, bb, Box::new(move |b, e| ((((b[2 + (e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3) as f32) - 1.0) * f16at(b, 0))));
-            v.push(("scale.abs", qk, bb, Box::new(move |b, e| (code(b, e) - 1) as f32 * f16at(b, 64).abs())));
+            let code = |b: &[u8], e: usize| {
+                ((b[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3) as i32
+            };
+            v.push((
+                "tq2.sequential",
+                qk,
+                bb,
+                Box::new(move |b, e| {
+                    ((((b[e / 4] >> (2 * (e % 4))) & 3) as f32) - 1.0) * f16at(b, 64)
+                }),
+            ));
+            v.push((
+                "q2.reversed_bits",
+                qk,
+                bb,
+                Box::new(move |b, e| {
+                    ((((b[(e / 128) * 32 + e % 32] >> (6 - 2 * ((e % 128) / 32))) & 3) as f32)
+                        - 1.0)
+                        * f16at(b, 64)
+                }),
+            ));
+            v.push((
+                "q2.code_minus_2",
+                qk,
+                bb,
+                Box::new(move |b, e| (code(b, e) - 2) as f32 * f16at(b, 64)),
+            ));
+            v.push((
+                "q2.code3_as_plus1",
+                qk,
+                bb,
+                Box::new(move |b, e| (code(b, e).min(2) - 1) as f32 * f16at(b, 64)),
+            ));
+            v.push((
+                "scale.other_end",
+                qk,
+                bb,
+                Box::new(move |b, e| {
+                    ((((b[2 + (e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3) as f32)
+                        - 1.0)
+                        * f16at(b, 0)
+                }),
+            ));
+            v.push((
+                "scale.abs",
+                qk,
+                bb,
+                Box::new(move |b, e| (code(b, e) - 1) as f32 * f16at(b, 64).abs()),
+            ));
         }
         _ => {}
     }
@@ -185,7 +321,9 @@ fn matches(c: &KernelCase, e: &Expected, out: &[u8]) -> bool {
 
 /// The first known wrong reading whose expectation the output meets, if any.
 pub fn diagnose(c: &KernelCase, p: Precision, out: &[u8]) -> Option<&'static str> {
-    diagnose_all(c, p, out).ok().and_then(|v| v.into_iter().next())
+    diagnose_all(c, p, out)
+        .ok()
+        .and_then(|v| v.into_iter().next())
 }
 
 /// Every known wrong reading the output meets (tests use this to prove each reading is
@@ -239,7 +377,10 @@ pub fn diagnose_all(c: &KernelCase, p: Precision, out: &[u8]) -> Result<Vec<&'st
         KernelClass::HadamardRotate => {
             if let Ok(e) = expected(c, p) {
                 let b = c.dims.block as f64;
-                for (name, f) in [("hadamard.unnormalized", b.sqrt()), ("hadamard.norm_1_over_b", 1.0 / b.sqrt())] {
+                for (name, f) in [
+                    ("hadamard.unnormalized", b.sqrt()),
+                    ("hadamard.norm_1_over_b", 1.0 / b.sqrt()),
+                ] {
                     let mut alt = e.clone();
                     alt.values.iter_mut().for_each(|v| *v *= f);
                     alt.magnitude.iter_mut().for_each(|v| *v *= f);
@@ -262,13 +403,18 @@ pub fn diagnose_all(c: &KernelCase, p: Precision, out: &[u8]) -> Result<Vec<&'st
             }
         }
         KernelClass::MulMatVecPlanes => {
-            if let (Ok(codec), Ok((layout, geom))) = (codec_of(&c.format), plane_geometry(&c.format, c.dims.n, c.dims.k)) {
+            if let (Ok(codec), Ok((layout, geom))) = (
+                codec_of(&c.format),
+                plane_geometry(&c.format, c.dims.n, c.dims.k),
+            ) {
                 let buf = weights_buffer(c);
-                let need = (c.dims.n * (c.dims.k / codec.block_elems() as u64)) as usize * codec.block_bytes();
+                let need = (c.dims.n * (c.dims.k / codec.block_elems() as u64)) as usize
+                    * codec.block_bytes();
                 let mut alt = c.clone();
                 alt.class = KernelClass::MulMatVec;
                 alt.weights = buf[..need.min(buf.len())].to_vec();
-                if alt.weights.len() == need && expected(&alt, p).is_ok_and(|e| matches(c, &e, out)) {
+                if alt.weights.len() == need && expected(&alt, p).is_ok_and(|e| matches(c, &e, out))
+                {
                     hits.push("planes.interleaved_blocks");
                 }
                 if c.obj_prefix > 0 && buf.len() >= geom.payload_bytes as usize {
@@ -287,19 +433,37 @@ pub fn diagnose_all(c: &KernelCase, p: Precision, out: &[u8]) -> Result<Vec<&'st
     if !c.class.exact() {
         for (name, q) in [
             ("output.f16_rounded", Precision { y: Dtype::F16, ..p }),
-            ("output.bf16_rounded", Precision { y: Dtype::Bf16, ..p }),
+            (
+                "output.bf16_rounded",
+                Precision {
+                    y: Dtype::Bf16,
+                    ..p
+                },
+            ),
             ("x.f16_rounded", Precision { x: Dtype::F16, ..p }),
-            ("x.bf16_rounded", Precision { x: Dtype::Bf16, ..p }),
+            (
+                "x.bf16_rounded",
+                Precision {
+                    x: Dtype::Bf16,
+                    ..p
+                },
+            ),
         ] {
             if q == p || (p.x == Dtype::Q8_1 && name.starts_with("x.")) {
                 continue;
             }
             if let Ok(mut e) = expected(c, q) {
                 // Judge the kernel's own buffer (its declared output type) against that reading.
-                e.precision.y = if name.starts_with("output.") { q.y } else { p.y };
+                e.precision.y = if name.starts_with("output.") {
+                    q.y
+                } else {
+                    p.y
+                };
                 let widened: Vec<f32> = p.y.decode(out);
                 let re = e.precision.y.encode(&widened);
-                if (name.starts_with("output.") && matches(c, &e, &re)) || (name.starts_with("x.") && matches(c, &e, out)) {
+                if (name.starts_with("output.") && matches(c, &e, &re))
+                    || (name.starts_with("x.") && matches(c, &e, out))
+                {
                     hits.push(name);
                 }
             }
@@ -318,7 +482,11 @@ mod tests {
     /// is the same function on those bytes).
     #[test]
     fn each_wrong_reading_is_recognized_from_its_own_output() {
-        for class in [KernelClass::Dequantize, KernelClass::MulMatVec, KernelClass::MulMat] {
+        for class in [
+            KernelClass::Dequantize,
+            KernelClass::MulMatVec,
+            KernelClass::MulMat,
+        ] {
             for f in &class.spec().formats {
                 let codec = codec_of(f).unwrap();
                 let c = &generate::matrix(class, f).unwrap()[1];
@@ -328,9 +496,14 @@ mod tests {
                         Ok(())
                     };
                     let e = expected_with(c, Precision::F32, &dec).unwrap();
-                    let out = Dtype::F32.encode(&e.values.iter().map(|&v| v as f32).collect::<Vec<_>>());
+                    let out =
+                        Dtype::F32.encode(&e.values.iter().map(|&v| v as f32).collect::<Vec<_>>());
                     let hits = diagnose_all(c, Precision::F32, &out).unwrap();
-                    assert!(hits.contains(&name), "{} {f} {name}: {hits:?}", class.name());
+                    assert!(
+                        hits.contains(&name),
+                        "{} {f} {name}: {hits:?}",
+                        class.name()
+                    );
                     // The right answer is none of them (exact classes: in a sum, a reading that
                     // differs only at subnormal scales may sit inside the rounding bound, which is
                     // fine, since a diagnosis is only asked for on a failure).
@@ -338,8 +511,15 @@ mod tests {
                         continue;
                     }
                     let e = expected(c, Precision::F32).unwrap();
-                    let right = Dtype::F32.encode(&e.values.iter().map(|&v| v as f32).collect::<Vec<_>>());
-                    assert!(!diagnose_all(c, Precision::F32, &right).unwrap().contains(&name), "{} {f}: the right output looks like {name}", class.name());
+                    let right =
+                        Dtype::F32.encode(&e.values.iter().map(|&v| v as f32).collect::<Vec<_>>());
+                    assert!(
+                        !diagnose_all(c, Precision::F32, &right)
+                            .unwrap()
+                            .contains(&name),
+                        "{} {f}: the right output looks like {name}",
+                        class.name()
+                    );
                 }
             }
         }

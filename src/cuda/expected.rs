@@ -83,7 +83,10 @@ fn activations(c: &KernelCase, x: Dtype) -> Result<(Vec<f32>, Vec<u8>, Vec<f64>)
 pub fn expected_with(c: &KernelCase, p: Precision, decode: WeightDecoder) -> Result<Expected> {
     let d = c.dims;
     if p.y == Dtype::Q8_1 {
-        return Err(case_err(c, "q8_1 is an activation type, not an output type"));
+        return Err(case_err(
+            c,
+            "q8_1 is an activation type, not an output type",
+        ));
     }
     let (x_seen, x_bytes, s_err) = if c.x.is_empty() {
         (Vec::new(), Vec::new(), Vec::new())
@@ -118,7 +121,8 @@ pub fn expected_with(c: &KernelCase, p: Precision, decode: WeightDecoder) -> Res
                     .ok()
                     .filter(|&r| (r as u64) < d.n)
                     .ok_or_else(|| case_err(c, format!("row id {id} outside 0..{}", d.n)))?;
-                e.values.extend(w[r * k..(r + 1) * k].iter().map(|&v| v as f64));
+                e.values
+                    .extend(w[r * k..(r + 1) * k].iter().map(|&v| v as f64));
             }
         }
         KernelClass::MulMatVec | KernelClass::MulMatVecPlanes | KernelClass::MulMat => {
@@ -170,7 +174,10 @@ pub fn expected_with(c: &KernelCase, p: Precision, decode: WeightDecoder) -> Res
         KernelClass::HadamardRotate => {
             let (k, t, b) = (d.k as usize, d.t as usize, d.block as usize);
             if x_seen.len() != k * t || c.signs.len() != k || b == 0 || k % b != 0 {
-                return Err(case_err(c, "x must be [t, k], signs [k], k a multiple of block"));
+                return Err(case_err(
+                    c,
+                    "x must be [t, k], signs [k], k a multiple of block",
+                ));
             }
             let signs: Vec<f64> = c.signs.iter().map(|&s| s as f64).collect();
             let norm = 1.0 / (b as f64).sqrt();

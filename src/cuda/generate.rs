@@ -15,7 +15,8 @@ use crate::rng::Rng;
 
 /// f16 scales that break careless decoders: zero of both signs, the smallest and largest
 /// subnormal, the smallest normal, the largest finite of both signs.
-pub const SPECIAL_FINITE_SCALES: [u16; 7] = [0x0000, 0x8000, 0x0001, 0x03ff, 0x0400, 0x7bff, 0xfbff];
+pub const SPECIAL_FINITE_SCALES: [u16; 7] =
+    [0x0000, 0x8000, 0x0001, 0x03ff, 0x0400, 0x7bff, 0xfbff];
 /// Non-finite f16 scales: +-Inf and NaNs (quiet, with a payload, negative).
 pub const NONFINITE_SCALES: [u16; 5] = [0x7c00, 0xfc00, 0x7e00, 0x7d55, 0xfe00];
 
@@ -116,7 +117,12 @@ pub fn build(
     match class {
         KernelClass::Dequantize => {
             let codec = codec_of(format)?;
-            c = empty(name, class, format, format!("{} {format} blocks of random bytes, {policy} scales", s.n));
+            c = empty(
+                name,
+                class,
+                format,
+                format!("{} {format} blocks of random bytes, {policy} scales", s.n),
+            );
             c.dims.n_blocks = s.n;
             c.weights = random_blocks(codec, s.n as usize, scales, &mut r);
         }
@@ -160,7 +166,15 @@ pub fn build(
             c.obj_prefix = s.prefix;
         }
         KernelClass::HadamardRotate => {
-            c = empty(name, class, format, format!("[{}, {}] f32 activations in [-1, 1), B = {}, random +-1 signs", s.t, s.k, s.extra));
+            c = empty(
+                name,
+                class,
+                format,
+                format!(
+                    "[{}, {}] f32 activations in [-1, 1), B = {}, random +-1 signs",
+                    s.t, s.k, s.extra
+                ),
+            );
             c.dims.k = s.k;
             c.dims.t = s.t;
             c.dims.block = s.extra;
@@ -175,7 +189,13 @@ pub fn build(
 }
 
 fn shape(n: u64, k: u64, t: u64, extra: u64, prefix: usize) -> Shape {
-    Shape { n, k, t, extra, prefix }
+    Shape {
+        n,
+        k,
+        t,
+        extra,
+        prefix,
+    }
 }
 
 /// The generated matrix for one class and format (deterministic).
@@ -184,9 +204,17 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
     let f = format.to_lowercase();
     let cname = class.name();
     let mut v = Vec::new();
-    let seed0 = 0x6e74_0000u64 + (class as u64) * 0x1000 + format.bytes().map(|b| b as u64).sum::<u64>();
+    let seed0 =
+        0x6e74_0000u64 + (class as u64) * 0x1000 + format.bytes().map(|b| b as u64).sum::<u64>();
     let mut add = |tag: &str, s: Shape, sc: Scales, i: u64| -> Result<()> {
-        v.push(build(format!("g_{cname}_{f}_{tag}"), class, format, &s, sc, seed0 + i)?);
+        v.push(build(
+            format!("g_{cname}_{f}_{tag}"),
+            class,
+            format,
+            &s,
+            sc,
+            seed0 + i,
+        )?);
         Ok(())
     };
     match class {
@@ -198,8 +226,18 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
         GetRows => {
             let qk = codec_of(format)?.block_elems() as u64;
             add(&format!("k{qk}"), shape(9, qk, 0, 7, 0), Scales::All, 1)?;
-            add(&format!("k{}", 5 * qk), shape(9, 5 * qk, 0, 7, 0), Scales::Finite, 2)?;
-            add(&format!("k{}", 8 * qk), shape(3, 8 * qk, 0, 4, 0), Scales::Signed, 3)?;
+            add(
+                &format!("k{}", 5 * qk),
+                shape(9, 5 * qk, 0, 7, 0),
+                Scales::Finite,
+                2,
+            )?;
+            add(
+                &format!("k{}", 8 * qk),
+                shape(3, 8 * qk, 0, 4, 0),
+                Scales::Signed,
+                3,
+            )?;
         }
         MulMatVec => {
             let qk = codec_of(format)?.block_elems() as u64;
@@ -211,19 +249,44 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
         MulMatVecPlanes => {
             add("n13_k640_gaps", shape(13, 640, 1, 0, 0), Scales::Signed, 1)?;
             add("n8_k1024_at48", shape(8, 1024, 1, 0, 48), Scales::Finite, 2)?;
-            add("n33_k384_at4112", shape(33, 384, 1, 0, 4112), Scales::Signed, 3)?;
-            add("special_scales_at256", shape(12, 256, 1, 0, 256), Scales::All, 4)?;
+            add(
+                "n33_k384_at4112",
+                shape(33, 384, 1, 0, 4112),
+                Scales::Signed,
+                3,
+            )?;
+            add(
+                "special_scales_at256",
+                shape(12, 256, 1, 0, 256),
+                Scales::All,
+                4,
+            )?;
         }
         MulMat => {
             for t in 1..=9u64 {
                 add(&format!("t{t}"), shape(40, 384, t, 0, 0), Scales::Signed, t)?;
             }
-            add("n33_k256_t5_finite", shape(33, 256, 5, 0, 0), Scales::Finite, 20)?;
-            add("special_scales_t2", shape(12, 256, 2, 0, 0), Scales::All, 21)?;
+            add(
+                "n33_k256_t5_finite",
+                shape(33, 256, 5, 0, 0),
+                Scales::Finite,
+                20,
+            )?;
+            add(
+                "special_scales_t2",
+                shape(12, 256, 2, 0, 0),
+                Scales::All,
+                21,
+            )?;
         }
         HadamardRotate => {
             for (i, b) in [64u64, 128, 256, 512, 1024].into_iter().enumerate() {
-                add(&format!("b{b}"), shape(0, 3 * b, 2, b, 0), Scales::Signed, i as u64)?;
+                add(
+                    &format!("b{b}"),
+                    shape(0, 3 * b, 2, b, 0),
+                    Scales::Signed,
+                    i as u64,
+                )?;
             }
         }
     }
@@ -306,7 +369,11 @@ mod tests {
                 let cases = matrix(class, f).unwrap();
                 assert!(cases.len() >= 3, "{} {f}", class.name());
                 if class != KernelClass::HadamardRotate {
-                    assert!(cases.iter().any(|c| codes(c)[3]), "{} {f}: code 3", class.name());
+                    assert!(
+                        cases.iter().any(|c| codes(c)[3]),
+                        "{} {f}: code 3",
+                        class.name()
+                    );
                     // Some scale is non-finite, some is subnormal.
                     let any_nan = cases.iter().any(|c| c.reference.iter().any(|v| v.is_nan()));
                     assert!(any_nan, "{} {f}: a NaN/Inf scale", class.name());

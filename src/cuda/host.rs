@@ -1477,12 +1477,12 @@ impl HostKernel {
         let out = &r.runs[0].out;
         let guard = BAND / 4;
         let mut v = Vec::with_capacity(out.len() / 4 + 2 * guard);
-        v.extend(std::iter::repeat(f32::from_bits(SENTINEL)).take(guard));
+        v.extend(std::iter::repeat_n(f32::from_bits(SENTINEL), guard));
         v.extend(
             out.chunks_exact(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
         );
-        v.extend(std::iter::repeat(f32::from_bits(SENTINEL)).take(guard));
+        v.extend(std::iter::repeat_n(f32::from_bits(SENTINEL), guard));
         Ok(v)
     }
 }

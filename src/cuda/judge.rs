@@ -83,7 +83,10 @@ pub fn gamma(m: u64) -> f64 {
 
 /// Where output `i` of a case sits: (token, row, block, element) as the class has them.
 pub fn locate(c: &KernelCase, i: usize) -> String {
-    let qk = codec_of(&c.format).map(|x| x.block_elems()).unwrap_or(1).max(1);
+    let qk = codec_of(&c.format)
+        .map(|x| x.block_elems())
+        .unwrap_or(1)
+        .max(1);
     let d = c.dims;
     match c.class {
         KernelClass::Dequantize => format!("block {}, element {}", i / qk, i % qk),
@@ -91,7 +94,11 @@ pub fn locate(c: &KernelCase, i: usize) -> String {
             let k = d.k.max(1) as usize;
             let (slot, j) = (i / k, i % k);
             let row = c.ids.get(slot).copied().unwrap_or(-1);
-            format!("ids[{slot}] = row {row}, block {}, element {}", j / qk, j % qk)
+            format!(
+                "ids[{slot}] = row {row}, block {}, element {}",
+                j / qk,
+                j % qk
+            )
         }
         KernelClass::MulMatVec | KernelClass::MulMatVecPlanes => format!("row {i}"),
         KernelClass::MulMat => {
@@ -186,8 +193,7 @@ pub fn judge(case: &KernelCase, exp: &Expected, out: &[u8]) -> Verdict {
             let err = (g as f64 - want).abs();
             let ok = if g.is_infinite() {
                 // Overflow of a narrow output type: only where the exact value may round to it.
-                g.signum() as f64 == want.signum()
-                    && want.abs() + tol >= y.overflow_threshold()
+                g.signum() as f64 == want.signum() && want.abs() + tol >= y.overflow_threshold()
             } else {
                 num += err * err;
                 den += want * want;
@@ -268,7 +274,12 @@ mod tests {
             let mut f: Vec<f32> = e.values.iter().map(|&x| x as f32).collect();
             let i = f.iter().position(|v| *v != 0.0).unwrap();
             f[i] = f32::from_bits(f[i].to_bits() + 1);
-            assert_eq!(judge(c, &e, &Dtype::F32.encode(&f)).pass, !c.class.exact(), "{}", c.name);
+            assert_eq!(
+                judge(c, &e, &Dtype::F32.encode(&f)).pass,
+                !c.class.exact(),
+                "{}",
+                c.name
+            );
             // A 1% error fails; NaN fails.
             let f: Vec<f32> = e.values.iter().map(|&x| (x * 1.01) as f32).collect();
             assert!(!judge(c, &e, &Dtype::F32.encode(&f)).pass, "{}", c.name);
@@ -291,7 +302,11 @@ mod tests {
                 let f32_out = expected(c, Precision::F32).unwrap();
                 let f: Vec<f32> = f32_out.values.iter().map(|&x| x as f32).collect();
                 let v = judge(c, &e, &p.y.encode(&f));
-                assert!(!v.pass, "{} judged {judged} with outputs from f32 activations passed: NMSE {:e}", c.name, v.nmse);
+                assert!(
+                    !v.pass,
+                    "{} judged {judged} with outputs from f32 activations passed: NMSE {:e}",
+                    c.name, v.nmse
+                );
             }
             // Negative controls per mode: an output rounded to the next looser type fails the
             // tighter mode (f16 rounding under f32, bf16 rounding under f16-out).
@@ -300,7 +315,11 @@ mod tests {
                 let e = expected(c, p).unwrap();
                 let f: Vec<f32> = e.values.iter().map(|&x| rounded.round(x as f32)).collect();
                 let v = judge(c, &e, &p.y.encode(&f));
-                assert!(!v.pass, "{} judged {judged} with {rounded:?}-rounded outputs passed: NMSE {:e}", c.name, v.nmse);
+                assert!(
+                    !v.pass,
+                    "{} judged {judged} with {rounded:?}-rounded outputs passed: NMSE {:e}",
+                    c.name, v.nmse
+                );
             }
         }
     }

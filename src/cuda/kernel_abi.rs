@@ -141,7 +141,15 @@ fn usage(what: impl Into<String>) -> Error {
     Error::new(ErrorClass::CliUsage, "abi", what)
 }
 
-const INT32: &[&str] = &["int", "unsigned", "unsigned int", "int32_t", "uint32_t", "const int", "const unsigned int"];
+const INT32: &[&str] = &[
+    "int",
+    "unsigned",
+    "unsigned int",
+    "int32_t",
+    "uint32_t",
+    "const int",
+    "const unsigned int",
+];
 const INT64: &[&str] = &[
     "long long",
     "unsigned long long",
@@ -189,7 +197,11 @@ impl KernelAbi {
             crate::spec::GridDim::Count(n) => DimRule::N(*n as u64),
             crate::spec::GridDim::Rule(r) => DimRule::E(r.clone()),
         };
-        let grid = [dim(&s.launch.grid[0]), dim(&s.launch.grid[1]), dim(&s.launch.grid[2])];
+        let grid = [
+            dim(&s.launch.grid[0]),
+            dim(&s.launch.grid[1]),
+            dim(&s.launch.grid[2]),
+        ];
         let block = [
             DimRule::N(s.launch.block[0] as u64),
             DimRule::N(s.launch.block[1] as u64),
@@ -216,7 +228,11 @@ impl KernelAbi {
     }
 
     /// The ABI a sidecar declares (fields it leaves out come from the class default).
-    pub fn from_sidecar(class: KernelClass, sc: &AbiSidecar, precision: Option<Precision>) -> Result<KernelAbi> {
+    pub fn from_sidecar(
+        class: KernelClass,
+        sc: &AbiSidecar,
+        precision: Option<Precision>,
+    ) -> Result<KernelAbi> {
         let p = match (&sc.precision, precision) {
             (_, Some(p)) => p,
             (Some(s), None) => Precision::parse(s)?,
@@ -230,7 +246,12 @@ impl KernelAbi {
         }
     }
 
-    fn build(class: KernelClass, p: Precision, launch: LaunchRule, args: Vec<ArgRule>) -> Result<KernelAbi> {
+    fn build(
+        class: KernelClass,
+        p: Precision,
+        launch: LaunchRule,
+        args: Vec<ArgRule>,
+    ) -> Result<KernelAbi> {
         let (ptrs, scalars) = vocabulary(class);
         let mut out = Vec::new();
         let mut outs = 0;
@@ -275,21 +296,38 @@ impl KernelAbi {
                 }
                 Bind::Scalar(_) => "int".into(),
             };
-            let ty = ty.map(|t| t.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or(default_ty);
+            let ty = ty
+                .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+                .unwrap_or(default_ty);
             let is_ptr = ty.ends_with('*');
             match &bind {
-                Bind::Scalar(_) if !(INT32.contains(&ty.as_str()) || INT64.contains(&ty.as_str())) => {
-                    return Err(usage(format!("{name}: scalar type {ty:?} is not one of {}, {}", INT32.join(", "), INT64.join(", "))))
+                Bind::Scalar(_)
+                    if !(INT32.contains(&ty.as_str()) || INT64.contains(&ty.as_str())) =>
+                {
+                    return Err(usage(format!(
+                        "{name}: scalar type {ty:?} is not one of {}, {}",
+                        INT32.join(", "),
+                        INT64.join(", ")
+                    )))
                 }
                 Bind::Scalar(_) => {}
-                _ if !is_ptr => return Err(usage(format!("{name}: a buffer needs a pointer type, not {ty:?}"))),
+                _ if !is_ptr => {
+                    return Err(usage(format!(
+                        "{name}: a buffer needs a pointer type, not {ty:?}"
+                    )))
+                }
                 Bind::Y => {
                     outs += 1;
-                    let pointee = ty.trim_end_matches('*').trim().trim_start_matches("const ").trim();
+                    let pointee = ty
+                        .trim_end_matches('*')
+                        .trim()
+                        .trim_start_matches("const ")
+                        .trim();
                     let ok = pointee == p.y.c_type()
                         || matches!(pointee, "void" | "char" | "unsigned char")
                         || (p.y == Dtype::F16 && matches!(pointee, "half" | "unsigned short"))
-                        || (p.y == Dtype::Bf16 && matches!(pointee, "nv_bfloat16" | "unsigned short"));
+                        || (p.y == Dtype::Bf16
+                            && matches!(pointee, "nv_bfloat16" | "unsigned short"));
                     if !ok {
                         return Err(usage(format!(
                             "y is {ty:?} but precision {p} writes {} outputs",
@@ -302,10 +340,15 @@ impl KernelAbi {
             out.push((bind, ty));
         }
         if outs != 1 {
-            return Err(usage(format!("the parameter list must bind y exactly once (binds it {outs} times)")));
+            return Err(usage(format!(
+                "the parameter list must bind y exactly once (binds it {outs} times)"
+            )));
         }
         if class.exact() && p.x != Dtype::F32 {
-            return Err(usage(format!("class {} has no activations: precision {p} does not apply", class.name())));
+            return Err(usage(format!(
+                "class {} has no activations: precision {p} does not apply",
+                class.name()
+            )));
         }
         Ok(KernelAbi {
             class,
@@ -335,7 +378,10 @@ impl KernelAbi {
         let mut grid = [0u32; 3];
         let mut block = [0u32; 3];
         for i in 0..3 {
-            let (g, b) = (ev(&self.launch.grid[i], "grid")?, ev(&self.launch.block[i], "block")?);
+            let (g, b) = (
+                ev(&self.launch.grid[i], "grid")?,
+                ev(&self.launch.block[i], "block")?,
+            );
             if !(1..=i32::MAX as i64).contains(&g) || !(1..=1024).contains(&b) {
                 return Err(usage(format!(
                     "case {}: launch gives grid {} / block {} in dimension {i} (grid must be >= 1, block 1..=1024)",
@@ -347,14 +393,20 @@ impl KernelAbi {
         }
         let threads = block.iter().map(|&b| b as u64).product::<u64>();
         if threads > 1024 || block[2] > 64 {
-            return Err(usage(format!("case {}: {threads} threads per block (CUDA allows 1024, z <= 64)", c.name)));
+            return Err(usage(format!(
+                "case {}: {threads} threads per block (CUDA allows 1024, z <= 64)",
+                c.name
+            )));
         }
         let shared = match &self.launch.shared {
             None => 0,
             Some(r) => ev(r, "shared")?,
         };
         if !(0..=232_448).contains(&shared) {
-            return Err(usage(format!("case {}: {shared} bytes of dynamic shared memory (0..=227 KiB)", c.name)));
+            return Err(usage(format!(
+                "case {}: {shared} bytes of dynamic shared memory (0..=227 KiB)",
+                c.name
+            )));
         }
         let mut args = Vec::new();
         for (b, _) in &self.args {
@@ -402,12 +454,21 @@ impl KernelAbi {
                     }
                 }
                 Bind::Scalar(s) => {
-                    let v = scalar(c, s).ok_or_else(|| usage(format!("{s} is not defined for case {}", c.name)))?;
-                    let ty = &self.args.iter().find(|(x, _)| x == b).map(|(_, t)| t.clone()).unwrap_or_default();
+                    let v = scalar(c, s)
+                        .ok_or_else(|| usage(format!("{s} is not defined for case {}", c.name)))?;
+                    let ty = &self
+                        .args
+                        .iter()
+                        .find(|(x, _)| x == b)
+                        .map(|(_, t)| t.clone())
+                        .unwrap_or_default();
                     if INT64.contains(&ty.as_str()) {
                         LaunchArg::I64(v)
                     } else {
-                        LaunchArg::I32(i32::try_from(v).map_err(|_| usage(format!("{s} = {v} does not fit an int")))?)
+                        LaunchArg::I32(
+                            i32::try_from(v)
+                                .map_err(|_| usage(format!("{s} = {v} does not fit an int")))?,
+                        )
                     }
                 }
             });
@@ -448,12 +509,16 @@ mod tests {
         // The default launch of every corpus case has the spec's grid for that case.
         for c in crate::cuda::cases::all() {
             let a = KernelAbi::default_for(c.class, Precision::F32).unwrap();
-            let l = a.launch(&c, &expected(&c, Precision::F32).unwrap()).unwrap();
+            let l = a
+                .launch(&c, &expected(&c, Precision::F32).unwrap())
+                .unwrap();
             let d = c.dims;
             let want = match c.class {
                 KernelClass::Dequantize => [d.n_blocks as u32, 1, 1],
                 KernelClass::GetRows => [d.n_ids as u32, 1, 1],
-                KernelClass::MulMatVec | KernelClass::MulMatVecPlanes => [d.n.div_ceil(4) as u32, 1, 1],
+                KernelClass::MulMatVec | KernelClass::MulMatVecPlanes => {
+                    [d.n.div_ceil(4) as u32, 1, 1]
+                }
                 KernelClass::MulMat => [d.n.div_ceil(32) as u32, d.t.div_ceil(4) as u32, 1],
                 KernelClass::HadamardRotate => [(d.k / d.block) as u32, d.t as u32, 1],
             };
@@ -470,8 +535,20 @@ mod tests {
         )
         .unwrap();
         let a = KernelAbi::from_sidecar(KernelClass::MulMatVec, &sc, None).unwrap();
-        assert_eq!(a.sig(), ["const unsigned char*", "const float*", "__nv_bfloat16*", "int", "long long", "void*"]);
-        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, "pq2_0").unwrap().remove(1);
+        assert_eq!(
+            a.sig(),
+            [
+                "const unsigned char*",
+                "const float*",
+                "__nv_bfloat16*",
+                "int",
+                "long long",
+                "void*"
+            ]
+        );
+        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, "pq2_0")
+            .unwrap()
+            .remove(1);
         let e = expected(&c, a.precision).unwrap();
         let l = a.launch(&c, &e).unwrap();
         assert_eq!(l.grid, [5, 1, 1]);
@@ -489,8 +566,14 @@ mod tests {
         ] {
             let r = serde_json::from_str::<AbiSidecar>(bad)
                 .map_err(|e| e.to_string())
-                .and_then(|sc| KernelAbi::from_sidecar(KernelClass::MulMatVec, &sc, None).map_err(|e| e.to_string()))
-                .and_then(|a| a.launch(&c, &expected(&c, a.precision).unwrap()).map_err(|e| e.to_string()));
+                .and_then(|sc| {
+                    KernelAbi::from_sidecar(KernelClass::MulMatVec, &sc, None)
+                        .map_err(|e| e.to_string())
+                })
+                .and_then(|a| {
+                    a.launch(&c, &expected(&c, a.precision).unwrap())
+                        .map_err(|e| e.to_string())
+                });
             assert!(r.is_err(), "{bad}");
         }
     }

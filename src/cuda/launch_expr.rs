@@ -71,7 +71,11 @@ impl Parser<'_> {
             let (Some(a), Some(b), Some(d)) = (a, b, v.den.checked_mul(r.den)) else {
                 return Err(err(self.text, "overflow"));
             };
-            let n = if c == b'+' { a.checked_add(b) } else { a.checked_sub(b) };
+            let n = if c == b'+' {
+                a.checked_add(b)
+            } else {
+                a.checked_sub(b)
+            };
             v = Q::norm(n.ok_or_else(|| err(self.text, "overflow"))?, d);
         }
         Ok(v)
@@ -135,7 +139,11 @@ impl Parser<'_> {
                     let v = self.expr(depth + 1)?;
                     self.close()?;
                     let f = v.num.div_euclid(v.den);
-                    let c = if v.num.rem_euclid(v.den) == 0 { f } else { f + 1 };
+                    let c = if v.num.rem_euclid(v.den) == 0 {
+                        f
+                    } else {
+                        f + 1
+                    };
                     return Ok(Q::int(if name == "ceil" { c } else { f }));
                 }
                 (self.lookup)(name)
@@ -154,7 +162,10 @@ impl Parser<'_> {
             self.pos += 1;
             Ok(())
         } else {
-            Err(err(self.text, format!("missing ')' at column {}", self.pos + 1)))
+            Err(err(
+                self.text,
+                format!("missing ')' at column {}", self.pos + 1),
+            ))
         }
     }
 }
@@ -174,7 +185,10 @@ pub fn eval(text: &str, lookup: &dyn Fn(&str) -> Option<i64>) -> Result<i64> {
     if v.den != 1 {
         return Err(err(
             text,
-            format!("{}/{} is not an integer (write ceil(..) or floor(..))", v.num, v.den),
+            format!(
+                "{}/{} is not an integer (write ceil(..) or floor(..))",
+                v.num, v.den
+            ),
         ));
     }
     i64::try_from(v.num).map_err(|_| err(text, "out of range"))
@@ -199,11 +213,22 @@ mod tests {
         assert_eq!(eval("floor(n / 8)", &dims).unwrap(), 4);
         assert_eq!(eval("k / 128 * 34", &dims).unwrap(), 272);
         assert_eq!(eval("(n + 7) / 8 * 8 - n", &dims).unwrap(), 7); // exact: 44/8*8 - 37
-        assert_eq!(eval("n / 8 + 1", &dims).unwrap_err().class, ErrorClass::CliUsage);
+        assert_eq!(
+            eval("n / 8 + 1", &dims).unwrap_err().class,
+            ErrorClass::CliUsage
+        );
         assert_eq!(eval("ceil((n + 7) / 8)", &dims).unwrap(), 6);
         assert_eq!(eval(" 2*(t+1) ", &dims).unwrap(), 8);
         assert_eq!(eval("-3 + k", &dims).unwrap(), 1021);
-        for bad in ["n / 8", "q", "ceil(n / 0)", "(n", "n n", "", "99999999999999999999"] {
+        for bad in [
+            "n / 8",
+            "q",
+            "ceil(n / 0)",
+            "(n",
+            "n n",
+            "",
+            "99999999999999999999",
+        ] {
             assert!(eval(bad, &dims).is_err(), "{bad}");
         }
         // Deep nesting is an error, not a stack overflow.

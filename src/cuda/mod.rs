@@ -14,11 +14,11 @@ pub mod check;
 pub mod diagnose;
 pub mod expected;
 pub mod generate;
+pub mod host;
+pub mod judge;
 pub mod kernel_abi;
 pub mod launch_expr;
 pub mod precision;
-pub mod host;
-pub mod judge;
 pub mod sources;
 pub mod suite;
 
@@ -170,12 +170,20 @@ impl Builtin {
     }
 }
 
-fn abi_of(class: KernelClass, v: &Option<serde_json::Value>, entry: &str) -> Result<kernel_abi::KernelAbi> {
+fn abi_of(
+    class: KernelClass,
+    v: &Option<serde_json::Value>,
+    entry: &str,
+) -> Result<kernel_abi::KernelAbi> {
     match v {
         None => kernel_abi::KernelAbi::default_for(class, precision::Precision::F32),
         Some(v) => {
             let sc: kernel_abi::AbiSidecar = serde_json::from_value(v.clone()).map_err(|e| {
-                Error::new(ErrorClass::SpecInvalid, format!("spec/kernel_variants.json {entry}.abi"), e.to_string())
+                Error::new(
+                    ErrorClass::SpecInvalid,
+                    format!("spec/kernel_variants.json {entry}.abi"),
+                    e.to_string(),
+                )
             })?;
             kernel_abi::KernelAbi::from_sidecar(class, &sc, None)
         }
@@ -187,7 +195,8 @@ pub fn builtins() -> Result<Vec<Builtin>> {
     let k = &crate::spec::get().kernels;
     let kv = &crate::spec::get().kernel_variants;
     let cls = |c: &str| {
-        KernelClass::from_name(c).ok_or_else(|| Error::new(ErrorClass::SpecInvalid, c, "not a kernel class"))
+        KernelClass::from_name(c)
+            .ok_or_else(|| Error::new(ErrorClass::SpecInvalid, c, "not a kernel class"))
     };
     let mut v = Vec::new();
     for r in &k.reference_kernels {
@@ -209,7 +218,9 @@ pub fn builtins() -> Result<Vec<Builtin>> {
             formats: u.formats.clone(),
             source: u.source.clone(),
             abi: abi_of(class, &u.abi, &u.entry)?,
-            role: Role::Unusual { what: u.what.clone() },
+            role: Role::Unusual {
+                what: u.what.clone(),
+            },
         });
     }
     for w in &kv.wrong_variants {
@@ -245,7 +256,12 @@ pub fn cases_for(class: KernelClass, formats: &[String]) -> Result<Vec<KernelCas
 }
 
 /// `n` random cases of `class` per format (`--random N --seed S`).
-pub fn random_cases(class: KernelClass, formats: &[String], n: usize, seed: u64) -> Result<Vec<KernelCase>> {
+pub fn random_cases(
+    class: KernelClass,
+    formats: &[String],
+    n: usize,
+    seed: u64,
+) -> Result<Vec<KernelCase>> {
     let mut v = Vec::new();
     for f in formats {
         v.extend(generate::random(class, f, n, seed)?);

@@ -96,7 +96,13 @@ pub fn entry_params(ptx: &str, entry: &str) -> Option<Vec<String>> {
 }
 
 /// Compiles for `arch` and checks the entry exists with the parameter types of `sig`.
-pub fn compile_checked(source: &str, entry: &str, sig: &[String], arch: &str, extra: &[String]) -> Result<Ptx> {
+pub fn compile_checked(
+    source: &str,
+    entry: &str,
+    sig: &[String],
+    arch: &str,
+    extra: &[String],
+) -> Result<Ptx> {
     let ptx = compile_with(source, Some(arch), extra)?;
     check_entry(&ptx.to_src(), entry, sig)?;
     Ok(ptx)
@@ -109,7 +115,14 @@ pub fn ptx_type(c: &str) -> &'static str {
     if c.ends_with('*')
         || matches!(
             c,
-            "long long" | "unsigned long long" | "int64_t" | "uint64_t" | "size_t" | "long" | "const long long" | "const int64_t"
+            "long long"
+                | "unsigned long long"
+                | "int64_t"
+                | "uint64_t"
+                | "size_t"
+                | "long"
+                | "const long long"
+                | "const int64_t"
         )
     {
         ".u64"
@@ -154,7 +167,9 @@ mod tests {
             entry_params(ptx, "k").unwrap(),
             vec![".u64", ".u64", ".u32"]
         );
-        let sig = |c: KernelClass| -> Vec<String> { c.spec().args.iter().map(|a| a.ty.clone()).collect() };
+        let sig = |c: KernelClass| -> Vec<String> {
+            c.spec().args.iter().map(|a| a.ty.clone()).collect()
+        };
         assert!(check_entry(ptx, "k", &sig(KernelClass::Dequantize)).is_ok());
         assert_eq!(
             check_entry(ptx, "j", &sig(KernelClass::Dequantize))

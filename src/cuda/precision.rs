@@ -4,8 +4,8 @@
 //! q8_1 blocks), so an input mode does not loosen the bound; an output mode adds exactly one
 //! rounding of the result to the output type.
 
-use crate::codec::{f16_to_f32, f32_to_f16};
 use crate::codec::direct::{bf16_to_f32, f32_to_bf16};
+use crate::codec::{f16_to_f32, f32_to_f16};
 use crate::error::{Error, ErrorClass, Result};
 
 /// The element type of an activation or output buffer.
@@ -88,8 +88,14 @@ impl Dtype {
     pub fn encode(self, v: &[f32]) -> Vec<u8> {
         match self {
             Dtype::F32 => v.iter().flat_map(|f| f.to_le_bytes()).collect(),
-            Dtype::F16 => v.iter().flat_map(|f| f32_to_f16(*f).to_le_bytes()).collect(),
-            Dtype::Bf16 => v.iter().flat_map(|f| f32_to_bf16(*f).to_le_bytes()).collect(),
+            Dtype::F16 => v
+                .iter()
+                .flat_map(|f| f32_to_f16(*f).to_le_bytes())
+                .collect(),
+            Dtype::Bf16 => v
+                .iter()
+                .flat_map(|f| f32_to_bf16(*f).to_le_bytes())
+                .collect(),
             Dtype::Q8_1 => quantize_q8_1(v).0,
         }
     }
@@ -141,7 +147,9 @@ pub fn quantize_q8_1(v: &[f32]) -> (Vec<u8>, Vec<f32>, Vec<f64>) {
     let mut seen = Vec::with_capacity(v.len());
     let mut s_err = Vec::new();
     for blk in v.chunks(Q8_1_QK) {
-        let amax = blk.iter().fold(0f32, |a, x| if a > x.abs() { a } else { x.abs() });
+        let amax = blk
+            .iter()
+            .fold(0f32, |a, x| if a > x.abs() { a } else { x.abs() });
         let d = amax / 127.0;
         let id = if d != 0.0 { 1.0 / d } else { 0.0 };
         let q: Vec<i8> = blk
@@ -239,7 +247,16 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_typos_are_refused() {
-        for s in ["f32", "f16-out", "bf16-out", "f16-in", "bf16-in", "q8_1-in", "bf16-in+bf16-out", "q8_1-in+f16-out"] {
+        for s in [
+            "f32",
+            "f16-out",
+            "bf16-out",
+            "f16-in",
+            "bf16-in",
+            "q8_1-in",
+            "bf16-in+bf16-out",
+            "q8_1-in+f16-out",
+        ] {
             assert_eq!(Precision::parse(s).unwrap().name(), s);
         }
         assert!(Precision::parse("bf16").is_err());

@@ -102,7 +102,11 @@ fn resolve_into(
             continue;
         };
         let mut tried = vec![join(path, name)];
-        tried.extend(include_dirs.iter().map(|d| join(&format!("{}/_", d.trim_end_matches('/')), name)));
+        tried.extend(
+            include_dirs
+                .iter()
+                .map(|d| join(&format!("{}/_", d.trim_end_matches('/')), name)),
+        );
         let found = tried
             .iter()
             .find_map(|p| lookup(p).map(|b| (p.clone(), b)))
@@ -118,7 +122,11 @@ fn resolve_into(
                 format!(
                     "#include \"{name}\": not found (looked for {}{})",
                     tried.join(", "),
-                    if name.contains('/') { "" } else { ", then the built-in headers" }
+                    if name.contains('/') {
+                        ""
+                    } else {
+                        ", then the built-in headers"
+                    }
                 ),
             ));
         };
@@ -146,8 +154,17 @@ mod tests {
                 _ => None,
             }
         };
-        let r = resolve("#include \"../inc/x.cuh\"\n#include \"y.cuh\"\n#include \"common.cuh\"\nB", "/src/k/a.cu", &files, &["/opt/i".into()]).unwrap();
-        assert!(r.contains("X") && r.contains("Y") && r.contains("nt_f16") && !r.contains("WRONG"), "{r}");
+        let r = resolve(
+            "#include \"../inc/x.cuh\"\n#include \"y.cuh\"\n#include \"common.cuh\"\nB",
+            "/src/k/a.cu",
+            &files,
+            &["/opt/i".into()],
+        )
+        .unwrap();
+        assert!(
+            r.contains("X") && r.contains("Y") && r.contains("nt_f16") && !r.contains("WRONG"),
+            "{r}"
+        );
         // `..` above a relative start is kept: k/a.cu + ../x.cuh is x.cuh, not k/x.cuh.
         assert_eq!(join("k/a.cu", "../x.cuh"), "x.cuh");
         assert_eq!(join("a.cu", "../x.cuh"), "../x.cuh");
@@ -158,7 +175,13 @@ mod tests {
         assert_eq!(e.class, ErrorClass::KernelCompile);
         assert!(e.detail.contains("/src/zz/common.cuh"), "{e}");
         // Each file once.
-        let twice = resolve("#include \"y.cuh\"\n#include \"y.cuh\"", "/src/k/a.cu", &files, &["/opt/i".into()]).unwrap();
+        let twice = resolve(
+            "#include \"y.cuh\"\n#include \"y.cuh\"",
+            "/src/k/a.cu",
+            &files,
+            &["/opt/i".into()],
+        )
+        .unwrap();
         assert_eq!(twice.matches('Y').count(), 1);
     }
 }

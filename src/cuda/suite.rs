@@ -36,7 +36,10 @@ pub struct BuiltinVerdict {
 /// Judges one shipped kernel's results against its role.
 pub fn judge_builtin(k: &Builtin, rs: &[CaseResult], random: bool) -> BuiltinVerdict {
     let failed: Vec<&CaseResult> = rs.iter().filter(|r| r.failed()).collect();
-    let skipped = rs.iter().filter(|r| matches!(r.status, Status::Skipped(_))).count();
+    let skipped = rs
+        .iter()
+        .filter(|r| matches!(r.status, Status::Skipped(_)))
+        .count();
     let mut looks: Vec<String> = Vec::new();
     for r in &failed {
         if let Some(l) = r.looks_like {
@@ -51,20 +54,35 @@ pub fn judge_builtin(k: &Builtin, rs: &[CaseResult], random: bool) -> BuiltinVer
         .filter(|r| r.status == Status::Pass)
         .filter_map(|r| r.verdict.as_ref().map(|v| v.nmse))
         .fold(0f64, f64::max);
-    let verdict = first.map(|r| r.verdict_name().to_string()).unwrap_or_else(|| "pass".into());
+    let verdict = first
+        .map(|r| r.verdict_name().to_string())
+        .unwrap_or_else(|| "pass".into());
     let (ok, what) = match &k.role {
         Role::Reference | Role::Unusual { .. } => (
             failed.is_empty() && skipped == 0 && !rs.is_empty(),
             match first {
-                None if skipped > 0 => format!("{skipped} of {} cases SKIPPED (not judged)", rs.len()),
+                None if skipped > 0 => {
+                    format!("{skipped} of {} cases SKIPPED (not judged)", rs.len())
+                }
                 None => format!("passes all {} cases", rs.len()),
-                Some(r) => format!("{} of {} cases fail; first {}: {}", failed.len(), rs.len(), r.case, r.detail),
+                Some(r) => format!(
+                    "{} of {} cases fail; first {}: {}",
+                    failed.len(),
+                    rs.len(),
+                    r.case,
+                    r.detail
+                ),
             },
         ),
-        Role::Wrong { expect, looks_like, .. } => {
+        Role::Wrong {
+            expect, looks_like, ..
+        } => {
             let caught = !failed.is_empty();
             let class_ok = random || verdict == *expect;
-            let look_ok = random || looks_like.as_ref().is_none_or(|l| looks.iter().any(|x| x == l));
+            let look_ok = random
+                || looks_like
+                    .as_ref()
+                    .is_none_or(|l| looks.iter().any(|x| x == l));
             let mut w = match first {
                 None => format!("NOT CAUGHT: passes all {} cases", rs.len()),
                 Some(r) => format!(
@@ -72,14 +90,21 @@ pub fn judge_builtin(k: &Builtin, rs: &[CaseResult], random: bool) -> BuiltinVer
                     failed.len(),
                     rs.len(),
                     r.case,
-                    if looks.is_empty() { String::new() } else { format!("; looks like {}", looks.join(", ")) }
+                    if looks.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; looks like {}", looks.join(", "))
+                    }
                 ),
             };
             if caught && !class_ok {
                 w.push_str(&format!(" -- expected {expect}"));
             }
             if caught && !look_ok {
-                w.push_str(&format!(" -- expected the diagnosis {}", looks_like.clone().unwrap_or_default()));
+                w.push_str(&format!(
+                    " -- expected the diagnosis {}",
+                    looks_like.clone().unwrap_or_default()
+                ));
             }
             (caught && class_ok && look_ok, w)
         }
@@ -98,7 +123,12 @@ pub fn judge_builtin(k: &Builtin, rs: &[CaseResult], random: bool) -> BuiltinVer
 
 /// Runs every shipped kernel (or `only`) on the host tier: one compilation per source file and
 /// arch, two workers. Returns the verdicts in table order, or the first compile-level error.
-pub fn run_builtins_host(only: &[String], random: Option<usize>, seed: u64, timeout: Duration) -> crate::Result<Vec<BuiltinVerdict>> {
+pub fn run_builtins_host(
+    only: &[String],
+    random: Option<usize>,
+    seed: u64,
+    timeout: Duration,
+) -> crate::Result<Vec<BuiltinVerdict>> {
     let kernels: Vec<Builtin> = super::builtins()?
         .into_iter()
         .filter(|k| only.is_empty() || only.contains(&k.entry))
@@ -109,8 +139,12 @@ pub fn run_builtins_host(only: &[String], random: Option<usize>, seed: u64, time
     }
     let jobs: Vec<(String, Vec<usize>)> = by_source.into_iter().collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(1, 4);
-    let results: std::sync::Mutex<Vec<(usize, crate::Result<Vec<CaseResult>>)>> = std::sync::Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(1, 4);
+    let results: std::sync::Mutex<Vec<(usize, crate::Result<Vec<CaseResult>>)>> =
+        std::sync::Mutex::new(Vec::new());
     let setup = HostSetup {
         timeout,
         schedule_seed: seed,
@@ -165,8 +199,12 @@ fn run_source(
         Err(e) => return idx.iter().map(|&i| (i, Err(e.clone()))).collect(),
     };
     let archs = check::host_archs(&text);
-    let entries: Vec<(String, &KernelAbi)> = idx.iter().map(|&i| (kernels[i].entry.clone(), &kernels[i].abi)).collect();
-    let mut merged: Vec<Option<crate::Result<Vec<CaseResult>>>> = idx.iter().map(|_| None).collect();
+    let entries: Vec<(String, &KernelAbi)> = idx
+        .iter()
+        .map(|&i| (kernels[i].entry.clone(), &kernels[i].abi))
+        .collect();
+    let mut merged: Vec<Option<crate::Result<Vec<CaseResult>>>> =
+        idx.iter().map(|_| None).collect();
     for &arch in &archs {
         let bin = match check::compile_host(&text, &entries, setup, arch) {
             Ok(b) => b,
@@ -192,7 +230,18 @@ fn run_source(
     }
     idx.iter()
         .zip(merged)
-        .map(|(&i, r)| (i, r.unwrap_or_else(|| Err(Error::new(ErrorClass::KernelTierUnavailable, "host", "no architecture to run")))))
+        .map(|(&i, r)| {
+            (
+                i,
+                r.unwrap_or_else(|| {
+                    Err(Error::new(
+                        ErrorClass::KernelTierUnavailable,
+                        "host",
+                        "no architecture to run",
+                    ))
+                }),
+            )
+        })
         .collect()
 }
 
@@ -204,20 +253,35 @@ pub fn markdown_table(vs: &[BuiltinVerdict]) -> String {
         let (role, what, expect) = match &k.role {
             Role::Reference => ("reference", String::new(), "pass".to_string()),
             Role::Unusual { what } => ("correct, unusual", what.clone(), "pass".to_string()),
-            Role::Wrong { expect, mimics, kind, .. } => ("wrong", format!("{kind}: {mimics}"), expect.clone()),
+            Role::Wrong {
+                expect,
+                mimics,
+                kind,
+                ..
+            } => ("wrong", format!("{kind}: {mimics}"), expect.clone()),
         };
         o.push_str(&format!(
             "| `{}` | {role} | `{}` / {} | {} | `{expect}` | {}`{}` | {} | {} |\n",
             k.entry,
             k.class.name(),
-            k.formats.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "),
+            k.formats
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
             what.replace('|', "\\|"),
             if v.ok { "" } else { "**WRONG** " },
             v.verdict,
-            v.first_case.as_deref().map(|c| format!("`{c}`")).unwrap_or_else(|| format!("all {} pass", v.cases)),
-            v.looks_like.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", "),
+            v.first_case
+                .as_deref()
+                .map(|c| format!("`{c}`"))
+                .unwrap_or_else(|| format!("all {} pass", v.cases)),
+            v.looks_like
+                .iter()
+                .map(|l| format!("`{l}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
         ));
     }
     o
 }
-

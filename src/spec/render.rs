@@ -1070,9 +1070,9 @@ fn render_kernels(o: &mut String, k: &super::KernelsTable) {
     table(
         o,
         &["mode", "x", "y", "when"],
-        p.modes.iter().map(|m| {
-            vec![code(&m.mode), code(&m.x), code(&m.y), cell(&m.use_)]
-        }),
+        p.modes
+            .iter()
+            .map(|m| vec![code(&m.mode), code(&m.x), code(&m.y), cell(&m.use_)]),
     );
     o.push('\n');
     for (what, text) in [

@@ -32,7 +32,11 @@ fn host_ready() -> bool {
 }
 
 fn kernels_md() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/conformance/KERNELS.md")).unwrap()
+    std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/conformance/KERNELS.md"
+    ))
+    .unwrap()
 }
 
 const TABLE_BEGIN: &str = "<!-- BEGIN GENERATED: kernel_verdicts (check-kernel --builtin --tier host --markdown FILE) -->\n";
@@ -45,10 +49,18 @@ fn every_shipped_kernel_behaves_as_its_table_says_and_kernels_md_shows_that_run(
     }
     let t0 = Instant::now();
     let vs = run_builtins_host(&[], None, 1, cuda::host_timeout()).unwrap();
-    let bad: Vec<String> = vs.iter().filter(|v| !v.ok).map(|v| format!("{}: {}", v.kernel.entry, v.what)).collect();
+    let bad: Vec<String> = vs
+        .iter()
+        .filter(|v| !v.ok)
+        .map(|v| format!("{}: {}", v.kernel.entry, v.what))
+        .collect();
     let (refs, unusual, wrong) = (
-        vs.iter().filter(|v| matches!(v.kernel.role, Role::Reference)).count(),
-        vs.iter().filter(|v| matches!(v.kernel.role, Role::Unusual { .. })).count(),
+        vs.iter()
+            .filter(|v| matches!(v.kernel.role, Role::Reference))
+            .count(),
+        vs.iter()
+            .filter(|v| matches!(v.kernel.role, Role::Unusual { .. }))
+            .count(),
         vs.iter().filter(|v| v.kernel.is_wrong()).count(),
     );
     report(format!(
@@ -61,14 +73,34 @@ fn every_shipped_kernel_behaves_as_its_table_says_and_kernels_md_shows_that_run(
     // bug kind and every verdict class the checker can give is exercised by some wrong variant.
     for c in KernelClass::ALL {
         for f in &c.spec().formats {
-            let has = |wrong: bool| vs.iter().any(|v| v.kernel.class == c && v.kernel.formats.contains(f) && v.kernel.is_wrong() == wrong && v.cases > 0);
+            let has = |wrong: bool| {
+                vs.iter().any(|v| {
+                    v.kernel.class == c
+                        && v.kernel.formats.contains(f)
+                        && v.kernel.is_wrong() == wrong
+                        && v.cases > 0
+                })
+            };
             assert!(has(false), "{} / {f}: no reference kernel ran", c.name());
             assert!(has(true), "{} / {f}: no wrong variant", c.name());
         }
     }
-    let verdicts: BTreeSet<&str> = vs.iter().filter(|v| v.kernel.is_wrong()).map(|v| v.verdict.as_str()).collect();
-    for want in ["mismatch", "kernel.out_of_bounds_read", "kernel.out_of_bounds", "kernel.misaligned", "kernel.nondeterministic"] {
-        assert!(verdicts.contains(want), "no wrong variant is caught as {want}: {verdicts:?}");
+    let verdicts: BTreeSet<&str> = vs
+        .iter()
+        .filter(|v| v.kernel.is_wrong())
+        .map(|v| v.verdict.as_str())
+        .collect();
+    for want in [
+        "mismatch",
+        "kernel.out_of_bounds_read",
+        "kernel.out_of_bounds",
+        "kernel.misaligned",
+        "kernel.nondeterministic",
+    ] {
+        assert!(
+            verdicts.contains(want),
+            "no wrong variant is caught as {want}: {verdicts:?}"
+        );
     }
     let kinds: BTreeSet<String> = vs
         .iter()
@@ -77,12 +109,23 @@ fn every_shipped_kernel_behaves_as_its_table_says_and_kernels_md_shows_that_run(
             _ => None,
         })
         .collect();
-    for want in ["value-map", "layout", "shape", "memory", "concurrency", "precision", "arch"] {
+    for want in [
+        "value-map",
+        "layout",
+        "shape",
+        "memory",
+        "concurrency",
+        "precision",
+        "arch",
+    ] {
         assert!(kinds.contains(want), "no wrong variant of kind {want}");
     }
     // The table in KERNELS.md is this run's.
     let md = kernels_md();
-    let start = md.find(TABLE_BEGIN).expect("KERNELS.md has the generated verdict table") + TABLE_BEGIN.len();
+    let start = md
+        .find(TABLE_BEGIN)
+        .expect("KERNELS.md has the generated verdict table")
+        + TABLE_BEGIN.len();
     let end = start + md[start..].find(TABLE_END).expect("end marker");
     let table = markdown_table(&vs);
     assert!(
@@ -95,7 +138,12 @@ fn first_case(class: KernelClass, format: &str) -> Vec<cuda::KernelCase> {
     cuda::cases_for(class, &[format.to_string()]).unwrap()[..1].to_vec()
 }
 
-fn run(src: &str, class: KernelClass, cases: &[cuda::KernelCase], timeout_s: u64) -> Result<Vec<cuda::CaseResult>, ninfer_ternary::Error> {
+fn run(
+    src: &str,
+    class: KernelClass,
+    cases: &[cuda::KernelCase],
+    timeout_s: u64,
+) -> Result<Vec<cuda::CaseResult>, ninfer_ternary::Error> {
     cuda::run_host(src, "k", class, cases, Duration::from_secs(timeout_s))
 }
 
@@ -107,14 +155,28 @@ fn bad_kernels_get_their_error_class() {
     let d = KernelClass::Dequantize;
     let cases = first_case(d, "pq2_0");
     let ok_sig = "extern \"C\" __global__ void k(const unsigned char* b, float* y, int n)";
-    let refused = |src: &str, entry: &str| cuda::run_host(src, entry, d, &cases, Duration::from_secs(30)).unwrap_err();
-    assert_eq!(refused(&format!("{ok_sig} {{ y[0] = undefined_thing; }}"), "k").class, ErrorClass::KernelCompile);
-    assert_eq!(refused(&format!("{ok_sig} {{ }}"), "nope").class, ErrorClass::KernelEntryMissing);
-    let e = refused("extern \"C\" __global__ void k(const unsigned char* b, float* y, long long n) {}", "k");
+    let refused = |src: &str, entry: &str| {
+        cuda::run_host(src, entry, d, &cases, Duration::from_secs(30)).unwrap_err()
+    };
+    assert_eq!(
+        refused(&format!("{ok_sig} {{ y[0] = undefined_thing; }}"), "k").class,
+        ErrorClass::KernelCompile
+    );
+    assert_eq!(
+        refused(&format!("{ok_sig} {{ }}"), "nope").class,
+        ErrorClass::KernelEntryMissing
+    );
+    let e = refused(
+        "extern \"C\" __global__ void k(const unsigned char* b, float* y, long long n) {}",
+        "k",
+    );
     assert_eq!(e.class, ErrorClass::KernelSignature, "{e}");
     assert!(e.detail.contains("int"), "{e}");
     // Features the host tier does not emulate are kernel.unsupported (SKIPPED), not failures.
-    let e = refused(&format!("{ok_sig} {{ asm volatile(\"membar.gl;\"); y[0] = 0; }}"), "k");
+    let e = refused(
+        &format!("{ok_sig} {{ asm volatile(\"membar.gl;\"); y[0] = 0; }}"),
+        "k",
+    );
     assert_eq!(e.class, ErrorClass::KernelUnsupported, "{e}");
     // Per-case errors: (source body, timeout, class).
     let body = |b: &str| format!("{ok_sig} {{ {b} }}");
@@ -163,7 +225,17 @@ fn check_kernel_cli_locates_and_names_a_failure_and_keeps_its_exit_codes() {
     }
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cuda/kernels");
     let wrong = format!("{dir}/wrong/ptq1_sequential.cu");
-    let (code, out) = cli(&["check-kernel", "--source", &wrong, "--entry", "wrong_dequantize_ptq1_0_sequential", "--class", "dequantize", "--format", "ptq1_0"]);
+    let (code, out) = cli(&[
+        "check-kernel",
+        "--source",
+        &wrong,
+        "--entry",
+        "wrong_dequantize_ptq1_0_sequential",
+        "--class",
+        "dequantize",
+        "--format",
+        "ptq1_0",
+    ]);
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("first failing case: y_dequantize_ptq1_0 -- first differing element")
@@ -173,26 +245,72 @@ fn check_kernel_cli_locates_and_names_a_failure_and_keeps_its_exit_codes() {
     );
     let reference = format!("{dir}/dequantize.cu");
     let json = std::env::temp_dir().join(format!("ck-{}.json", std::process::id()));
-    let check_ref = ["check-kernel", "--source", &reference, "--entry", "ref_dequantize_ptq1_0", "--class", "dequantize"];
-    let (code, out) = cli(&[&check_ref[..], &["--format", "ptq1_0", "--json", json.to_str().unwrap()]].concat());
+    let check_ref = [
+        "check-kernel",
+        "--source",
+        &reference,
+        "--entry",
+        "ref_dequantize_ptq1_0",
+        "--class",
+        "dequantize",
+    ];
+    let (code, out) = cli(&[
+        &check_ref[..],
+        &["--format", "ptq1_0", "--json", json.to_str().unwrap()],
+    ]
+    .concat());
     assert_eq!(code, 0, "{out}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["status"], "passed");
-    assert!(v["results"].as_array().unwrap().len() >= 5, "corpus + generated cases");
+    assert!(
+        v["results"].as_array().unwrap().len() >= 5,
+        "corpus + generated cases"
+    );
     let _ = std::fs::remove_file(&json);
     // Usage: a class with several formats needs --format; a bad precision or sidecar is usage.
     assert_eq!(cli(&check_ref).0, 2);
-    assert_eq!(cli(&[&check_ref[..], &["--format", "ptq1_0", "--precision", "bf16-in"]].concat()).0, 2);
+    assert_eq!(
+        cli(&[
+            &check_ref[..],
+            &["--format", "ptq1_0", "--precision", "bf16-in"]
+        ]
+        .concat())
+        .0,
+        2
+    );
     // Random mode: a failure names the case to replay.
-    let (code, out) = cli(&["check-kernel", "--source", &wrong, "--entry", "wrong_dequantize_ptq1_0_sequential", "--class", "dequantize", "--format", "ptq1_0", "--random", "5", "--seed", "9"]);
+    let (code, out) = cli(&[
+        "check-kernel",
+        "--source",
+        &wrong,
+        "--entry",
+        "wrong_dequantize_ptq1_0_sequential",
+        "--class",
+        "dequantize",
+        "--format",
+        "ptq1_0",
+        "--random",
+        "5",
+        "--seed",
+        "9",
+    ]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("replay: check-kernel ... --random 5 --seed 9 --case r9_"), "{out}");
+    assert!(
+        out.contains("replay: check-kernel ... --random 5 --seed 9 --case r9_"),
+        "{out}"
+    );
     // The device tier never passes where it cannot run.
     let abi = KernelAbi::default_for(KernelClass::Dequantize, Precision::F32).unwrap();
-    if cuda::run_device("", "x", &abi, &[]).is_err_and(|e| e.class == ErrorClass::KernelTierUnavailable) {
-        let (code, out) = cli(&[&check_ref[..], &["--format", "ptq1_0", "--tier", "device"]].concat());
+    if cuda::run_device("", "x", &abi, &[])
+        .is_err_and(|e| e.class == ErrorClass::KernelTierUnavailable)
+    {
+        let (code, out) =
+            cli(&[&check_ref[..], &["--format", "ptq1_0", "--tier", "device"]].concat());
         assert_eq!(code, 2, "{out}");
-        assert!(out.contains("SKIPPED") && !out.contains("RESULT: PASSED"), "{out}");
+        assert!(
+            out.contains("SKIPPED") && !out.contains("RESULT: PASSED"),
+            "{out}"
+        );
     }
 }
 
@@ -203,10 +321,17 @@ fn random_cases_pass_the_references_and_catch_the_wrong_variants() {
     if !host_ready() {
         return;
     }
-    let only: Vec<String> = ["ref_mul_mat_pq2_0", "ref_hadamard_rotate", "ref_mul_mat_vec_planes_ptq1_0_g128", "wrong_mul_mat_ptq1_0_tokens_mod4", "wrong_hadamard_rotate_fixed_1024", "wrong_dequantize_pq2_0_abs_scale"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let only: Vec<String> = [
+        "ref_mul_mat_pq2_0",
+        "ref_hadamard_rotate",
+        "ref_mul_mat_vec_planes_ptq1_0_g128",
+        "wrong_mul_mat_ptq1_0_tokens_mod4",
+        "wrong_hadamard_rotate_fixed_1024",
+        "wrong_dequantize_pq2_0_abs_scale",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     let vs = run_builtins_host(&only, Some(12), 3, cuda::host_timeout()).unwrap();
     assert_eq!(vs.len(), only.len());
     for v in &vs {
@@ -224,46 +349,103 @@ fn kernels_md_worked_examples_pass_on_the_host_tier() {
         return;
     }
     let md = kernels_md();
-    let blocks: Vec<&str> = md.split("```cuda\n").skip(1).map(|b| &b[..b.find("```").unwrap()]).collect();
+    let blocks: Vec<&str> = md
+        .split("```cuda\n")
+        .skip(1)
+        .map(|b| &b[..b.find("```").unwrap()])
+        .collect();
     assert!(blocks.len() >= 2, "two cuda examples");
     let class = KernelClass::Dequantize;
     let cases = cuda::cases_for(class, &["ptq1_0".to_string()]).unwrap();
-    let rs = cuda::run_host(blocks[0], "wrapped_dequantize_ptq1_0", class, &cases[..2], cuda::host_timeout()).unwrap();
+    let rs = cuda::run_host(
+        blocks[0],
+        "wrapped_dequantize_ptq1_0",
+        class,
+        &cases[..2],
+        cuda::host_timeout(),
+    )
+    .unwrap();
     for r in &rs {
         assert_eq!(r.status, Status::Pass, "{}: {}", r.case, r.detail);
-        assert!(md.contains(&format!("PASS {}: {}", r.case, r.detail)), "KERNELS.md shows another result for {}", r.case);
+        assert!(
+            md.contains(&format!("PASS {}: {}", r.case, r.detail)),
+            "KERNELS.md shows another result for {}",
+            r.case
+        );
     }
     // The full matrix: the hand-written f16 conversion of the example fails the special scales,
     // and the doc says so.
-    let all = cuda::run_host(blocks[0], "wrapped_dequantize_ptq1_0", class, &cases, cuda::host_timeout()).unwrap();
-    let failing: Vec<&str> = all.iter().filter(|r| r.failed()).map(|r| r.case.as_str()).collect();
-    assert!(!failing.is_empty() && md.contains(&format!("FAIL {}", failing[0])), "{failing:?}");
+    let all = cuda::run_host(
+        blocks[0],
+        "wrapped_dequantize_ptq1_0",
+        class,
+        &cases,
+        cuda::host_timeout(),
+    )
+    .unwrap();
+    let failing: Vec<&str> = all
+        .iter()
+        .filter(|r| r.failed())
+        .map(|r| r.case.as_str())
+        .collect();
+    assert!(
+        !failing.is_empty() && md.contains(&format!("FAIL {}", failing[0])),
+        "{failing:?}"
+    );
     // The bf16 + warp-shuffle example with its sidecar (the JSON block after it).
     let json_start = md.find("```json\n").expect("sidecar block") + 8;
-    let sidecar: cuda::kernel_abi::AbiSidecar = serde_json::from_str(&md[json_start..json_start + md[json_start..].find("```").unwrap()]).unwrap();
+    let sidecar: cuda::kernel_abi::AbiSidecar =
+        serde_json::from_str(&md[json_start..json_start + md[json_start..].find("```").unwrap()])
+            .unwrap();
     let abi = KernelAbi::from_sidecar(KernelClass::MulMatVec, &sidecar, None).unwrap();
     assert_eq!(abi.precision, Precision::parse("bf16-in+bf16-out").unwrap());
     let cases = cuda::cases_for(KernelClass::MulMatVec, &["pq2_0".to_string()]).unwrap();
-    let rs = check::run_host(blocks[1], sidecar.entry.as_deref().unwrap(), &abi, &cases, &HostSetup::default()).unwrap();
+    let rs = check::run_host(
+        blocks[1],
+        sidecar.entry.as_deref().unwrap(),
+        &abi,
+        &cases,
+        &HostSetup::default(),
+    )
+    .unwrap();
     for r in &rs {
         assert_eq!(r.status, Status::Pass, "{}: {}", r.case, r.detail);
     }
     // Negative control: the same kernel judged under f32 outputs fails (its outputs are bf16).
-    let strict = KernelAbi::from_sidecar(KernelClass::MulMatVec, &sidecar, Some(Precision::parse("bf16-in").unwrap()));
-    assert!(strict.is_err(), "y is __nv_bfloat16*: an f32-output mode must be refused as a usage error");
+    let strict = KernelAbi::from_sidecar(
+        KernelClass::MulMatVec,
+        &sidecar,
+        Some(Precision::parse("bf16-in").unwrap()),
+    );
+    assert!(
+        strict.is_err(),
+        "y is __nv_bfloat16*: an f32-output mode must be refused as a usage error"
+    );
 }
 
 #[test]
 fn dump_reference_on_a_device_that_is_not_there_is_skipped_and_writes_nothing() {
     let abi = KernelAbi::default_for(KernelClass::Dequantize, Precision::F32).unwrap();
-    if !cuda::run_device("", "x", &abi, &[]).is_err_and(|e| e.class == ErrorClass::KernelTierUnavailable) {
+    if !cuda::run_device("", "x", &abi, &[])
+        .is_err_and(|e| e.class == ErrorClass::KernelTierUnavailable)
+    {
         return; // a GPU is present
     }
     let out = std::env::temp_dir().join(format!("dump-dev-{}", std::process::id()));
-    let (code, text) = cli(&["dump-reference", "no-such.ninfer", "-o", out.to_str().unwrap(), "--device", "cuda"]);
+    let (code, text) = cli(&[
+        "dump-reference",
+        "no-such.ninfer",
+        "-o",
+        out.to_str().unwrap(),
+        "--device",
+        "cuda",
+    ]);
     assert_eq!(code, 2, "{text}");
     assert!(text.contains("SKIPPED"), "{text}");
-    assert!(!out.exists(), "nothing may be written when the device tier cannot run");
+    assert!(
+        !out.exists(),
+        "nothing may be written when the device tier cannot run"
+    );
 }
 
 /// The device tier: runs where cudarc finds a driver and a device (feature `cuda`); reports
@@ -303,15 +485,31 @@ fn compile_tier_bad_kernels_get_their_error_class() {
         report(format!("compile tier: NOT RUN ({e})"));
         return;
     }
-    let sig: Vec<String> = KernelClass::Dequantize.spec().args.iter().map(|a| a.ty.clone()).collect();
+    let sig: Vec<String> = KernelClass::Dequantize
+        .spec()
+        .args
+        .iter()
+        .map(|a| a.ty.clone())
+        .collect();
     let arch = vec!["sm_90".to_string()];
-    let ok = "extern \"C\" __global__ void k(const unsigned char* b, float* y, int n) { y[0] = b[0]; }";
+    let ok =
+        "extern \"C\" __global__ void k(const unsigned char* b, float* y, int n) { y[0] = b[0]; }";
     assert!(cuda::compile_nvrtc(ok, "k", &sig, &arch, &[]).is_ok());
     let e = cuda::compile_nvrtc(ok, "nope", &sig, &arch, &[]).unwrap_err();
     assert_eq!(e.class, ErrorClass::KernelEntryMissing, "{e}");
-    let e = cuda::compile_nvrtc(&ok.replace("int n", "long long n"), "k", &sig, &arch, &[]).unwrap_err();
+    let e = cuda::compile_nvrtc(&ok.replace("int n", "long long n"), "k", &sig, &arch, &[])
+        .unwrap_err();
     assert_eq!(e.class, ErrorClass::KernelSignature, "{e}");
-    let e = cuda::compile_nvrtc(&ok.replace("b[0]", "undefined_thing"), "k", &sig, &arch, &[]).unwrap_err();
+    let e = cuda::compile_nvrtc(
+        &ok.replace("b[0]", "undefined_thing"),
+        "k",
+        &sig,
+        &arch,
+        &[],
+    )
+    .unwrap_err();
     assert_eq!(e.class, ErrorClass::KernelCompile, "{e}");
-    report("compile tier: NVRTC bad-input classes checked (compile, entry_missing, signature)".into());
+    report(
+        "compile tier: NVRTC bad-input classes checked (compile, entry_missing, signature)".into(),
+    );
 }

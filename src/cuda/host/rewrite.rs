@@ -374,7 +374,7 @@ fn fold_static_shared(s: &str) -> String {
 /// The replacement for one `extern __shared__` declaration (text up to, without, its `;`).
 fn dyn_shared_decl(decl: &str, in_func: bool, line_after: usize) -> Option<String> {
     // Drop storage words and attributes; what remains is `TYPE NAME[]REST`.
-    let mut t = decl.replace('\n', " ").replace('\\', " ");
+    let mut t = decl.replace(['\n', '\\'], " ");
     for w in ["extern", "__shared__"] {
         t = remove_word(&t, w);
     }
