@@ -522,16 +522,7 @@ fn device_builtins(kernels: &[Builtin], a: &Args) -> crate::Result<Vec<BuiltinVe
         match cuda::run_device(&src, &k.entry, &k.abi, &cases) {
             Ok(rs) => out.push(judge_builtin(k, &rs, a.random.is_some())),
             Err(e) if e.class == ErrorClass::KernelTierUnavailable => return Err(e),
-            Err(e) => out.push(BuiltinVerdict {
-                kernel: k.clone(),
-                ok: false,
-                what: format!("ERROR {e}"),
-                verdict: e.class.id().into(),
-                first_case: None,
-                looks_like: Vec::new(),
-                cases: 0,
-                max_nmse: 0.0,
-            }),
+            Err(e) => out.push(BuiltinVerdict::error(k, &e)),
         }
     }
     Ok(out)

@@ -71,21 +71,7 @@ fn activations(r: &mut Rng, n: usize) -> Vec<f32> {
 }
 
 fn empty(name: String, class: KernelClass, format: &str, recipe: String) -> KernelCase {
-    KernelCase {
-        name,
-        class,
-        format: format.into(),
-        dims: Default::default(),
-        weights: Vec::new(),
-        ids: Vec::new(),
-        x: Vec::new(),
-        signs: Vec::new(),
-        reference: Vec::new(),
-        magnitude: Vec::new(),
-        terms: 0,
-        recipe,
-        obj_prefix: 0,
-    }
+    super::cases::base(&name, class, format, Default::default(), &recipe)
 }
 
 /// One case of a class from its shape and data policy.

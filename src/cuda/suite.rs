@@ -33,6 +33,23 @@ pub struct BuiltinVerdict {
     pub max_nmse: f64,
 }
 
+impl BuiltinVerdict {
+    /// A kernel that could not be run at all (compile, entry, signature, launch errors): not
+    /// as its role says, whatever the role.
+    pub fn error(k: &Builtin, e: &Error) -> BuiltinVerdict {
+        BuiltinVerdict {
+            kernel: k.clone(),
+            ok: false,
+            what: format!("ERROR {e}"),
+            verdict: e.class.id().into(),
+            first_case: None,
+            looks_like: Vec::new(),
+            cases: 0,
+            max_nmse: 0.0,
+        }
+    }
+}
+
 /// Judges one shipped kernel's results against its role.
 pub fn judge_builtin(k: &Builtin, rs: &[CaseResult], random: bool) -> BuiltinVerdict {
     let failed: Vec<&CaseResult> = rs.iter().filter(|r| r.failed()).collect();
@@ -170,16 +187,7 @@ pub fn run_builtins_host(
         match r {
             Ok(rs) => out.push(judge_builtin(k, &rs, random.is_some())),
             Err(e) if e.class == ErrorClass::KernelTierUnavailable => return Err(e),
-            Err(e) => out.push(BuiltinVerdict {
-                kernel: k.clone(),
-                ok: false,
-                what: format!("ERROR {e}"),
-                verdict: e.class.id().into(),
-                first_case: None,
-                looks_like: Vec::new(),
-                cases: 0,
-                max_nmse: 0.0,
-            }),
+            Err(e) => out.push(BuiltinVerdict::error(k, &e)),
         }
     }
     Ok(out)
