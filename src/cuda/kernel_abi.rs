@@ -528,6 +528,25 @@ mod tests {
     }
 
     #[test]
+    fn the_binding_vocabulary_is_the_spec_table() {
+        let b = &crate::spec::get().kernels.bindings;
+        for class in KernelClass::ALL {
+            let (ptrs, scalars) = vocabulary(class);
+            let row = &b[class.name()];
+            let list = |k: &str| -> Vec<String> {
+                row[k].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+            };
+            assert_eq!(list("pointers"), ptrs, "{}", class.name());
+            assert_eq!(list("scalars"), scalars, "{}", class.name());
+            // Every name of the spec's launch rule and argument list is in the vocabulary.
+            for a in &class.spec().args {
+                assert!(ptrs.contains(&a.name.as_str()) || scalars.contains(&a.name.as_str()), "{}", a.name);
+            }
+        }
+        assert_eq!(b.keys().filter(|k| !k.starts_with('_')).count(), KernelClass::ALL.len());
+    }
+
+    #[test]
     fn sidecars_bind_the_vocabulary_and_refuse_what_is_not_in_it() {
         let sc: AbiSidecar = serde_json::from_str(
             r#"{"precision": "bf16-out", "launch": {"grid": ["ceil(n / 8)", 1, 1], "block": [32, 8, 1], "shared": "8 * 32 * 4"},

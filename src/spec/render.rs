@@ -1087,6 +1087,24 @@ fn render_kernels(o: &mut String, k: &super::KernelsTable) {
     }
     o.push('\n');
     let _ = writeln!(o, "ABI sidecar: {}\n", cell(&k.sidecar));
+    if let Some(doc) = k.bindings.get("_doc").and_then(|v| v.as_str()) {
+        let _ = writeln!(o, "Bindings: {}\n", cell(doc));
+    }
+    let names = |v: &serde_json::Value, key: &str| -> String {
+        v.get(key)
+            .and_then(|x| x.as_array())
+            .map(|a| a.iter().filter_map(|x| x.as_str()).map(code).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default()
+    };
+    table(
+        o,
+        &["class", "buffers", "scalars"],
+        k.bindings
+            .iter()
+            .filter(|(c, _)| !c.starts_with('_'))
+            .map(|(c, v)| vec![code(c), names(v, "pointers"), names(v, "scalars")]),
+    );
+    o.push('\n');
     let kv = &crate::spec::get().kernel_variants;
     let _ = writeln!(
         o,
