@@ -483,4 +483,36 @@ mod tests {
             None
         );
     }
+
+    /// Source text comes from users: every truncation of every shipped source, and seeded
+    /// random text made of C-ish tokens, goes through the scanners and the rewrite without a
+    /// panic (an earlier version sliced past the end of a truncated `extern __shared__`).
+    #[test]
+    fn hostile_and_truncated_sources_never_panic() {
+        let mut texts: Vec<String> = Vec::new();
+        for (_, t) in crate::cuda::sources::FILES {
+            let cut: Vec<usize> = (0..t.len()).step_by(37).chain([t.len()]).collect();
+            for c in cut {
+                if t.is_char_boundary(c) {
+                    texts.push(t[..c].to_string());
+                }
+            }
+        }
+        let tokens = [
+            "extern", "__shared__", "float", "x", "[", "]", ";", "{", "}", "(", ")", "/*", "*/", "//", "\"", "'",
+            "\\", "\n", "asm", "volatile", "__align__(16)", "#define", "#include", "<", ">", " ", "__syncthreads", "R\"(",
+        ];
+        let mut r = crate::rng::Rng::new(7);
+        for _ in 0..3000 {
+            let n = (r.next_u64() % 40) as usize;
+            let t: String = (0..n).map(|_| tokens[(r.next_u64() % tokens.len() as u64) as usize]).collect();
+            texts.push(t);
+        }
+        for t in &texts {
+            let _ = blank_non_code(t);
+            let _ = unsupported_feature(t);
+            let _ = missing_builtin(t);
+            let _ = rewrite_source(t);
+        }
+    }
 }
