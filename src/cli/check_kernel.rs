@@ -209,6 +209,13 @@ fn row(r: &CaseResult) -> Value {
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    // With `--json -` the report owns standard output; the human lines go to standard error.
+    let json_to_stdout = a.json.as_deref() == Some(Path::new("-"));
+    macro_rules! say {
+        ($($t:tt)*) => {
+            if json_to_stdout { eprintln!($($t)*) } else { println!($($t)*) }
+        };
+    }
     let tier = Tier::parse(&a.tier)?;
     if a.builtin {
         return builtin(tier, &a);
@@ -259,7 +266,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         src_path.display(),
         tier.name()
     );
-    println!("{}", esc(&head));
+    say!("{}", esc(&head));
     let mut report = json!({
         "schema": "ninfer-ternary/check-kernel/2", "tool_version": env!("CARGO_PKG_VERSION"),
         "source": src_path.display().to_string(), "entry": entry, "class": class.name(),
@@ -275,7 +282,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             } else {
                 setup.archs.clone()
             };
-            println!(
+            say!(
                 "host compiler: {} ({cxx}); __CUDA_ARCH__ {}",
                 cuda::host::compiler(),
                 archs
@@ -295,7 +302,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             let mut opts = a.nvrtc_option.clone();
             opts.extend(a.define.iter().map(|d| format!("-D{d}")));
             cuda::compile_nvrtc(&source, &entry, &abi.sig(), &archs, &opts).map(|_| {
-                println!(
+                say!(
                     "PASS compiled with NVRTC for {} and the PTX entry matches the ABI ({})",
                     archs.join(", "),
                     abi.sig().join(", ")
@@ -311,12 +318,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 ErrorClass::KernelTierUnavailable | ErrorClass::KernelUnsupported
             ) =>
         {
-            println!(
+            say!(
                 "SKIPPED: tier {} cannot run this kernel here: {}",
                 tier.name(),
                 show(&e)
             );
-            println!("RESULT: SKIPPED (not a pass)");
+            say!("RESULT: SKIPPED (not a pass)");
             report["status"] = "skipped".into();
             report["error"] = json!({"class": e.class.id(), "message": e.to_string()});
             write_json(a.json.as_deref(), &report)?;
@@ -331,8 +338,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             return Err(e.into())
         }
         Err(e) => {
-            println!("ERROR {}", show(&e));
-            println!("RESULT: FAILED");
+            say!("ERROR {}", show(&e));
+            say!("RESULT: FAILED");
             report["status"] = "failed".into();
             report["error"] = json!({"class": e.class.id(), "message": e.to_string()});
             write_json(a.json.as_deref(), &report)?;
@@ -347,16 +354,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             Status::Skipped(_) => skip += 1,
             _ => fail += 1,
         }
-        println!("{} {}: {}", tag(r), esc(&r.case), esc(&r.detail));
+        say!("{} {}: {}", tag(r), esc(&r.case), esc(&r.detail));
     }
     if let Some(first) = results.iter().find(|r| r.failed()) {
-        println!(
+        say!(
             "first failing case: {} -- {}",
             esc(&first.case),
             esc(&first.detail)
         );
         if a.random.is_some() {
-            println!(
+            say!(
                 "replay: check-kernel ... --random {} --seed {} --case {}",
                 a.random.unwrap_or(0),
                 a.seed,
@@ -364,7 +371,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    println!(
+    say!(
         "{pass} passed, {fail} failed, {skip} skipped ({:.1} s)",
         t0.elapsed().as_secs_f64()
     );
@@ -375,7 +382,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     } else {
         0
     };
-    println!(
+    say!(
         "RESULT: {}",
         ["PASSED", "FAILED", "SKIPPED (not a pass)"][code as usize]
     );
