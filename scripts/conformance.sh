@@ -9,6 +9,9 @@
 #     case it supports, no_alloc=true and false; the run fails when mainline disagrees with a case
 #     of rule layer 'mainline' beyond the recorded known failures; negative control: the same run
 #     on a copy whose n_bool_2 is relabelled 'mainline' must fail on exactly that case
+#  3b. scripts/mainline-lines.sh: every GGUF n_ case through an instrumented gguf.cpp (both
+#     no_alloc modes) and the loader's bounds check; each rule layer re-derived, each refusal's
+#     cited gguf.cpp line must be the first probe line hit; negative controls (wrong line, wrong layer)
 #  4. stub meta-test: every stub reader fails exactly its non-empty expected set
 # Options: --matrix  also re-render conformance/INTEROP.md from this run.
 #          JOBS=N    parallel adapter processes (default: CPUs).
@@ -101,13 +104,16 @@ else
   echo "DEVIATION: the negative control failed for another reason"; cat "$OUT/mainline_negative.log"; fail=1
 fi
 
+step "3b. rule layers re-derived by running mainline; every refusal's cited gguf.cpp line proven (instrumented build)"
+if ! OUT="$OUT" bash scripts/mainline-lines.sh; then echo "DEVIATION: mainline lines (scripts/mainline-lines.sh)"; fail=1; fi
+
 step "4. stub meta-test (each stub must fail exactly its expected, non-empty set)"
-for s in accept_all reject_all crash garbage flip_trit no_perm scale_at_0 drop_high ptq1_sequential id42_g64; do
+for s in accept_all reject_all crash garbage flip_trit no_perm scale_at_0 drop_high ptq1_sequential pq2_planar id42_g64; do
   exp=$A/stubs/$s.expected
   n=$(grep -cv '^\s*\(#\|$\)' "$exp" || true)
   if [ "${n:-0}" -eq 0 ]; then echo "DEVIATION: $exp is empty"; fail=1; continue; fi
   caps=()
-  case $s in flip_trit|no_perm|scale_at_0|drop_high|ptq1_sequential) caps=(--capabilities $A/py_ninfer/capabilities.json);;
+  case $s in flip_trit|no_perm|scale_at_0|drop_high|ptq1_sequential|pq2_planar) caps=(--capabilities $A/py_ninfer/capabilities.json);;
     id42_g64) caps=(--capabilities $A/ref/capabilities.json --per-case);; esac  # a per-case adapter
   if "$B" check-reader --adapter $A/stubs/$s.sh --jobs "$JOBS" --quiet --timeout 10 \
       --known-failures "$exp" "${caps[@]}" --json "$OUT/stub_$s.json" > "$OUT/stub_$s.log" 2>&1; then

@@ -3,7 +3,9 @@
 # capabilities and known failures, the readers x (families, rule layers) matrix as Markdown and
 # HTML, a differential-fuzzing smoke per real reader, and the corpus's mutation score on a subset
 # of the py_ninfer reader mutants. Exits non-zero on any deviation: an unexpected failure, a stale
-# known failure, a panic of the reference under diff-fuzz, or a reader mutant run that breaks.
+# known failure, committed INTEROP.md matrices that differ from this run's (with a negative
+# control: a stale cell must fail), a panic of the reference under diff-fuzz, or a reader mutant
+# run that breaks.
 # The readers are installed from their registries at pinned versions by scripts/setup-readers.sh.
 # Options: --update        also splice the matrices (and, with --full-mutants, the mutation score)
 #                          into conformance/INTEROP.md
@@ -70,6 +72,35 @@ echo "matrix: $OUT/matrix.md, $OUT/matrix.html"
 if [ $UPDATE = 1 ]; then
   "$B" corpus matrix "${matrix_args[@]}" --splice conformance/INTEROP.md
   echo "spliced into conformance/INTEROP.md"
+fi
+
+step "staleness gate: the committed INTEROP.md matrices must be this run's"
+# stale DOC: splices this run's two matrices into a copy of DOC; non-zero when the copy differs.
+stale() {
+  local copy=$OUT/$(printf '%s' "$1" | tr / _).fresh
+  cp "$1" "$copy"
+  "$B" corpus matrix "${matrix_args[@]}" --splice "$copy" || return 2
+  diff -u "$1" "$copy" > "$copy.diff"
+}
+if stale conformance/INTEROP.md; then
+  echo "conformance/INTEROP.md: reader and group matrices equal this run's"
+else
+  echo "DEVIATION: conformance/INTEROP.md is stale (run scripts/reader-matrix.sh --update); diff:"
+  head -40 "$OUT/conformance_INTEROP.md.fresh.diff"; fail=1
+fi
+# Negative control: the fresh document with one cell edited (the first 'N pass' of the reader
+# matrix incremented) must fail the same gate.
+mkdir -p "$OUT/stale"
+awk '/<!-- BEGIN reader-matrix -->/{m=1} m && !done && match($0, /[0-9]+ pass/) {
+       n = substr($0, RSTART, RLENGTH - 5) + 1
+       $0 = substr($0, 1, RSTART - 1) n " pass" substr($0, RSTART + RLENGTH); done = 1 } {print}' \
+  "$OUT/conformance_INTEROP.md.fresh" > "$OUT/stale/INTEROP.md"
+if cmp -s "$OUT/conformance_INTEROP.md.fresh" "$OUT/stale/INTEROP.md"; then
+  echo "DEVIATION: negative control: the stale edit changed nothing"; fail=1
+else
+  rc=0; stale "$OUT/stale/INTEROP.md" || rc=$?
+  if [ $rc != 1 ]; then echo "DEVIATION: negative control: a stale matrix cell does not fail the gate (rc $rc)"; fail=1
+  else echo "negative control: a stale matrix cell fails the gate ($(grep -c '^[-+]|' "$OUT/$(printf '%s' "$OUT/stale/INTEROP.md" | tr / _).fresh.diff") changed table lines)"; fi
 fi
 
 step "differential fuzzing smoke (seed 1, ${DIFF_ITERATIONS:-60} mutants per reader)"

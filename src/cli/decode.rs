@@ -91,25 +91,79 @@ fn decode_contiguous_rows(
     Ok((out_shape, vals))
 }
 
-/// (shape, values) of rows `rows` of a GGUF tensor, decoded on every core.
-pub fn decode_gguf(
-    bytes: &[u8],
-    name: &str,
-    rows: Option<&str>,
-) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
-    decode_gguf_on(bytes, name, rows, 0)
-}
-
-/// [`decode_gguf`] on `threads` threads (`0` = every core, `1` = the calling thread only); the
-/// values are the same bytes for every thread count.
+/// (shape, values) of rows `rows` of a GGUF tensor on `threads` threads (`0` = every core, `1` =
+/// the calling thread only; the values are the same bytes for every thread count), type 42 as
+/// the file decides ([`decode_gguf_with`] with [`Id42Layout::Auto`]).
+#[cfg(test)]
 pub fn decode_gguf_on(
     bytes: &[u8],
     name: &str,
     rows: Option<&str>,
     threads: usize,
 ) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
-    let g = crate::gguf::parse(bytes, crate::gguf::Mode::Spec)?;
+    decode_gguf_with(bytes, name, rows, threads, Id42Layout::Auto).map(|(s, v, _)| (s, v))
+}
+
+/// How `decode` reads ggml type 42 (`--id42`): mainline Q2_0 (64-element blocks, 18 B) or
+/// legacy Prism Q2_0 (128-element blocks, 34 B); spec/ggml-types.md#id-42.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Id42Layout {
+    /// Decide from the file's tensor spans; a tensor whose padded size fits both layouts
+    /// follows the file's other id-42 tensors, else it is read as g64 with a note on stderr.
+    #[default]
+    Auto,
+    /// Mainline Q2_0: 64-element blocks of 18 bytes.
+    G64,
+    /// Legacy Prism Q2_0: 128-element blocks of 34 bytes.
+    G128,
+}
+
+/// What `decode` says on stderr when tensor `name` of type 42 was read in a layout it assumed
+/// (its padded size fits both), naming the layout and the option that picks the other one;
+/// `None` when nothing was assumed for this tensor.
+pub fn id42_assumption_note(t: &crate::gguf::TensorInfo<'_>, warnings: &[String]) -> Option<String> {
+    if t.type_id != 42 || !warnings.iter().any(|w| w.contains("too small to tell")) {
+        return None;
+    }
+    let (other, flag) = if t.ggml.block_elems == 128 {
+        ("mainline Q2_0 (64-element blocks of 18 B)", "g64")
+    } else {
+        ("legacy Prism Q2_0 (128-element blocks of 34 B)", "g128")
+    };
+    Some(format!(
+        "note: tensor '{}' has ggml type 42 and a size that fits both of its layouts, and no other \
+         tensor of the file decides it: ASSUMED {} ({}-element blocks of {} B); if the file is {other}, \
+         pass --id42 {flag}",
+        escape(&t.name),
+        t.ggml.name,
+        t.ggml.block_elems,
+        t.ggml.block_bytes
+    ))
+}
+
+/// [`decode_gguf_on`] with type 42 read as `id42` says; also returns the parser's warnings.
+pub fn decode_gguf_with(
+    bytes: &[u8],
+    name: &str,
+    rows: Option<&str>,
+    threads: usize,
+    id42: Id42Layout,
+) -> anyhow::Result<(Vec<u64>, Vec<f32>, Vec<String>)> {
+    let policy = match id42 {
+        Id42Layout::Auto => crate::gguf::Id42Policy::Auto,
+        Id42Layout::G64 => crate::gguf::Id42Policy::Mainline,
+        Id42Layout::G128 => crate::gguf::Id42Policy::LegacyPrism,
+    };
+    let opts = crate::gguf::Options {
+        mode: crate::gguf::Mode::Spec,
+        id42: policy,
+    };
+    let g = crate::gguf::parse_with(bytes, opts)?;
     let t = g.require_tensor(name)?;
+    let mut notes: Vec<String> = g.warnings.iter().map(|w| format!("warning: {w}")).collect();
+    if id42 == Id42Layout::Auto {
+        notes.extend(id42_assumption_note(t, &g.warnings));
+    }
     let codec = Codec::for_ggml_type_checked(t.ggml)?;
     let k = t.ne[0];
     let n = t.n_elements / k;
@@ -123,7 +177,7 @@ pub fn decode_gguf_on(
         None => (0..n, t.dims().iter().rev().copied().collect()),
     };
     let slice = &data[(range.start * row_bytes) as usize..(range.end * row_bytes) as usize];
-    Ok((shape, decode_to_vec_parallel(codec, slice, threads)?))
+    Ok((shape, decode_to_vec_parallel(codec, slice, threads)?, notes))
 }
 
 /// (shape, values) of rows of a .ninfer object, decoded on every core.
@@ -209,18 +263,24 @@ pub fn decode_ninfer_on(
 }
 
 /// Runs `decode`: writes rows `rows` (all when `None`) of object or tensor `name` in `file`
-/// as f32 to the `.npy` file `output`.
+/// as f32 to the `.npy` file `output`; a GGUF tensor of type 42 is read as `id42` says, and a
+/// layout assumed for it is said on stderr with the option that picks the other one.
 pub fn run(
     file: &Path,
     name: &str,
     rows: Option<&str>,
     output: &Path,
     force: bool,
+    id42: Id42Layout,
 ) -> anyhow::Result<ExitCode> {
     super::check_output(output, force, &[file])?;
     let map = crate::fsio::map_file(file)?;
     let (shape, vals) = if map.starts_with(b"GGUF") {
-        decode_gguf(&map, name, rows)?
+        let (shape, vals, notes) = decode_gguf_with(&map, name, rows, 0, id42)?;
+        for n in notes {
+            eprintln!("{n}");
+        }
+        (shape, vals)
     } else {
         decode_ninfer(&map, name, rows)?
     };

@@ -35,6 +35,8 @@ pub struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size difference of the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Show a GGUF or .ninfer file: header, metadata, tensors/objects, geometry, fork warnings.
@@ -59,6 +61,9 @@ enum Command {
         output: PathBuf,
         #[arg(long)]
         force: bool,
+        /// GGUF type 42: auto (from the file; an undecidable tensor is read as g64 and said so), g64 (mainline Q2_0), g128 (legacy Prism).
+        #[arg(long, value_enum, ignore_case = true, default_value_t = decode::Id42Layout::Auto)]
+        id42: decode::Id42Layout,
     },
     /// Lossless GGUF fixes: PTQ1_0 <-> PQ2_0 (--to) or legacy id 42 -> 142 (--retag-42).
     Transcode {
@@ -320,7 +325,8 @@ pub fn main() -> ExitCode {
             rows,
             output,
             force,
-        } => decode::run(&file, &name, rows.as_deref(), &output, force),
+            id42,
+        } => decode::run(&file, &name, rows.as_deref(), &output, force, id42),
         Command::Transcode {
             input,
             output,

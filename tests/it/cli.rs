@@ -245,3 +245,48 @@ fn demo_runs_and_spec_renders() {
         "{out}"
     );
 }
+
+/// A lone tiny id-42 tensor whose padded size fits both layouts (128 elements: 2 x 18 B or
+/// 1 x 34 B, both padded to 64): `decode` reads it as g64, says on stderr that it ASSUMED that
+/// layout and names `--id42 g128`; `--id42 g128` reads it as the legacy layout (equal to the same
+/// bytes tagged 142, PQ2_0) and says nothing; `--id42 g64` is explicit and says nothing either.
+#[test]
+fn decode_says_when_it_assumed_the_id42_layout() {
+    let s_ = ninfer_ternary::spec::get();
+    let g64 = s_.ggml_type_named("Q2_0").unwrap();
+    let pq2 = s_.ggml_type_named("PQ2_0").unwrap();
+    let data: Vec<u8> = (0..36u32).map(|i| (i * 37 + 11) as u8).collect();
+    let mut data = data;
+    data[0..2].copy_from_slice(&[0x00, 0x3c]); // scale 1.0 in both readings of byte 0..2
+    let file = |t, n: usize| {
+        let mut w = GgufWriter::new();
+        w.kv("general.architecture", "test");
+        w.tensor_as("t", &[128], t).unwrap();
+        w.to_bytes(&[&data[..n]]).unwrap()
+    };
+    let d = tempfile::tempdir().unwrap();
+    let (f42, f142) = (d.path().join("id42.gguf"), d.path().join("id142.gguf"));
+    std::fs::write(&f42, file(g64, 36)).unwrap();
+    std::fs::write(&f142, file(pq2, 34)).unwrap(); // PQ2_0: the first 34 of the 36 bytes
+    let dec = |f: &Path, extra: &[&str], out: &str| {
+        let o = d.path().join(out);
+        let mut args = vec!["decode", s(f), "t", "-o", s(&o), "--force"];
+        args.extend_from_slice(extra);
+        let r = run(&args);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        (npy(&o).1, String::from_utf8(r.stderr).unwrap())
+    };
+    let (auto, note) = dec(&f42, &[], "auto.npy");
+    assert!(
+        note.contains("ASSUMED Q2_0 (64-element blocks of 18 B)") && note.contains("--id42 g128"),
+        "{note}"
+    );
+    let (explicit, quiet) = dec(&f42, &["--id42", "g64"], "g64.npy");
+    assert_eq!(auto, explicit);
+    assert!(!quiet.contains("ASSUMED"), "{quiet}");
+    let (legacy, quiet) = dec(&f42, &["--id42", "g128"], "g128.npy");
+    assert!(!quiet.contains("ASSUMED"), "{quiet}");
+    let (as142, _) = dec(&f142, &[], "142.npy");
+    assert_eq!(legacy, as142, "g128 = the same bytes read as PQ2_0");
+    assert_ne!(legacy, auto, "negative control: the two layouts differ on these bytes");
+}

@@ -316,15 +316,11 @@ fn the_worked_c_adapter_passes_its_declared_subset() {
 }
 
 /// Paths the Markdown may name although they are not files here (file, path): candle-core's
-/// quantized GGUF reader quoted in conformance/INTEROP.md; and the hostile catalog's old path
-/// in the `_source` of spec/gguf.json, rendered into spec/README.md (it is now
-/// src/corpus/catalogs/gguf_hostile.rs, but editing the table moves the corpus's
-/// `spec_version` hash, so it waits for a change that regenerates the corpus). Anything else
-/// named `src/…rs`, `tests/…rs` or `scripts/…` must exist in this repository.
+/// quantized GGUF reader quoted in conformance/INTEROP.md. Anything else named `src/…rs`,
+/// `tests/…rs` or `scripts/…` must exist in this repository.
 const EXTERNAL_PATHS: &[(&str, &str)] = &[
     ("conformance/INTEROP.md", "src/quantized/gguf_file.rs"),
     ("conformance/INTEROP.md", "src/quantized/mod.rs"),
-    ("spec/README.md", "src/gguf/hostile.rs"),
 ];
 
 /// The repository paths `text` names, with their 1-based line: every `tests/…rs`, `src/…rs`
@@ -427,4 +423,114 @@ fn a_stale_source_path_in_markdown_is_caught() {
     );
     // The same text at the root: src/structured.rs is not a root path.
     assert_eq!(missing_paths(&root, "NOTES.md", text).len(), 3);
+}
+
+/// Entries of a known-failures / expected file: case ids, comments and blank lines dropped.
+fn listed(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('#').next().unwrap().trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Every count the docs quote about the corpus and the readers' recorded failures, checked
+/// against the manifest and the lists: README's case total, family table and stub table;
+/// INTEROP.md's "N known failures (`adapters/R/known-failures.txt`; by rule layer: ...)" for
+/// each real reader. (The matrices themselves are gated by scripts/reader-matrix.sh.) Returns
+/// the mismatches so the negative control below can run it on an edited copy.
+fn doc_count_mismatches(readme: &str, interop: &str) -> Vec<String> {
+    let r = root();
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.join("conformance/MANIFEST.json")).unwrap())
+            .unwrap();
+    let cases = m["cases"].as_array().unwrap();
+    let layer_of = |id: &str| {
+        cases
+            .iter()
+            .find(|c| c["id"] == id)
+            .and_then(|c| c["rule_layer"].as_str())
+            .unwrap_or("-")
+            .to_string()
+    };
+    let mut bad = Vec::new();
+    fn want(bad: &mut Vec<String>, what: String, got: Option<u64>, expected: u64) {
+        if got != Some(expected) {
+            bad.push(format!("{what}: docs say {got:?}, the corpus/lists say {expected}"));
+        }
+    }
+    let num_before = |text: &str, tail: &str| -> Option<u64> {
+        let at = text.find(tail)?;
+        let head = text[..at].trim_end();
+        let digits: String = head.chars().rev().take_while(|c| c.is_ascii_digit()).collect();
+        digits.chars().rev().collect::<String>().parse().ok()
+    };
+    want(&mut bad, "README case total".into(), num_before(readme, " cases) with\n`MANIFEST.json`"), cases.len() as u64);
+    for (fam, c) in m["families"].as_object().unwrap() {
+        let row = format!(
+            "| {fam} | {} | {} | {} | {} |",
+            c["cases"], c["y"], c["n"], c["i"]
+        );
+        if !readme.contains(&row) {
+            bad.push(format!("README family table lacks '{row}'"));
+        }
+    }
+    let total = cases.len();
+    let y = cases.iter().filter(|c| c["expect"]["outcome"] == "accept").count();
+    for (label, stub, n) in [
+        ("accept-all", "accept_all", total),
+        ("crash (SIGSEGV)", "crash", total),
+        ("garbage output", "garbage", total),
+        ("reject-all", "reject_all", y),
+    ] {
+        let listed_n = listed(&r.join(format!("conformance/adapters/stubs/{stub}.expected"))).len();
+        want(&mut bad, format!("stubs/{stub}.expected vs the manifest"), Some(listed_n as u64), n as u64);
+        if !readme.contains(&format!("| {label} | {n} ")) {
+            bad.push(format!("README stub row '{label}' does not say {n}"));
+        }
+    }
+    let flat = interop.split_whitespace().collect::<Vec<_>>().join(" ");
+    for reader in ["hf_gguf", "gguf_inspect", "candle", "gguf_py"] {
+        let ids = listed(&r.join(format!("conformance/adapters/{reader}/known-failures.txt")));
+        let cite = format!(" known failures (`adapters/{reader}/known-failures.txt`");
+        want(&mut bad, format!("INTEROP.md: {reader} known failures"), num_before(&flat, &cite), ids.len() as u64);
+        if let Some(at) = flat.find(&cite) {
+            let rest = &flat[at + cite.len()..];
+            if let Some(by) = rest.strip_prefix("; by rule layer: ") {
+                for layer in ["mainline", "loader", "recommended", "spec"] {
+                    let n = ids.iter().filter(|i| layer_of(i) == layer).count() as u64;
+                    let end = by.find(')').unwrap_or(by.len());
+                    want(&mut bad, format!("INTEROP.md: {reader} known failures of layer {layer}"), num_before(&by[..end], &format!(" {layer}")), n);
+                }
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn docs_quote_the_corpus_and_known_failure_counts() {
+    let r = root();
+    let readme = std::fs::read_to_string(r.join("README.md")).unwrap();
+    let interop = std::fs::read_to_string(r.join("conformance/INTEROP.md")).unwrap();
+    let bad = doc_count_mismatches(&readme, &interop);
+    assert!(bad.is_empty(), "stale counts in the docs:\n{}", bad.join("\n"));
+    // Negative control: one stale number in each document is caught.
+    let total = readme
+        .split(" cases) with")
+        .next()
+        .and_then(|h| h.rsplit(", ").next())
+        .unwrap()
+        .to_string();
+    let stale_readme = readme.replacen(&format!(", {total} cases) with"), ", 1 cases) with", 1);
+    let flat = interop.split_whitespace().collect::<Vec<_>>().join(" ");
+    let stale_interop = flat.replacen(" known failures (`adapters/candle/", "0 known failures (`adapters/candle/", 1);
+    assert_ne!(stale_interop, flat, "the negative control edits the candle count");
+    let bad = doc_count_mismatches(&stale_readme, &stale_interop);
+    assert!(
+        bad.iter().any(|b| b.contains("README case total"))
+            && bad.iter().any(|b| b.contains("candle known failures")),
+        "{bad:?}"
+    );
 }

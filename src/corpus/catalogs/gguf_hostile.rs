@@ -494,6 +494,29 @@ pub fn hostile_cases() -> Vec<HostileCase> {
         C::GgufArrayLength,
         "spec/gguf.md#gguf-hostile-inputs (array of strings)",
     );
+    // Counts under mainline's 2^30-element limit whose elements are not in the file: these
+    // reach gguf.cpp's own past-EOF checks (the three cases above stop at the limit first).
+    add(
+        "u32_array_count_under_limit_data_short",
+        one_kv("hostile.a", arr(4, 1000, &[0; 8])),
+        s,
+        C::GgufArrayLength,
+        "spec/gguf.md#gguf-hostile-inputs (count x element size past EOF, count under 2^30)",
+    );
+    add(
+        "u8_array_count_2pow30_data_short",
+        one_kv("hostile.a", arr(0, 1 << 30, &[0; 8])),
+        s,
+        C::GgufArrayLength,
+        "spec/gguf.md#gguf-hostile-inputs (count exactly at mainline's 2^30 limit, data past EOF)",
+    );
+    add(
+        "string_array_count_under_limit_data_short",
+        one_kv("hostile.a", arr(8, 1000, &[0; 16])),
+        s,
+        C::GgufArrayLength,
+        "spec/gguf.md#gguf-hostile-inputs (array of strings, count x 8 past EOF, count under 2^30)",
+    );
     add(
         "bool_2",
         one_kv(
