@@ -12,6 +12,8 @@
 #  3b. scripts/mainline-lines.sh: every GGUF n_ case through an instrumented gguf.cpp (both
 #     no_alloc modes) and the loader's bounds check; each rule layer re-derived, each refusal's
 #     cited gguf.cpp line must be the first probe line hit; negative controls (wrong line, wrong layer)
+#  3c. scripts/encoders-vs-mainline.sh: Q8_0/Q1_0/Q2_0-g64/TQ1_0/TQ2_0 encoders byte-equal to the
+#     pinned ggml quantize_row_*_ref (identical decode where amax is an f32 subnormal)
 #  4. stub meta-test: every stub reader fails exactly its non-empty expected set
 # Options: --matrix  also re-render conformance/INTEROP.md from this run.
 #          JOBS=N    parallel adapter processes (default: CPUs).
@@ -106,6 +108,9 @@ fi
 
 step "3b. rule layers re-derived by running mainline; every refusal's cited gguf.cpp line proven (instrumented build)"
 if ! OUT="$OUT" bash scripts/mainline-lines.sh; then echo "DEVIATION: mainline lines (scripts/mainline-lines.sh)"; fail=1; fi
+
+step "3c. encoders = the owner's quantize_row_*_ref for the mainline-owned formats (spec/codecs.md#quantizer-edge-inputs)"
+if ! bash scripts/encoders-vs-mainline.sh; then echo "DEVIATION: encoders vs mainline (scripts/encoders-vs-mainline.sh)"; fail=1; fi
 
 step "4. stub meta-test (each stub must fail exactly its expected, non-empty set)"
 for s in accept_all reject_all crash garbage flip_trit no_perm scale_at_0 drop_high ptq1_sequential pq2_planar id42_g64; do

@@ -466,6 +466,9 @@ impl Codec {
     /// ggml's reference quantizer for this codec, block by block (`x.len()` a whole number
     /// of blocks, `out.len()` the matching byte count). F32/F16/BF16 are plain conversions
     /// (round to nearest even). I32 and planar Q2_0S have no quantizer here: `codec.unsupported`.
+    /// A block codec refuses a NaN or infinite input (`codec.scale_nonfinite`); a block whose
+    /// largest magnitude is an f32 subnormal stores scale `0x0000` and decodes to ±0, as the
+    /// owner's does, its codes unspecified (spec/codecs.md#quantizer-edge-inputs).
     pub fn quantize(self, x: &[f32], out: &mut [u8]) -> Result<()> {
         let want = self.bytes_for(x.len())?;
         if out.len() != want {
@@ -476,6 +479,21 @@ impl Codec {
                     "output holds {} bytes but {} elements encode to {want}",
                     out.len(),
                     x.len()
+                ),
+            ));
+        }
+        let plain = matches!(self, Codec::F32 | Codec::F16 | Codec::Bf16);
+        if let Some(k) = x.iter().position(|v| !v.is_finite()).filter(|_| !plain) {
+            // ggml's quantize_row_*_ref feeds such values (or the inf/NaN scale they make)
+            // through lroundf/roundf to an integer, which C leaves undefined: there are no
+            // owner's bytes to match (spec/codecs.md#quantizer-edge-inputs).
+            return Err(Error::new(
+                ErrorClass::CodecScaleNonfinite,
+                self.name(),
+                format!(
+                    "input element {k} is {}: a block quantizer needs finite inputs (the reference \
+                     quantizer is undefined there)",
+                    x[k]
                 ),
             ));
         }

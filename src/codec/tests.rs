@@ -544,3 +544,52 @@ fn direct_types_decode_little_endian() {
     assert_eq!(Codec::F16.quantize_to_vec(&[-2.0]).unwrap(), [0x00, 0xc0]);
     assert_eq!(Codec::Bf16.quantize_to_vec(&[1.5]).unwrap(), [0xc0, 0x3f]);
 }
+
+/// spec/codecs.md#quantizer-edge-inputs, claim 2: a block whose largest magnitude is an f32
+/// subnormal stores scale 0x0000 (f16 of a value < 2^-24 rounds to +0, like ggml's
+/// GGML_FP32_TO_FP16) and decodes to ±0 everywhere: identical decode to the owner's quantizer
+/// (whose codes come from lroundf(±inf or NaN), undefined in C), no identical-bytes claim.
+#[test]
+fn f32_subnormal_block_maximum_stores_scale_zero_and_decodes_to_zero() {
+    for c in BLOCK_CODECS.into_iter().filter(|&c| c != Codec::Q2_0sPlanar) {
+        let n = c.block_elems();
+        let pats: [&dyn Fn(usize) -> f32; 3] = [
+            &|j| if j % 3 == 0 { 1e-39 } else { 0.0 },
+            &|j| [-5e-40, 0.0, -0.0, f32::from_bits(1)][j % 4],
+            &|j| if j == 7 { -f32::MIN_POSITIVE / 2.0 } else { f32::from_bits(j as u32 + 1) },
+        ];
+        for (p, pat) in pats.iter().enumerate() {
+            let x: Vec<f32> = (0..n).map(|j| pat(j)).collect();
+            assert!(x.iter().all(|v| v.abs() < f32::MIN_POSITIVE));
+            let b = c.quantize_to_vec(&x).unwrap();
+            let at = c.scale_offset().unwrap();
+            assert_eq!(read_u16(&b, at), 0, "{c:?} pattern {p}: scale");
+            let v = c.decode_to_vec(&b).unwrap();
+            assert!(v.iter().all(|&y| y == 0.0), "{c:?} pattern {p}: {:?}", &v[..8]);
+        }
+    }
+}
+
+/// spec/codecs.md#quantizer-edge-inputs, claim 3: a NaN or infinite input is refused by every
+/// block quantizer (`codec.scale_nonfinite`), wherever it sits in the block; the plain
+/// conversions keep it.
+#[test]
+fn block_quantizers_refuse_non_finite_inputs() {
+    for c in BLOCK_CODECS.into_iter().filter(|&c| c != Codec::Q2_0sPlanar) {
+        let n = c.block_elems();
+        for bad in [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            for at in [0, n / 2, 2 * n - 1] {
+                let mut x = vec![0.25f32; 2 * n];
+                x[at] = bad;
+                let e = c.quantize_to_vec(&x).unwrap_err();
+                assert_eq!(e.class, ErrorClass::CodecScaleNonfinite, "{c:?} {bad} at {at}");
+            }
+        }
+        // Negative control: the same block with finite values quantizes.
+        assert!(c.quantize_to_vec(&vec![0.25f32; 2 * n]).is_ok());
+    }
+    for c in [Codec::F32, Codec::F16, Codec::Bf16] {
+        let b = c.quantize_to_vec(&[f32::INFINITY, 1.0]).unwrap();
+        assert!(c.decode_to_vec(&b).unwrap()[0].is_infinite(), "{c:?}");
+    }
+}

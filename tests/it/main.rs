@@ -8,6 +8,7 @@ mod common;
 
 mod cli;
 mod differential;
+mod encoders;
 mod fuzz_regressions;
 mod fuzz_targets;
 mod gguf_big_endian;
