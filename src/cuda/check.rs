@@ -127,10 +127,16 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
             } else {
                 Status::Error(err.class)
             };
+            // The line already names the case and the class: say the rest once.
+            let detail = if err.field.is_empty() || err.field == c.name {
+                err.detail.clone()
+            } else {
+                format!("{}: {}", err.field, err.detail)
+            };
             return CaseResult {
                 case: c.name.clone(),
                 status,
-                detail: err.to_string(),
+                detail,
                 verdict: None,
                 looks_like: None,
             };
@@ -181,7 +187,7 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
             case: c.name.clone(),
             status: Status::Error(ErrorClass::KernelNondeterministic),
             detail: format!(
-                "{what}; {} -- a data race (a missing __syncthreads / __syncwarp, threads writing one location) or order-dependent results",
+                "{what}; {} -- a data race: a missing __syncthreads / __syncwarp, threads writing one location, or a block reading another block's output (CUDA leaves blocks unordered)",
                 if c.class.exact() {
                     "an exact class must give the same bits under every schedule".to_string()
                 } else {

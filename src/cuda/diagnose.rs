@@ -307,10 +307,10 @@ pub fn describe(name: &str) -> &'static str {
         "hadamard.signs_after" => "signs applied after the rotation: s (H x) instead of H (s x)",
         "planes.interleaved_blocks" => "the row-split object read as interleaved ggml blocks (scale at offset 0)",
         "planes.offsets_without_base" => "plane offsets taken from the buffer's first byte (base offset ignored)",
-        "output.f16_rounded" => "outputs rounded to f16 (declare precision f16-out if intended)",
-        "output.bf16_rounded" => "outputs rounded to bf16 (declare precision bf16-out if intended)",
-        "x.f16_rounded" => "activations rounded to f16 before use (declare precision f16-in if intended)",
-        "x.bf16_rounded" => "activations rounded to bf16 before use (declare precision bf16-in if intended)",
+        "output.f16_rounded" => "f16 rounding somewhere on the way (the outputs meet the f16-out rule, not their declared one): declare f16-out if the kernel writes f16, else find the half-precision step",
+        "output.bf16_rounded" => "bf16 rounding somewhere on the way (the outputs meet the bf16-out rule, not their declared one): declare bf16-out if the kernel writes bf16, else find the bf16 step",
+        "x.f16_rounded" => "activations rounded to f16 before use (declare f16-in if the kernel takes f16 activations)",
+        "x.bf16_rounded" => "activations rounded to bf16 before use (declare bf16-in if the kernel takes bf16 activations)",
         _ => "",
     }
 }

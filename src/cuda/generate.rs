@@ -120,11 +120,18 @@ pub fn build(
             c.dims.k = s.k;
             c.dims.n_ids = s.extra;
             c.weights = random_blocks(codec, s.n as usize * bpr, scales, &mut r);
-            let mut ids: Vec<i32> = vec![(s.n - 1) as i32, 0];
-            while (ids.len() as u64) < s.extra {
-                ids.push((r.next_u64() % s.n) as i32);
-            }
-            ids.truncate(s.extra as usize);
+            // More ids than rows: every row once (last first), then repeats; otherwise the last
+            // and first rows, then random ones.
+            let ids: Vec<i32> = if s.extra > s.n {
+                (0..s.extra).map(|j| ((j + s.n - 1) % s.n) as i32).collect()
+            } else {
+                let mut ids: Vec<i32> = vec![(s.n - 1) as i32, 0];
+                while (ids.len() as u64) < s.extra {
+                    ids.push((r.next_u64() % s.n) as i32);
+                }
+                ids.truncate(s.extra as usize);
+                ids
+            };
             c.ids = ids;
         }
         KernelClass::MulMatVec | KernelClass::MulMat => {
@@ -208,10 +215,13 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
             add("random_codes", shape(24, 0, 0, 0, 0), Scales::Signed, 1)?;
             add("special_scales", shape(24, 0, 0, 0, 0), Scales::All, 2)?;
             add("one_block", shape(1, 0, 0, 0, 0), Scales::Finite, 3)?;
+            // More blocks than a capped grid-stride launch covers in one sweep.
+            add("300_blocks", shape(300, 0, 0, 0, 0), Scales::Signed, 4)?;
         }
         GetRows => {
             let qk = codec_of(format)?.block_elems() as u64;
-            add(&format!("k{qk}"), shape(9, qk, 0, 7, 0), Scales::All, 1)?;
+            // 13 one-block rows: one per special scale, every row gathered.
+            add(&format!("k{qk}"), shape(13, qk, 0, 15, 0), Scales::All, 1)?;
             add(
                 &format!("k{}", 5 * qk),
                 shape(9, 5 * qk, 0, 7, 0),
@@ -224,6 +234,8 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
                 Scales::Signed,
                 3,
             )?;
+            // A model row (k = 5120, the Bonsai hidden size).
+            add("k5120", shape(3, 5120, 0, 3, 0), Scales::Signed, 4)?;
         }
         MulMatVec => {
             let qk = codec_of(format)?.block_elems() as u64;
@@ -231,6 +243,9 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
             add("n37_k1024", shape(37, 1024, 1, 0, 0), Scales::Finite, 2)?;
             add("n70_k384", shape(70, 384, 1, 0, 0), Scales::Signed, 3)?;
             add("special_scales", shape(12, 2 * qk, 1, 0, 0), Scales::All, 4)?;
+            // A model-sized row (k = 5120 > any fixed activation cache of 2048 floats) and more
+            // rows than a capped grid of 32 blocks x 4 rows covers.
+            add("n130_k5120", shape(130, 5120, 1, 0, 0), Scales::Signed, 5)?;
         }
         MulMatVecPlanes => {
             add("n13_k640_gaps", shape(13, 640, 1, 0, 0), Scales::Signed, 1)?;
@@ -247,6 +262,7 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
                 Scales::All,
                 4,
             )?;
+            add("n130_k5120_at64", shape(130, 5120, 1, 0, 64), Scales::Signed, 5)?;
         }
         MulMat => {
             for t in 1..=9u64 {
@@ -258,6 +274,10 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
                 Scales::Finite,
                 20,
             )?;
+            // Prefill batches past any small register tile of tokens.
+            for t in [13u64, 17, 33] {
+                add(&format!("n40_k256_t{t}"), shape(40, 256, t, 0, 0), Scales::Signed, 30 + t)?;
+            }
             add(
                 "special_scales_t2",
                 shape(12, 256, 2, 0, 0),
@@ -274,6 +294,10 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
                     i as u64,
                 )?;
             }
+            // More tokens than a per-block token cap of 4, and the real FFN width 12288 (more
+            // than a 4096-entry sign cache).
+            add("b64_t9", shape(0, 192, 9, 64, 0), Scales::Signed, 10)?;
+            add("b1024_k12288", shape(0, 12288, 1, 1024, 0), Scales::Signed, 11)?;
         }
     }
     Ok(v)
@@ -302,24 +326,24 @@ pub fn random(class: KernelClass, format: &str, n: usize, seed: u64) -> Result<V
             _ => Scales::All,
         };
         let s = match class {
-            Dequantize => shape(pick(1, 40), 0, 0, 0, 0),
+            Dequantize => shape(pick(1, 300), 0, 0, 0, 0),
             GetRows => {
                 let n = pick(1, 24);
-                shape(n, qk * pick(1, 8), 0, pick(1, 12), 0)
+                shape(n, qk * pick(1, 40), 0, pick(1, 12), 0)
             }
-            MulMatVec => shape(pick(1, 80), qk * pick(1, 16), 1, 0, 0),
+            MulMatVec => shape(pick(1, 140), qk * pick(1, 40), 1, 0, 0),
             MulMatVecPlanes => {
                 let prefix = match pick(0, 2) {
                     0 => 0,
                     1 => 16 * pick(1, 64) as usize,
                     _ => 4096 + 16 * pick(0, 255) as usize,
                 };
-                shape(pick(1, 40), 128 * pick(1, 12), 1, 0, prefix)
+                shape(pick(1, 140), 128 * pick(1, 40), 1, 0, prefix)
             }
-            MulMat => shape(pick(1, 70), qk * pick(1, 6), pick(1, 12), 0, 0),
+            MulMat => shape(pick(1, 70), qk * pick(1, 6), pick(1, 40), 0, 0),
             HadamardRotate => {
                 let b = 1u64 << pick(6, 10);
-                shape(0, b * pick(1, 4), pick(1, 4), b, 0)
+                shape(0, b * pick(1, 12), pick(1, 9), b, 0)
             }
         };
         out.push(build(
@@ -369,9 +393,13 @@ mod tests {
         let mm = matrix(KernelClass::MulMat, "pq2_0").unwrap();
         let ts: Vec<u64> = mm.iter().map(|c| c.dims.t).collect();
         assert!((1..=9).all(|t| ts.contains(&t)));
+        assert!([13, 17, 33].iter().all(|t| ts.contains(t)));
         let had = matrix(KernelClass::HadamardRotate, "f32").unwrap();
         let bs: Vec<u64> = had.iter().map(|c| c.dims.block).collect();
-        assert_eq!(bs, [64, 128, 256, 512, 1024]);
+        assert!([64, 128, 256, 512, 1024].iter().all(|b| bs.contains(b)));
+        assert!(had.iter().any(|c| c.dims.t > 4) && had.iter().any(|c| c.dims.k >= 12288));
+        let mmv = matrix(KernelClass::MulMatVec, "ptq1_0").unwrap();
+        assert!(mmv.iter().any(|c| c.dims.k > 2048 && c.dims.n > 128));
         let pl = matrix(KernelClass::MulMatVecPlanes, "PTQ1_0_G128").unwrap();
         assert!(pl.iter().any(|c| c.obj_prefix > 4096));
     }
