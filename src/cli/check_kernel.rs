@@ -144,12 +144,23 @@ fn usage(field: &str, what: impl Into<String>) -> Error {
     Error::new(ErrorClass::CliUsage, field, what)
 }
 
+/// The most random cases per format one run draws (each is built in memory up front).
+const MAX_RANDOM: usize = 100_000;
+
 /// The case list of a run: fixed (corpus + generated matrix) or random, then the filters.
 fn select_cases(
     class: KernelClass,
     formats: &[String],
     a: &Args,
 ) -> crate::Result<Vec<KernelCase>> {
+    if let Some(n) = a.random {
+        if n == 0 || n > MAX_RANDOM {
+            return Err(usage(
+                "--random",
+                format!("{n}: between 1 and {MAX_RANDOM} cases per format"),
+            ));
+        }
+    }
     let mut cs = match a.random {
         Some(n) => cuda::random_cases(class, formats, n, a.seed)?,
         None => cuda::cases_for(class, formats)?,
@@ -465,6 +476,15 @@ fn builtin(tier: Tier, a: &Args) -> anyhow::Result<ExitCode> {
         .timeout
         .map(Duration::from_secs)
         .unwrap_or_else(cuda::host_timeout);
+    if let Some(n) = a.random {
+        if n == 0 || n > MAX_RANDOM {
+            return Err(usage(
+                "--random",
+                format!("{n}: between 1 and {MAX_RANDOM} cases per format"),
+            )
+            .into());
+        }
+    }
     let verdicts = match tier {
         Tier::Host => run_builtins_host(&a.only, a.random, a.seed, timeout),
         _ => device_builtins(&kernels, a),

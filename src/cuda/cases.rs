@@ -404,7 +404,13 @@ fn random_blocks(codec: Codec, blocks: usize, seed: u64) -> Vec<u8> {
 }
 
 /// A case with its identity and shapes and no data yet.
-pub(crate) fn base(name: &str, class: KernelClass, format: &str, dims: Dims, recipe: &str) -> KernelCase {
+pub(crate) fn base(
+    name: &str,
+    class: KernelClass,
+    format: &str,
+    dims: Dims,
+    recipe: &str,
+) -> KernelCase {
     KernelCase {
         name: name.into(),
         class,

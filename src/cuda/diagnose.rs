@@ -460,6 +460,15 @@ pub fn diagnose_all(c: &KernelCase, p: Precision, out: &[u8]) -> Result<Vec<&'st
                     p.y
                 };
                 let widened: Vec<f32> = p.y.decode(out);
+                // Rounding to f16/bf16 is only claimed when the outputs already are such values
+                // (re-encoding would otherwise manufacture the match for any small error).
+                if name.starts_with("output.")
+                    && widened
+                        .iter()
+                        .any(|v| v.is_finite() && q.y.round(*v).to_bits() != v.to_bits())
+                {
+                    continue;
+                }
                 let re = e.precision.y.encode(&widened);
                 if (name.starts_with("output.") && matches(c, &e, &re))
                     || (name.starts_with("x.") && matches(c, &e, out))

@@ -262,7 +262,12 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
                 Scales::All,
                 4,
             )?;
-            add("n130_k5120_at64", shape(130, 5120, 1, 0, 64), Scales::Signed, 5)?;
+            add(
+                "n130_k5120_at64",
+                shape(130, 5120, 1, 0, 64),
+                Scales::Signed,
+                5,
+            )?;
         }
         MulMat => {
             for t in 1..=9u64 {
@@ -276,7 +281,12 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
             )?;
             // Prefill batches past any small register tile of tokens.
             for t in [13u64, 17, 33] {
-                add(&format!("n40_k256_t{t}"), shape(40, 256, t, 0, 0), Scales::Signed, 30 + t)?;
+                add(
+                    &format!("n40_k256_t{t}"),
+                    shape(40, 256, t, 0, 0),
+                    Scales::Signed,
+                    30 + t,
+                )?;
             }
             add(
                 "special_scales_t2",
@@ -297,7 +307,12 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
             // More tokens than a per-block token cap of 4, and the real FFN width 12288 (more
             // than a 4096-entry sign cache).
             add("b64_t9", shape(0, 192, 9, 64, 0), Scales::Signed, 10)?;
-            add("b1024_k12288", shape(0, 12288, 1, 1024, 0), Scales::Signed, 11)?;
+            add(
+                "b1024_k12288",
+                shape(0, 12288, 1, 1024, 0),
+                Scales::Signed,
+                11,
+            )?;
         }
     }
     Ok(v)
@@ -307,7 +322,7 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
 /// names what to replay.
 pub fn random(class: KernelClass, format: &str, n: usize, seed: u64) -> Result<Vec<KernelCase>> {
     use KernelClass::*;
-    let mut out = Vec::with_capacity(n);
+    let mut out = Vec::new();
     let f = format.to_lowercase();
     for i in 0..n {
         let cs = seed

@@ -344,6 +344,11 @@ impl KernelAbi {
                 "the parameter list must bind y exactly once (binds it {outs} times)"
             )));
         }
+        if class == KernelClass::HadamardRotate && p.x == Dtype::Q8_1 {
+            return Err(usage(
+                "hadamard_rotate has no q8_1 activations (it rotates f32/f16/bf16 vectors)",
+            ));
+        }
         if class.exact() && p.x != Dtype::F32 {
             return Err(usage(format!(
                 "class {} has no activations: precision {p} does not apply",
@@ -382,9 +387,11 @@ impl KernelAbi {
                 ev(&self.launch.grid[i], "grid")?,
                 ev(&self.launch.block[i], "block")?,
             );
-            if !(1..=i32::MAX as i64).contains(&g) || !(1..=1024).contains(&b) {
+            // CUDA's limits: grid x < 2^31, grid y and z <= 65535, block <= 1024 per dimension.
+            let grid_max = if i == 0 { i32::MAX as i64 } else { 65_535 };
+            if !(1..=grid_max).contains(&g) || !(1..=1024).contains(&b) {
                 return Err(usage(format!(
-                    "case {}: launch gives grid {} / block {} in dimension {i} (grid must be >= 1, block 1..=1024)",
+                    "case {}: launch gives grid {} / block {} in dimension {i} (grid 1..={grid_max}, block 1..=1024)",
                     c.name, g, b
                 )));
             }
@@ -409,7 +416,8 @@ impl KernelAbi {
             )));
         }
         let mut args = Vec::new();
-        for (b, _) in &self.args {
+        let mut scratch_total: i64 = 0;
+        for (b, ty) in &self.args {
             args.push(match b {
                 Bind::Weights => LaunchArg::In {
                     name: "w".into(),
@@ -445,8 +453,11 @@ impl KernelAbi {
                 },
                 Bind::Scratch(e) => {
                     let n = launch_expr::eval(e, &look)?;
-                    if !(0..=1 << 28).contains(&n) {
-                        return Err(usage(format!("scratch:{e} gives {n} bytes")));
+                    scratch_total = scratch_total.saturating_add(n);
+                    if !(0..=1 << 28).contains(&n) || scratch_total > 1 << 28 {
+                        return Err(usage(format!(
+                            "scratch:{e} gives {n} bytes ({scratch_total} in all; at most 256 MiB of scratch per launch)"
+                        )));
                     }
                     LaunchArg::Scratch {
                         name: format!("scratch:{e}"),
@@ -456,12 +467,6 @@ impl KernelAbi {
                 Bind::Scalar(s) => {
                     let v = scalar(c, s)
                         .ok_or_else(|| usage(format!("{s} is not defined for case {}", c.name)))?;
-                    let ty = &self
-                        .args
-                        .iter()
-                        .find(|(x, _)| x == b)
-                        .map(|(_, t)| t.clone())
-                        .unwrap_or_default();
                     if INT64.contains(&ty.as_str()) {
                         LaunchArg::I64(v)
                     } else {
@@ -534,16 +539,28 @@ mod tests {
             let (ptrs, scalars) = vocabulary(class);
             let row = &b[class.name()];
             let list = |k: &str| -> Vec<String> {
-                row[k].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+                row[k]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_str().unwrap().to_string())
+                    .collect()
             };
             assert_eq!(list("pointers"), ptrs, "{}", class.name());
             assert_eq!(list("scalars"), scalars, "{}", class.name());
             // Every name of the spec's launch rule and argument list is in the vocabulary.
             for a in &class.spec().args {
-                assert!(ptrs.contains(&a.name.as_str()) || scalars.contains(&a.name.as_str()), "{}", a.name);
+                assert!(
+                    ptrs.contains(&a.name.as_str()) || scalars.contains(&a.name.as_str()),
+                    "{}",
+                    a.name
+                );
             }
         }
-        assert_eq!(b.keys().filter(|k| !k.starts_with('_')).count(), KernelClass::ALL.len());
+        assert_eq!(
+            b.keys().filter(|k| !k.starts_with('_')).count(),
+            KernelClass::ALL.len()
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub enum Dtype {
     /// bfloat16 (`__nv_bfloat16`).
     Bf16,
     /// ggml `block_q8_1` activations: 32 values as `{half d; half s; int8 qs[32]}` (36 bytes),
-    /// `d = amax / 127`, `qs = round(x / d)`, `s = d * sum(qs)` (inputs only).
+    /// `d = amax / 127`, `qs = roundf(x * (1/d))`, `s = d * sum(qs)` (inputs only; ggml's `quantize_row_q8_1_ref`).
     Q8_1,
 }
 
@@ -72,6 +72,16 @@ impl Dtype {
             Dtype::F32 | Dtype::Q8_1 => v,
             Dtype::F16 => f16_to_f32(f32_to_f16(v)),
             Dtype::Bf16 => bf16_to_f32(f32_to_bf16(v)),
+        }
+    }
+
+    /// Half the spacing of the type's subnormals: the most one rounding moves a value that
+    /// lands there (0 for f32, whose own rounding the f32 bound already covers).
+    pub fn half_subnormal_spacing(self) -> f64 {
+        match self {
+            Dtype::F32 | Dtype::Q8_1 => 0.0,
+            Dtype::F16 => (2f64).powi(-25),
+            Dtype::Bf16 => (2f64).powi(-134),
         }
     }
 

@@ -25,6 +25,10 @@ pub fn builtin_resolved(path: &str) -> Result<String> {
     resolve(text, path, &|p| builtin(p).map(str::to_string), &[])
 }
 
+/// The most text a source with its includes inlined may reach (a diamond of includes without
+/// `#pragma once` grows exponentially).
+const MAX_RESOLVED: usize = 32 << 20;
+
 /// `rel` relative to the folder of `including` ('/'-separated; `..` climbs, and a `..` above
 /// the start of a relative path is kept, so it names the parent folder rather than vanishing).
 fn join(including: &str, rel: &str) -> String {
@@ -82,6 +86,22 @@ fn resolve_into(
             "#include nesting deeper than 16",
         ));
     }
+    // `#pragma once` becomes an include guard, so the preprocessor (not this scan) decides:
+    // an include in a branch that is not taken, or in `#if 0`, costs nothing, and a file
+    // included again in another branch still arrives. Files without it are inlined each time.
+    let once = text
+        .lines()
+        .any(|l| l.trim_start().starts_with("#pragma once"));
+    let guard = once.then(|| {
+        let id = seen.iter().position(|p| p == path).unwrap_or_else(|| {
+            seen.push(path.to_string());
+            seen.len() - 1
+        });
+        format!("NT_ONCE_{id}")
+    });
+    if let Some(g) = &guard {
+        out.push_str(&format!("#ifndef {g}\n#define {g}\n"));
+    }
     out.push_str(&format!("#line 1 \"{path}\"\n"));
     for (i, line) in text.lines().enumerate() {
         let t = line.trim_start();
@@ -130,11 +150,21 @@ fn resolve_into(
                 ),
             ));
         };
-        if !seen.contains(&found) {
-            seen.push(found.clone());
-            resolve_into(&body, &found, lookup, include_dirs, seen, out, depth + 1)?;
+        resolve_into(&body, &found, lookup, include_dirs, seen, out, depth + 1)?;
+        if out.len() > MAX_RESOLVED {
+            return Err(Error::new(
+                ErrorClass::KernelCompile,
+                format!("{path}:{}", i + 1),
+                format!(
+                    "the source with its includes inlined exceeds {} MiB",
+                    MAX_RESOLVED >> 20
+                ),
+            ));
         }
         out.push_str(&format!("#line {} \"{path}\"\n", i + 2));
+    }
+    if let Some(g) = &guard {
+        out.push_str(&format!("#endif // {g}\n"));
     }
     Ok(())
 }
@@ -174,14 +204,11 @@ mod tests {
         let e = resolve("#include \"../zz/common.cuh\"", "/src/k/a.cu", &files, &[]).unwrap_err();
         assert_eq!(e.class, ErrorClass::KernelCompile);
         assert!(e.detail.contains("/src/zz/common.cuh"), "{e}");
-        // Each file once.
-        let twice = resolve(
-            "#include \"y.cuh\"\n#include \"y.cuh\"",
-            "/src/k/a.cu",
-            &files,
-            &["/opt/i".into()],
-        )
-        .unwrap();
-        assert_eq!(twice.matches('Y').count(), 1);
+        // A `#pragma once` file arrives under one include guard wherever it is included (the
+        // preprocessor keeps the first copy that is really compiled); a file without it is
+        // inlined each time.
+        let twice = resolve("#include \"../inc/x.cuh\"\n#include \"../inc/x.cuh\"\n#include \"y.cuh\"\n#include \"y.cuh\"", "/src/k/a.cu", &files, &["/opt/i".into()]).unwrap();
+        assert_eq!(twice.matches("#ifndef NT_ONCE_0").count(), 2, "{twice}");
+        assert_eq!(twice.matches('Y').count(), 2);
     }
 }

@@ -499,13 +499,41 @@ mod tests {
             }
         }
         let tokens = [
-            "extern", "__shared__", "float", "x", "[", "]", ";", "{", "}", "(", ")", "/*", "*/", "//", "\"", "'",
-            "\\", "\n", "asm", "volatile", "__align__(16)", "#define", "#include", "<", ">", " ", "__syncthreads", "R\"(",
+            "extern",
+            "__shared__",
+            "float",
+            "x",
+            "[",
+            "]",
+            ";",
+            "{",
+            "}",
+            "(",
+            ")",
+            "/*",
+            "*/",
+            "//",
+            "\"",
+            "'",
+            "\\",
+            "\n",
+            "asm",
+            "volatile",
+            "__align__(16)",
+            "#define",
+            "#include",
+            "<",
+            ">",
+            " ",
+            "__syncthreads",
+            "R\"(",
         ];
         let mut r = crate::rng::Rng::new(7);
         for _ in 0..3000 {
             let n = (r.next_u64() % 40) as usize;
-            let t: String = (0..n).map(|_| tokens[(r.next_u64() % tokens.len() as u64) as usize]).collect();
+            let t: String = (0..n)
+                .map(|_| tokens[(r.next_u64() % tokens.len() as u64) as usize])
+                .collect();
             texts.push(t);
         }
         for t in &texts {
