@@ -121,7 +121,10 @@ pub enum Id42Layout {
 /// What `decode` says on stderr when tensor `name` of type 42 was read in a layout it assumed
 /// (its padded size fits both), naming the layout and the option that picks the other one;
 /// `None` when nothing was assumed for this tensor.
-pub fn id42_assumption_note(t: &crate::gguf::TensorInfo<'_>, warnings: &[String]) -> Option<String> {
+pub fn id42_assumption_note(
+    t: &crate::gguf::TensorInfo<'_>,
+    warnings: &[String],
+) -> Option<String> {
     if t.type_id != 42 || !warnings.iter().any(|w| w.contains("too small to tell")) {
         return None;
     }

@@ -551,12 +551,21 @@ fn direct_types_decode_little_endian() {
 /// (whose codes come from lroundf(±inf or NaN), undefined in C), no identical-bytes claim.
 #[test]
 fn f32_subnormal_block_maximum_stores_scale_zero_and_decodes_to_zero() {
-    for c in BLOCK_CODECS.into_iter().filter(|&c| c != Codec::Q2_0sPlanar) {
+    for c in BLOCK_CODECS
+        .into_iter()
+        .filter(|&c| c != Codec::Q2_0sPlanar)
+    {
         let n = c.block_elems();
         let pats: [&dyn Fn(usize) -> f32; 3] = [
             &|j| if j % 3 == 0 { 1e-39 } else { 0.0 },
             &|j| [-5e-40, 0.0, -0.0, f32::from_bits(1)][j % 4],
-            &|j| if j == 7 { -f32::MIN_POSITIVE / 2.0 } else { f32::from_bits(j as u32 + 1) },
+            &|j| {
+                if j == 7 {
+                    -f32::MIN_POSITIVE / 2.0
+                } else {
+                    f32::from_bits(j as u32 + 1)
+                }
+            },
         ];
         for (p, pat) in pats.iter().enumerate() {
             let x: Vec<f32> = (0..n).map(|j| pat(j)).collect();
@@ -565,7 +574,11 @@ fn f32_subnormal_block_maximum_stores_scale_zero_and_decodes_to_zero() {
             let at = c.scale_offset().unwrap();
             assert_eq!(read_u16(&b, at), 0, "{c:?} pattern {p}: scale");
             let v = c.decode_to_vec(&b).unwrap();
-            assert!(v.iter().all(|&y| y == 0.0), "{c:?} pattern {p}: {:?}", &v[..8]);
+            assert!(
+                v.iter().all(|&y| y == 0.0),
+                "{c:?} pattern {p}: {:?}",
+                &v[..8]
+            );
         }
     }
 }
@@ -575,14 +588,21 @@ fn f32_subnormal_block_maximum_stores_scale_zero_and_decodes_to_zero() {
 /// conversions keep it.
 #[test]
 fn block_quantizers_refuse_non_finite_inputs() {
-    for c in BLOCK_CODECS.into_iter().filter(|&c| c != Codec::Q2_0sPlanar) {
+    for c in BLOCK_CODECS
+        .into_iter()
+        .filter(|&c| c != Codec::Q2_0sPlanar)
+    {
         let n = c.block_elems();
         for bad in [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
             for at in [0, n / 2, 2 * n - 1] {
                 let mut x = vec![0.25f32; 2 * n];
                 x[at] = bad;
                 let e = c.quantize_to_vec(&x).unwrap_err();
-                assert_eq!(e.class, ErrorClass::CodecScaleNonfinite, "{c:?} {bad} at {at}");
+                assert_eq!(
+                    e.class,
+                    ErrorClass::CodecScaleNonfinite,
+                    "{c:?} {bad} at {at}"
+                );
             }
         }
         // Negative control: the same block with finite values quantizes.

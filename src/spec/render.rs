@@ -1093,7 +1093,13 @@ fn render_kernels(o: &mut String, k: &super::KernelsTable) {
     let names = |v: &serde_json::Value, key: &str| -> String {
         v.get(key)
             .and_then(|x| x.as_array())
-            .map(|a| a.iter().filter_map(|x| x.as_str()).map(code).collect::<Vec<_>>().join(", "))
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str())
+                    .map(code)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
             .unwrap_or_default()
     };
     table(

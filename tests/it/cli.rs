@@ -288,5 +288,8 @@ fn decode_says_when_it_assumed_the_id42_layout() {
     assert!(!quiet.contains("ASSUMED"), "{quiet}");
     let (as142, _) = dec(&f142, &[], "142.npy");
     assert_eq!(legacy, as142, "g128 = the same bytes read as PQ2_0");
-    assert_ne!(legacy, auto, "negative control: the two layouts differ on these bytes");
+    assert_ne!(
+        legacy, auto,
+        "negative control: the two layouts differ on these bytes"
+    );
 }

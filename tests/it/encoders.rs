@@ -17,10 +17,16 @@ fn harness() -> Option<PathBuf> {
     match std::env::var_os("NINFER_QUANTIZE_REF") {
         Some(p) => {
             let p = PathBuf::from(p);
-            assert!(p.is_file(), "NINFER_QUANTIZE_REF={} is not a file", p.display());
+            assert!(
+                p.is_file(),
+                "NINFER_QUANTIZE_REF={} is not a file",
+                p.display()
+            );
             Some(p)
         }
-        None => Some(repo_root().join("target/mainline/probe/quantize-ref")).filter(|p| p.is_file()),
+        None => {
+            Some(repo_root().join("target/mainline/probe/quantize-ref")).filter(|p| p.is_file())
+        }
     }
 }
 
@@ -67,14 +73,22 @@ fn inputs(c: Codec, n: usize) -> Vec<(&'static str, Vec<f32>)> {
         .collect();
     let zeros = vec![0.0f32; n];
     let neg_zeros = vec![-0.0f32; n];
-    let mixed: Vec<f32> = (0..n).map(|j| if j % 2 == 0 { -0.0 } else { 0.0 }).collect();
+    let mixed: Vec<f32> = (0..n)
+        .map(|j| if j % 2 == 0 { -0.0 } else { 0.0 })
+        .collect();
     let mut f16_sub = Vec::new();
     for amax in [3e-5f32, 1e-7, 6e-8, 2.9e-8] {
         f16_sub.extend((0..n).map(|j| if j == 1 { -amax } else { amax * unit(&mut s) }));
     }
     let mut f32_sub = Vec::new();
     for amax in [1e-39f32, f32::MIN_POSITIVE / 2.0, f32::from_bits(1)] {
-        f32_sub.extend((0..n).map(|j| if j == 3 { amax } else { [0.0, -0.0, amax / 2.0][j % 3] }));
+        f32_sub.extend((0..n).map(|j| {
+            if j == 3 {
+                amax
+            } else {
+                [0.0, -0.0, amax / 2.0][j % 3]
+            }
+        }));
     }
     vec![
         ("ordinary", ordinary),
@@ -88,13 +102,17 @@ fn inputs(c: Codec, n: usize) -> Vec<(&'static str, Vec<f32>)> {
 }
 
 fn first_difference(c: Codec, a: &[u8], b: &[u8]) -> Option<usize> {
-    a.chunks(c.block_bytes()).zip(b.chunks(c.block_bytes())).position(|(x, y)| x != y)
+    a.chunks(c.block_bytes())
+        .zip(b.chunks(c.block_bytes()))
+        .position(|(x, y)| x != y)
 }
 
 #[test]
 fn bytes_equal_the_mainline_reference_quantizers() {
     let Some(h) = harness() else {
-        eprintln!("SKIPPED: no target/mainline/probe/quantize-ref (run scripts/encoders-vs-mainline.sh)");
+        eprintln!(
+            "SKIPPED: no target/mainline/probe/quantize-ref (run scripts/encoders-vs-mainline.sh)"
+        );
         return;
     };
     let mut failures = Vec::new();
@@ -123,11 +141,22 @@ fn bytes_equal_the_mainline_reference_quantizers() {
             if scales(&ours) != scales(&theirs) {
                 failures.push(format!("{ty} {set}: scales differ"));
             }
-            if !dv(&ours).iter().chain(dv(&theirs).iter()).all(|&v| v == 0.0) {
+            if !dv(&ours)
+                .iter()
+                .chain(dv(&theirs).iter())
+                .all(|&v| v == 0.0)
+            {
                 failures.push(format!("{ty} {set}: a value is not ±0"));
             }
-            let differing = ours.chunks(bb).zip(theirs.chunks(bb)).filter(|(a, b)| a != b).count();
-            eprintln!("{ty} {set}: identical decode; code bytes differ in {differing} of {} blocks", ours.len() / bb);
+            let differing = ours
+                .chunks(bb)
+                .zip(theirs.chunks(bb))
+                .filter(|(a, b)| a != b)
+                .count();
+            eprintln!(
+                "{ty} {set}: identical decode; code bytes differ in {differing} of {} blocks",
+                ours.len() / bb
+            );
         }
         // Negative control: the comparison sees a one-bit change of the owner's bytes.
         let x = &inputs(c, n)[0].1;

@@ -442,9 +442,10 @@ fn listed(path: &Path) -> Vec<String> {
 /// the mismatches so the negative control below can run it on an edited copy.
 fn doc_count_mismatches(readme: &str, interop: &str) -> Vec<String> {
     let r = root();
-    let m: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(r.join("conformance/MANIFEST.json")).unwrap())
-            .unwrap();
+    let m: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(r.join("conformance/MANIFEST.json")).unwrap(),
+    )
+    .unwrap();
     let cases = m["cases"].as_array().unwrap();
     let layer_of = |id: &str| {
         cases
@@ -457,16 +458,27 @@ fn doc_count_mismatches(readme: &str, interop: &str) -> Vec<String> {
     let mut bad = Vec::new();
     fn want(bad: &mut Vec<String>, what: String, got: Option<u64>, expected: u64) {
         if got != Some(expected) {
-            bad.push(format!("{what}: docs say {got:?}, the corpus/lists say {expected}"));
+            bad.push(format!(
+                "{what}: docs say {got:?}, the corpus/lists say {expected}"
+            ));
         }
     }
     let num_before = |text: &str, tail: &str| -> Option<u64> {
         let at = text.find(tail)?;
         let head = text[..at].trim_end();
-        let digits: String = head.chars().rev().take_while(|c| c.is_ascii_digit()).collect();
+        let digits: String = head
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
         digits.chars().rev().collect::<String>().parse().ok()
     };
-    want(&mut bad, "README case total".into(), num_before(readme, " cases) with\n`MANIFEST.json`"), cases.len() as u64);
+    want(
+        &mut bad,
+        "README case total".into(),
+        num_before(readme, " cases) with\n`MANIFEST.json`"),
+        cases.len() as u64,
+    );
     for (fam, c) in m["families"].as_object().unwrap() {
         let row = format!(
             "| {fam} | {} | {} | {} | {} |",
@@ -477,7 +489,10 @@ fn doc_count_mismatches(readme: &str, interop: &str) -> Vec<String> {
         }
     }
     let total = cases.len();
-    let y = cases.iter().filter(|c| c["expect"]["outcome"] == "accept").count();
+    let y = cases
+        .iter()
+        .filter(|c| c["expect"]["outcome"] == "accept")
+        .count();
     for (label, stub, n) in [
         ("accept-all", "accept_all", total),
         ("crash (SIGSEGV)", "crash", total),
@@ -485,7 +500,12 @@ fn doc_count_mismatches(readme: &str, interop: &str) -> Vec<String> {
         ("reject-all", "reject_all", y),
     ] {
         let listed_n = listed(&r.join(format!("conformance/adapters/stubs/{stub}.expected"))).len();
-        want(&mut bad, format!("stubs/{stub}.expected vs the manifest"), Some(listed_n as u64), n as u64);
+        want(
+            &mut bad,
+            format!("stubs/{stub}.expected vs the manifest"),
+            Some(listed_n as u64),
+            n as u64,
+        );
         if !readme.contains(&format!("| {label} | {n} ")) {
             bad.push(format!("README stub row '{label}' does not say {n}"));
         }
@@ -494,14 +514,24 @@ fn doc_count_mismatches(readme: &str, interop: &str) -> Vec<String> {
     for reader in ["hf_gguf", "gguf_inspect", "candle", "gguf_py"] {
         let ids = listed(&r.join(format!("conformance/adapters/{reader}/known-failures.txt")));
         let cite = format!(" known failures (`adapters/{reader}/known-failures.txt`");
-        want(&mut bad, format!("INTEROP.md: {reader} known failures"), num_before(&flat, &cite), ids.len() as u64);
+        want(
+            &mut bad,
+            format!("INTEROP.md: {reader} known failures"),
+            num_before(&flat, &cite),
+            ids.len() as u64,
+        );
         if let Some(at) = flat.find(&cite) {
             let rest = &flat[at + cite.len()..];
             if let Some(by) = rest.strip_prefix("; by rule layer: ") {
                 for layer in ["mainline", "loader", "recommended", "spec"] {
                     let n = ids.iter().filter(|i| layer_of(i) == layer).count() as u64;
                     let end = by.find(')').unwrap_or(by.len());
-                    want(&mut bad, format!("INTEROP.md: {reader} known failures of layer {layer}"), num_before(&by[..end], &format!(" {layer}")), n);
+                    want(
+                        &mut bad,
+                        format!("INTEROP.md: {reader} known failures of layer {layer}"),
+                        num_before(&by[..end], &format!(" {layer}")),
+                        n,
+                    );
                 }
             }
         }
@@ -515,7 +545,11 @@ fn docs_quote_the_corpus_and_known_failure_counts() {
     let readme = std::fs::read_to_string(r.join("README.md")).unwrap();
     let interop = std::fs::read_to_string(r.join("conformance/INTEROP.md")).unwrap();
     let bad = doc_count_mismatches(&readme, &interop);
-    assert!(bad.is_empty(), "stale counts in the docs:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "stale counts in the docs:\n{}",
+        bad.join("\n")
+    );
     // Negative control: one stale number in each document is caught.
     let total = readme
         .split(" cases) with")
@@ -525,8 +559,15 @@ fn docs_quote_the_corpus_and_known_failure_counts() {
         .to_string();
     let stale_readme = readme.replacen(&format!(", {total} cases) with"), ", 1 cases) with", 1);
     let flat = interop.split_whitespace().collect::<Vec<_>>().join(" ");
-    let stale_interop = flat.replacen(" known failures (`adapters/candle/", "0 known failures (`adapters/candle/", 1);
-    assert_ne!(stale_interop, flat, "the negative control edits the candle count");
+    let stale_interop = flat.replacen(
+        " known failures (`adapters/candle/",
+        "0 known failures (`adapters/candle/",
+        1,
+    );
+    assert_ne!(
+        stale_interop, flat,
+        "the negative control edits the candle count"
+    );
     let bad = doc_count_mismatches(&stale_readme, &stale_interop);
     assert!(
         bad.iter().any(|b| b.contains("README case total"))
