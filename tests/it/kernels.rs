@@ -225,7 +225,8 @@ fn check_kernel_cli_locates_and_names_a_failure_and_keeps_its_exit_codes() {
     }
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cuda/kernels");
     let wrong = format!("{dir}/wrong/ptq1_sequential.cu");
-    let (code, out) = cli(&[
+    // The sequential-trit wrong variant: every command below starts with these arguments.
+    let check_wrong = [
         "check-kernel",
         "--source",
         &wrong,
@@ -235,7 +236,8 @@ fn check_kernel_cli_locates_and_names_a_failure_and_keeps_its_exit_codes() {
         "dequantize",
         "--format",
         "ptq1_0",
-    ]);
+    ];
+    let (code, out) = cli(&check_wrong);
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("first failing case: y_dequantize_ptq1_0 -- first differing element")
@@ -279,21 +281,7 @@ fn check_kernel_cli_locates_and_names_a_failure_and_keeps_its_exit_codes() {
         2
     );
     // Random mode: a failure names the case to replay.
-    let (code, out) = cli(&[
-        "check-kernel",
-        "--source",
-        &wrong,
-        "--entry",
-        "wrong_dequantize_ptq1_0_sequential",
-        "--class",
-        "dequantize",
-        "--format",
-        "ptq1_0",
-        "--random",
-        "5",
-        "--seed",
-        "9",
-    ]);
+    let (code, out) = cli(&[&check_wrong[..], &["--random", "5", "--seed", "9"]].concat());
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("replay: check-kernel ... --random 5 --seed 9 --case r9_"),
