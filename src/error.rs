@@ -110,6 +110,13 @@ error_classes! {
     CliUsage => "cli.usage",
     ProtocolParams => "protocol.params",
     DumpFormat => "dump.format",
+    VerifyInput => "verify.input",
+    VerifyMutation => "verify.mutation",
+    CorpusManifest => "corpus.manifest",
+    CorpusFilter => "corpus.filter",
+    ReaderCapabilities => "reader.capabilities",
+    ReaderAdapter => "reader.adapter",
+    KernelAbi => "kernel.abi",
     KernelCase => "kernel.case",
     KernelCompile => "kernel.compile",
     KernelEntryMissing => "kernel.entry_missing",
@@ -123,6 +130,7 @@ error_classes! {
     KernelDeadlock => "kernel.deadlock",
     KernelUnsupported => "kernel.unsupported",
     KernelTierUnavailable => "kernel.tier_unavailable",
+    InternalInvariant => "internal.invariant",
 }
 
 impl fmt::Display for ErrorClass {

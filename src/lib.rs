@@ -8,6 +8,7 @@
 //! - [`fsio`]: opening inputs (regular files only), memory maps, claiming outputs and atomic
 //!   replacement (temporary files removed on a signal);
 //! - [`text`]: escaping of text taken from input files before it is printed;
+//! - [`le`]: the one bounds-checked little-endian reader (dumps, bundles, `.npy`, payloads);
 //! - [`rng`]: the one deterministic generator (SplitMix64) every generated stream draws from;
 //! - [`gguf`]: the zero-copy GGUF reader (spec and strict modes), the deterministic writer and
 //!   the streamed transcode / id-42 retag;
@@ -47,6 +48,7 @@ pub mod fsio;
 pub mod geometry;
 pub mod gguf;
 pub mod hadamard;
+pub mod le;
 pub mod mapping;
 pub mod ninfer;
 pub mod npy;
