@@ -15,6 +15,7 @@ mod decode;
 mod demo;
 mod inspect;
 mod inspect_gguf;
+pub(crate) mod json_out;
 mod pack_cmd;
 mod spec_cmd;
 /// Standard-output failures: quiet on a closed pipe, `io.stdout` otherwise.

@@ -1,0 +1,125 @@
+//! The one convention for machine-readable reports: `--json PATH|-` (`-` = standard output),
+//! a file is claimed before any work (an existing one needs `--force`), written atomically,
+//! and every report starts with `{"schema": "ninfer-ternary/<name>/<version>", "tool_version": ...}`;
+//! the schemas are `spec/schemas/<name>.schema.json`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, ErrorClass, Result};
+
+/// Where a `--json` report goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum JsonTarget {
+    /// Standard output (`--json -`): the report owns it; human lines go to standard error.
+    Stdout,
+    /// A file, replaced atomically.
+    File(PathBuf),
+}
+
+impl JsonTarget {
+    /// `-` is standard output, anything else a file path.
+    pub(crate) fn parse(p: &Path) -> JsonTarget {
+        if p == Path::new("-") {
+            JsonTarget::Stdout
+        } else {
+            JsonTarget::File(p.to_path_buf())
+        }
+    }
+
+    /// Claims the target before any work: an existing file needs `force`, an input of the
+    /// command is never the report ([`crate::fsio::claim_output`]).
+    pub(crate) fn claim(p: Option<&Path>, force: bool, inputs: &[&Path]) -> Result<Option<Self>> {
+        let Some(p) = p else { return Ok(None) };
+        let t = JsonTarget::parse(p);
+        if let JsonTarget::File(f) = &t {
+            crate::fsio::claim_output(f, crate::fsio::OutputKind::File, force, inputs)?;
+        }
+        Ok(Some(t))
+    }
+
+    /// True when the report is written to standard output (human output must use stderr).
+    pub(crate) fn is_stdout(&self) -> bool {
+        matches!(self, JsonTarget::Stdout)
+    }
+
+    /// Writes `body` (an object) under the report header of `schema` (e.g. `verify-report`).
+    pub(crate) fn write(&self, schema: &str, body: Value) -> Result<()> {
+        let v = with_header(schema, body)?;
+        let mut s = serde_json::to_string_pretty(&v).map_err(|e| {
+            Error::new(
+                ErrorClass::InternalInvariant,
+                schema,
+                format!("report not serializable: {e}"),
+            )
+        })?;
+        s.push('\n');
+        match self {
+            JsonTarget::Stdout => {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                out.write_all(s.as_bytes())
+                    .and_then(|_| out.flush())
+                    .map_err(|e| Error::new(ErrorClass::IoStdout, "standard output", e.to_string()))
+            }
+            JsonTarget::File(p) => crate::fsio::write_bytes_atomic(p, s.as_bytes()),
+        }
+    }
+}
+
+/// The schema id of report `name`: `ninfer-ternary/<name>/1`.
+pub(crate) fn schema_id(name: &str) -> String {
+    format!("ninfer-ternary/{name}/1")
+}
+
+/// `body` with `schema` and `tool_version` as its first two members.
+pub(crate) fn with_header(schema: &str, body: Value) -> Result<Value> {
+    let Value::Object(fields) = body else {
+        return Err(Error::new(
+            ErrorClass::InternalInvariant,
+            schema,
+            "a report body must be a JSON object",
+        ));
+    };
+    let mut m = Map::new();
+    m.insert("schema".into(), Value::String(schema_id(schema)));
+    m.insert(
+        "tool_version".into(),
+        Value::String(env!("CARGO_PKG_VERSION").into()),
+    );
+    for (k, v) in fields {
+        if k != "schema" && k != "tool_version" {
+            m.insert(k, v);
+        }
+    }
+    Ok(Value::Object(m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_comes_first_and_a_non_object_is_refused() {
+        let v = with_header("x-report", serde_json::json!({"a": 1, "schema": "old"})).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["schema", "tool_version", "a"]);
+        assert_eq!(v["schema"], "ninfer-ternary/x-report/1");
+        assert!(with_header("x", serde_json::json!([1])).is_err());
+    }
+
+    #[test]
+    fn an_existing_file_needs_force() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.json");
+        std::fs::write(&p, "{}").unwrap();
+        let e = JsonTarget::claim(Some(&p), false, &[]).unwrap_err();
+        assert_eq!(e.class, ErrorClass::IoOutputExists);
+        assert!(JsonTarget::claim(Some(&p), true, &[]).unwrap().is_some());
+        assert_eq!(
+            JsonTarget::claim(Some(Path::new("-")), false, &[]).unwrap(),
+            Some(JsonTarget::Stdout)
+        );
+    }
+}
