@@ -187,7 +187,7 @@ fn verify_gates(cr: &mut Criterion) {
     let gg = ninfer_ternary::gguf::parse(&src, ninfer_ternary::gguf::Mode::Strict).expect("gguf");
     let (profile, layers) =
         ninfer_ternary::mapping::profile::resolve_profile(&gg, None).expect("profile");
-    let format = ninfer_ternary::pack::source::ternary_type(&gg).expect("format");
+    let format = ninfer_ternary::mapping::profile::ternary_format(&gg).expect("format");
     let ta = Artifact::parse(&tpl).expect("template");
     let ctx = Ctx {
         artifact: &a,

@@ -9,6 +9,7 @@
 //!   replacement (temporary files removed on a signal);
 //! - [`text`]: escaping of text taken from input files before it is printed;
 //! - [`le`]: the one bounds-checked little-endian reader (dumps, bundles, `.npy`, payloads);
+//! - [`digest`]: lower-case hex sha256 of content (corpus, kernel cases, reports);
 //! - [`rng`]: the one deterministic generator (SplitMix64) every generated stream draws from;
 //! - [`gguf`]: the zero-copy GGUF reader (spec and strict modes), the deterministic writer and
 //!   the streamed transcode / id-42 retag;
@@ -43,6 +44,7 @@ pub mod cli;
 pub mod codec;
 pub mod corpus;
 pub mod cuda;
+pub mod digest;
 pub mod error;
 pub mod fsio;
 pub mod geometry;

@@ -20,8 +20,13 @@ pub fn threads() -> usize {
             .ok()
             .and_then(|v| v.trim().parse::<usize>().ok())
             .filter(|&n| n >= 1)
-            .unwrap_or_else(crate::codec::parallel::default_threads)
+            .unwrap_or_else(available_threads)
     })
+}
+
+/// The OS's available parallelism (at least 1), whatever the environment says.
+pub fn available_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// A count of threads that may still be started (the thread that owns the budget is not

@@ -40,6 +40,28 @@ fn fill_avx512(state: u64, out: &mut [u64]) {
 /// Lane `l` of `out[k]` is draw `stride·l + k` after `state`: `L` stretches of one stream side by
 /// side, one lane each, so per-lane work on them vectorizes without a transpose. The portable
 /// definition of the intrinsic kernels below (the tests compare them).
+/// The case-payload view of [`Rng`] (one byte per draw, 24-bit units).
+pub struct Bytes(Rng);
+
+impl Bytes {
+    /// The stream of `seed`.
+    pub fn new(seed: u64) -> Bytes {
+        Bytes(Rng::new(seed))
+    }
+    /// The next 64 bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0.next_u64()
+    }
+    /// `n` payload bytes.
+    pub fn fill(&mut self, n: usize) -> Vec<u8> {
+        self.0.low_bytes(n)
+    }
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f32 {
+        self.0.unit_f32()
+    }
+}
+
 #[cfg(test)]
 fn fill_lanes_from<const L: usize>(state: u64, stride: u64, out: &mut [[u64; L]]) {
     let mut s: [u64; L] = std::array::from_fn(|l| {

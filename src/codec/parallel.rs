@@ -29,10 +29,7 @@ pub(crate) fn split_small_inputs_for_tests() -> usize {
     min_elems_per_thread()
 }
 
-/// The thread count [`decode_parallel`] uses for `threads == 0`: the OS's available parallelism.
-pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
+pub use crate::pool::available_threads as default_threads;
 
 /// Decodes whole blocks like [`Codec::decode`] (same length contract and errors, bit-identical
 /// output) split into block-aligned chunks over `threads` scoped threads (`0` = every core).

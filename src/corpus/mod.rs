@@ -478,27 +478,7 @@ impl Comparison {
     }
 }
 
-/// The case-payload view of [`crate::rng::Rng`] (one byte per draw, 24-bit units).
-pub struct Bytes(crate::rng::Rng);
-
-impl Bytes {
-    /// The stream of `seed`.
-    pub fn new(seed: u64) -> Bytes {
-        Bytes(crate::rng::Rng::new(seed))
-    }
-    /// The next 64 bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0.next_u64()
-    }
-    /// `n` payload bytes.
-    pub fn fill(&mut self, n: usize) -> Vec<u8> {
-        self.0.low_bytes(n)
-    }
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f32 {
-        self.0.unit_f32()
-    }
-}
+pub use crate::rng::Bytes;
 
 /// `json!` re-export for family modules.
 pub fn obj(v: Value) -> serde_json::Map<String, Value> {

@@ -5,7 +5,6 @@
 //! language can reproduce it without sharing code with this crate.
 
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 use crate::codec::Codec;
 use crate::corpus::catalogs::gguf_hostile::{self, Decode};
@@ -14,11 +13,7 @@ use crate::gguf::{self, Id42Policy, Mode, Options, ValueType};
 use crate::ninfer::{Artifact, ObjectBody};
 use crate::perm::{self, HeadTiling};
 
-/// Lower-case hex sha256.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let d = Sha256::digest(bytes);
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use crate::digest::sha256_hex;
 
 /// The canonical little-endian bytes of f32 values: every NaN becomes `0x7fc00000` and
 /// `-0.0` becomes `+0.0` (value-wise comparison, PROTOCOL.md §4.1); other bits unchanged.

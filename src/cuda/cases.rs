@@ -4,10 +4,10 @@
 
 use super::abi::{KernelClass, Launch};
 use crate::codec::{f32_to_f16, Codec};
-use crate::corpus::Bytes;
 use crate::error::{Error, ErrorClass, Result};
 use crate::geometry::{row_split_geometry, RowSplitGeometry};
 use crate::planes::{self, BlockLayout};
+use crate::rng::Bytes;
 
 /// Shapes of a case (unused ones are 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -592,7 +592,7 @@ pub fn observe(bytes: &[u8]) -> Result<serde_json::Value> {
         "class": c.class.name(),
         "format": c.format,
         "outputs": c.reference.len(),
-        "reference_f64_sha256": crate::corpus::observe::sha256_hex(&refb),
+        "reference_f64_sha256": crate::digest::sha256_hex(&refb),
     });
     if c.class.exact() {
         let f: Vec<u8> = c
@@ -600,7 +600,7 @@ pub fn observe(bytes: &[u8]) -> Result<serde_json::Value> {
             .iter()
             .flat_map(|v| (*v as f32).to_le_bytes())
             .collect();
-        o["exact_f32_sha256"] = crate::corpus::observe::sha256_hex(&f).into();
+        o["exact_f32_sha256"] = crate::digest::sha256_hex(&f).into();
     }
     Ok(o)
 }

@@ -232,3 +232,40 @@ fn check_hparam(kv: &Kv<'_>, want_type: &str, expected: u64, profile: &ModelProf
         None => Err(mismatch(format!("a {found_type} value"))),
     }
 }
+
+/// The single ternary format of the file's tensors (PQ2_0 = 142 or PTQ1_0 = 143), or a
+/// mixed/absent error.
+pub fn ternary_format(g: &Gguf<'_>) -> Result<&'static crate::spec::NumericFormat> {
+    let mut found: Option<&str> = None;
+    for t in &g.tensors {
+        let Some(f) = spec::get().ternary_format_for_ggml(&t.ggml.name) else {
+            continue;
+        };
+        match found {
+            None => found = Some(&f.name),
+            Some(prev) if prev != f.name => {
+                return Err(Error::at(
+                    ErrorClass::PackMixedTernary,
+                    t.info_offset,
+                    t.name,
+                    format!("{} is {} but earlier ternary tensors are {prev}: one artifact holds one ternary format", t.name, t.ggml.name),
+                ))
+            }
+            _ => {}
+        }
+    }
+    let name = found.ok_or_else(|| {
+        Error::new(
+            ErrorClass::PackMixedTernary,
+            "tensors",
+            "no PQ2_0 (142) or PTQ1_0 (143) tensor in the GGUF",
+        )
+    })?;
+    spec::get().format(name).ok_or_else(|| {
+        Error::new(
+            ErrorClass::InternalInvariant,
+            "spec/formats.json",
+            format!("{name} is a ternary ggml type without a format entry"),
+        )
+    })
+}

@@ -82,7 +82,7 @@ pub fn check_source(gguf: &Gguf<'_>, opts: &PackOptions) -> Result<SourceFacts> 
     }
     let (profile, held) = source::resolve_profile(gguf, opts.profile.as_deref())?;
     let selected = select_layers(&held, opts.layers.as_deref())?;
-    let format = source::ternary_type(gguf)?;
+    let format = source::ternary_format(gguf)?;
     check_source_tensors(gguf, &profile, &held, format)?;
     let signs = check_hadamard(gguf, &profile)?;
     Ok(SourceFacts {

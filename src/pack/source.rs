@@ -4,39 +4,8 @@
 use crate::codec::Codec;
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{ArrayView, Gguf, TensorInfo};
-use crate::spec;
 
-pub use crate::mapping::profile::{held_layers, resolve_profile};
-
-/// The single ternary ggml type of the file (142 or 143), or a mixed/absent error.
-pub fn ternary_type(g: &Gguf<'_>) -> Result<&'static crate::spec::NumericFormat> {
-    let mut found: Option<&str> = None;
-    for t in &g.tensors {
-        let Some(f) = spec::get().ternary_format_for_ggml(&t.ggml.name) else {
-            continue;
-        };
-        match found {
-            None => found = Some(&f.name),
-            Some(prev) if prev != f.name => {
-                return Err(Error::at(
-                    ErrorClass::PackMixedTernary,
-                    t.info_offset,
-                    t.name,
-                    format!("{} is {} but earlier ternary tensors are {prev}: one artifact holds one ternary format", t.name, t.ggml.name),
-                ))
-            }
-            _ => {}
-        }
-    }
-    let name = found.ok_or_else(|| {
-        Error::new(
-            ErrorClass::PackMixedTernary,
-            "tensors",
-            "no PQ2_0 (142) or PTQ1_0 (143) tensor in the GGUF",
-        )
-    })?;
-    Ok(spec::get().format(name).expect("spec format"))
-}
+pub use crate::mapping::profile::{held_layers, resolve_profile, ternary_format};
 
 /// Decodes a small non-ternary tensor to f32 (F32, F16, BF16).
 pub fn floats(g: &Gguf<'_>, t: &TensorInfo<'_>) -> Result<Vec<f32>> {

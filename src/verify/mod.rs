@@ -273,7 +273,7 @@ pub fn verify(
     let g = gguf::parse(gguf_bytes, Mode::Strict).context(gguf_name.to_string())?;
     let (profile, layers) = crate::mapping::profile::resolve_profile(&g, opts.profile)
         .context(gguf_name.to_string())?;
-    let gformat = crate::pack::source::ternary_type(&g).context(gguf_name.to_string())?;
+    let gformat = crate::mapping::profile::ternary_format(&g).context(gguf_name.to_string())?;
     let template = match opts.template {
         Some(t) => Some(Artifact::parse(t).context("template")?),
         None => None,
