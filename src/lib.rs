@@ -33,6 +33,14 @@
 //! - [`npy`]: the `.npy` (format 1.0, f32) files `decode -o` writes;
 //! - [`cli`]: the commands behind the `ninfer-ternary` binary.
 //!
+//! Layers (lowest first): `text` < `error` < `le` < `digest` < `rng` < `fsio` < `pool` < `npy`
+//! < `spec` < `geometry` < `perm` < `hadamard` < `planes` < `codec` < `gguf` < `ninfer`
+//! < `mapping` < `synth` < `pack`, `verify` < `cuda` < `corpus` < `cli`
+//!
+//! Production code of a module names only modules of lower layers; `pack` and `verify` share a
+//! layer and never name each other (the verifier shares no code with what it checks).
+//! `tests/it/layers.rs` checks every `crate::` path; test code may reach anything.
+//!
 //! The binary's counting allocator (`src/peak_alloc.rs`) is compiled into the binary only.
 //!
 //! Test-only support (fuzz checks, seeds, fixtures) is not here: it lives in the

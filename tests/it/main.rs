@@ -22,6 +22,7 @@ mod hostile_limits;
 mod hostile_text;
 mod hostile_time;
 mod kernels;
+mod layers;
 mod layout;
 mod msrv;
 mod ninfer_memory;
