@@ -12,14 +12,51 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Runs `inspect` on `path`; `mode` is the GGUF reading mode (`strict` or `spec`).
-pub fn run(path: &Path, as_json: bool, mode: crate::gguf::Mode) -> anyhow::Result<ExitCode> {
+use super::json_out::JsonTarget;
+
+/// The schema name of the `inspect --json` report (`spec/schemas/inspect-report.schema.json`).
+pub const SCHEMA: &str = "inspect-report";
+
+/// Runs `inspect` on `path`; `mode` is the GGUF reading mode (`strict` or `spec`); with
+/// `json` the report goes there instead of the text view.
+pub fn run(
+    path: &Path,
+    json: Option<&JsonTarget>,
+    mode: crate::gguf::Mode,
+) -> anyhow::Result<ExitCode> {
     let map = crate::fsio::map_file(path)?;
     if map.starts_with(b"NINFER") || map.starts_with(b"NINPRT") {
-        return ninfer(path, &map, as_json);
+        return ninfer(path, &map, json);
     }
     // Anything else is read as GGUF, whose reader names a bad magic precisely.
-    super::inspect_gguf::run(path, &map, as_json, mode)
+    super::inspect_gguf::run(path, &map, json, mode)
+}
+
+/// Writes a streamed report to its target: standard output as [`print_json`], a file
+/// atomically (nothing is left behind if serializing fails half-way).
+pub fn emit_json(target: &JsonTarget, doc: &impl Serialize) -> anyhow::Result<()> {
+    match target {
+        JsonTarget::Stdout => print_json(doc),
+        JsonTarget::File(p) => Ok(crate::fsio::write_atomic(
+            p,
+            |w| {
+                write_json(w, doc).map_err(|e| {
+                    crate::Error::new(
+                        crate::ErrorClass::IoWrite,
+                        p.display().to_string(),
+                        format!("{e:#}"),
+                    )
+                })
+            },
+            |_| Ok(()),
+        )?),
+    }
+}
+
+/// The two members every report starts with (see [`super::json_out`]).
+fn report_header<M: SerializeMap>(m: &mut M) -> std::result::Result<(), M::Error> {
+    m.serialize_entry("schema", &super::json_out::schema_id(SCHEMA))?;
+    m.serialize_entry("tool_version", env!("CARGO_PKG_VERSION"))
 }
 
 /// The `--json` description of a container: identity, layout and every object (tensor format,
@@ -78,7 +115,8 @@ impl Serialize for NinferJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let a = self.a;
         let id = &a.directory.identity;
-        let mut m = s.serialize_map(Some(8))?;
+        let mut m = s.serialize_map(Some(10))?;
+        report_header(&mut m)?;
         m.serialize_entry("file", &self.path.display().to_string())?;
         m.serialize_entry("container", "ninfer v2")?;
         m.serialize_entry("bytes", &self.bytes.len())?;
@@ -167,15 +205,15 @@ impl<W: Write> Write for SafeLines<'_, W> {
     }
 }
 
-fn ninfer(path: &Path, bytes: &[u8], as_json: bool) -> anyhow::Result<ExitCode> {
-    if as_json {
+fn ninfer(path: &Path, bytes: &[u8], json: Option<&JsonTarget>) -> anyhow::Result<ExitCode> {
+    if let Some(target) = json {
         let a = Artifact::parse(bytes)?;
         // Every object's view first, so that a bad one fails before any output (as when the
         // document was built whole).
         for o in &a.directory.objects {
             a.view_object(o)?;
         }
-        print_json(&NinferJson { path, bytes, a: &a })?;
+        emit_json(target, &NinferJson { path, bytes, a: &a })?;
         return Ok(ExitCode::SUCCESS);
     }
     let a = Artifact::parse(bytes)?;

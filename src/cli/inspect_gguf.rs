@@ -117,17 +117,22 @@ fn array_text(a: &ArrayView<'_>) -> String {
 }
 
 /// Prints the GGUF `bytes` (read from `path`) as text or, with `as_json`, as one JSON document.
-pub fn run(path: &Path, bytes: &[u8], as_json: bool, mode: gguf::Mode) -> anyhow::Result<ExitCode> {
+pub fn run(
+    path: &Path,
+    bytes: &[u8],
+    json: Option<&super::json_out::JsonTarget>,
+    mode: gguf::Mode,
+) -> anyhow::Result<ExitCode> {
     let g = gguf::parse(bytes, mode)?;
     let notes = fork_notes(&g);
-    if as_json {
+    if let Some(target) = json {
         let doc = GgufJson {
             path,
             g: &g,
             mode,
             notes: &notes,
         };
-        super::inspect::print_json(&doc)?;
+        super::inspect::emit_json(target, &doc)?;
         return Ok(ExitCode::SUCCESS);
     }
     println!(
@@ -202,9 +207,128 @@ pub fn fork_notes(g: &Gguf<'_>) -> Vec<String> {
     out
 }
 
-/// One `metadata` record of the `--json` view.
+/// Numeric array elements `inspect --json` writes whole; a longer array holds its first
+/// [`JSON_ELEMENTS`] with `"truncated": true` and its `count`.
+pub const JSON_ELEMENTS: usize = 1024;
+
+/// Strings of a string array `inspect --json` writes (each cut like a string value).
+pub const JSON_STRINGS: usize = 64;
+
+/// A float as JSON: a number when finite, else the string `"NaN"`, `"Infinity"` or
+/// `"-Infinity"` (JSON has no non-finite numbers).
+fn float_json(x: f64) -> serde_json::Value {
+    if x.is_finite() {
+        json!(x)
+    } else if x.is_nan() {
+        json!("NaN")
+    } else if x > 0.0 {
+        json!("Infinity")
+    } else {
+        json!("-Infinity")
+    }
+}
+
+/// A string value as JSON: whole up to [`SHOWN_CHARS`] characters, else its head and
+/// `{"truncated": true, "bytes": n}` beside it (returned as the value and the extra members).
+fn string_json(s: &str) -> (serde_json::Value, Option<u64>) {
+    match s.char_indices().nth(SHOWN_CHARS) {
+        Some((at, _)) => (json!(&s[..at]), Some(s.len() as u64)),
+        None => (json!(s), None),
+    }
+}
+
+/// The elements of an array as typed JSON (head only, see [`JSON_ELEMENTS`]); `None` when the
+/// elements cannot be read (the reader refused them; the record then says so).
+fn array_values(a: &ArrayView<'_>) -> Option<Vec<serde_json::Value>> {
+    use crate::gguf::ValueType as T;
+    fn all<X: Into<serde_json::Value>>(v: crate::Result<Vec<X>>) -> Option<Vec<serde_json::Value>> {
+        v.ok().map(|v| v.into_iter().map(Into::into).collect())
+    }
+    if a.elem == T::String {
+        return a
+            .strs()
+            .ok()
+            .map(|it| it.take(JSON_STRINGS).map(|x| string_json(x).0).collect());
+    }
+    let size = a.elem.fixed_size()?;
+    let shown = a.count.min(JSON_ELEMENTS as u64) as usize;
+    let head_bytes = shown.saturating_mul(size).min(a.raw.len());
+    let h = ArrayView {
+        elem: a.elem,
+        count: (head_bytes / size.max(1)) as u64,
+        raw: &a.raw[..head_bytes],
+        offset: a.offset,
+    };
+    match a.elem {
+        T::U8 => all(h.as_u8s()),
+        T::I8 => all(h.as_i8s()),
+        T::U16 => all(h.as_u16s()),
+        T::I16 => all(h.as_i16s()),
+        T::U32 => all(h.as_u32s()),
+        T::I32 => all(h.as_i32s()),
+        T::U64 => all(h.as_u64s()),
+        T::I64 => all(h.as_i64s()),
+        T::Bool => all(h.as_bools()),
+        T::F32 => h
+            .as_f32s()
+            .ok()
+            .map(|v| v.into_iter().map(|x| float_json(f64::from(x))).collect()),
+        T::F64 => h
+            .as_f64s()
+            .ok()
+            .map(|v| v.into_iter().map(float_json).collect()),
+        T::String | T::Array => None,
+    }
+}
+
+/// One `metadata` record of the `--json` view, with a typed value (like gguf-py's
+/// `gguf_dump --json`): numbers as numbers, booleans, strings as strings; arrays as
+/// `{"element_type", "count", "value": [...], "truncated"}`; a cut string has `"truncated": true`
+/// and its byte length in `"bytes"`.
 fn kv_json(kv: &gguf::Kv<'_>) -> serde_json::Value {
-    json!({"key": cut(kv.key), "type": kv.value.value_type().name(), "value": value_text(&kv.value), "offset": kv.offset})
+    let mut j =
+        json!({"key": cut(kv.key), "type": kv.value.value_type().name(), "offset": kv.offset});
+    let value = match &kv.value {
+        Value::U8(x) => json!(x),
+        Value::I8(x) => json!(x),
+        Value::U16(x) => json!(x),
+        Value::I16(x) => json!(x),
+        Value::U32(x) => json!(x),
+        Value::I32(x) => json!(x),
+        Value::U64(x) => json!(x),
+        Value::I64(x) => json!(x),
+        Value::F32(x) => float_json(f64::from(*x)),
+        Value::F64(x) => float_json(*x),
+        Value::Bool(x) => json!(x),
+        Value::String(s) => {
+            let (v, cut_bytes) = string_json(s);
+            if let Some(n) = cut_bytes {
+                j["truncated"] = json!(true);
+                j["bytes"] = json!(n);
+            }
+            v
+        }
+        Value::Array(a) => {
+            j["element_type"] = json!(a.elem.name());
+            j["count"] = json!(a.count);
+            match array_values(a) {
+                Some(v) => {
+                    let cut_strings = a.elem == crate::gguf::ValueType::String
+                        && a.strs().is_ok_and(|it| {
+                            it.take(JSON_STRINGS).any(|x| string_json(x).1.is_some())
+                        });
+                    j["truncated"] = json!((v.len() as u64) < a.count || cut_strings);
+                    json!(v)
+                }
+                None => {
+                    j["truncated"] = json!(true);
+                    json!([])
+                }
+            }
+        }
+    };
+    j["value"] = value;
+    j
 }
 
 /// One `tensors` record of the `--json` view (with the row-split geometry of ternary types).
@@ -248,7 +372,12 @@ impl<I: Iterator<Item = serde_json::Value>, F: Fn() -> I> Serialize for Records<
 impl Serialize for GgufJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let g = self.g;
-        let mut m = s.serialize_map(Some(11))?;
+        let mut m = s.serialize_map(Some(13))?;
+        m.serialize_entry(
+            "schema",
+            &super::json_out::schema_id(super::inspect::SCHEMA),
+        )?;
+        m.serialize_entry("tool_version", env!("CARGO_PKG_VERSION"))?;
         m.serialize_entry("file", &self.path.display().to_string())?;
         m.serialize_entry("container", "gguf")?;
         m.serialize_entry("version", &g.version)?;
@@ -273,7 +402,7 @@ mod tests {
     fn whole(path: &Path, g: &Gguf<'_>, mode: gguf::Mode) -> String {
         let tensors: Vec<_> = g.tensors.iter().map(tensor_json).collect();
         let kvs: Vec<_> = g.kvs.iter().map(kv_json).collect();
-        let out = json!({"file": path.display().to_string(), "container": "gguf", "version": g.version, "mode": mode.as_str(),
+        let out = json!({"schema": "ninfer-ternary/inspect-report/1", "tool_version": env!("CARGO_PKG_VERSION"), "file": path.display().to_string(), "container": "gguf", "version": g.version, "mode": mode.as_str(),
             "alignment": g.alignment, "tensor_info_offset": g.tensor_info_offset, "data_offset": g.data_offset,
             "warnings": g.warnings, "fork_notes": fork_notes(g), "metadata": kvs, "tensors": tensors});
         format!(

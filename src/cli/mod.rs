@@ -43,9 +43,13 @@ enum Command {
     /// Show a GGUF or .ninfer file: header, metadata, tensors/objects, geometry, fork warnings.
     Inspect {
         file: PathBuf,
-        /// Machine-readable output.
+        /// Write the report as JSON to PATH, or to standard output with `-` (typed values;
+        /// schema spec/schemas/inspect-report.schema.json).
+        #[arg(long, value_name = "PATH|-")]
+        json: Option<PathBuf>,
+        /// Replace an existing --json file.
         #[arg(long)]
-        json: bool,
+        force: bool,
         /// GGUF reading mode: spec (the GGUF document) or strict (mainline llama.cpp rules).
         #[arg(long, value_enum, default_value_t = crate::gguf::Mode::Strict)]
         mode: crate::gguf::Mode,
@@ -319,7 +323,14 @@ pub fn main() -> ExitCode {
         Err(e) => return refuse_arguments(e),
     };
     let result = match cli.command {
-        Command::Inspect { file, json, mode } => inspect::run(&file, json, mode),
+        Command::Inspect {
+            file,
+            json,
+            force,
+            mode,
+        } => json_out::JsonTarget::claim(json.as_deref(), force, &[&file])
+            .map_err(anyhow::Error::from)
+            .and_then(|target| inspect::run(&file, target.as_ref(), mode)),
         Command::Decode {
             file,
             name,

@@ -53,7 +53,7 @@ fn synth_pack_inspect_decode_unpack() {
             && out.contains("-> PTQ1_0_G128 [1031, 128]"),
         "{out}"
     );
-    let out = ok(&["inspect", s(&a), "--json"]);
+    let out = ok(&["inspect", s(&a), "--json", "-"]);
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(j["identity"]["weights_id"], "folded-ternary");
     assert!(j["objects"]
@@ -292,4 +292,81 @@ fn decode_says_when_it_assumed_the_id42_layout() {
         legacy, auto,
         "negative control: the two layouts differ on these bytes"
     );
+}
+
+/// `inspect --json` values are typed (numbers, strings, booleans, arrays with their count and
+/// an explicit cut), the report names its schema and tool version, and a report file is
+/// claimed like every output (an existing one needs --force; the input is never the report).
+#[test]
+fn inspect_json_is_typed_and_its_file_is_claimed() {
+    let d = tempfile::tempdir().unwrap();
+    let g = d.path().join("m.gguf");
+    let mut w = GgufWriter::new();
+    w.kv("general.architecture", "llama");
+    w.kv("x.count", 8u32);
+    w.kv("x.ratio", 0.5f32);
+    w.kv("x.flag", true);
+    use ninfer_ternary::gguf::{MetaValue, ValueType};
+    let arr = |t, v: Vec<MetaValue>| MetaValue::Array(t, v);
+    w.kv(
+        "x.small",
+        arr(
+            ValueType::I32,
+            vec![1i32.into(), (-2i32).into(), 3i32.into()],
+        ),
+    );
+    w.kv(
+        "x.big",
+        arr(ValueType::U32, (0..2000u32).map(MetaValue::from).collect()),
+    );
+    w.kv(
+        "x.names",
+        arr(ValueType::String, vec!["a".into(), "b".into()]),
+    );
+    w.tensor("t", &[32, 2], 0).unwrap();
+    std::fs::write(&g, w.to_bytes(&[&[0u8; 256]]).unwrap()).unwrap();
+    let out = ok(&["inspect", s(&g), "--json", "-"]);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["schema"], "ninfer-ternary/inspect-report/1");
+    assert_eq!(j["tool_version"], env!("CARGO_PKG_VERSION"));
+    let kv = |k: &str| {
+        j["metadata"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["key"] == k)
+            .unwrap_or_else(|| panic!("{k} in {j}"))
+            .clone()
+    };
+    assert_eq!(kv("general.architecture")["value"], "llama");
+    assert_eq!(kv("x.count")["value"], 8);
+    assert_eq!(kv("x.count")["type"], "U32");
+    assert_eq!(kv("x.ratio")["value"], 0.5);
+    assert_eq!(kv("x.flag")["value"], true);
+    let small = kv("x.small");
+    assert_eq!(small["value"], serde_json::json!([1, -2, 3]));
+    assert_eq!(
+        (small["count"].clone(), small["truncated"].clone()),
+        (3.into(), false.into())
+    );
+    let big = kv("x.big");
+    assert_eq!(big["count"], 2000);
+    assert_eq!(big["truncated"], true);
+    assert_eq!(big["value"].as_array().unwrap().len(), 1024);
+    assert_eq!(big["value"][1023], 1023);
+    assert_eq!(kv("x.names")["value"], serde_json::json!(["a", "b"]));
+    // To a file: the same document; an existing file needs --force; the input is refused.
+    let r = d.path().join("r.json");
+    ok(&["inspect", s(&g), "--json", s(&r)]);
+    let again: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
+    assert_eq!(again, j);
+    let o = run(&["inspect", s(&g), "--json", s(&r)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("[io.output_exists]"));
+    ok(&["inspect", s(&g), "--json", s(&r), "--force"]);
+    let o = run(&["inspect", s(&g), "--json", s(&g), "--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("[io.same_file]"));
+    assert!(std::fs::read(&g).unwrap().starts_with(b"GGUF"));
 }

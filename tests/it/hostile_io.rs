@@ -104,7 +104,7 @@ fn non_regular_inputs_are_refused_before_they_are_opened() {
     let check_reader = ["check-reader", "--adapter", "true", "--corpus", corpus];
     let fifo_cases: Vec<Vec<&str>> = vec![
         vec!["inspect", f],
-        vec!["inspect", "--json", f],
+        vec!["inspect", "--json", "-", f],
         vec!["decode", f, "x", "-o", o],
         vec!["transcode", f, "--to", "pq2_0", "-o", o],
         vec!["transcode", f, "--retag-42", "-o", o],
@@ -388,7 +388,7 @@ fn a_closed_stdout_pipe_ends_the_command_quietly() {
     };
     for args in [
         vec!["inspect", s(g)],
-        vec!["inspect", "--json", s(g)],
+        vec!["inspect", "--json", "-", s(g)],
         vec!["spec", "errors"],
     ] {
         let (st, err) = run_closed(&args);

@@ -259,7 +259,7 @@ fn cases() -> Vec<(&'static str, Vec<&'static str>)> {
         ("inspect array", vec!["inspect", "{array.gguf}"]),
         (
             "inspect --json array",
-            vec!["inspect", "--json", "{array.gguf}"],
+            vec!["inspect", "--json", "-", "{array.gguf}"],
         ),
         (
             "inspect spec array",
@@ -268,7 +268,7 @@ fn cases() -> Vec<(&'static str, Vec<&'static str>)> {
         ("inspect key", vec!["inspect", "{key.gguf}"]),
         (
             "inspect --json key",
-            vec!["inspect", "--json", "{key.gguf}"],
+            vec!["inspect", "--json", "-", "{key.gguf}"],
         ),
         ("inspect tensor", vec!["inspect", "{tensor.gguf}"]),
         ("inspect signs", vec!["inspect", "{signs.gguf}"]),
@@ -549,7 +549,7 @@ fn millions_of_tiny_records_parse_or_are_refused_with_io_memory() {
         );
         // The normal cap holds them: inspect lists every record, as text and as JSON (which
         // is streamed record by record; built whole, the 2 M-KV document aborted here).
-        for args in [vec!["inspect"], vec!["inspect", "--json"]] {
+        for args in [vec!["inspect"], vec!["inspect", "--json", "-"]] {
             let args = [&args[..], &[s(path)]].concat();
             let normal = run_capped(bin(), &args, size + GIB);
             eprintln!("{args:?} under +1 GiB: {normal:?}");
@@ -636,7 +636,7 @@ fn millions_of_tiny_ninfer_objects_parse_or_are_refused_with_io_memory() {
         matches!(tight, Outcome::CleanRefusal(ref c) if c == "io.memory"),
         "{tight:?}"
     );
-    for args in [vec!["inspect"], vec!["inspect", "--json"]] {
+    for args in [vec!["inspect"], vec!["inspect", "--json", "-"]] {
         let args = [&args[..], &[s(&path)]].concat();
         let normal = run_capped(bin(), &args, size + GIB);
         eprintln!("{args:?} under +1 GiB: {normal:?}");

@@ -197,7 +197,7 @@ fn cases() -> Vec<Case> {
         ),
         (
             "inspect gguf --json",
-            vec!["inspect", "--json", "{evil.gguf}"],
+            vec!["inspect", "--json", "-", "{evil.gguf}"],
             true,
             0,
             "\"metadata\"",
@@ -218,7 +218,7 @@ fn cases() -> Vec<Case> {
         ),
         (
             "inspect ninfer --json",
-            vec!["inspect", "--json", "{evil-id.ninfer}"],
+            vec!["inspect", "--json", "-", "{evil-id.ninfer}"],
             true,
             0,
             "\"identity\"",
@@ -232,7 +232,7 @@ fn cases() -> Vec<Case> {
         ),
         (
             "inspect ninfer object name --json",
-            vec!["inspect", "--json", "{evil-name.ninfer}"],
+            vec!["inspect", "--json", "-", "{evil-name.ninfer}"],
             true,
             0,
             "\"objects\"",

@@ -123,7 +123,7 @@ fn inspect_of_many_objects_is_linear() {
         p
     };
     let inspect = |p: &std::path::PathBuf| {
-        for args in [&["inspect"][..], &["inspect", "--json"][..]] {
+        for args in [&["inspect"][..], &["inspect", "--json", "-"][..]] {
             let out = Command::new(env!("CARGO_BIN_EXE_ninfer-ternary"))
                 .args(args)
                 .arg(p)

@@ -19,7 +19,9 @@ fn layers(lib_rs: &str) -> Vec<Vec<String>> {
     // The line may continue on following `//!` lines up to a blank doc line.
     let start = lib_rs.find(line).unwrap();
     for l in lib_rs[start..].lines() {
-        let Some(t) = l.strip_prefix("//!") else { break };
+        let Some(t) = l.strip_prefix("//!") else {
+            break;
+        };
         if t.trim().is_empty() {
             break;
         }
@@ -194,7 +196,10 @@ fn test_only_files(src: &Path, files: &BTreeMap<String, String>) -> Vec<String> 
                     } else {
                         dir.join(&*stem)
                     };
-                    for cand in [base.join(format!("{name}.rs")), base.join(name).join("mod.rs")] {
+                    for cand in [
+                        base.join(format!("{name}.rs")),
+                        base.join(name).join("mod.rs"),
+                    ] {
                         let rel = cand.to_string_lossy().into_owned();
                         if files.contains_key(&rel) {
                             out.push(rel);
@@ -231,7 +236,9 @@ fn violations(order: &[Vec<String>], files: &BTreeMap<String, String>) -> Vec<St
             continue;
         }
         let Some(&own) = rank.get(top) else {
-            out.push(format!("{path}: module `{top}` is not in the layer order of src/lib.rs"));
+            out.push(format!(
+                "{path}: module `{top}` is not in the layer order of src/lib.rs"
+            ));
             continue;
         };
         for (name, line) in crate_refs(&production_code(text)) {
@@ -269,7 +276,11 @@ fn source_files() -> BTreeMap<String, String> {
             if p.is_dir() {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "rs") {
-                let rel = p.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+                let rel = p
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
                 files.insert(rel, std::fs::read_to_string(&p).unwrap());
             }
         }
@@ -281,9 +292,16 @@ fn source_files() -> BTreeMap<String, String> {
 fn every_import_points_down_the_layer_order() {
     let lib = std::fs::read_to_string(repo_root().join("src/lib.rs")).unwrap();
     let order = layers(&lib);
-    assert!(order.concat().len() >= 20, "layer order parsed from src/lib.rs: {order:?}");
+    assert!(
+        order.concat().len() >= 20,
+        "layer order parsed from src/lib.rs: {order:?}"
+    );
     let v = violations(&order, &source_files());
-    assert!(v.is_empty(), "imports against the layer order:\n{}", v.join("\n"));
+    assert!(
+        v.is_empty(),
+        "imports against the layer order:\n{}",
+        v.join("\n")
+    );
 }
 
 #[test]
@@ -304,12 +322,22 @@ fn every_module_of_lib_rs_has_a_layer_and_once() {
     let mut sorted = order.clone();
     sorted.sort();
     sorted.dedup();
-    assert_eq!(sorted.len(), order.len(), "a module twice in the order: {order:?}");
+    assert_eq!(
+        sorted.len(),
+        order.len(),
+        "a module twice in the order: {order:?}"
+    );
     for m in &mods {
-        assert!(order.contains(m), "src/lib.rs declares `{m}` but gives it no layer");
+        assert!(
+            order.contains(m),
+            "src/lib.rs declares `{m}` but gives it no layer"
+        );
     }
     for m in &order {
-        assert!(mods.contains(m), "the layer order names `{m}`, which src/lib.rs does not declare");
+        assert!(
+            mods.contains(m),
+            "the layer order names `{m}`, which src/lib.rs does not declare"
+        );
     }
 }
 
@@ -328,19 +356,57 @@ fn an_upward_import_is_caught_and_test_code_is_not() {
     // share code with what it checks).
     let v = case("src/verify/extra.rs", "use crate::pack;\nfn f() {}\n");
     assert_eq!(v.len(), 1, "{v:?}");
-    assert!(v[0].contains("src/verify/extra.rs:1") && v[0].contains("siblings"), "{v:?}");
+    assert!(
+        v[0].contains("src/verify/extra.rs:1") && v[0].contains("siblings"),
+        "{v:?}"
+    );
     // A reader that imports the verifier, and the packer importing the corpus.
     let v = case("src/gguf/extra.rs", "use crate::verify;\nfn f() {}\n");
     assert_eq!(v.len(), 1, "{v:?}");
-    assert!(v[0].contains("src/gguf/extra.rs:1") && v[0].contains("crate::verify"), "{v:?}");
-    assert_eq!(case("src/pack/x.rs", "use crate::corpus::Manifest;\n").len(), 1);
-    assert_eq!(case("src/gguf/x.rs", "use crate::{error::Error, pack::Packer};\n").len(), 1);
-    assert_eq!(case("src/gguf/x.rs", "use crate::{\n    error::{Error, Result},\n    verify::run,\n};\n").len(), 1);
-    assert_eq!(case("src/gguf/x.rs", "fn f() { crate::verify::run(); }\n").len(), 1);
+    assert!(
+        v[0].contains("src/gguf/extra.rs:1") && v[0].contains("crate::verify"),
+        "{v:?}"
+    );
+    assert_eq!(
+        case("src/pack/x.rs", "use crate::corpus::Manifest;\n").len(),
+        1
+    );
+    assert_eq!(
+        case(
+            "src/gguf/x.rs",
+            "use crate::{error::Error, pack::Packer};\n"
+        )
+        .len(),
+        1
+    );
+    assert_eq!(
+        case(
+            "src/gguf/x.rs",
+            "use crate::{\n    error::{Error, Result},\n    verify::run,\n};\n"
+        )
+        .len(),
+        1
+    );
+    assert_eq!(
+        case("src/gguf/x.rs", "fn f() { crate::verify::run(); }\n").len(),
+        1
+    );
     // Downward, test-only, commented and quoted mentions are fine.
-    assert!(case("src/verify/x.rs", "use crate::{gguf::Gguf, mapping::profile};\n").is_empty());
-    assert!(case("src/gguf/x.rs", "fn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::pack::Packer;\n}\n").is_empty());
-    assert!(case("src/gguf/x.rs", "// see crate::pack\n/// [`crate::verify::run`]\nconst S: &str = \"crate::pack\";\n").is_empty());
+    assert!(case(
+        "src/verify/x.rs",
+        "use crate::{gguf::Gguf, mapping::profile};\n"
+    )
+    .is_empty());
+    assert!(case(
+        "src/gguf/x.rs",
+        "fn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::pack::Packer;\n}\n"
+    )
+    .is_empty());
+    assert!(case(
+        "src/gguf/x.rs",
+        "// see crate::pack\n/// [`crate::verify::run`]\nconst S: &str = \"crate::pack\";\n"
+    )
+    .is_empty());
     // A module the order does not know is itself a failure.
     assert_eq!(case("src/newmod.rs", "fn f() {}\n").len(), 1);
 }

@@ -189,15 +189,27 @@ fn inspect_shows_the_head_of_a_huge_array_without_copying_it() {
     for json in [false, true] {
         let mut args = vec!["inspect", "--mode", "spec", p.to_str().unwrap()];
         if json {
-            args.push("--json");
+            args.extend(["--json", "-"]);
         }
         let r = capped(size + GIB, &args);
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
         let s = String::from_utf8(r.stdout).unwrap();
-        assert!(
-            s.contains(&format!("[U8; {n}] [0, 0, 0, 0, 0, 0, 0, 0, …]")),
-            "{s}"
-        );
+        if json {
+            // Typed: the head as numbers, the count, and the cut said explicitly.
+            let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+            let kv = &v["metadata"][1];
+            assert_eq!(kv["element_type"], "U8", "{kv}");
+            assert_eq!(kv["count"], n, "{kv}");
+            assert_eq!(kv["truncated"], true, "{kv}");
+            let head = kv["value"].as_array().unwrap();
+            assert_eq!(head.len(), 1024, "JSON_ELEMENTS of the head");
+            assert!(head.iter().all(|x| x == 0), "{kv}");
+        } else {
+            assert!(
+                s.contains(&format!("[U8; {n}] [0, 0, 0, 0, 0, 0, 0, 0, …]")),
+                "{s}"
+            );
+        }
     }
 }
 

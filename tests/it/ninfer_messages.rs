@@ -195,7 +195,11 @@ fn inspect_escapes_object_names_and_identity() {
     assert!(shown.contains("evil\\u{001b}[2J"), "{shown}");
     assert!(shown.contains("\\nFAKE LINE\\u{202e}txt.exe"), "{shown}");
     assert!(shown.contains("w\\u{2066}x\\u{2069}"), "{shown}");
-    let json = bin().args(["inspect", "--json"]).arg(&p).output().unwrap();
+    let json = bin()
+        .args(["inspect", "--json", "-"])
+        .arg(&p)
+        .output()
+        .unwrap();
     assert!(json.status.success());
     assert_clean("inspect --json", &json.stdout);
     // The JSON escapes are lossless: the exact names come back.
@@ -284,7 +288,7 @@ fn inspect_gguf_escapes_keys_values_and_tensor_names() {
     std::fs::write(&p, file).unwrap();
     for args in [
         &["inspect", "--mode", "spec"][..],
-        &["inspect", "--mode", "spec", "--json"],
+        &["inspect", "--mode", "spec", "--json", "-"],
     ] {
         let r = bin().args(args).arg(&p).output().unwrap();
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
