@@ -9,6 +9,7 @@ mod common;
 mod cli;
 mod differential;
 mod encoders;
+mod exit_codes;
 mod fuzz_regressions;
 mod fuzz_targets;
 mod gguf_big_endian;
