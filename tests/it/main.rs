@@ -8,6 +8,7 @@ mod common;
 
 mod cli;
 mod differential;
+mod doc_numbers;
 mod encoders;
 mod exit_codes;
 mod fuzz_regressions;

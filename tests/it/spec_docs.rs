@@ -284,6 +284,14 @@ fn the_worked_c_adapter_passes_its_declared_subset() {
     };
     let (code, v) = check_reader(&exe, &tmp.path().join("good.json"));
     assert_eq!(code, Some(0), "{:#}", v["summary"]);
+    // conformance/README.md quotes this run's summary: it must be what the tool prints.
+    let doc = std::fs::read_to_string(root().join("conformance/README.md")).unwrap();
+    let s = &v["summary"];
+    let quoted = format!(
+        "Expected: `{} passed, {} failed, {} skipped`",
+        s["passed"], s["failed"], s["skipped"]
+    );
+    assert!(doc.contains(&quoted), "conformance/README.md must say {quoted}");
     let passed = statuses(&v, "pass");
     assert!(statuses(&v, "fail").is_empty());
     // Every PTQ1_0 / PQ2_0 codec case ran and passed; everything else was declared unsupported.

@@ -1,0 +1,159 @@
+//! Numbers the README and the conformance documents quote about the corpus are the corpus's
+//! own: each claim is recomputed here from `conformance/MANIFEST.json` (or the catalog it is
+//! generated from), and every "N cases" phrase in those documents must be one of the checked
+//! claims or an explained exception, so a new unchecked count fails too.
+//! (The c_example run's "N passed, 0 failed, M skipped" is checked against the real run in
+//! `spec_docs::the_worked_c_adapter_passes_its_declared_subset`.)
+
+use crate::common::repo_root;
+
+const DOCS: &[&str] = &[
+    "README.md",
+    "conformance/README.md",
+    "conformance/PROTOCOL.md",
+];
+
+fn manifest() -> serde_json::Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("conformance/MANIFEST.json")).unwrap(),
+    )
+    .unwrap()
+}
+
+/// Every `<number> cases`/`<number>-case` phrase with its document and line text.
+fn case_counts(doc: &str, text: &str) -> Vec<(String, u64, String)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let b = line.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i].is_ascii_digit()
+                && (i == 0
+                    || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'-' || b[i - 1] == b'.'))
+            {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_digit() || b[i] == b',') {
+                    i += 1;
+                }
+                let n: u64 = line[start..i].replace(',', "").parse().unwrap_or(0);
+                let rest = &line[i..];
+                let rest = rest.strip_prefix(" corpus").unwrap_or(rest);
+                if rest.starts_with(" cases")
+                    || rest.starts_with("-case")
+                    || rest.starts_with(" case ")
+                {
+                    out.push((doc.to_string(), n, line.to_string()));
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The claims: (a fragment that identifies the sentence, the number the corpus says).
+fn claims() -> Vec<(&'static str, u64)> {
+    let m = manifest();
+    let cases = m["cases"].as_array().unwrap();
+    let hostile = ninfer_ternary::corpus::catalogs::gguf_hostile::hostile_cases().len() as u64;
+    let values = cases
+        .iter()
+        .filter(|c| c["id"].as_str().unwrap().starts_with("ninfer/y_values_"))
+        .count() as u64;
+    vec![
+        ("generated, deterministic corpus", cases.len() as u64),
+        ("carry an independently", values),
+        ("`gguf::hostile_cases`:", hostile),
+    ]
+}
+
+/// Phrases with a number of cases that are not counts of this corpus, and why.
+const NOT_CORPUS_COUNTS: &[(&str, &str)] = &[
+    (
+        "id-42 cases",
+        "the legacy id-42 cases are named by feature, not counted",
+    ),
+    (
+        "five id-42 cases",
+        "a reader's expected failures, fixed by the protocol",
+    ),
+    ("0 cases", "an example of a summary line"),
+    ("0 case", "an example of a summary line"),
+    (
+        "393-case corpus",
+        "a dated timing measurement (PROTOCOL.md §4.6 table), not today's count",
+    ),
+];
+
+/// The claims of `docs` that disagree with the corpus, and the unexplained counts.
+fn problems(docs: &[(String, String)]) -> Vec<String> {
+    let claims = claims();
+    let mut out = Vec::new();
+    for (doc, text) in docs {
+        for (_, n, line) in case_counts(doc, text) {
+            if let Some((frag, want)) = claims.iter().find(|(f, _)| line.contains(f)) {
+                if n != *want && !NOT_CORPUS_COUNTS.iter().any(|(p, _)| line.contains(p)) {
+                    out.push(format!(
+                        "{doc}: says {n} ({frag}); the corpus has {want}: {line}"
+                    ));
+                }
+            } else if !NOT_CORPUS_COUNTS.iter().any(|(p, _)| line.contains(p)) {
+                out.push(format!("{doc}: '{n} cases' is not a checked claim (add it to claims() or NOT_CORPUS_COUNTS): {line}"));
+            }
+        }
+    }
+    out
+}
+
+fn read_docs() -> Vec<(String, String)> {
+    DOCS.iter()
+        .map(|d| {
+            (
+                d.to_string(),
+                std::fs::read_to_string(repo_root().join(d)).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_corpus_count_in_the_docs_is_the_corpus_count() {
+    let docs = read_docs();
+    let p = problems(&docs);
+    assert!(p.is_empty(), "{}", p.join("\n"));
+    // Each claim is actually present (a reworded sentence must move its check along).
+    let all: String = docs.iter().map(|(_, t)| t.as_str()).collect();
+    for (frag, _) in claims() {
+        assert!(all.contains(frag), "no sentence contains '{frag}' any more");
+    }
+}
+
+/// Negative controls: a wrong count, an unexplained count, both caught.
+#[test]
+fn a_stale_or_unchecked_count_fails() {
+    let total = claims()[0].1;
+    let wrong = format!(
+        "a generated, deterministic corpus (1 MB, {} cases) with",
+        total + 1
+    );
+    let p = problems(&[("README.md".into(), wrong)]);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].contains(&format!("the corpus has {total}")), "{p:?}");
+    let p = problems(&[("README.md".into(), "we ran 12 cases yesterday".into())]);
+    assert_eq!(p.len(), 1, "{p:?}");
+    let right = format!("a generated, deterministic corpus (1 MB, {total} cases) with");
+    assert!(problems(&[("README.md".into(), right)]).is_empty());
+}
+
+#[test]
+fn the_hostile_catalog_counts_in_the_readme_are_the_catalogs() {
+    use ninfer_ternary::corpus::catalogs::gguf_hostile::{accepted_controls, hostile_cases};
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let want = format!(
+        "(`gguf::hostile_cases`: {} cases + {} accepted controls)",
+        hostile_cases().len(),
+        accepted_controls().len()
+    );
+    assert!(readme.contains(&want), "README.md must say {want}");
+}
