@@ -13,6 +13,7 @@ pub(crate) mod check_kernel;
 mod corpus_cmd;
 mod decode;
 mod demo;
+mod help;
 mod inspect;
 mod inspect_gguf;
 pub(crate) mod json_out;
@@ -318,7 +319,11 @@ enum Command {
 /// Runs the CLI; returns the process exit code.
 pub fn main() -> ExitCode {
     stdout::install_panic_hook();
-    let cli = match Cli::try_parse() {
+    use clap::{CommandFactory, FromArgMatches};
+    let parsed = help::decorate(Cli::command())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => return refuse_arguments(e),
     };

@@ -291,7 +291,10 @@ fn the_worked_c_adapter_passes_its_declared_subset() {
         "Expected: `{} passed, {} failed, {} skipped`",
         s["passed"], s["failed"], s["skipped"]
     );
-    assert!(doc.contains(&quoted), "conformance/README.md must say {quoted}");
+    assert!(
+        doc.contains(&quoted),
+        "conformance/README.md must say {quoted}"
+    );
     let passed = statuses(&v, "pass");
     assert!(statuses(&v, "fail").is_empty());
     // Every PTQ1_0 / PQ2_0 codec case ran and passed; everything else was declared unsupported.
