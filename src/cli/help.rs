@@ -115,7 +115,10 @@ mod tests {
             if grouped.iter().filter(|g| **g == name).count() != 1 {
                 out.push(format!("`{name}` must be in exactly one audience group"));
             }
-            if !EXAMPLES.iter().any(|(e, t)| *e == name && t.contains("$B ")) {
+            if !EXAMPLES
+                .iter()
+                .any(|(e, t)| *e == name && t.contains("$B "))
+            {
                 out.push(format!("`{name}` has no example"));
             }
         }

@@ -123,3 +123,115 @@ mod tests {
         );
     }
 }
+
+/// Where a command's `--json` report would have gone, recorded before the command runs, so a
+/// command that stops on an error can still leave a machine-readable report there.
+#[derive(Clone, Debug)]
+pub(crate) struct ErrorReportTarget {
+    /// The subcommand's name, e.g. `inspect`.
+    pub(crate) command: &'static str,
+    target: JsonTarget,
+    /// A file target that did not exist when the command started: the only kind of file the
+    /// error report may be written to (never one that existed, which could be an input or a
+    /// file the user kept; those get the stderr line only).
+    fresh_file: bool,
+}
+
+impl ErrorReportTarget {
+    /// Records `--json p` of `command` (`None` when the command has no `--json` or none given).
+    pub(crate) fn record(command: &'static str, p: Option<&Path>) -> Option<Self> {
+        let p = p?;
+        let target = JsonTarget::parse(p);
+        let fresh_file = match &target {
+            JsonTarget::Stdout => false,
+            JsonTarget::File(f) => std::fs::symlink_metadata(f).is_err(),
+        };
+        Some(ErrorReportTarget {
+            command,
+            target,
+            fresh_file,
+        })
+    }
+
+    /// Writes the error report for `class` / `err` (the first crate error of the chain, if any)
+    /// and the stderr `message`; returns whether it was written. A failure to write it is not
+    /// reported over the original error.
+    pub(crate) fn write(&self, class: ErrorClass, err: Option<&Error>, message: &str) -> bool {
+        if matches!(self.target, JsonTarget::File(_)) && !self.fresh_file {
+            return false;
+        }
+        let body = error_body(self.command, class, err, message);
+        self.target.write("error-report", body).is_ok()
+    }
+}
+
+/// The body of `spec/schemas/error-report.schema.json`.
+pub(crate) fn error_body(
+    command: &str,
+    class: ErrorClass,
+    err: Option<&Error>,
+    message: &str,
+) -> Value {
+    let phase = crate::spec::get()
+        .errors
+        .classes
+        .iter()
+        .find(|c| c.id == class.id())
+        .map(|c| c.phase.clone());
+    let mut e = Map::new();
+    e.insert("class".into(), Value::String(class.id().into()));
+    if let Some(p) = phase {
+        e.insert("phase".into(), Value::String(p));
+    }
+    e.insert(
+        "field".into(),
+        Value::String(err.map(|x| x.field.clone()).unwrap_or_default()),
+    );
+    if let Some(off) = err.and_then(|x| x.offset) {
+        e.insert("offset".into(), Value::from(off));
+    }
+    e.insert(
+        "detail".into(),
+        Value::String(
+            err.map(|x| x.detail.clone())
+                .unwrap_or_else(|| message.to_string()),
+        ),
+    );
+    e.insert("message".into(), Value::String(message.to_string()));
+    let mut m = Map::new();
+    m.insert("command".into(), Value::String(command.into()));
+    m.insert("exit_code".into(), Value::from(class.exit_code()));
+    m.insert("error".into(), Value::Object(e));
+    Value::Object(m)
+}
+
+#[cfg(test)]
+mod error_report_tests {
+    use super::*;
+
+    #[test]
+    fn an_existing_file_never_receives_the_error_report() {
+        let d = tempfile::tempdir().unwrap();
+        let kept = d.path().join("kept.json");
+        std::fs::write(&kept, "mine").unwrap();
+        let t = ErrorReportTarget::record("inspect", Some(&kept)).unwrap();
+        let e = Error::at(ErrorClass::GgufMagic, 0, "header.magic", "not GGUF");
+        assert!(!t.write(e.class, Some(&e), "[gguf.magic] ..."));
+        assert_eq!(std::fs::read_to_string(&kept).unwrap(), "mine");
+        // A fresh file gets the report, with class, phase, field and offset.
+        let fresh = d.path().join("fresh.json");
+        let t = ErrorReportTarget::record("inspect", Some(&fresh)).unwrap();
+        assert!(t.write(
+            e.class,
+            Some(&e),
+            "[gguf.magic] header.magic at byte 0: not GGUF"
+        ));
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&fresh).unwrap()).unwrap();
+        assert_eq!(v["schema"], "ninfer-ternary/error-report/1");
+        assert_eq!(v["error"]["class"], "gguf.magic");
+        assert_eq!(v["error"]["phase"], "parse");
+        assert_eq!(v["error"]["offset"], 0);
+        assert_eq!(v["exit_code"], 2);
+        assert!(ErrorReportTarget::record("inspect", None).is_none());
+    }
+}

@@ -610,11 +610,19 @@ pub(crate) fn check_output_dir(
     Ok(())
 }
 
+/// A command-line error (`cli.usage`) about `field` (a flag or argument).
+pub(crate) fn usage(field: &str, detail: impl Into<String>) -> crate::Error {
+    crate::Error::new(ErrorClass::CliUsage, field, detail)
+}
+
 /// Looks up a model profile by name with a helpful error.
 pub(crate) fn profile(name: &str) -> anyhow::Result<crate::spec::ModelProfile> {
     crate::spec::profile(name).ok_or_else(|| {
         let names: Vec<&str> = crate::spec::PROFILES.iter().map(|(n, _)| *n).collect();
-        anyhow::anyhow!("unknown profile '{name}' (known: {})", names.join(", "))
+        anyhow::Error::from(usage(
+            "--profile",
+            format!("unknown profile '{name}' (known: {})", names.join(", ")),
+        ))
     })
 }
 

@@ -74,11 +74,15 @@ pub fn run(table: Option<&str>) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|(n, _)| n.trim_end_matches(".json"))
             .collect();
-        anyhow::bail!(
-            "no rendered table named '{}' (tables: {})",
-            table.unwrap_or(""),
-            names.join(", ")
-        );
+        return Err(super::usage(
+            "TABLE",
+            format!(
+                "no rendered table named '{}' (tables: {})",
+                table.unwrap_or(""),
+                names.join(", ")
+            ),
+        )
+        .into());
     }
     print!("{out}");
     Ok(ExitCode::SUCCESS)

@@ -3,7 +3,6 @@
 
 use crate::codec::TernaryType;
 use crate::gguf::{self, Mode};
-use anyhow::bail;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -16,8 +15,16 @@ enum Job {
 
 fn job(to: Option<TernaryType>, retag: bool) -> anyhow::Result<Job> {
     Ok(match (to, retag) {
-        (Some(_), true) => bail!("use either --to or --retag-42"),
-        (None, false) => bail!("nothing to do: pass --to pq2_0|ptq1_0 or --retag-42"),
+        (Some(_), true) => {
+            return Err(super::usage("--to/--retag-42", "use either --to or --retag-42").into())
+        }
+        (None, false) => {
+            return Err(super::usage(
+                "--to/--retag-42",
+                "nothing to do: pass --to pq2_0|ptq1_0 or --retag-42",
+            )
+            .into())
+        }
         (None, true) => Job::Retag,
         (Some(t), false) => Job::To(t),
     })
