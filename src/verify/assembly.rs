@@ -6,9 +6,8 @@
 
 use super::rules;
 use super::{Ctx, Finding};
-use crate::error::{Error, ErrorClass};
+use crate::error::{Error, ErrorClass, Result};
 use crate::spec::{gates, Dim, RowOrder, RowSection};
-use anyhow::{anyhow, bail, Result};
 use std::collections::HashMap;
 
 /// The counts one audit reports.
@@ -164,7 +163,9 @@ pub struct SectionFps {
 pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<SectionFps> {
     let rows = ctx.artifact_rows(&r.object)?;
     if r.end > rows.n() || r.start >= r.end {
-        bail!(
+        fail!(
+            NinferDirShape,
+            &r.object,
             "{}: rows [{}, {}) outside the object's {} rows",
             r.object,
             r.start,
@@ -177,10 +178,12 @@ pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<S
     let span_len = rules::source_span(r.order, n);
     if matches!(r.order, RowOrder::AttnQQuery | RowOrder::AttnQGate) {
         rules::check_attn_q_rows(&ctx.profile, &r.source, src.len() as u64)
-            .map_err(|e| anyhow!(e))?;
+            .map_err(|e| Error::new(ErrorClass::GgufTensorShape, &r.source, e))?;
     }
     if r.source_start + span_len > src.len() as u64 {
-        bail!(
+        fail!(
+            GgufTensorShape,
+            &r.source,
             "{}: the rule reads source rows [{}, {}) but the tensor has {}",
             r.source,
             r.source_start,
@@ -216,7 +219,11 @@ fn expect_value(ctx: &Ctx<'_>, d: &Dim, n: u64) -> Result<u64> {
         Dim::Num(v) => *v,
         Dim::Name(s) if s == "n" => n,
         Dim::Name(s) if s == "perm48_missing" => rules::perm48_on_rows_missing(&ctx.profile, n),
-        Dim::Name(s) => bail!("unknown control count symbol '{s}'"),
+        Dim::Name(s) => fail!(
+            SpecInvalid,
+            "assembly.negative_controls",
+            "unknown control count symbol '{s}'"
+        ),
     })
 }
 
@@ -228,7 +235,11 @@ pub fn negative_controls(
 ) -> Result<Vec<(String, Counts, bool, String)>> {
     let n = fps.expected.len();
     if n < 2 {
-        bail!("control audit has {n} rows; the controls need at least 2");
+        fail!(
+            VerifyInput,
+            "assembly.negative_controls",
+            "control audit has {n} rows; the controls need at least 2"
+        );
     }
     let mut out = Vec::new();
     for c in &gates().assembly.negative_controls {
@@ -250,7 +261,11 @@ pub fn negative_controls(
                 v[1] = v[0];
                 v
             }
-            other => bail!("unknown assembly control '{other}'"),
+            other => fail!(
+                SpecInvalid,
+                "assembly.negative_controls",
+                "unknown assembly control '{other}'"
+            ),
         };
         let counts = audit(&order, &fps.expected, &fps.selection);
         let mut ok = !counts.clean();

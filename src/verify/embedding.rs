@@ -5,15 +5,19 @@
 
 use super::dumps::{self, inverse, rel_l2, Rotation, Variant};
 use super::{Ctx, DumpFormat, Finding};
+use crate::error::Result;
 use crate::spec::gates;
-use anyhow::{bail, Result};
 use std::path::Path;
 
 /// Which dump format `--dump` holds: `--dump-format` when given, else a file is the engine's
 /// embedding dump and a directory is this suite's native format (manifest.json + arrays).
 pub fn dump_format(path: &Path, named: Option<DumpFormat>) -> Result<DumpFormat> {
     match named {
-        Some(DumpFormat::Harness) => bail!("--dump-format harness is a kernel-oracle format (rotation harness), not an embedding dump"),
+        Some(DumpFormat::Harness) => fail!(
+            VerifyInput,
+            "--dump-format",
+            "--dump-format harness is a kernel-oracle format (rotation harness), not an embedding dump"
+        ),
         Some(f) => Ok(f),
         None if path.is_file() => Ok(DumpFormat::Engine),
         None => Ok(DumpFormat::Native),
@@ -32,7 +36,12 @@ fn read_dump(
     }
     let d = super::engine_dump::parse(&crate::fsio::read_input(dir)?)?;
     if d.hidden != k {
-        bail!("engine dump hidden = {}, {object} has k = {k}", d.hidden);
+        return Err(crate::error::Error::at(
+            crate::error::ErrorClass::DumpFormat,
+            4,
+            "engine embedding dump header hidden",
+            format!("engine dump hidden = {}, {object} has k = {k}", d.hidden),
+        ));
     }
     Ok(dumps::EmbeddingArrays {
         tokens: d.tokens,
@@ -162,7 +171,12 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         ));
     }
     if let Some(bad) = ids.iter().find(|&&i| i < 0 || i as u64 >= rows.n()) {
-        bail!("token id {bad} outside [0, {})", rows.n());
+        fail!(
+            DumpFormat,
+            "token ids",
+            "token id {bad} outside [0, {})",
+            rows.n()
+        );
     }
     let rot = Rotation::from_artifact(ctx.artifact, &ctx.profile)?;
     let used = t.min(th.embedding_max_tokens);

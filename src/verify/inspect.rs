@@ -2,16 +2,25 @@
 //! identity, and every object the mapping produces present with the mapped format/layout/shape.
 
 use super::{Ctx, Finding};
+use crate::error::Result;
 use crate::mapping::produced_objects_in;
 use crate::spec::{mapping, LayoutId, Produce};
-use anyhow::Result;
+
+/// One expected object: (name, shape, format, layout).
+type Expected = (String, Vec<u64>, String, LayoutId);
 
 /// Every object the mapping produces for the source's layers plus the sign objects, as
 /// (name, shape, format, layout).
-fn expected_objects(ctx: &Ctx<'_>) -> Vec<(String, Vec<u64>, String, LayoutId)> {
-    let mut want: Vec<(String, Vec<u64>, String, LayoutId)> = Vec::new();
+fn expected_objects(ctx: &Ctx<'_>) -> Result<Vec<Expected>> {
+    let mut want: Vec<Expected> = Vec::new();
     for o in produced_objects_in(&ctx.profile, &ctx.layers) {
-        let rule = o.rule.as_ref().expect("produced objects have rules");
+        let Some(rule) = o.rule.as_ref() else {
+            fail!(
+                InternalInvariant,
+                &o.name,
+                "a produced object without its mapping rule"
+            );
+        };
         let (fmt, layout) = match &rule.produce {
             Produce::TernaryRows { .. } => (ctx.format.name.clone(), LayoutId::RowSplitK128V1),
             Produce::HeadVector { .. } => ("FP32".to_string(), LayoutId::ContiguousLeV1),
@@ -27,7 +36,7 @@ fn expected_objects(ctx: &Ctx<'_>) -> Vec<(String, Vec<u64>, String, LayoutId)> 
             LayoutId::ContiguousLeV1,
         ));
     }
-    want
+    Ok(want)
 }
 
 /// Runs the gate.
@@ -53,7 +62,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut absent = 0u64;
     let mut wrong = 0u64;
     let mut ternary = 0u64;
-    let want = expected_objects(ctx);
+    let want = expected_objects(ctx)?;
     for (name, shape, fmt, layout) in &want {
         expected += 1;
         match a.directory.find(name) {

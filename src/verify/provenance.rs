@@ -2,12 +2,12 @@
 
 use super::rows::BYTES_READ;
 use super::{skip_naming, Ctx, Finding};
+use crate::error::Result;
 use crate::fsio::bulk::{self, Lane};
 use crate::mapping::{is_borrowed, produced_objects_in};
 use crate::ninfer::Artifact;
 use crate::pool;
 use crate::spec::mapping;
-use anyhow::Result;
 use std::ops::ControlFlow;
 
 /// What disagrees between the artifact's and the template's objects (names, report order).

@@ -6,8 +6,8 @@
 
 use super::assembly::{audit, resolve, section_fps, Counts, FpCache};
 use super::{named_layer, Ctx, Finding};
+use crate::error::Result;
 use crate::spec::gates;
-use anyhow::Result;
 
 fn py(b: bool) -> &'static str {
     if b {

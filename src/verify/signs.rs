@@ -2,8 +2,8 @@
 //! GGUF's prism.hadamard.sign_values / sign_widths exactly.
 
 use super::{Ctx, Finding};
+use crate::error::Result;
 use crate::spec::gates;
-use anyhow::{anyhow, Result};
 
 /// The artifact's sign table and widths (as stored).
 pub fn artifact_signs(a: &crate::ninfer::Artifact<'_>) -> Result<(Vec<f32>, Vec<i32>)> {
@@ -11,19 +11,25 @@ pub fn artifact_signs(a: &crate::ninfer::Artifact<'_>) -> Result<(Vec<f32>, Vec<
     let (sf, _, sb) = a.contiguous(&s.artifact_signs)?;
     let (wf, _, wb) = a.contiguous(&s.artifact_widths)?;
     if sf.name != "FP32" || wf.name != "I32" {
-        return Err(anyhow!(
+        fail!(
+            NinferDirFormat,
+            format!("{} / {}", s.artifact_signs, s.artifact_widths),
             "sign objects are {} / {}, expected FP32 / I32",
             sf.name,
             wf.name
-        ));
+        );
     }
     let signs = sb
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().expect("4")))
+        .as_chunks::<4>()
+        .0
+        .iter()
+        .map(|c| f32::from_le_bytes(*c))
         .collect();
     let widths = wb
-        .chunks_exact(4)
-        .map(|c| i32::from_le_bytes(c.try_into().expect("4")))
+        .as_chunks::<4>()
+        .0
+        .iter()
+        .map(|c| i32::from_le_bytes(*c))
         .collect();
     Ok((signs, widths))
 }
@@ -47,7 +53,11 @@ fn gguf_sign_values(g: &crate::gguf::Gguf<'_>, key: &str) -> Result<Vec<f64>> {
         T::U64 => all::<u64>(&arr, |x| x as f64),
         T::F32 => all::<f32>(&arr, f64::from),
         T::F64 => all::<f64>(&arr, |x| x),
-        other => Err(anyhow!("{key}: elements are {other}, not numeric")),
+        other => Err(err!(
+            GgufMetadataType,
+            key,
+            "{key}: elements are {other}, not numeric"
+        )),
     }
 }
 
@@ -77,8 +87,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
                     |t| t.to_string()
                 )
             ),
-        )
-        .into());
+        ));
     }
     let gv = gguf_sign_values(ctx.gguf, &s.gguf_signs)?;
     let mut f = Finding::new("signs");
