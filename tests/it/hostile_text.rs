@@ -339,7 +339,14 @@ fn cases() -> Vec<Case> {
         ),
         (
             "verify gguf --json",
-            vec!["verify", "{nano.ninfer}", "--gguf", "{evil.gguf}", "--json"],
+            vec![
+                "verify",
+                "{nano.ninfer}",
+                "--gguf",
+                "{evil.gguf}",
+                "--json",
+                "-",
+            ],
             false,
             0,
             "\"ok\": true",
@@ -368,6 +375,7 @@ fn cases() -> Vec<Case> {
                 "--template",
                 "{evil-tpl.ninfer}",
                 "--json",
+                "-",
             ],
             true,
             1,
