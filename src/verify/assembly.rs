@@ -4,6 +4,7 @@
 //! `rules.rs`), and compares multisets for repeated / missing rows. Rows are never located by
 //! searching.
 
+use super::findings::Failure;
 use super::rules;
 use super::{Ctx, Finding};
 use crate::error::{Error, ErrorClass, Result};
@@ -166,8 +167,7 @@ pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<S
         fail!(
             NinferDirShape,
             &r.object,
-            "{}: rows [{}, {}) outside the object's {} rows",
-            r.object,
+            "rows [{}, {}) outside the object's {} rows",
             r.start,
             r.end,
             rows.n()
@@ -184,8 +184,7 @@ pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<S
         fail!(
             GgufTensorShape,
             &r.source,
-            "{}: the rule reads source rows [{}, {}) but the tensor has {}",
-            r.source,
+            "the rule reads source rows [{}, {}) but the tensor has {}",
             r.source_start,
             r.source_start + span_len,
             src.len()
@@ -212,6 +211,69 @@ pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<S
         selection,
         span,
     })
+}
+
+/// The first artifact row of a section that does not hold the row the rule puts there:
+/// (artifact row, the rule's source row, the source row it holds if any).
+fn first_wrong_row(
+    ctx: &Ctx<'_>,
+    r: &Resolved,
+    fps: &SectionFps,
+) -> Option<(u64, u64, Option<u64>)> {
+    let i = fps
+        .artifact
+        .iter()
+        .zip(&fps.expected)
+        .position(|(a, e)| a != e)?;
+    let n = fps.expected.len() as u64;
+    let want = rules::source_offset(&ctx.profile, r.order, n, i as u64).ok()?;
+    let held = fps
+        .span
+        .iter()
+        .position(|f| *f == fps.artifact[i])
+        .map(|j| r.source_start + j as u64);
+    Some((r.start + i as u64, r.source_start + want, held))
+}
+
+/// The located failure of a section (`label`, e.g. `L0 value_z[0:v_rows]`) that failed its
+/// audit: its first wrong row, the source row the rule puts there and the one it holds.
+pub fn section_failure(
+    ctx: &Ctx<'_>,
+    check: &str,
+    label: &str,
+    r: &Resolved,
+    fps: &SectionFps,
+    c: &Counts,
+) -> Failure {
+    let counts = format!(
+        "{} out of order, {} duplicated, {} missing",
+        c.order_mismatches, c.repeated, c.missing
+    );
+    match first_wrong_row(ctx, r, fps) {
+        Some((row, want, held)) => Failure {
+            check: check.into(),
+            object: Some(r.object.clone()),
+            row: Some(row),
+            expected: Some(format!("{}[{want}]", r.source).into()),
+            observed: Some(match held {
+                Some(h) => format!("{}[{h}]", r.source).into(),
+                None => "a row of no source position".into(),
+            }),
+            ..Failure::new(format!(
+                "{label}: row {row} holds {}, the rule puts {}[{want}] there ({counts})",
+                held.map_or("no source row".to_string(), |h| format!(
+                    "{}[{h}]",
+                    r.source
+                )),
+                r.source
+            ))
+        },
+        None => Failure {
+            check: check.into(),
+            object: Some(r.object.clone()),
+            ..Failure::new(format!("{label}: {counts}"))
+        },
+    }
 }
 
 fn expect_value(ctx: &Ctx<'_>, d: &Dim, n: u64) -> Result<u64> {
@@ -306,6 +368,16 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
                     c.describe(),
                     if c.clean() { "ok" } else { "FAILS" }
                 ));
+                if !c.clean() {
+                    f.failure(section_failure(
+                        ctx,
+                        "assembly.audit",
+                        &r.name,
+                        &r,
+                        &fps,
+                        &c,
+                    ));
+                }
                 if a.name == spec.control_audit {
                     control_name = r.name.clone();
                     control_fps = Some(fps);
@@ -313,6 +385,11 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             }
             Err(e) => {
                 f.line(format!("{}: {e:#} -> FAILS", r.name));
+                f.failure(Failure {
+                    check: "assembly.audit_read".into(),
+                    object: Some(r.object.clone()),
+                    ..Failure::new(format!("{}: {e}", r.name))
+                });
             }
         }
     }
@@ -329,6 +406,17 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
                 c.duplicate_rows,
                 if ok { "caught" } else { "NOT caught as documented" }
             ));
+            if !ok {
+                f.failure(Failure {
+                    check: "assembly.negative_control".into(),
+                    object: Some(control_name.clone()),
+                    expected: Some(want.clone().into()),
+                    observed: Some(c.describe().into()),
+                    ..Failure::new(format!(
+                        "negative control {name} on {control_name} not caught as documented"
+                    ))
+                });
+            }
         }
     } else {
         f.line(format!(

@@ -68,7 +68,7 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
         let t = ctx
             .gguf
             .tensor(&name)
-            .ok_or_else(|| err!(GgufTensorMissing, &name, "{name} is absent from the GGUF"))?;
+            .ok_or_else(|| err!(GgufTensorMissing, &name, "absent from the GGUF"))?;
         let c = Codec::for_ggml_type_checked(t.ggml).map_err(|e| super::within(e, &name))?;
         let data = ctx.gguf.tensor_data(t);
         crate::fsio::will_need(data);
@@ -89,12 +89,7 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
             let (v, _) = load(src)?;
             if v.len() != heads {
                 let n = src_name(src)?;
-                fail!(
-                    GgufTensorShape,
-                    &n,
-                    "{n}: {} values, not {heads} heads",
-                    v.len()
-                );
+                fail!(GgufTensorShape, &n, "{} values, not {heads} heads", v.len());
             }
             let mut out = Vec::with_capacity(4 * heads);
             for i in 0..heads {
@@ -104,11 +99,7 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
                     HeadVectorFn::LogNeg if a < 0.0 => (-a).ln(),
                     HeadVectorFn::LogNeg => {
                         let n = src_name(src)?;
-                        fail!(
-                            VerifyInput,
-                            format!("{n}[{i}]"),
-                            "{n}[{i}] = {a} is not negative"
-                        )
+                        fail!(VerifyInput, format!("{n}[{i}]"), "{a} is not negative")
                     }
                 };
                 out.extend_from_slice(&f32_of(y).to_le_bytes());
@@ -120,12 +111,7 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
             let row = ne[0] as usize;
             if ne[1] as usize != heads {
                 let n = src_name(src)?;
-                fail!(
-                    GgufTensorShape,
-                    &n,
-                    "{n}: {} rows, not {heads} heads",
-                    ne[1]
-                );
+                fail!(GgufTensorShape, &n, "{} rows, not {heads} heads", ne[1]);
             }
             let mut it = (0..heads).flat_map(|i| {
                 let s = rules::perm48(p, i as u64) as usize;
@@ -155,7 +141,7 @@ fn conv1d_values(ctx: &Ctx<'_>, name: &str, v: &[f64], ne: &[u64]) -> Result<Vec
         fail!(
             GgufTensorShape,
             name,
-            "{name}: ne=[{kernel}, {c}] does not fit qk_rows {qk}"
+            "ne=[{kernel}, {c}] does not fit qk_rows {qk}"
         );
     }
     let channel = |ch: usize| {

@@ -285,7 +285,7 @@ impl Rotation {
                 err!(
                     VerifyInput,
                     "text/hadamard_widths",
-                    "text/hadamard_widths {:?} has no width {w}",
+                    "{:?} has no width {w}",
                     self.widths
                 )
             })?;

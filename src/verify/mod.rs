@@ -229,18 +229,14 @@ impl<'a> Ctx<'a> {
     /// Rows of a ternary artifact object, checked to be in the artifact's ternary format.
     pub fn artifact_rows(&self, name: &str) -> Result<ArtifactRows<'a>> {
         if self.artifact.directory.find(name).is_none() {
-            fail!(
-                NinferObjectMissing,
-                name,
-                "{name} is absent from the artifact"
-            );
+            fail!(NinferObjectMissing, name, "absent from the artifact");
         }
         let v = self.artifact.row_split(name)?;
         if v.format.name != self.format.name {
             fail!(
                 VerifyInput,
                 name,
-                "{name} is {}, not {}",
+                "is {}, not {}",
                 v.format.name,
                 self.format.name
             );
@@ -253,7 +249,7 @@ impl<'a> Ctx<'a> {
         let t = self
             .gguf
             .tensor(name)
-            .ok_or_else(|| err!(GgufTensorMissing, name, "{name} is absent from the GGUF"))?;
+            .ok_or_else(|| err!(GgufTensorMissing, name, "absent from the GGUF"))?;
         GgufRows::new(self.gguf, t, self.format, &self.blocks)
     }
 

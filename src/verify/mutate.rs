@@ -174,7 +174,7 @@ fn edit_for(
             let name = object?;
             let mut b = a.object_bytes(a.object(&name)?).to_vec();
             let Some(first) = b.first_chunk_mut::<4>() else {
-                fail!(VerifyMutation, &name, "{name} holds no FP32 value");
+                fail!(VerifyMutation, &name, "holds no FP32 value");
             };
             let v = f32::from_le_bytes(*first);
             *first = (-v).to_le_bytes();
@@ -184,7 +184,7 @@ fn edit_for(
             let name = object?;
             let mut b = a.object_bytes(a.object(&name)?).to_vec();
             let Some(first) = b.first_chunk_mut::<4>() else {
-                fail!(VerifyMutation, &name, "{name} holds no FP32 value");
+                fail!(VerifyMutation, &name, "holds no FP32 value");
             };
             let v = u32::from_le_bytes(*first);
             // Away from zero by one ulp (bits + 1 keeps the sign; never reaches NaN for a finite log).
@@ -229,7 +229,7 @@ fn row_order(
             // perm48(i) at row i. Source s sits at healthy row inv_perm_row(s).
             let half = p.v_heads * p.head_v_dim;
             if n != 2 * half {
-                fail!(VerifyMutation, name, "{name} has {n} rows, not 2 x {half}");
+                fail!(VerifyMutation, name, "has {n} rows, not 2 x {half}");
             }
             let hd = p.head_v_dim;
             (0..n)
@@ -258,7 +258,7 @@ fn interleaved_blocks(a: &Artifact<'_>, name: &str) -> Result<Vec<u8>> {
         fail!(
             VerifyMutation,
             name,
-            "{name}: the block stream ({} bytes) does not fit the object ({len})",
+            "the block stream ({} bytes) does not fit the object ({len})",
             out.len()
         );
     }

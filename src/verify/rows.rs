@@ -144,15 +144,8 @@ impl Blocks {
             .block_plane_slices
             .planes()
             .map(|p| p.map(|(a, b)| (a as usize, b as usize)));
-        let codec = Codec::from_name(&t.codec).ok_or_else(|| {
-            err!(
-                SpecInvalid,
-                &f.name,
-                "{}: unknown codec {}",
-                f.name,
-                t.codec
-            )
-        })?;
+        let codec = Codec::from_name(&t.codec)
+            .ok_or_else(|| err!(SpecInvalid, &f.name, "unknown codec {}", t.codec))?;
         Ok(Blocks {
             block_bytes: slices.iter().flatten().map(|(a, b)| b - a).sum(),
             block_elems: f.group_size.unwrap_or(0) as usize,
@@ -180,8 +173,7 @@ impl<'a> ArtifactRows<'a> {
             fail!(
                 NinferDirShape,
                 &view.name,
-                "{}: k = {} is not a multiple of the block size {}",
-                view.name,
+                "k = {} is not a multiple of the block size {}",
                 view.geom.k,
                 blocks.block_elems
             );
@@ -338,8 +330,7 @@ impl<'a> GgufRows<'a> {
             fail!(
                 GgufTensorType,
                 t.name,
-                "{} is {}, expected {want}",
-                t.name,
+                "is {}, expected {want}",
                 t.ggml.name
             );
         }
@@ -347,8 +338,7 @@ impl<'a> GgufRows<'a> {
             fail!(
                 GgufTensorShape,
                 t.name,
-                "{}: ne={:?} is not a 2-D tensor of whole {}-element blocks",
-                t.name,
+                "ne={:?} is not a 2-D tensor of whole {}-element blocks",
                 t.dims(),
                 b.block_elems
             );
@@ -359,8 +349,7 @@ impl<'a> GgufRows<'a> {
             fail!(
                 GgufTensorShape,
                 t.name,
-                "{}: {} bytes for {} rows of {row_bytes}",
-                t.name,
+                "{} bytes for {} rows of {row_bytes}",
                 data.len(),
                 t.ne[1]
             );

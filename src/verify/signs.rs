@@ -56,7 +56,7 @@ fn gguf_sign_values(g: &crate::gguf::Gguf<'_>, key: &str) -> Result<Vec<f64>> {
         other => Err(err!(
             GgufMetadataType,
             key,
-            "{key}: elements are {other}, not numeric"
+            "elements are {other}, not numeric"
         )),
     }
 }
