@@ -260,11 +260,9 @@ pub fn section_failure(
                 None => "a row of no source position".into(),
             }),
             ..Failure::new(format!(
-                "{label}: row {row} holds {}, the rule puts {}[{want}] there ({counts})",
-                held.map_or("no source row".to_string(), |h| format!(
-                    "{}[{h}]",
-                    r.source
-                )),
+                "{} row {row} holds {}, the rule's is {want} ({}; {label}; {counts})",
+                r.object,
+                held.map_or("no source row".to_string(), |h| format!("source row {h}")),
                 r.source
             ))
         },
