@@ -360,6 +360,7 @@ fn cases() -> Vec<Case> {
                 "{nano.gguf}",
                 "--template",
                 "{evil-tpl.ninfer}",
+                "--verbose",
             ],
             true,
             1,
@@ -383,7 +384,13 @@ fn cases() -> Vec<Case> {
         ),
         (
             "verify artifact identity",
-            vec!["verify", "{packed-evil.ninfer}", "--gguf", "{nano.gguf}"],
+            vec![
+                "verify",
+                "{packed-evil.ninfer}",
+                "--gguf",
+                "{nano.gguf}",
+                "--verbose",
+            ],
             true,
             0,
             "identity: model_id=",
