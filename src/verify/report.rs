@@ -167,7 +167,7 @@ fn cut(s: &str, width: usize) -> (String, bool) {
 /// The one-screen summary: the verdict first, the header, any notes, then one line per gate
 /// (its status, name and — for a failed gate — its first failure, else its detail), every line
 /// at most [`SUMMARY_WIDTH`] characters. With `verbose` the full [`text`] follows; without it
-/// the last line points to `--verbose`.
+/// a line points to `--verbose` and the last line is the full text's closing verdict.
 pub fn summary(r: &Report, verbose: bool) -> String {
     let mut lines = vec![verdict_line(r)];
     let mut was_cut = false;
@@ -207,6 +207,58 @@ pub fn summary(r: &Report, verbose: bool) -> String {
         } else {
             "(--verbose prints every check of every gate)\n"
         });
+        // The closing line scripts look for (`^RESULT: PASSED`), as the full text ends.
+        out.push_str(if r.ok() {
+            PASSED_VERDICT
+        } else {
+            FAILED_VERDICT
+        });
+        out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::findings::Finding;
+
+    fn report(detail: &str) -> Report {
+        Report {
+            artifact: "a".repeat(300),
+            gguf: "g.gguf".into(),
+            format: "PQ2_0_G128".into(),
+            profile: "bonsai-nano".into(),
+            preamble: Vec::new(),
+            findings: vec![Finding::fail("row_order", detail), Finding::new("inspect")],
+        }
+    }
+
+    #[test]
+    fn the_summary_leads_with_the_verdict_and_cuts_long_lines() {
+        let long = "x".repeat(300);
+        let s = summary(&report(&long), false);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(
+            lines[0],
+            "FAIL: 1 passed, 1 failed, 0 skipped -- do not load this artifact into the engine"
+        );
+        for l in &lines {
+            assert!(l.chars().count() <= SUMMARY_WIDTH, "{l}");
+        }
+        assert!(s.contains("--verbose prints every check in full"), "{s}");
+        assert!(!s.contains(&long));
+        // With --verbose the full text (uncut) follows the same summary.
+        let v = summary(&report(&long), true);
+        assert!(v.starts_with(lines[0]) && v.contains(&long), "{v}");
+        // Short lines are not cut (the control of the cut marker).
+        let mut r = report("one short reason");
+        r.artifact = "a.ninfer".into();
+        let short = summary(&r, false);
+        assert!(
+            short.contains("FAIL row_order        one short reason"),
+            "{short}"
+        );
+        assert!(!short.contains("cut at 100"), "{short}");
+    }
 }
