@@ -1,6 +1,7 @@
 //! Gate 1b: inspect — the container re-opened (magic, directory, ranges: `Artifact::parse`), the
 //! identity, and every object the mapping produces present with the mapped format/layout/shape.
 
+use super::findings::Failure;
 use super::{Ctx, Finding};
 use crate::error::Result;
 use crate::mapping::produced_objects_in;
@@ -58,6 +59,14 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     if a.directory.objects.is_empty() {
         problems.push("no objects".into());
     }
+    // The identity problems, located (the object problems below add their own).
+    for p in &problems {
+        f.failure(Failure {
+            check: "inspect.identity".into(),
+            object: Some("identity".into()),
+            ..Failure::new(p.clone())
+        });
+    }
     let mut expected = 0u64;
     let mut absent = 0u64;
     let mut wrong = 0u64;
@@ -69,16 +78,30 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             None => {
                 absent += 1;
                 problems.push(format!("{name} is absent"));
+                f.failure(Failure {
+                    check: "inspect.object_absent".into(),
+                    object: Some(name.clone()),
+                    ..Failure::new(format!("{name} is absent"))
+                });
             }
             Some(o) => {
                 let fl = o.format_layout();
                 if fl != Some((fmt.as_str(), layout.as_str())) || o.shape() != shape.as_slice() {
                     wrong += 1;
-                    problems.push(format!(
-                        "{name}: {:?} {:?}, mapping says {fmt} {layout} {shape:?}",
-                        fl,
-                        o.shape()
-                    ));
+                    let (got, want) = (
+                        format!("{:?} {:?}", fl, o.shape()),
+                        format!("{fmt} {layout} {shape:?}"),
+                    );
+                    problems.push(format!("{name}: {got}, mapping says {want}"));
+                    f.failure(Failure {
+                        check: "inspect.object_mapping".into(),
+                        object: Some(name.clone()),
+                        expected: Some(want.into()),
+                        observed: Some(got.clone().into()),
+                        ..Failure::new(format!(
+                            "{name}: {got}, mapping says {fmt} {layout} {shape:?}"
+                        ))
+                    });
                 } else if *layout == LayoutId::RowSplitK128V1 {
                     ternary += 1;
                 }

@@ -1,6 +1,7 @@
 //! Gate 5: signs — text/hadamard_signs (FP32) and text/hadamard_widths (I32) equal the source
 //! GGUF's prism.hadamard.sign_values / sign_widths exactly.
 
+use super::findings::Failure;
 use super::{Ctx, Finding};
 use crate::error::Result;
 use crate::spec::gates;
@@ -114,6 +115,52 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let metadata = super::hadamard_meta::problems(ctx.gguf, &ctx.profile);
     for p in &metadata {
         f.line(format!("prism.hadamard metadata: {p}"));
+    }
+    if let Some(i) = av.iter().zip(&gv).position(|(a, g)| *a as f64 != *g) {
+        f.failure(Failure {
+            check: "signs.value".into(),
+            object: Some(s.artifact_signs.clone()),
+            element: Some(i as u64),
+            expected: Some(crate::verify::findings::round6(gv[i])),
+            observed: Some(crate::verify::findings::round6(av[i] as f64)),
+            ..Failure::new(format!(
+                "{}[{i}] = {}, the GGUF's {} holds {} ({mismatches} value mismatch(es))",
+                s.artifact_signs, av[i], s.gguf_signs, gv[i]
+            ))
+        });
+    }
+    if !len_ok {
+        f.failure(Failure {
+            check: "signs.count".into(),
+            object: Some(s.artifact_signs.clone()),
+            expected: Some(gv.len().into()),
+            observed: Some(av.len().into()),
+            ..Failure::new(format!(
+                "{} holds {} values, the GGUF's {} {}",
+                s.artifact_signs,
+                av.len(),
+                s.gguf_signs,
+                gv.len()
+            ))
+        });
+    }
+    if !widths_ok {
+        f.failure(Failure {
+            check: "signs.widths".into(),
+            object: Some(s.artifact_widths.clone()),
+            expected: Some(serde_json::json!(gw)),
+            observed: Some(serde_json::json!(aw)),
+            ..Failure::new(format!(
+                "{} {aw:?}, the GGUF's {} {gw:?}",
+                s.artifact_widths, s.gguf_widths
+            ))
+        });
+    }
+    for p in &metadata {
+        f.failure(Failure {
+            check: "signs.hadamard_metadata".into(),
+            ..Failure::new(format!("prism.hadamard metadata: {p}"))
+        });
     }
     let ok = len_ok && mismatches == 0 && widths_ok && metadata.is_empty();
     f.set_ok(ok);

@@ -72,6 +72,13 @@ impl Fixture {
 }
 
 fn snap(name: &str, r: &Report) {
+    // Every snapshotted report, with the header `--json` adds, matches the published schema.
+    let mut v = report::json(r);
+    v["schema"] = "ninfer-ternary/verify-report/1".into();
+    v["tool_version"] = env!("CARGO_PKG_VERSION").into();
+    if let Err(e) = conforms(&v, &report_schema(), "$") {
+        panic!("{name}: {e}");
+    }
     insta::assert_snapshot!(format!("{name}__text"), report::text(r));
     insta::assert_snapshot!(
         format!("{name}__json"),
