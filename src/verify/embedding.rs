@@ -4,6 +4,7 @@
 //! before H, must both fail to match — a control that matches fails the gate.
 
 use super::dumps::{self, inverse, rel_l2, Rotation, Variant};
+use super::findings::Failure;
 use super::{Ctx, DumpFormat, Finding};
 use crate::error::Result;
 use crate::spec::gates;
@@ -55,6 +56,8 @@ fn read_dump(
 #[derive(Default)]
 struct Worst {
     documented: f64,
+    /// The token id of the worst documented match.
+    worst_token: i64,
     row_major: f64,
     signs_before: f64,
 }
@@ -77,6 +80,9 @@ fn score(
         let rm: Vec<f64> = (0..k).map(|kk| h[kk * t + ti]).collect();
         let sb = inverse(rot, &z, Variant::SignsAfterRotation)?;
         let r = rel_l2(&tm, &want);
+        if r > worst.documented || ti == 0 {
+            worst.worst_token = d.ids[ti];
+        }
         worst.documented = worst.documented.max(r);
         worst.row_major = worst.row_major.max(rel_l2(&rm, &want));
         worst.signs_before = worst.signs_before.max(rel_l2(&tm, &sb));
@@ -196,6 +202,51 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         f.line(p.clone());
     }
     let ok = ok_doc && rm_caught && sb_caught && problems.is_empty();
+    if !ok_doc && !rm_caught {
+        f.failure(Failure {
+            check: "embedding.layout".into(),
+            object: Some(object.clone()),
+            expected: Some("token-major (t*K+k)".into()),
+            observed: Some("row-major (k*T+t)".into()),
+            ..Failure::new(
+                "the dump is row-major (element (k,t) at k*T+t); the format is token-major (t*K+k)",
+            )
+        });
+    }
+    if !ok_doc {
+        f.failure(Failure {
+            check: "embedding.token".into(),
+            object: Some(object.clone()),
+            row: u64::try_from(w.worst_token).ok(),
+            expected: Some(serde_json::json!({ "rel_l2_max": max })),
+            observed: Some(serde_json::json!({ "rel_l2": super::findings::round6(w.documented) })),
+            ..Failure::new(format!(
+                "token {} (row {} of {object}): rel L2 {} > {max}",
+                w.worst_token,
+                w.worst_token,
+                super::findings::round6(w.documented)
+            ))
+        });
+    }
+    for (caught, name) in [
+        (rm_caught, "row_major_read"),
+        (sb_caught, "signs_before_rotation"),
+    ] {
+        if !caught {
+            f.failure(Failure {
+                check: format!("embedding.negative_control.{name}"),
+                ..Failure::new(format!(
+                    "negative control {name} matches the dump (not rejected)"
+                ))
+            });
+        }
+    }
+    for p in &problems {
+        f.failure(Failure {
+            check: "embedding.tokens".into(),
+            ..Failure::new(p.clone())
+        });
+    }
     f.set_ok(ok);
     let outcome = Outcome {
         ok,
