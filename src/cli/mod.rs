@@ -235,72 +235,13 @@ enum Command {
         request: Option<PathBuf>,
     },
     /// Verify a packed artifact against its source GGUF: the ten gates of spec/verifier.md#gates.
-    /// Exit 0 pass, 1 fail, 2 usage/IO error.
-    Verify {
-        artifact: PathBuf,
-        /// The source GGUF the artifact was packed from (required; never defaulted).
-        #[arg(long)]
-        gguf: PathBuf,
-        /// The groupwise-int template (opens the provenance gate).
-        #[arg(long)]
-        template: Option<PathBuf>,
-        /// Run the row-order sections over every layer of the profile.
-        #[arg(long)]
-        sweep: bool,
-        /// The model profile by name (reduced GGUFs whose hparams do not identify it).
-        #[arg(long)]
-        profile: Option<String>,
-        /// Embedding activation dump: a native directory or the engine's dump file (opens the embedding gate).
-        #[arg(long)]
-        dump: Option<PathBuf>,
-        /// engine (the engine's bf16 embedding dump file) or native (manifest directory); default by file/directory.
-        #[arg(long = "dump-format", value_enum)]
-        dump_format: Option<crate::verify::DumpFormat>,
-        /// Kernel-oracle dump directory (opens the engine_oracles gate).
-        #[arg(long = "oracle-dump")]
-        oracle_dump: Option<PathBuf>,
-        /// Check only the oracle cases of this artifact object.
-        #[arg(long = "oracle-object")]
-        oracle_object: Option<String>,
-        /// Machine-readable report.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Prints the verdict first, then one line per gate (--verbose: every check).
+    /// Exit 0 pass, 1 fail, 2 usage/input/IO error.
+    Verify(verify_cmd::VerifyArgs),
     /// Write a broken artifact (or broken dumps) of one kind from spec/gates.json `mutations`.
-    Mutate {
-        artifact: PathBuf,
-        #[arg(long)]
-        kind: String,
-        /// Output artifact (or, for dump-* kinds, output dump directory).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Seed of the dump inputs (dump-* kinds).
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        #[arg(long)]
-        force: bool,
-    },
+    Mutate(verify_cmd::MutateArgs),
     /// Write reference embedding and kernel-oracle dumps computed from an artifact (f64, stored f32).
-    DumpReference {
-        artifact: PathBuf,
-        /// Output directory (gets embedding/ and oracles/).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Comma-separated token ids for the embedding dump (default: 8 spread over the vocabulary).
-        #[arg(long)]
-        tokens: Option<String>,
-        /// Seed of the oracle inputs x.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// native (embedding/ + oracles/ directories) or engine (the engine's bf16 embedding dump file DIR/embedding.T<N>.bin).
-        #[arg(long, value_enum, default_value_t = crate::verify::DumpFormat::Native)]
-        format: crate::verify::DumpFormat,
-        #[arg(long)]
-        force: bool,
-        /// host: f64 math on the CPU; cuda: the reference CUDA kernels on the GPU (feature `cuda`).
-        #[arg(long, default_value = "host")]
-        device: String,
-    },
+    DumpReference(verify_cmd::DumpReferenceArgs),
     /// Run a CUDA kernel over the kernel cases of its class (spec/kernels.json, conformance/KERNELS.md).
     /// Exit 0 all pass, 1 failures (or no compile / no entry / wrong signature), 2 usage or environment.
     CheckKernel(check_kernel::Args),
@@ -443,67 +384,9 @@ pub fn main() -> ExitCode {
             output,
             force,
         } => synth_cmd::template(&profile, &output, force),
-        Command::Verify {
-            artifact,
-            gguf,
-            template,
-            sweep,
-            profile,
-            dump,
-            dump_format,
-            oracle_dump,
-            oracle_object,
-            json,
-        } => verify_cmd::verify(
-            &artifact,
-            &gguf,
-            template.as_deref(),
-            sweep,
-            profile.as_deref(),
-            dump.as_deref(),
-            dump_format,
-            oracle_dump.as_deref(),
-            oracle_object.as_deref(),
-            json,
-        ),
-        Command::Mutate {
-            artifact,
-            kind,
-            output,
-            seed,
-            force,
-        } => verify_cmd::mutate(&artifact, &kind, &output, seed, force),
-        Command::DumpReference {
-            artifact,
-            output,
-            tokens,
-            seed,
-            format,
-            force,
-            device,
-        } => match device.as_str() {
-            "host" => verify_cmd::dump_reference(
-                &artifact,
-                &output,
-                tokens.as_deref(),
-                seed,
-                format,
-                force,
-            ),
-            // The device rewrite recomputes the native dump files; engine/harness files are
-            // written by the host path only.
-            "cuda" if format != crate::verify::DumpFormat::Native => Err(anyhow::anyhow!(
-                "--device cuda writes the native dump format only (got --format {format})"
-            )),
-            "cuda" => check_kernel::dump_reference_device(
-                &artifact,
-                &output,
-                tokens.as_deref(),
-                seed,
-                force,
-            ),
-            d => Err(anyhow::anyhow!("--device {d}: one of host, cuda")),
-        },
+        Command::Verify(args) => verify_cmd::verify(args),
+        Command::Mutate(args) => verify_cmd::mutate(args),
+        Command::DumpReference(args) => verify_cmd::dump_reference(args),
     };
     let result = result.and_then(|code| {
         // Rust flushes stdout at exit and ignores a failure there; flush here to report it.

@@ -4,11 +4,11 @@
 //! `rules.rs`), and compares multisets for repeated / missing rows. Rows are never located by
 //! searching.
 
+use super::findings::Failure;
 use super::rules;
 use super::{Ctx, Finding};
-use crate::error::{Error, ErrorClass};
+use crate::error::{Error, ErrorClass, Result};
 use crate::spec::{gates, Dim, RowOrder, RowSection};
-use anyhow::{anyhow, bail, Result};
 use std::collections::HashMap;
 
 /// The counts one audit reports.
@@ -164,9 +164,10 @@ pub struct SectionFps {
 pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<SectionFps> {
     let rows = ctx.artifact_rows(&r.object)?;
     if r.end > rows.n() || r.start >= r.end {
-        bail!(
-            "{}: rows [{}, {}) outside the object's {} rows",
-            r.object,
+        fail!(
+            NinferDirShape,
+            &r.object,
+            "rows [{}, {}) outside the object's {} rows",
             r.start,
             r.end,
             rows.n()
@@ -177,12 +178,13 @@ pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<S
     let span_len = rules::source_span(r.order, n);
     if matches!(r.order, RowOrder::AttnQQuery | RowOrder::AttnQGate) {
         rules::check_attn_q_rows(&ctx.profile, &r.source, src.len() as u64)
-            .map_err(|e| anyhow!(e))?;
+            .map_err(|e| Error::new(ErrorClass::GgufTensorShape, &r.source, e))?;
     }
     if r.source_start + span_len > src.len() as u64 {
-        bail!(
-            "{}: the rule reads source rows [{}, {}) but the tensor has {}",
-            r.source,
+        fail!(
+            GgufTensorShape,
+            &r.source,
+            "the rule reads source rows [{}, {}) but the tensor has {}",
             r.source_start,
             r.source_start + span_len,
             src.len()
@@ -211,12 +213,77 @@ pub fn section_fps(ctx: &Ctx<'_>, r: &Resolved, cache: &mut FpCache) -> Result<S
     })
 }
 
+/// The first artifact row of a section that does not hold the row the rule puts there:
+/// (artifact row, the rule's source row, the source row it holds if any).
+fn first_wrong_row(
+    ctx: &Ctx<'_>,
+    r: &Resolved,
+    fps: &SectionFps,
+) -> Option<(u64, u64, Option<u64>)> {
+    let i = fps
+        .artifact
+        .iter()
+        .zip(&fps.expected)
+        .position(|(a, e)| a != e)?;
+    let n = fps.expected.len() as u64;
+    let want = rules::source_offset(&ctx.profile, r.order, n, i as u64).ok()?;
+    let held = fps
+        .span
+        .iter()
+        .position(|f| *f == fps.artifact[i])
+        .map(|j| r.source_start + j as u64);
+    Some((r.start + i as u64, r.source_start + want, held))
+}
+
+/// The located failure of a section (`label`, e.g. `L0 value_z[0:v_rows]`) that failed its
+/// audit: its first wrong row, the source row the rule puts there and the one it holds.
+pub fn section_failure(
+    ctx: &Ctx<'_>,
+    check: &str,
+    label: &str,
+    r: &Resolved,
+    fps: &SectionFps,
+    c: &Counts,
+) -> Failure {
+    let counts = format!(
+        "{} out of order, {} duplicated, {} missing",
+        c.order_mismatches, c.repeated, c.missing
+    );
+    match first_wrong_row(ctx, r, fps) {
+        Some((row, want, held)) => Failure {
+            check: check.into(),
+            object: Some(r.object.clone()),
+            row: Some(row),
+            expected: Some(format!("{}[{want}]", r.source).into()),
+            observed: Some(match held {
+                Some(h) => format!("{}[{h}]", r.source).into(),
+                None => "a row of no source position".into(),
+            }),
+            ..Failure::new(format!(
+                "{} row {row} holds {}, the rule's is {want} ({}; {label}; {counts})",
+                r.object,
+                held.map_or("no source row".to_string(), |h| format!("source row {h}")),
+                r.source
+            ))
+        },
+        None => Failure {
+            check: check.into(),
+            object: Some(r.object.clone()),
+            ..Failure::new(format!("{label}: {counts}"))
+        },
+    }
+}
+
 fn expect_value(ctx: &Ctx<'_>, d: &Dim, n: u64) -> Result<u64> {
     Ok(match d {
         Dim::Num(v) => *v,
         Dim::Name(s) if s == "n" => n,
         Dim::Name(s) if s == "perm48_missing" => rules::perm48_on_rows_missing(&ctx.profile, n),
-        Dim::Name(s) => bail!("unknown control count symbol '{s}'"),
+        Dim::Name(s) => fail!(
+            SpecInvalid,
+            "assembly.negative_controls",
+            "unknown control count symbol '{s}'"
+        ),
     })
 }
 
@@ -228,7 +295,11 @@ pub fn negative_controls(
 ) -> Result<Vec<(String, Counts, bool, String)>> {
     let n = fps.expected.len();
     if n < 2 {
-        bail!("control audit has {n} rows; the controls need at least 2");
+        fail!(
+            VerifyInput,
+            "assembly.negative_controls",
+            "control audit has {n} rows; the controls need at least 2"
+        );
     }
     let mut out = Vec::new();
     for c in &gates().assembly.negative_controls {
@@ -250,7 +321,11 @@ pub fn negative_controls(
                 v[1] = v[0];
                 v
             }
-            other => bail!("unknown assembly control '{other}'"),
+            other => fail!(
+                SpecInvalid,
+                "assembly.negative_controls",
+                "unknown assembly control '{other}'"
+            ),
         };
         let counts = audit(&order, &fps.expected, &fps.selection);
         let mut ok = !counts.clean();
@@ -291,6 +366,16 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
                     c.describe(),
                     if c.clean() { "ok" } else { "FAILS" }
                 ));
+                if !c.clean() {
+                    f.failure(section_failure(
+                        ctx,
+                        "assembly.audit",
+                        &r.name,
+                        &r,
+                        &fps,
+                        &c,
+                    ));
+                }
                 if a.name == spec.control_audit {
                     control_name = r.name.clone();
                     control_fps = Some(fps);
@@ -298,6 +383,11 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             }
             Err(e) => {
                 f.line(format!("{}: {e:#} -> FAILS", r.name));
+                f.failure(Failure {
+                    check: "assembly.audit_read".into(),
+                    object: Some(r.object.clone()),
+                    ..Failure::new(format!("{}: {e}", r.name))
+                });
             }
         }
     }
@@ -314,6 +404,17 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
                 c.duplicate_rows,
                 if ok { "caught" } else { "NOT caught as documented" }
             ));
+            if !ok {
+                f.failure(Failure {
+                    check: "assembly.negative_control".into(),
+                    object: Some(control_name.clone()),
+                    expected: Some(want.clone().into()),
+                    observed: Some(c.describe().into()),
+                    ..Failure::new(format!(
+                        "negative control {name} on {control_name} not caught as documented"
+                    ))
+                });
+            }
         }
     } else {
         f.line(format!(

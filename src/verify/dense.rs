@@ -5,10 +5,11 @@
 //! final rounding by [`round_to_bits`](crate::verify::dense::round_to_bits) (integer scaling + round-half-even), not the packer's
 //! `pack::dense` nor `codec::direct::f32_to_bf16`, so a rounding bug in either cannot hide.
 
+use super::findings::Failure;
 use super::{rules, Ctx, Finding};
 use crate::codec::Codec;
+use crate::error::Result;
 use crate::spec::{mapping, HeadVectorFn, LayerSet, Produce};
-use anyhow::{anyhow, bail, Context, Result};
 
 /// 2^k exactly, built from its bits (k within the normal f64 exponent range, which every
 /// caller's k is: -149..=1023).
@@ -67,11 +68,11 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
         let t = ctx
             .gguf
             .tensor(&name)
-            .ok_or_else(|| anyhow!("{name} is absent from the GGUF"))?;
-        let c = Codec::for_ggml_type_checked(t.ggml).with_context(|| name.clone())?;
+            .ok_or_else(|| err!(GgufTensorMissing, &name, "absent from the GGUF"))?;
+        let c = Codec::for_ggml_type_checked(t.ggml).map_err(|e| super::within(e, &name))?;
         let data = ctx.gguf.tensor_data(t);
         crate::fsio::will_need(data);
-        let v = c.decode_to_vec(data).with_context(|| name.clone())?;
+        let v = c.decode_to_vec(data).map_err(|e| super::within(e, &name))?;
         Ok((v.into_iter().map(f64::from).collect(), t.ne.to_vec()))
     };
     let bf16 = |v: &mut dyn Iterator<Item = f64>| -> Vec<u8> {
@@ -87,7 +88,8 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
         Produce::HeadVector { src, func } => {
             let (v, _) = load(src)?;
             if v.len() != heads {
-                bail!("{}: {} values, not {heads} heads", src_name(src)?, v.len());
+                let n = src_name(src)?;
+                fail!(GgufTensorShape, &n, "{} values, not {heads} heads", v.len());
             }
             let mut out = Vec::with_capacity(4 * heads);
             for i in 0..heads {
@@ -96,7 +98,8 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
                     HeadVectorFn::Identity => a,
                     HeadVectorFn::LogNeg if a < 0.0 => (-a).ln(),
                     HeadVectorFn::LogNeg => {
-                        bail!("{}[{i}] = {a} is not negative", src_name(src)?)
+                        let n = src_name(src)?;
+                        fail!(VerifyInput, format!("{n}[{i}]"), "{a} is not negative")
                     }
                 };
                 out.extend_from_slice(&f32_of(y).to_le_bytes());
@@ -107,7 +110,8 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
             let (v, ne) = load(src)?;
             let row = ne[0] as usize;
             if ne[1] as usize != heads {
-                bail!("{}: {} rows, not {heads} heads", src_name(src)?, ne[1]);
+                let n = src_name(src)?;
+                fail!(GgufTensorShape, &n, "{} rows, not {heads} heads", ne[1]);
             }
             let mut it = (0..heads).flat_map(|i| {
                 let s = rules::perm48(p, i as u64) as usize;
@@ -120,7 +124,9 @@ pub fn expected(ctx: &Ctx<'_>, produce: &Produce, l: Option<u64>) -> Result<(Str
             let vals = conv1d_values(ctx, &src_name(src)?, &v, &ne)?;
             ("conv1d".into(), bf16(&mut vals.into_iter()))
         }
-        Produce::TernaryRows { .. } => bail!("ternary rows are not dense"),
+        Produce::TernaryRows { .. } => {
+            fail!(InternalInvariant, "produce", "ternary rows are not dense")
+        }
     })
 }
 
@@ -132,7 +138,11 @@ fn conv1d_values(ctx: &Ctx<'_>, name: &str, v: &[f64], ne: &[u64]) -> Result<Vec
     let (kernel, c) = (ne[0] as usize, ne[1] as usize);
     let qk = ctx.dim(&crate::spec::Dim::Name("qk_rows".into()))? as usize;
     if v.len() != kernel * c || qk > c {
-        bail!("{name}: ne=[{kernel}, {c}] does not fit qk_rows {qk}");
+        fail!(
+            GgufTensorShape,
+            name,
+            "ne=[{kernel}, {c}] does not fit qk_rows {qk}"
+        );
     }
     let channel = |ch: usize| {
         if ch < qk {
@@ -150,12 +160,19 @@ fn conv1d_values(ctx: &Ctx<'_>, name: &str, v: &[f64], ne: &[u64]) -> Result<Vec
 /// Whether little-endian FP32 (4 bytes) or BF16 (2 bytes) bits are a NaN.
 fn is_nan(b: &[u8]) -> bool {
     match b.len() {
-        4 => f32::from_le_bytes(b.try_into().expect("4")).is_nan(),
+        4 => f32::from_bits(le_bits(b) as u32).is_nan(),
         _ => {
-            let h = u16::from_le_bytes([b[0], b[1]]);
+            let h = le_bits(b) as u16;
             h & 0x7f80 == 0x7f80 && h & 0x7f != 0
         }
     }
+}
+
+/// The unsigned little-endian integer of up to 8 bytes (the bits of one stored element).
+fn le_bits(b: &[u8]) -> u64 {
+    b.iter()
+        .rev()
+        .fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
 }
 
 /// Element width of a dense object's stored format.
@@ -195,18 +212,7 @@ fn compare_values(got: &[u8], want: &[u8], w: usize) -> (usize, Option<usize>, u
         if g != e && !(is_nan(g) && is_nan(e)) {
             bad += 1;
             first.get_or_insert(i);
-            let (gb, eb) = if w == 4 {
-                (
-                    u32::from_le_bytes(g.try_into().expect("4")) as i64,
-                    u32::from_le_bytes(e.try_into().expect("4")) as i64,
-                )
-            } else {
-                (
-                    u16::from_le_bytes(g.try_into().expect("2")) as i64,
-                    u16::from_le_bytes(e.try_into().expect("2")) as i64,
-                )
-            };
-            max_ulps = max_ulps.max(gb.abs_diff(eb));
+            max_ulps = max_ulps.max(le_bits(g).abs_diff(le_bits(e)));
         }
     }
     (bad, first, max_ulps)
@@ -255,6 +261,17 @@ impl Tally {
                 got.len(),
                 want.len()
             ));
+            f.failure(Failure {
+                check: "dense_values.byte_length".into(),
+                object: Some(target.into()),
+                expected: Some(want.len().into()),
+                observed: Some(got.len().into()),
+                ..Failure::new(format!(
+                    "{target}: {} bytes, expected {}",
+                    got.len(),
+                    want.len()
+                ))
+            });
             return Ok(());
         }
         let (bad, first, ulps) = compare_values(got, &want, w);
@@ -262,10 +279,24 @@ impl Tally {
         if bad > 0 {
             self.mismatched_objects += 1;
             self.mismatches += bad;
+            let at = first.unwrap_or(0);
             f.line(format!(
-                "{target}: {bad} value(s) differ ({kind}), first at element {}",
-                first.unwrap_or(0)
+                "{target}: {bad} value(s) differ ({kind}), first at element {at}"
             ));
+            let bits_at = |b: &[u8]| {
+                b.get(at * w..(at + 1) * w)
+                    .map(|e| format!("0x{:0width$x}", le_bits(e), width = 2 * w))
+            };
+            f.failure(Failure {
+                check: "dense_values.value".into(),
+                object: Some(target.into()),
+                element: Some(at as u64),
+                expected: bits_at(&want).map(Into::into),
+                observed: bits_at(got).map(Into::into),
+                ..Failure::new(format!(
+                    "{target}: {bad} value(s) differ ({kind}), first at element {at} (stored bits)"
+                ))
+            });
         }
         if self.ulp_control.is_none() && !want.is_empty() {
             let mut nudged = want.clone();

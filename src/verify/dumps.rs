@@ -10,11 +10,10 @@
 
 use super::rows::ArtifactRows;
 use super::rules;
-use crate::error::{Error, ErrorClass};
+use crate::error::{Error, ErrorClass, Result};
 use crate::hadamard::{fwht_scaled, Scale};
 use crate::ninfer::Artifact;
 use crate::spec::{dumps, ModelProfile};
-use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -110,7 +109,7 @@ impl DumpFiles for BTreeMap<String, Vec<u8>> {
     fn read(&self, name: &str) -> Result<Vec<u8>> {
         self.get(name)
             .cloned()
-            .ok_or_else(|| anyhow!("dump file {name} is absent"))
+            .ok_or_else(|| err!(DumpFormat, name, "dump file {name} is absent"))
     }
 }
 
@@ -147,10 +146,20 @@ pub fn parse_embedding(
     let m: EmbeddingManifest = read_manifest(files, &dumps().embedding.manifest)?;
     check_header("embedding", &m.kind, m.format_version, &m.dtype, &m.layout)?;
     if m.object != object {
-        bail!("dump is of {}, the gate checks {object}", m.object);
+        fail!(
+            DumpFormat,
+            "manifest.json object",
+            "dump is of {}, the gate checks {object}",
+            m.object
+        );
     }
     if m.k != k {
-        bail!("dump k = {}, {object} has k = {k}", m.k);
+        fail!(
+            DumpFormat,
+            "manifest.json k",
+            "dump k = {}, {object} has k = {k}",
+            m.k
+        );
     }
     let t = m.tokens;
     let ids = read_i32s(&files.read(&m.tokens_file)?, &m.tokens_file, t)?;
@@ -190,12 +199,20 @@ pub fn parse_oracle_arrays(
 ) -> Result<OracleArrays> {
     let (x, ids) = if c.rotation == "inverse" {
         let Some(tf) = &c.token_ids_file else {
-            bail!("inverse case without token_ids_file");
+            fail!(
+                DumpFormat,
+                format!("case {} token_ids_file", c.name),
+                "inverse case without token_ids_file"
+            );
         };
         (None, Some(read_i32s(&files.read(tf)?, tf, c.tokens)?))
     } else {
         let Some(xf) = &c.x_file else {
-            bail!("forward case without x_file");
+            fail!(
+                DumpFormat,
+                format!("case {} x_file", c.name),
+                "forward case without x_file"
+            );
         };
         let len = checked_elems(c.k, c.tokens, "case k * tokens")?;
         (Some(read_f32s(&files.read(xf)?, xf, len)?), None)
@@ -264,12 +281,23 @@ impl Rotation {
             .widths
             .iter()
             .position(|&x| x as i64 == w as i64)
-            .ok_or_else(|| anyhow!("text/hadamard_widths {:?} has no width {w}", self.widths))?;
+            .ok_or_else(|| {
+                err!(
+                    VerifyInput,
+                    "text/hadamard_widths",
+                    "{:?} has no width {w}",
+                    self.widths
+                )
+            })?;
         let off: i64 = self.widths[..i].iter().map(|&x| x as i64).sum();
         let total = self.signs.len();
         let end = usize::try_from(off).ok().and_then(|o| o.checked_add(w));
         let Some(off) = end.filter(|&e| e <= total).map(|e| e - w) else {
-            bail!("sign vector of width {w} at {off} runs past the {total}-value table");
+            fail!(
+                VerifyInput,
+                "text/hadamard_signs",
+                "sign vector of width {w} at {off} runs past the {total}-value table"
+            );
         };
         let shift = usize::from(misaligned);
         Ok((0..w)
@@ -286,7 +314,7 @@ pub fn fwht(x: &mut [f64], block: usize, unnormalized: bool) -> Result<()> {
     } else {
         Scale::Normalized
     };
-    Ok(fwht_scaled(x, block, scale)?)
+    fwht_scaled(x, block, scale)
 }
 
 /// The rotated input `u` of a forward case for one token, under `variant`.
@@ -366,25 +394,38 @@ pub fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
 pub fn read_f32s(bytes: &[u8], what: &str, want: usize) -> Result<Vec<f64>> {
     let need = checked_elems(want, 4, what)?;
     if bytes.len() != need {
-        bail!(
-            "{what}: {} bytes, expected {want} f32 ({need} bytes)",
-            bytes.len()
-        );
+        return Err(Error::at(
+            ErrorClass::DumpFormat,
+            bytes.len().min(need) as u64,
+            what,
+            format!(
+                "{what}: {} bytes, expected {want} f32 ({need} bytes)",
+                bytes.len()
+            ),
+        ));
     }
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().expect("4")) as f64)
+    let (words, _) = bytes.as_chunks::<4>();
+    Ok(words
+        .iter()
+        .map(|c| f32::from_le_bytes(*c) as f64)
         .collect())
 }
 
 /// `want` little-endian i32 values from a dump file, length checked like [`read_f32s`].
 pub fn read_i32s(bytes: &[u8], what: &str, want: usize) -> Result<Vec<i64>> {
-    if bytes.len() != checked_elems(want, 4, what)? {
-        bail!("{what}: {} bytes, expected {want} i32", bytes.len());
+    let need = checked_elems(want, 4, what)?;
+    if bytes.len() != need {
+        return Err(Error::at(
+            ErrorClass::DumpFormat,
+            bytes.len().min(need) as u64,
+            what,
+            format!("{what}: {} bytes, expected {want} i32", bytes.len()),
+        ));
     }
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|c| i32::from_le_bytes(c.try_into().expect("4")) as i64)
+    let (words, _) = bytes.as_chunks::<4>();
+    Ok(words
+        .iter()
+        .map(|c| i32::from_le_bytes(*c) as i64)
         .collect())
 }
 
@@ -398,10 +439,16 @@ pub fn check_header(
 ) -> Result<()> {
     let d = dumps();
     if kind != kind_want {
-        bail!("manifest kind '{kind}', expected '{kind_want}'");
+        fail!(
+            DumpFormat,
+            "manifest.json kind",
+            "manifest kind '{kind}', expected '{kind_want}'"
+        );
     }
     if version != d.format_version || dtype != d.dtype || layout != d.layout {
-        bail!(
+        fail!(
+            DumpFormat,
+            "manifest.json",
             "manifest says version {version} dtype {dtype} layout {layout}; this verifier reads version {} dtype {} layout {}",
             d.format_version, d.dtype, d.layout
         );
@@ -416,6 +463,14 @@ pub fn read_manifest<T: for<'de> Deserialize<'de>>(
 ) -> Result<T> {
     let bytes = files
         .read(name)
-        .with_context(|| format!("{name} in the dump directory"))?;
-    serde_json::from_slice(&bytes).with_context(|| format!("{name} does not match spec/dumps.json"))
+        .map_err(|e| super::within(e, &format!("{name} in the dump directory")))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        err!(
+            DumpFormat,
+            name,
+            "does not match spec/dumps.json (line {}, column {}): {e}",
+            e.line(),
+            e.column()
+        )
+    })
 }

@@ -4,16 +4,21 @@
 //! before H, must both fail to match — a control that matches fails the gate.
 
 use super::dumps::{self, inverse, rel_l2, Rotation, Variant};
+use super::findings::Failure;
 use super::{Ctx, DumpFormat, Finding};
+use crate::error::Result;
 use crate::spec::gates;
-use anyhow::{bail, Result};
 use std::path::Path;
 
 /// Which dump format `--dump` holds: `--dump-format` when given, else a file is the engine's
 /// embedding dump and a directory is this suite's native format (manifest.json + arrays).
 pub fn dump_format(path: &Path, named: Option<DumpFormat>) -> Result<DumpFormat> {
     match named {
-        Some(DumpFormat::Harness) => bail!("--dump-format harness is a kernel-oracle format (rotation harness), not an embedding dump"),
+        Some(DumpFormat::Harness) => fail!(
+            VerifyInput,
+            "--dump-format",
+            "--dump-format harness is a kernel-oracle format (rotation harness), not an embedding dump"
+        ),
         Some(f) => Ok(f),
         None if path.is_file() => Ok(DumpFormat::Engine),
         None => Ok(DumpFormat::Native),
@@ -32,7 +37,12 @@ fn read_dump(
     }
     let d = super::engine_dump::parse(&crate::fsio::read_input(dir)?)?;
     if d.hidden != k {
-        bail!("engine dump hidden = {}, {object} has k = {k}", d.hidden);
+        return Err(crate::error::Error::at(
+            crate::error::ErrorClass::DumpFormat,
+            4,
+            "engine embedding dump header hidden",
+            format!("engine dump hidden = {}, {object} has k = {k}", d.hidden),
+        ));
     }
     Ok(dumps::EmbeddingArrays {
         tokens: d.tokens,
@@ -46,6 +56,8 @@ fn read_dump(
 #[derive(Default)]
 struct Worst {
     documented: f64,
+    /// The token id of the worst documented match.
+    worst_token: i64,
     row_major: f64,
     signs_before: f64,
 }
@@ -68,6 +80,9 @@ fn score(
         let rm: Vec<f64> = (0..k).map(|kk| h[kk * t + ti]).collect();
         let sb = inverse(rot, &z, Variant::SignsAfterRotation)?;
         let r = rel_l2(&tm, &want);
+        if r > worst.documented || ti == 0 {
+            worst.worst_token = d.ids[ti];
+        }
         worst.documented = worst.documented.max(r);
         worst.row_major = worst.row_major.max(rel_l2(&rm, &want));
         worst.signs_before = worst.signs_before.max(rel_l2(&tm, &sb));
@@ -162,7 +177,12 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         ));
     }
     if let Some(bad) = ids.iter().find(|&&i| i < 0 || i as u64 >= rows.n()) {
-        bail!("token id {bad} outside [0, {})", rows.n());
+        fail!(
+            DumpFormat,
+            "token ids",
+            "token id {bad} outside [0, {})",
+            rows.n()
+        );
     }
     let rot = Rotation::from_artifact(ctx.artifact, &ctx.profile)?;
     let used = t.min(th.embedding_max_tokens);
@@ -182,6 +202,51 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         f.line(p.clone());
     }
     let ok = ok_doc && rm_caught && sb_caught && problems.is_empty();
+    if !ok_doc && !rm_caught {
+        f.failure(Failure {
+            check: "embedding.layout".into(),
+            object: Some(object.clone()),
+            expected: Some("token-major (t*K+k)".into()),
+            observed: Some("row-major (k*T+t)".into()),
+            ..Failure::new(
+                "the dump is row-major (element (k,t) at k*T+t); the format is token-major (t*K+k)",
+            )
+        });
+    }
+    if !ok_doc {
+        f.failure(Failure {
+            check: "embedding.token".into(),
+            object: Some(object.clone()),
+            row: u64::try_from(w.worst_token).ok(),
+            expected: Some(serde_json::json!({ "rel_l2_max": max })),
+            observed: Some(serde_json::json!({ "rel_l2": super::findings::round6(w.documented) })),
+            ..Failure::new(format!(
+                "token {} (row {} of {object}): rel L2 {} > {max}",
+                w.worst_token,
+                w.worst_token,
+                super::findings::round6(w.documented)
+            ))
+        });
+    }
+    for (caught, name) in [
+        (rm_caught, "row_major_read"),
+        (sb_caught, "signs_before_rotation"),
+    ] {
+        if !caught {
+            f.failure(Failure {
+                check: format!("embedding.negative_control.{name}"),
+                ..Failure::new(format!(
+                    "negative control {name} matches the dump (not rejected)"
+                ))
+            });
+        }
+    }
+    for p in &problems {
+        f.failure(Failure {
+            check: "embedding.tokens".into(),
+            ..Failure::new(p.clone())
+        });
+    }
     f.set_ok(ok);
     let outcome = Outcome {
         ok,

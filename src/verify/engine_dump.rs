@@ -9,7 +9,8 @@
 //! order; reading it C-order is the silent transpose its comment warns about). Evidence and
 //! what is unconfirmed: spec/dumps.json `engine_embedding`.
 
-use anyhow::{bail, Result};
+use crate::error::{Error, ErrorClass, Result};
+use crate::le::LeReader;
 
 /// A parsed engine embedding dump. `h` is in file order (token-major).
 #[derive(Debug, Clone, PartialEq)]
@@ -27,48 +28,67 @@ pub struct EngineEmbedding {
 /// Largest T * hidden accepted (4 GiB of bf16): bounds the allocation before reading.
 const MAX_ELEMS: u64 = 1 << 31;
 
-fn i32_at(b: &[u8], off: usize, what: &str) -> Result<i32> {
-    match b.get(off..off + 4) {
-        Some(c) => Ok(i32::from_le_bytes(c.try_into().expect("4"))),
-        None => bail!(
-            "engine embedding dump: {what} at byte {off} is past the end ({} bytes)",
-            b.len()
-        ),
-    }
+/// A malformed dump (class `dump.format`) at byte `off`, field `field`.
+fn bad(off: u64, field: &str, detail: String) -> Error {
+    Error::at(ErrorClass::DumpFormat, off, field, detail)
 }
 
 /// Parses an engine dump; every size is bounded before anything is allocated.
 pub fn parse(b: &[u8]) -> Result<EngineEmbedding> {
-    let t = i32_at(b, 0, "T")?;
-    let hidden = i32_at(b, 4, "hidden")?;
-    let count = i32_at(b, 8, "count")?;
-    if t < 1 || hidden < 1 || count < 0 {
-        bail!("engine embedding dump: header T={t} hidden={hidden} count={count} at byte 0: T and hidden must be >= 1, count >= 0");
+    let mut r = LeReader::new(b, ErrorClass::DumpFormat);
+    let t = r.i32("engine embedding dump header T")?;
+    let hidden = r.i32("engine embedding dump header hidden")?;
+    let count = r.i32("engine embedding dump header count")?;
+    if t < 1 {
+        return Err(bad(
+            0,
+            "engine embedding dump header T",
+            format!("T={t}: must be >= 1"),
+        ));
+    }
+    if hidden < 1 {
+        return Err(bad(
+            4,
+            "engine embedding dump header hidden",
+            format!("hidden={hidden}: must be >= 1"),
+        ));
     }
     if count != t {
-        bail!(
-            "engine embedding dump: count={count} at byte 8 differs from T={t} (one id per token)"
-        );
+        return Err(bad(
+            8,
+            "engine embedding dump header count",
+            format!("count={count} differs from T={t} (one id per token)"),
+        ));
     }
     let (t, hidden, count) = (t as u64, hidden as u64, count as u64);
     let elems = t * hidden;
     if elems > MAX_ELEMS {
-        bail!("engine embedding dump: T*hidden = {elems} at byte 0 exceeds {MAX_ELEMS}");
+        return Err(bad(
+            0,
+            "engine embedding dump header T*hidden",
+            format!("T*hidden = {elems} exceeds {MAX_ELEMS}"),
+        ));
     }
     let act = 12 + 4 * count;
     let want = act + 2 * elems;
     if b.len() as u64 != want {
-        bail!(
-            "engine embedding dump: {} bytes, expected {want} (12-byte header + {count} ids + {elems} bf16 from byte {act})",
-            b.len()
-        );
+        return Err(bad(
+            (b.len() as u64).min(want),
+            "engine embedding dump length",
+            format!(
+                "{} bytes, expected {want} (12-byte header + {count} ids + {elems} bf16 from byte {act})",
+                b.len()
+            ),
+        ));
     }
-    let ids = (0..count as usize)
-        .map(|i| i32_at(b, 12 + 4 * i, "token id").map(i64::from))
+    let ids = (0..count)
+        .map(|_| r.i32("engine embedding dump token id").map(i64::from))
         .collect::<Result<Vec<_>>>()?;
-    let h = b[act as usize..]
-        .chunks_exact(2)
-        .map(|c| f32::from_bits((u16::from_le_bytes([c[0], c[1]]) as u32) << 16) as f64)
+    let acts = r.take(2 * elems as usize, "engine embedding dump activations")?;
+    let (halves, _) = acts.as_chunks::<2>();
+    let h = halves
+        .iter()
+        .map(|c| f32::from_bits((u16::from_le_bytes(*c) as u32) << 16) as f64)
         .collect();
     Ok(EngineEmbedding {
         tokens: t as usize,
@@ -136,5 +156,30 @@ mod tests {
         big[8..12].copy_from_slice(&i32::MAX.to_le_bytes());
         assert!(parse(&big).unwrap_err().to_string().contains("exceeds"));
         assert!(parse(&b[..5]).unwrap_err().to_string().contains("byte 4"));
+    }
+
+    #[test]
+    fn malformed_dumps_are_dump_format_errors_with_the_byte_offset() {
+        let b = write(&[7, 9], 3, &[1.0, 2.0, 3.0, -1.0, -2.0, -3.0], false);
+        let located = |bytes: &[u8]| {
+            let e = parse(bytes).unwrap_err();
+            assert_eq!(e.class, ErrorClass::DumpFormat, "{e}");
+            (e.offset, e.field)
+        };
+        // Header cut inside `hidden`: the read of byte 4 fails, located there.
+        assert_eq!(
+            located(&b[..5]),
+            (Some(4), "engine embedding dump header hidden".into())
+        );
+        let mut c = b.clone();
+        c[8] = 3;
+        assert_eq!(located(&c).0, Some(8));
+        let mut h = b.clone();
+        h[4..8].copy_from_slice(&0i32.to_le_bytes());
+        assert_eq!(located(&h).0, Some(4));
+        // One byte short: located at the end of what is there.
+        assert_eq!(located(&b[..b.len() - 1]).0, Some(b.len() as u64 - 1));
+        // The healthy dump parses (the control).
+        assert!(parse(&b).is_ok());
     }
 }

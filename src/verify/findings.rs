@@ -41,6 +41,43 @@ pub struct Finding {
     pub lines: Vec<String>,
     /// Measured numbers (flattened into the JSON result object).
     pub numbers: BTreeMap<String, Value>,
+    /// What failed, structured (gates that locate a failure fill this; the JSON report
+    /// falls back to the gate's detail line for a failed gate that gave none).
+    pub failures: Vec<Failure>,
+}
+
+/// One located failure of a gate: the `failures` entries of the JSON report.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Failure {
+    /// The check inside the gate, `<step>.<check>` (e.g. `row_order.section`).
+    pub check: String,
+    /// The artifact object or GGUF tensor, when the failure is in one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
+    /// The row, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row: Option<u64>,
+    /// The element (within the row, or of the object), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub element: Option<u64>,
+    /// What the rule expects there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<Value>,
+    /// What the artifact holds there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed: Option<Value>,
+    /// The same in words (one line).
+    pub message: String,
+}
+
+impl Failure {
+    /// A failure with only its message (fill the rest with struct update syntax).
+    pub fn new(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            ..Failure::default()
+        }
+    }
 }
 
 impl Finding {
@@ -52,6 +89,7 @@ impl Finding {
             detail: String::new(),
             lines: Vec::new(),
             numbers: BTreeMap::new(),
+            failures: Vec::new(),
         }
     }
 
@@ -82,6 +120,13 @@ impl Finding {
     /// Adds one sub-result line.
     pub fn line(&mut self, s: impl Into<String>) -> &mut Self {
         self.lines.push(s.into());
+        self
+    }
+
+    /// Records a structured failure (the gate's own verdict still decides the status; the
+    /// JSON report lists failures of failed gates only).
+    pub fn failure(&mut self, f: Failure) -> &mut Self {
+        self.failures.push(f);
         self
     }
 

@@ -16,9 +16,9 @@ use super::dump_dir::DirFiles;
 use super::dumps::{fwht, matmul_sets, read_f32s, rel_l2, Rotation};
 use super::oracles::OracleTally;
 use super::{read_dump_file, Ctx, Finding};
+use crate::error::Result;
 use crate::perm::{perm_row, HeadTiling};
 use crate::spec::{dumps, HarnessCase};
-use anyhow::{bail, Result};
 use std::path::Path;
 
 /// The rotation-harness block size (the engine kernel's `kBlockSize`).
@@ -123,7 +123,9 @@ fn gather(c: &HarnessCase) -> Result<Option<Vec<usize>>> {
         return Ok(None);
     }
     if hd == 0 || hd * nk * rep != c.k {
-        bail!(
+        fail!(
+            DumpFormat,
+            format!("case {}", c.name),
             "case {}: perm {:?} does not tile k = {}",
             c.name,
             c.perm,
@@ -146,7 +148,12 @@ pub fn rotation_reference(
 ) -> Result<Vec<f64>> {
     let (k, t) = (c.k, c.tokens);
     if x.len() != k * t || signs.len() != k {
-        bail!("case {}: sizes do not match k = {k}, T = {t}", c.name);
+        fail!(
+            DumpFormat,
+            format!("case {}", c.name),
+            "case {}: sizes do not match k = {k}, T = {t}",
+            c.name
+        );
     }
     let g = if v == HarnessVariant::PMissing {
         None
@@ -315,10 +322,15 @@ fn rotation_case(dir: &Path, c: &HarnessCase) -> Result<(f64, Wrongs)> {
     let y = read_f32s(&read_dump_file(dir, &of)?, &of, k * t)?;
     let (wx, ws) = case_inputs(c);
     if x.iter().zip(&wx).any(|(a, b)| *a != *b as f64) {
-        bail!("{inp} is not the harness LCG input of seed {:#x}", c.seed);
+        fail!(
+            DumpFormat,
+            &inp,
+            "not the harness LCG input of seed {:#x}",
+            c.seed
+        );
     }
     if s.iter().zip(&ws).any(|(a, b)| *a != *b as f64) {
-        bail!("{sf} is not the harness LCG sign stream");
+        fail!(DumpFormat, &sf, "not the harness LCG sign stream");
     }
     let xb: Vec<f64> = x.iter().map(|&a| bf16_round(a)).collect();
     let doc = rel_l2(
@@ -346,7 +358,12 @@ fn gemm_case(ctx: &Ctx<'_>, dir: &Path) -> Result<(String, f64, Wrongs)> {
     if dir.join(&g.x_file).exists() {
         let got = read_f32s(&read_dump_file(dir, &g.x_file)?, &g.x_file, k)?;
         if got.iter().zip(&x).any(|(a, b)| *a != *b as f64) {
-            bail!("{} is not the oracle's LCG x (seed {})", g.x_file, g.x_seed);
+            fail!(
+                DumpFormat,
+                &g.x_file,
+                "not the oracle's LCG x (seed {})",
+                g.x_seed
+            );
         }
     }
     let y = read_f32s(&read_dump_file(dir, &g.y_file)?, &g.y_file, n)?;
@@ -406,8 +423,7 @@ pub fn gemm_files(
     fault: HarnessFault,
 ) -> Result<DirFiles> {
     let p = super::profile_for_artifact(artifact)?;
-    let format =
-        super::artifact_format(artifact).ok_or_else(|| anyhow::anyhow!("no ternary object"))?;
+    let format = super::artifact_format(artifact).ok_or_else(super::no_ternary)?;
     let blocks = super::rows::Blocks::for_format(format)?;
     let view = artifact.row_split(object)?;
     let payload = view.bytes;

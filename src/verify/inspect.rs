@@ -1,17 +1,27 @@
 //! Gate 1b: inspect — the container re-opened (magic, directory, ranges: `Artifact::parse`), the
 //! identity, and every object the mapping produces present with the mapped format/layout/shape.
 
+use super::findings::Failure;
 use super::{Ctx, Finding};
+use crate::error::Result;
 use crate::mapping::produced_objects_in;
 use crate::spec::{mapping, LayoutId, Produce};
-use anyhow::Result;
+
+/// One expected object: (name, shape, format, layout).
+type Expected = (String, Vec<u64>, String, LayoutId);
 
 /// Every object the mapping produces for the source's layers plus the sign objects, as
 /// (name, shape, format, layout).
-fn expected_objects(ctx: &Ctx<'_>) -> Vec<(String, Vec<u64>, String, LayoutId)> {
-    let mut want: Vec<(String, Vec<u64>, String, LayoutId)> = Vec::new();
+fn expected_objects(ctx: &Ctx<'_>) -> Result<Vec<Expected>> {
+    let mut want: Vec<Expected> = Vec::new();
     for o in produced_objects_in(&ctx.profile, &ctx.layers) {
-        let rule = o.rule.as_ref().expect("produced objects have rules");
+        let Some(rule) = o.rule.as_ref() else {
+            fail!(
+                InternalInvariant,
+                &o.name,
+                "a produced object without its mapping rule"
+            );
+        };
         let (fmt, layout) = match &rule.produce {
             Produce::TernaryRows { .. } => (ctx.format.name.clone(), LayoutId::RowSplitK128V1),
             Produce::HeadVector { .. } => ("FP32".to_string(), LayoutId::ContiguousLeV1),
@@ -27,7 +37,7 @@ fn expected_objects(ctx: &Ctx<'_>) -> Vec<(String, Vec<u64>, String, LayoutId)> 
             LayoutId::ContiguousLeV1,
         ));
     }
-    want
+    Ok(want)
 }
 
 /// Runs the gate.
@@ -49,27 +59,49 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     if a.directory.objects.is_empty() {
         problems.push("no objects".into());
     }
+    // The identity problems, located (the object problems below add their own).
+    for p in &problems {
+        f.failure(Failure {
+            check: "inspect.identity".into(),
+            object: Some("identity".into()),
+            ..Failure::new(p.clone())
+        });
+    }
     let mut expected = 0u64;
     let mut absent = 0u64;
     let mut wrong = 0u64;
     let mut ternary = 0u64;
-    let want = expected_objects(ctx);
+    let want = expected_objects(ctx)?;
     for (name, shape, fmt, layout) in &want {
         expected += 1;
         match a.directory.find(name) {
             None => {
                 absent += 1;
                 problems.push(format!("{name} is absent"));
+                f.failure(Failure {
+                    check: "inspect.object_absent".into(),
+                    object: Some(name.clone()),
+                    ..Failure::new(format!("{name} is absent"))
+                });
             }
             Some(o) => {
                 let fl = o.format_layout();
                 if fl != Some((fmt.as_str(), layout.as_str())) || o.shape() != shape.as_slice() {
                     wrong += 1;
-                    problems.push(format!(
-                        "{name}: {:?} {:?}, mapping says {fmt} {layout} {shape:?}",
-                        fl,
-                        o.shape()
-                    ));
+                    let (got, want) = (
+                        format!("{:?} {:?}", fl, o.shape()),
+                        format!("{fmt} {layout} {shape:?}"),
+                    );
+                    problems.push(format!("{name}: {got}, mapping says {want}"));
+                    f.failure(Failure {
+                        check: "inspect.object_mapping".into(),
+                        object: Some(name.clone()),
+                        expected: Some(want.into()),
+                        observed: Some(got.clone().into()),
+                        ..Failure::new(format!(
+                            "{name}: {got}, mapping says {fmt} {layout} {shape:?}"
+                        ))
+                    });
                 } else if *layout == LayoutId::RowSplitK128V1 {
                     ternary += 1;
                 }

@@ -5,6 +5,25 @@
 //! One module per gate; each returns a [`Finding`]. Negative controls run inside their gate on
 //! every invocation; a control that survives fails the gate.
 
+/// `return Err(Error::new(ErrorClass::$class, field, format!(...)))`: the verifier's classed
+/// early return (every module below returns [`crate::Result`]).
+macro_rules! fail {
+    ($class:ident, $field:expr, $($arg:tt)+) => {
+        return Err($crate::error::Error::new(
+            $crate::error::ErrorClass::$class,
+            $field,
+            format!($($arg)+),
+        ))
+    };
+}
+
+/// `Error::new(ErrorClass::$class, field, format!(...))` (for `ok_or_else` / `map_err`).
+macro_rules! err {
+    ($class:ident, $field:expr, $($arg:tt)+) => {
+        $crate::error::Error::new($crate::error::ErrorClass::$class, $field, format!($($arg)+))
+    };
+}
+
 /// Gate `assembly`: the positional audits.
 pub mod assembly;
 #[cfg(test)]
@@ -52,12 +71,12 @@ pub mod rules;
 /// Gate `signs`: sign objects and Hadamard metadata.
 pub mod signs;
 
-pub use findings::{Finding, Report, Status};
+pub use findings::{Failure, Finding, Report, Status};
 
+pub use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{self, Gguf, Mode};
 use crate::ninfer::Artifact;
 use crate::spec::{self, Dim, GateStep, ModelProfile, NumericFormat};
-use anyhow::{anyhow, bail, Context, Result};
 use rows::{ArtifactRows, Blocks, GgufRows};
 use std::path::Path;
 
@@ -150,7 +169,9 @@ pub fn named_layer(p: &ModelProfile, layers: &[u64], which: &str) -> Result<u64>
         _ => None,
     }
     .ok_or_else(|| {
-        anyhow!(
+        err!(
+            VerifyInput,
+            format!("{{{which}}}"),
             "profile {} has no layer '{which}' among layers {layers:?}",
             p.name
         )
@@ -194,19 +215,31 @@ pub fn resolve_name(p: &ModelProfile, layers: &[u64], s: &str, l: Option<u64>) -
 
 /// A profile dimension by number or name.
 pub fn dim(p: &ModelProfile, d: &Dim) -> Result<u64> {
-    p.dim(d)
-        .ok_or_else(|| anyhow!("profile {} lacks dimension {d:?}", p.name))
+    p.dim(d).ok_or_else(|| {
+        err!(
+            SpecInvalid,
+            "dimension",
+            "profile {} lacks dimension {d:?}",
+            p.name
+        )
+    })
 }
 
 impl<'a> Ctx<'a> {
     /// Rows of a ternary artifact object, checked to be in the artifact's ternary format.
     pub fn artifact_rows(&self, name: &str) -> Result<ArtifactRows<'a>> {
         if self.artifact.directory.find(name).is_none() {
-            bail!("{name} is absent from the artifact");
+            fail!(NinferObjectMissing, name, "absent from the artifact");
         }
         let v = self.artifact.row_split(name)?;
         if v.format.name != self.format.name {
-            bail!("{name} is {}, not {}", v.format.name, self.format.name);
+            fail!(
+                VerifyInput,
+                name,
+                "is {}, not {}",
+                v.format.name,
+                self.format.name
+            );
         }
         ArtifactRows::new(v, self.blocks)
     }
@@ -216,7 +249,7 @@ impl<'a> Ctx<'a> {
         let t = self
             .gguf
             .tensor(name)
-            .ok_or_else(|| anyhow!("{name} is absent from the GGUF"))?;
+            .ok_or_else(|| err!(GgufTensorMissing, name, "absent from the GGUF"))?;
         GgufRows::new(self.gguf, t, self.format, &self.blocks)
     }
 
@@ -239,20 +272,35 @@ pub fn artifact_format(a: &Artifact<'_>) -> Option<&'static NumericFormat> {
     })
 }
 
+/// The error of an artifact with no ternary object (nothing to verify or dump).
+pub fn no_ternary() -> Error {
+    err!(
+        VerifyInput,
+        "objects",
+        "the artifact holds no ternary (PQ2_0_G128 / PTQ1_0_G128) object"
+    )
+}
+
 /// The profile an artifact has (by its token_embedding shape [vocab, hidden]).
 pub fn profile_for_artifact(a: &Artifact<'_>) -> Result<ModelProfile> {
-    let e = a
-        .directory
-        .find("text/token_embedding")
-        .ok_or_else(|| anyhow!("the artifact has no text/token_embedding"))?;
+    let e = a.directory.find("text/token_embedding").ok_or_else(|| {
+        err!(
+            NinferObjectMissing,
+            "text/token_embedding",
+            "the artifact has no text/token_embedding"
+        )
+    })?;
     let s = e.shape();
     for (name, _) in spec::PROFILES {
-        let p = spec::profile(name).expect("compiled-in profile");
-        if s == [p.vocab, p.hidden] {
+        if let Some(p) = spec::profile(name).filter(|p| s == [p.vocab, p.hidden]) {
             return Ok(p);
         }
     }
-    bail!("no profile in spec/models has token_embedding shape {s:?}")
+    fail!(
+        VerifyInput,
+        "text/token_embedding",
+        "no profile in spec/models has token_embedding shape {s:?}"
+    )
 }
 
 /// The file name part of a path (reports never carry directories).
@@ -270,12 +318,12 @@ pub fn verify(
     gguf_bytes: &[u8],
     opts: Options<'_>,
 ) -> Result<Report> {
-    let g = gguf::parse(gguf_bytes, Mode::Strict).context(gguf_name.to_string())?;
+    let g = gguf::parse(gguf_bytes, Mode::Strict).map_err(|e| within(e, gguf_name))?;
     let (profile, layers) = crate::mapping::profile::resolve_profile(&g, opts.profile)
-        .context(gguf_name.to_string())?;
-    let gformat = crate::mapping::profile::ternary_format(&g).context(gguf_name.to_string())?;
+        .map_err(|e| within(e, gguf_name))?;
+    let gformat = crate::mapping::profile::ternary_format(&g).map_err(|e| within(e, gguf_name))?;
     let template = match opts.template {
-        Some(t) => Some(Artifact::parse(t).context("template")?),
+        Some(t) => Some(Artifact::parse(t).map_err(|e| within(e, "template"))?),
         None => None,
     };
     let mut report = Report {
@@ -288,6 +336,10 @@ pub fn verify(
     };
     let a = match Artifact::parse(artifact) {
         Ok(a) => a,
+        // Not a .ninfer at all (no magic): an input error, not a verdict on an artifact.
+        Err(e) if e.offset == Some(0) && e.field == "magic" => {
+            return Err(within(e, artifact_name));
+        }
         Err(e) => {
             for s in &spec::gates().steps {
                 report.findings.push(if s.step == GateStep::Inspect {
@@ -300,10 +352,16 @@ pub fn verify(
         }
     };
     let aformat = artifact_format(&a).ok_or_else(|| {
-        anyhow!("{artifact_name} holds no ternary (PQ2_0_G128 / PTQ1_0_G128) object")
+        err!(
+            VerifyInput,
+            artifact_name,
+            "{artifact_name} holds no ternary (PQ2_0_G128 / PTQ1_0_G128) object"
+        )
     })?;
     if aformat.name != gformat.name {
-        bail!(
+        fail!(
+            VerifyInput,
+            "--gguf",
             "format mismatch: {gguf_name} is {} but {artifact_name} holds {}; every row comparison would fail with matched=0. Pass the GGUF the artifact was packed from (--gguf).",
             gformat.name,
             aformat.name
@@ -324,13 +382,23 @@ pub fn verify(
     Ok(report)
 }
 
+/// `e` with `what` (a file, an object) put in front of its field: the context a caller adds.
+pub fn within(e: Error, what: &str) -> Error {
+    let field = if e.field.is_empty() {
+        what.to_string()
+    } else {
+        format!("{what}: {}", e.field)
+    };
+    e.with_field(field)
+}
+
 /// Wall seconds per gate of the last `run_gates`, in spec order (for the CLI's stderr stats;
 /// never in reports, which stay deterministic). The gates run concurrently, so they overlap.
 pub static GATE_SECONDS: std::sync::Mutex<Vec<(String, f64)>> = std::sync::Mutex::new(Vec::new());
 
 fn guarded(step: &str, f: impl FnOnce() -> Result<Finding>) -> (Finding, f64) {
     let t0 = std::time::Instant::now();
-    let out = f().unwrap_or_else(|e| Finding::fail(step, format!("{e:#}")));
+    let out = f().unwrap_or_else(|e| Finding::fail(step, e.to_string()));
     (out, t0.elapsed().as_secs_f64())
 }
 
@@ -416,7 +484,11 @@ pub fn skip_naming(step: &str) -> Finding {
 /// Reads a file of a dump directory, refusing names with path separators.
 pub fn read_dump_file(dir: &Path, name: &str) -> Result<Vec<u8>> {
     if name.is_empty() || name.contains('/') || name.contains('\\') || name == ".." {
-        bail!("dump file name '{name}' must be a plain file name");
+        fail!(
+            DumpFormat,
+            name,
+            "dump file name '{name}' must be a plain file name"
+        );
     }
-    crate::fsio::read_input(&dir.join(name)).with_context(|| format!("dump file {name}"))
+    crate::fsio::read_input(&dir.join(name)).map_err(|e| within(e, &format!("dump file {name}")))
 }

@@ -6,10 +6,10 @@
 use super::dumps::{write_reference, DumpFaults};
 use super::rows::{ArtifactRows, Blocks};
 use super::{artifact_layers, profile_for_artifact, resolve_name, rules};
+use crate::error::Result;
 use crate::geometry::Plane;
 use crate::ninfer::{plan, Artifact, Directory, PlannedObject};
 use crate::spec::{gates, mapping, MutationKind, MutationSpec, MutationTarget};
-use anyhow::{anyhow, bail, Context, Result};
 use std::io::Write;
 use std::path::Path;
 
@@ -24,12 +24,46 @@ pub enum Source {
 /// The spec row of mutation `kind`, or an error listing the known kinds.
 pub fn spec(kind: &str) -> Result<&'static MutationSpec> {
     gates().mutation(kind).ok_or_else(|| {
-        let known: Vec<&str> = MutationKind::ALL.iter().map(|k| k.as_str()).collect();
-        anyhow!(
-            "unknown mutation kind '{kind}' (known: {})",
+        let known: Vec<&str> = kinds().collect();
+        let hint = closest(kind, &known)
+            .map(|k| format!("did you mean '{k}'? "))
+            .unwrap_or_default();
+        err!(
+            VerifyMutation,
+            "--kind",
+            "unknown mutation kind '{kind}'; {hint}known: {}",
             known.join(", ")
         )
     })
+}
+
+/// Every mutation kind of spec/gates.json `mutations`, as `--kind` spells it.
+pub fn kinds() -> impl Iterator<Item = &'static str> {
+    MutationKind::ALL.iter().map(|k| k.as_str())
+}
+
+/// The known name nearest to `got` by edit distance, when it is near (at most a third of
+/// its length away): the "did you mean" of an unknown name.
+pub fn closest<'k>(got: &str, known: &[&'k str]) -> Option<&'k str> {
+    let distance = |a: &str, b: &str| {
+        let b: Vec<char> = b.chars().collect();
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut cur = vec![i + 1];
+            for (j, cb) in b.iter().enumerate() {
+                let sub = prev[j] + usize::from(ca != *cb);
+                cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    };
+    known
+        .iter()
+        .map(|k| (distance(got, k), *k))
+        .min()
+        .filter(|(d, k)| *d <= k.chars().count().max(3) / 3)
+        .map(|(_, k)| k)
 }
 
 /// Rows of `name` rearranged: output row i = input row order[i], in every plane.
@@ -62,7 +96,11 @@ enum Edit {
 pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Source>)> {
     let m = spec(kind)?;
     if m.target != MutationTarget::Artifact {
-        bail!("{kind} mutates dumps; use it with an output directory");
+        fail!(
+            VerifyMutation,
+            "--kind",
+            "{kind} mutates dumps; use it with an output directory"
+        );
     }
     let p = profile_for_artifact(a)?;
     let object = m
@@ -70,7 +108,7 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
         .as_ref()
         .map(|o| resolve_name(&p, &artifact_layers(a), o, None))
         .transpose()?
-        .ok_or_else(|| anyhow!("{kind}: spec names no object"));
+        .ok_or_else(|| err!(SpecInvalid, "mutations", "{kind}: spec names no object"));
     let edit = edit_for(a, &p, m.kind, object)?;
     let mut identity = a.directory.identity.clone();
     let (mut drop, mut replace) = (None, None);
@@ -135,22 +173,22 @@ fn edit_for(
         K::FlippedSign => {
             let name = object?;
             let mut b = a.object_bytes(a.object(&name)?).to_vec();
-            let Some(first) = b.get_mut(0..4) else {
-                bail!("{name} holds no FP32 value");
+            let Some(first) = b.first_chunk_mut::<4>() else {
+                fail!(VerifyMutation, &name, "holds no FP32 value");
             };
-            let v = f32::from_le_bytes((&*first).try_into().expect("4"));
-            first.copy_from_slice(&(-v).to_le_bytes());
+            let v = f32::from_le_bytes(*first);
+            *first = (-v).to_le_bytes();
             Edit::Replace(name, b)
         }
         K::DenseOneUlp => {
             let name = object?;
             let mut b = a.object_bytes(a.object(&name)?).to_vec();
-            let Some(first) = b.get_mut(0..4) else {
-                bail!("{name} holds no FP32 value");
+            let Some(first) = b.first_chunk_mut::<4>() else {
+                fail!(VerifyMutation, &name, "holds no FP32 value");
             };
-            let v = u32::from_le_bytes((&*first).try_into().expect("4"));
+            let v = u32::from_le_bytes(*first);
             // Away from zero by one ulp (bits + 1 keeps the sign; never reaches NaN for a finite log).
-            first.copy_from_slice(&v.wrapping_add(1).to_le_bytes());
+            *first = v.wrapping_add(1).to_le_bytes();
             Edit::Replace(name, b)
         }
         K::WrongHadamardWidths => {
@@ -159,14 +197,18 @@ fn edit_for(
             // The widths stored as exclusive prefix sums (wrapping: a hostile table may overflow).
             let mut acc = 0i32;
             let mut out = Vec::new();
-            for c in b.chunks_exact(4) {
+            for c in b.as_chunks::<4>().0 {
                 out.extend_from_slice(&acc.to_le_bytes());
-                acc = acc.wrapping_add(i32::from_le_bytes(c.try_into().expect("4")));
+                acc = acc.wrapping_add(i32::from_le_bytes(*c));
             }
             Edit::Replace(name, out)
         }
         K::DumpRowMajor | K::DumpSignsAfterRotation | K::DumpUnnormalized => {
-            bail!("{kind} mutates dumps, not the artifact")
+            fail!(
+                VerifyMutation,
+                "--kind",
+                "{kind} mutates dumps, not the artifact"
+            )
         }
     })
 }
@@ -187,7 +229,7 @@ fn row_order(
             // perm48(i) at row i. Source s sits at healthy row inv_perm_row(s).
             let half = p.v_heads * p.head_v_dim;
             if n != 2 * half {
-                bail!("{name} has {n} rows, not 2 x {half}");
+                fail!(VerifyMutation, name, "has {n} rows, not 2 x {half}");
             }
             let hd = p.head_v_dim;
             (0..n)
@@ -206,15 +248,17 @@ fn row_order(
 fn interleaved_blocks(a: &Artifact<'_>, name: &str) -> Result<Vec<u8>> {
     let v = a.row_split(name)?;
     let len = v.bytes.len();
-    let format = super::artifact_format(a).ok_or_else(|| anyhow!("no ternary object"))?;
+    let format = super::artifact_format(a).ok_or_else(super::no_ternary)?;
     let mut rows = ArtifactRows::new(v, Blocks::for_format(format)?)?;
     let mut out = Vec::with_capacity(len);
     for r in 0..rows.n() {
         out.extend_from_slice(rows.ggml_row(r));
     }
     if out.len() > len {
-        bail!(
-            "{name}: the block stream ({} bytes) does not fit the object ({len})",
+        fail!(
+            VerifyMutation,
+            name,
+            "the block stream ({} bytes) does not fit the object ({len})",
             out.len()
         );
     }
@@ -241,7 +285,7 @@ pub fn mutate_bytes(input: &[u8], kind: &str) -> Result<Vec<u8>> {
     let (dir, sources) = plan_mutation(&a, kind)?;
     let mut out = Vec::new();
     crate::ninfer::writer::write_to(&mut out, &dir, |i, _, w| fill(&a, &sources, i, w))?;
-    Artifact::parse(&out).context("mutated artifact does not re-open")?;
+    Artifact::parse(&out).map_err(|e| super::within(e, "mutated artifact (does not re-open)"))?;
     Ok(out)
 }
 
@@ -271,7 +315,11 @@ pub fn mutate_dumps(a: &Artifact<'_>, kind: &str, dir: &Path, seed: u64) -> Resu
             unnormalized: true,
             ..no_fault
         },
-        _ => bail!("{kind} mutates the artifact, not dumps"),
+        _ => fail!(
+            VerifyMutation,
+            "--kind",
+            "{kind} mutates the artifact, not dumps"
+        ),
     };
     write_reference(a, dir, None, seed, faults)
 }

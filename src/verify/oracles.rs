@@ -5,8 +5,8 @@
 
 use super::dumps::{self, forward_input, inverse, matmul_sets, rel_l2, Rotation, Variant};
 use super::{Ctx, Finding};
+use crate::error::Result;
 use crate::spec::gates;
-use anyhow::{bail, Result};
 
 /// Runs the gate (SKIP without `--oracle-dump`).
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
@@ -150,7 +150,7 @@ fn check_case(
     let mut rows = ctx.artifact_rows(&c.object)?;
     let (n, k, t) = (rows.n() as usize, rows.view.geom.k as usize, c.tokens);
     let variants: Vec<(String, Variant)> =
-        std::iter::once(("documented".to_string(), Variant::Documented))
+        std::iter::once(Ok(("documented".to_string(), Variant::Documented)))
             .chain(
                 gates()
                     .engine_oracles
@@ -158,18 +158,35 @@ fn check_case(
                     .iter()
                     .filter(|w| w.applies.contains(&c.rotation))
                     .map(|w| {
-                        (
-                            w.name.clone(),
-                            Variant::from_name(&w.name).expect("spec variant"),
-                        )
+                        let v = Variant::from_name(&w.name).ok_or_else(|| {
+                            err!(
+                                SpecInvalid,
+                                "engine_oracles.wrong_variants",
+                                "unknown wrong variant '{}'",
+                                w.name
+                            )
+                        })?;
+                        Ok((w.name.clone(), v))
                     }),
             )
-            .collect();
+            .collect::<Result<_>>()?;
     if c.rotation == "inverse" && c.n != k {
-        bail!("inverse case n = {}, hidden = {k}", c.n);
+        fail!(
+            DumpFormat,
+            format!("case {} n", c.name),
+            "inverse case n = {}, hidden = {k}",
+            c.n
+        );
     }
     if c.rotation != "inverse" && (c.n != n || c.k != k) {
-        bail!("dump n={} k={}, {} is [{n}, {k}]", c.n, c.k, c.object);
+        fail!(
+            DumpFormat,
+            format!("case {} n, k", c.name),
+            "dump n={} k={}, {} is [{n}, {k}]",
+            c.n,
+            c.k,
+            c.object
+        );
     }
     let arrays = dumps::parse_oracle_arrays(dir, c)?;
     let ys: Vec<Vec<f64>> = match (&arrays.ids, &arrays.x) {
@@ -177,7 +194,11 @@ fn check_case(
             let mut out = vec![vec![0.0; k * t]; variants.len()];
             for (ti, &id) in ids.iter().enumerate() {
                 if id < 0 || id as usize >= n {
-                    bail!("token id {id} outside [0, {n})");
+                    fail!(
+                        DumpFormat,
+                        format!("case {} token_ids[{ti}]", c.name),
+                        "token id {id} outside [0, {n})"
+                    );
                 }
                 let z = rows.decode(id as u64)?;
                 for (vi, (_, v)) in variants.iter().enumerate() {
@@ -197,7 +218,12 @@ fn check_case(
                 .collect::<Result<_>>()?;
             matmul_sets(&mut rows, &sets)?
         }
-        (None, None) => bail!("case {} carries neither x nor token ids", c.name),
+        (None, None) => fail!(
+            DumpFormat,
+            format!("case {}", c.name),
+            "case {} carries neither x nor token ids",
+            c.name
+        ),
     };
     let y = arrays.y;
     let doc = rel_l2(&y, &ys[0]);

@@ -6,9 +6,9 @@
 
 use super::{Ctx, Finding};
 use crate::codec::f16_to_f32;
+use crate::error::Result;
 use crate::geometry::Plane;
 use crate::spec::gates;
-use anyhow::{bail, Result};
 
 /// Scale statistics of `count` f16 values read at `bytes[at..]`.
 #[derive(Debug, Clone, Copy)]
@@ -29,7 +29,9 @@ pub struct ScaleStats {
 pub fn scale_stats(bytes: &[u8], at: u64, count: u64) -> Result<ScaleStats> {
     let end = at + 2 * count;
     if end > bytes.len() as u64 {
-        bail!(
+        fail!(
+            NinferDirBytes,
+            "scale plane",
             "scale read [{at}, {end}) runs past the object ({} bytes)",
             bytes.len()
         );
@@ -111,7 +113,11 @@ fn controls(
         let at = match c.name.as_str() {
             "scale_at_offset_0" => 0,
             "scale_inside_high_plane" => geom.high_offset,
-            other => bail!("unknown payload_order control {other}"),
+            other => fail!(
+                SpecInvalid,
+                "payload_order.negative_controls",
+                "unknown payload_order control {other}"
+            ),
         };
         let cs = scale_stats(bytes, at, count)?;
         let rejected = !scales_plausible(&cs);

@@ -1,13 +1,14 @@
 //! Gate 1a: provenance — the artifact against the template it claims to be packed on.
 
+use super::findings::Failure;
 use super::rows::BYTES_READ;
 use super::{skip_naming, Ctx, Finding};
+use crate::error::Result;
 use crate::fsio::bulk::{self, Lane};
 use crate::mapping::{is_borrowed, produced_objects_in};
 use crate::ninfer::Artifact;
 use crate::pool;
 use crate::spec::mapping;
-use anyhow::Result;
 use std::ops::ControlFlow;
 
 /// What disagrees between the artifact's and the template's objects (names, report order).
@@ -143,6 +144,60 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     ] {
         for n in v.iter().take(5) {
             f.line(format!("{what}: {n}"));
+        }
+    }
+    if !model_ok {
+        f.failure(Failure {
+            check: "provenance.model_id".into(),
+            object: Some("identity.model_id".into()),
+            expected: Some(ti.model_id.clone().into()),
+            observed: Some(ai.model_id.clone().into()),
+            ..Failure::new(format!(
+                "identity.model_id '{}' is not the template's '{}'",
+                ai.model_id, ti.model_id
+            ))
+        });
+    }
+    if !tpl_kind_ok {
+        f.failure(Failure {
+            check: "provenance.template_kind".into(),
+            object: Some("template identity.weights_id".into()),
+            expected: Some(m.weights_id.template.clone().into()),
+            observed: Some(ti.weights_id.clone().into()),
+            ..Failure::new(format!(
+                "the template's weights_id '{}' is not '{}' (not a groupwise-int template)",
+                ti.weights_id, m.weights_id.template
+            ))
+        });
+    }
+    for (check, what, v) in [
+        (
+            "provenance.borrowed_missing",
+            "borrowed object missing from the artifact",
+            &d.missing,
+        ),
+        (
+            "provenance.borrowed_differs",
+            "borrowed object differs from the template",
+            &d.differing,
+        ),
+        (
+            "provenance.borrowed_extra",
+            "borrowed object not in the template",
+            &d.extra,
+        ),
+        (
+            "provenance.produced_extra",
+            "produced object not in the template",
+            &d.lacking,
+        ),
+    ] {
+        for n in v {
+            f.failure(Failure {
+                check: check.into(),
+                object: Some(n.clone()),
+                ..Failure::new(format!("{what}: {n}"))
+            });
         }
     }
     let ok = tpl_kind_ok && model_ok && d.none();

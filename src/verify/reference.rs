@@ -8,9 +8,9 @@ use super::dumps::{
     Variant,
 };
 use super::rows::{ArtifactRows, Blocks};
+use crate::error::Result;
 use crate::ninfer::Artifact;
 use crate::spec::{dumps, ModelProfile, RequiredCase};
-use anyhow::{anyhow, bail, Result};
 use std::path::{Path, PathBuf};
 
 /// Broken-dump switches for the dump mutations (all false = a correct reference dump).
@@ -78,14 +78,18 @@ impl<'a> Reference<'a> {
     /// vocabulary (default: spread over it).
     fn new(artifact: &'a Artifact<'a>, tokens: Option<Vec<u64>>) -> Result<Reference<'a>> {
         let profile = super::profile_for_artifact(artifact)?;
-        let format =
-            super::artifact_format(artifact).ok_or_else(|| anyhow!("no ternary object"))?;
+        let format = super::artifact_format(artifact).ok_or_else(super::no_ternary)?;
         let blocks = Blocks::for_format(format)?;
         let rotation = Rotation::from_artifact(artifact, &profile)?;
         let tokens = tokens
             .unwrap_or_else(|| default_tokens(profile.vocab, dumps().embedding.default_tokens));
         if let Some(&bad) = tokens.iter().find(|&&t| t >= profile.vocab) {
-            bail!("token {bad} is outside the vocabulary ({})", profile.vocab);
+            fail!(
+                CliUsage,
+                "--tokens",
+                "token {bad} is outside the vocabulary ({})",
+                profile.vocab
+            );
         }
         Ok(Reference {
             artifact,
@@ -145,7 +149,9 @@ impl<'a> Reference<'a> {
         let at = |name: &str| PathBuf::from("embedding").join(name);
         files.push((at(&m.tokens_file), i32_bytes(&self.tokens)));
         files.push((at(&m.h_file), f32_bytes(&h)));
-        let manifest = serde_json::to_string_pretty(&m)? + "\n";
+        let manifest = serde_json::to_string_pretty(&m)
+            .map_err(|e| err!(InternalInvariant, "manifest.json", "not serializable: {e}"))?
+            + "\n";
         files.push((at(&spec.embedding.manifest), manifest.into_bytes()));
         Ok(())
     }
@@ -242,7 +248,9 @@ impl<'a> Reference<'a> {
             layout: spec.layout.clone(),
             cases,
         };
-        let manifest = serde_json::to_string_pretty(&m)? + "\n";
+        let manifest = serde_json::to_string_pretty(&m)
+            .map_err(|e| err!(InternalInvariant, "manifest.json", "not serializable: {e}"))?
+            + "\n";
         files.push((
             PathBuf::from("oracles").join(&spec.kernel_oracles.manifest),
             manifest.into_bytes(),

@@ -1,7 +1,9 @@
-//! The two renderings of a [`Report`]: text (one line per step, sub-lines indented, the
-//! summary and the verdict) and JSON (`{"artifact","ok","results":[{"step","status","detail",…numbers}]}`).
+//! The renderings of a [`Report`]: the one-screen summary the CLI prints first (the verdict,
+//! then one short line per gate), the full text (one line per step, sub-lines indented, the
+//! summary and the verdict; `verify --verbose`) and JSON (`verify --json`, schema
+//! `spec/schemas/verify-report.schema.json`).
 
-use super::findings::{Report, Status};
+use super::findings::{Failure, Finding, Report, Status};
 use crate::text::escape;
 use serde_json::{json, Map, Value};
 
@@ -67,8 +69,10 @@ pub fn text(r: &Report) -> String {
     out
 }
 
-/// The JSON report (same findings). Print it through [`json_text`], which also escapes the
-/// bidi and format characters serde_json leaves raw.
+/// The JSON report body (same findings; `verify --json` adds `schema` and `tool_version`,
+/// spec/schemas/verify-report.schema.json). Each result carries its measured `numbers` and,
+/// for a failed gate, its `failures` (structured where the gate locates them, else one entry
+/// holding the gate's detail).
 pub fn json(r: &Report) -> Value {
     let results: Vec<Value> = r
         .findings
@@ -78,13 +82,9 @@ pub fn json(r: &Report) -> Value {
             m.insert("step".into(), json!(f.step));
             m.insert("status".into(), json!(f.status));
             m.insert("detail".into(), json!(f.detail));
-            if !f.lines.is_empty() {
-                m.insert("lines".into(), json!(f.lines));
-            }
-            for (k, v) in &f.numbers {
-                debug_assert!(!["step", "status", "detail", "lines"].contains(&k.as_str()));
-                m.insert(k.clone(), v.clone());
-            }
+            m.insert("lines".into(), json!(f.lines));
+            m.insert("numbers".into(), json!(f.numbers));
+            m.insert("failures".into(), json!(failures(f)));
             Value::Object(m)
         })
         .collect();
@@ -102,8 +102,163 @@ pub fn json(r: &Report) -> Value {
     })
 }
 
+/// The failures of a finding as report entries (`gate` + the [`Failure`] fields): none unless
+/// it failed; a failed gate that located nothing gives one entry with its detail.
+pub fn failures(f: &Finding) -> Vec<Value> {
+    if f.status != Status::Fail {
+        return Vec::new();
+    }
+    let fallback;
+    let list: &[Failure] = if f.failures.is_empty() {
+        fallback = [Failure {
+            check: f.step.clone(),
+            ..Failure::new(f.detail.clone())
+        }];
+        &fallback
+    } else {
+        &f.failures
+    };
+    list.iter()
+        .map(|x| {
+            let mut v = json!({"gate": f.step});
+            if let (Value::Object(m), Value::Object(rest)) = (&mut v, json!(x)) {
+                m.extend(rest);
+            }
+            v
+        })
+        .collect()
+}
+
 /// The JSON report serialized for a terminal: pretty-printed, then passed through
 /// [`crate::text::json_safe`] (the same document, no raw control or bidi character).
 pub fn json_text(r: &Report) -> serde_json::Result<String> {
     Ok(crate::text::json_safe(&serde_json::to_string_pretty(&json(r))?).into_owned())
+}
+
+/// The widest line of the [`summary`].
+pub const SUMMARY_WIDTH: usize = 100;
+
+/// The first line of every report: the verdict and the counts.
+pub fn verdict_line(r: &Report) -> String {
+    let counts = format!(
+        "{} passed, {} failed, {} skipped",
+        r.count(Status::Pass),
+        r.count(Status::Fail),
+        r.count(Status::Skip)
+    );
+    if r.ok() {
+        format!("PASS: {counts}")
+    } else {
+        format!("FAIL: {counts} -- do not load this artifact into the engine")
+    }
+}
+
+/// `s` escaped and cut to `width` characters (a cut line ends in `...`).
+fn cut(s: &str, width: usize) -> (String, bool) {
+    let s = escape(s);
+    if s.chars().count() <= width {
+        return (s.into_owned(), false);
+    }
+    let mut out: String = s.chars().take(width.saturating_sub(3)).collect();
+    out.push_str("...");
+    (out, true)
+}
+
+/// The one-screen summary: the verdict first, the header, any notes, then one line per gate
+/// (its status, name and — for a failed gate — its first failure, else its detail), every line
+/// at most [`SUMMARY_WIDTH`] characters. With `verbose` the full [`text`] follows; without it
+/// a line points to `--verbose` and the last line is the full text's closing verdict.
+pub fn summary(r: &Report, verbose: bool) -> String {
+    let mut lines = vec![verdict_line(r)];
+    let mut was_cut = false;
+    let mut push = |lines: &mut Vec<String>, s: String| {
+        let (l, c) = cut(&s, SUMMARY_WIDTH);
+        was_cut |= c;
+        lines.push(l);
+    };
+    push(
+        &mut lines,
+        format!(
+            "verify {} ({}, profile {}) against {}",
+            r.artifact, r.format, r.profile, r.gguf
+        ),
+    );
+    for p in &r.preamble {
+        push(&mut lines, format!("note: {p}"));
+    }
+    for f in &r.findings {
+        let what = match (f.status, f.failures.first()) {
+            (Status::Fail, Some(x)) => x.message.as_str(),
+            _ => f.detail.as_str(),
+        };
+        push(
+            &mut lines,
+            format!("  {} {:<16} {what}", f.status.word(), f.step),
+        );
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    if verbose {
+        out.push_str("details:\n");
+        out.push_str(&text(r));
+    } else {
+        out.push_str(if was_cut {
+            "(lines cut at 100 characters; --verbose prints every check in full)\n"
+        } else {
+            "(--verbose prints every check of every gate)\n"
+        });
+        // The closing line scripts look for (`^RESULT: PASSED`), as the full text ends.
+        out.push_str(if r.ok() {
+            PASSED_VERDICT
+        } else {
+            FAILED_VERDICT
+        });
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::findings::Finding;
+
+    fn report(detail: &str) -> Report {
+        Report {
+            artifact: "a".repeat(300),
+            gguf: "g.gguf".into(),
+            format: "PQ2_0_G128".into(),
+            profile: "bonsai-nano".into(),
+            preamble: Vec::new(),
+            findings: vec![Finding::fail("row_order", detail), Finding::new("inspect")],
+        }
+    }
+
+    #[test]
+    fn the_summary_leads_with_the_verdict_and_cuts_long_lines() {
+        let long = "x".repeat(300);
+        let s = summary(&report(&long), false);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(
+            lines[0],
+            "FAIL: 1 passed, 1 failed, 0 skipped -- do not load this artifact into the engine"
+        );
+        for l in &lines {
+            assert!(l.chars().count() <= SUMMARY_WIDTH, "{l}");
+        }
+        assert!(s.contains("--verbose prints every check in full"), "{s}");
+        assert!(!s.contains(&long));
+        // With --verbose the full text (uncut) follows the same summary.
+        let v = summary(&report(&long), true);
+        assert!(v.starts_with(lines[0]) && v.contains(&long), "{v}");
+        // Short lines are not cut (the control of the cut marker).
+        let mut r = report("one short reason");
+        r.artifact = "a.ninfer".into();
+        let short = summary(&r, false);
+        assert!(
+            short.contains("FAIL row_order        one short reason"),
+            "{short}"
+        );
+        assert!(!short.contains("cut at 100"), "{short}");
+    }
 }

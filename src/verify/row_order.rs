@@ -4,10 +4,11 @@
 //! "source rows MISSING from the artifact". `--sweep` repeats the sections over every layer of
 //! the profile; an absent object fails the sweep.
 
-use super::assembly::{audit, resolve, section_fps, Counts, FpCache};
+use super::assembly::{audit, resolve, section_failure, section_fps, Counts, FpCache};
+use super::findings::Failure;
 use super::{named_layer, Ctx, Finding};
+use crate::error::Result;
 use crate::spec::gates;
-use anyhow::Result;
 
 fn py(b: bool) -> &'static str {
     if b {
@@ -25,6 +26,8 @@ pub struct SectionOutcome {
     pub ok: bool,
     /// Its counts, when the section was compared.
     pub counts: Option<Counts>,
+    /// The located failure of a failed section (its first wrong row, when one is out of order).
+    pub failure: Option<Failure>,
 }
 
 fn statement(name: &str, c: &Counts) -> String {
@@ -60,10 +63,21 @@ pub fn layer_sections(ctx: &Ctx<'_>, l: u64, cache: &mut FpCache) -> Result<Vec<
             Ok(fps) => {
                 let c = audit(&fps.artifact, &fps.expected, &fps.selection);
                 union_art.extend_from_slice(&fps.artifact);
+                let failure = (!c.clean()).then(|| {
+                    section_failure(
+                        ctx,
+                        "row_order.section",
+                        &format!("L{l} {}", r.name),
+                        &r,
+                        &fps,
+                        &c,
+                    )
+                });
                 out.push(SectionOutcome {
                     line: statement(&r.name, &c),
                     ok: c.clean(),
                     counts: Some(c),
+                    failure,
                 });
             }
             Err(e) => {
@@ -72,6 +86,11 @@ pub fn layer_sections(ctx: &Ctx<'_>, l: u64, cache: &mut FpCache) -> Result<Vec<
                     line: format!("{}: {e:#}", r.name),
                     ok: false,
                     counts: None,
+                    failure: Some(Failure {
+                        check: "row_order.section_read".into(),
+                        object: Some(r.object.clone()),
+                        ..Failure::new(format!("L{l} {}: {e}", r.name))
+                    }),
                 });
             }
         }
@@ -98,12 +117,29 @@ pub fn layer_sections(ctx: &Ctx<'_>, l: u64, cache: &mut FpCache) -> Result<Vec<
                 ),
                 ok,
                 counts: Some(c),
+                failure: (!ok).then(|| Failure {
+                    check: "row_order.attn_q_union".into(),
+                    object: Some(src_name.clone()),
+                    ..Failure::new(format!(
+                        "L{l} {name}: {} source rows (want {n}), {} duplicated, {} missing",
+                        src.len(),
+                        c.repeated,
+                        c.missing
+                    ))
+                }),
             });
         } else {
             out.push(SectionOutcome {
                 line: format!("{name}: not checked (a section failed to read)"),
                 ok: false,
                 counts: None,
+                failure: Some(Failure {
+                    check: "row_order.attn_q_union".into(),
+                    object: Some(src_name.clone()),
+                    ..Failure::new(format!(
+                        "L{l} {name}: not checked (a section failed to read)"
+                    ))
+                }),
             });
         }
     }
@@ -130,6 +166,9 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
                 miss += c.missing;
             }
             f.line(format!("L{l} {}", s.line));
+            if let Some(x) = s.failure {
+                f.failure(x);
+            }
         }
     }
     f.num("sections", total)
@@ -168,10 +207,14 @@ pub fn sweep(ctx: &Ctx<'_>) -> Result<Finding> {
         if ok {
             layers_ok += 1;
         } else {
-            for s in outs.iter().filter(|s| !s.ok) {
+            for s in outs.into_iter().filter(|s| !s.ok) {
                 if shown < 12 {
                     f.line(format!("L{l} {}", s.line));
                     shown += 1;
+                }
+                if let Some(mut x) = s.failure {
+                    x.check = x.check.replacen("row_order.", "row_order_sweep.", 1);
+                    f.failure(x);
                 }
             }
         }

@@ -4,11 +4,11 @@
 //! memory maps — no object is ever copied whole.
 
 use crate::codec::Codec;
+use crate::error::Result;
 use crate::geometry::Plane;
 use crate::gguf::{Gguf, TensorInfo};
 use crate::ninfer::RowSplitView;
 use crate::spec::NumericFormat;
-use anyhow::{anyhow, bail, Context, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes of artifact and GGUF payload the verifier read (for the stats line).
@@ -28,11 +28,6 @@ fn fp_step(h: u64, w: u64) -> u64 {
     h ^ (h >> 29)
 }
 
-#[inline(always)]
-fn word(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
 /// A 64-bit fingerprint (word-wise multiply-xorshift; not cryptographic, collisions between
 /// distinct random rows are ~2^-64). Four independent lanes take the words of each 32-byte
 /// chunk in turn (so the multiply chains overlap and the hash runs at memory speed); the tail
@@ -45,19 +40,17 @@ pub fn fp64(b: &[u8]) -> u64 {
         0x1319_8a2e_0370_7344,
         0xa409_3822_299f_31d0,
     ];
-    let mut chunks = b.chunks_exact(32);
-    for c in &mut chunks {
-        h[0] = fp_step(h[0], word(c, 0));
-        h[1] = fp_step(h[1], word(c, 8));
-        h[2] = fp_step(h[2], word(c, 16));
-        h[3] = fp_step(h[3], word(c, 24));
+    let (chunks, rest) = b.as_chunks::<32>();
+    for c in chunks {
+        // Lane i takes word i of the chunk.
+        for (lane, w) in h.iter_mut().zip(c.as_chunks::<8>().0) {
+            *lane = fp_step(*lane, u64::from_le_bytes(*w));
+        }
     }
-    let rest = chunks.remainder();
-    let mut words = rest.chunks_exact(8);
-    for c in &mut words {
-        h[0] = fp_step(h[0], word(c, 0));
+    let (words, tail) = rest.as_chunks::<8>();
+    for w in words {
+        h[0] = fp_step(h[0], u64::from_le_bytes(*w));
     }
-    let tail = words.remainder();
     if !tail.is_empty() {
         let mut t = [0u8; 8];
         t[..tail.len()].copy_from_slice(tail);
@@ -104,8 +97,7 @@ pub fn par_ranges<T: Send>(
 /// (a fixed width, so the copy is a few moves instead of a `memcpy` call per group).
 #[inline(always)]
 fn scatter_fixed<const W: usize>(dst: &mut [u8], src: &[u8], bb: usize, lo: usize, bpr: usize) {
-    for g in 0..bpr {
-        let s: &[u8; W] = src[g * W..(g + 1) * W].try_into().expect("W bytes");
+    for (g, s) in src.as_chunks::<W>().0.iter().take(bpr).enumerate() {
         dst[g * bb + lo..g * bb + lo + W].copy_from_slice(s);
     }
 }
@@ -140,16 +132,20 @@ pub struct Blocks {
 impl Blocks {
     /// The layout of ternary format `f`.
     pub fn for_format(f: &NumericFormat) -> Result<Blocks> {
-        let t = f
-            .ternary
-            .as_ref()
-            .ok_or_else(|| anyhow!("{} is not a ternary format (no block_plane_slices)", f.name))?;
+        let t = f.ternary.as_ref().ok_or_else(|| {
+            err!(
+                VerifyInput,
+                &f.name,
+                "{} is not a ternary format (no block_plane_slices)",
+                f.name
+            )
+        })?;
         let slices = t
             .block_plane_slices
             .planes()
             .map(|p| p.map(|(a, b)| (a as usize, b as usize)));
         let codec = Codec::from_name(&t.codec)
-            .ok_or_else(|| anyhow!("{}: unknown codec {}", f.name, t.codec))?;
+            .ok_or_else(|| err!(SpecInvalid, &f.name, "unknown codec {}", t.codec))?;
         Ok(Blocks {
             block_bytes: slices.iter().flatten().map(|(a, b)| b - a).sum(),
             block_elems: f.group_size.unwrap_or(0) as usize,
@@ -174,9 +170,10 @@ impl<'a> ArtifactRows<'a> {
     /// Rows of `view`, refused unless K is a whole number of blocks.
     pub fn new(view: RowSplitView<'a>, blocks: Blocks) -> Result<ArtifactRows<'a>> {
         if blocks.block_elems == 0 || view.geom.k % blocks.block_elems as u64 != 0 {
-            bail!(
-                "{}: k = {} is not a multiple of the block size {}",
-                view.name,
+            fail!(
+                NinferDirShape,
+                &view.name,
+                "k = {} is not a multiple of the block size {}",
                 view.geom.k,
                 blocks.block_elems
             );
@@ -266,7 +263,7 @@ impl<'a> ArtifactRows<'a> {
         let mut out = vec![0f32; k];
         codec
             .decode(self.ggml_row(r), &mut out)
-            .with_context(|| format!("{} row {r}", self.view.name))?;
+            .map_err(|e| super::within(e, &format!("{} row {r}", self.view.name)))?;
         Ok(out.into_iter().map(f64::from).collect())
     }
 }
@@ -320,14 +317,28 @@ impl<'a> GgufRows<'a> {
         f: &NumericFormat,
         b: &Blocks,
     ) -> Result<GgufRows<'a>> {
-        let want = &f.ternary.as_ref().expect("ternary format").ggml_type;
+        let Some(tf) = f.ternary.as_ref() else {
+            fail!(
+                VerifyInput,
+                t.name,
+                "{} is not a ternary format (no block_plane_slices)",
+                f.name
+            );
+        };
+        let want = &tf.ggml_type;
         if &t.ggml.name != want {
-            bail!("{} is {}, expected {want}", t.name, t.ggml.name);
+            fail!(
+                GgufTensorType,
+                t.name,
+                "is {}, expected {want}",
+                t.ggml.name
+            );
         }
         if t.n_dims != 2 || t.ne[0] % b.block_elems as u64 != 0 {
-            bail!(
-                "{}: ne={:?} is not a 2-D tensor of whole {}-element blocks",
+            fail!(
+                GgufTensorShape,
                 t.name,
+                "ne={:?} is not a 2-D tensor of whole {}-element blocks",
                 t.dims(),
                 b.block_elems
             );
@@ -335,9 +346,10 @@ impl<'a> GgufRows<'a> {
         let row_bytes = (t.ne[0] as usize / b.block_elems) * b.block_bytes;
         let data = g.tensor_data(t);
         if data.len() != row_bytes * t.ne[1] as usize {
-            bail!(
-                "{}: {} bytes for {} rows of {row_bytes}",
+            fail!(
+                GgufTensorShape,
                 t.name,
+                "{} bytes for {} rows of {row_bytes}",
                 data.len(),
                 t.ne[1]
             );

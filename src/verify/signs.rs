@@ -1,9 +1,10 @@
 //! Gate 5: signs — text/hadamard_signs (FP32) and text/hadamard_widths (I32) equal the source
 //! GGUF's prism.hadamard.sign_values / sign_widths exactly.
 
+use super::findings::Failure;
 use super::{Ctx, Finding};
+use crate::error::Result;
 use crate::spec::gates;
-use anyhow::{anyhow, Result};
 
 /// The artifact's sign table and widths (as stored).
 pub fn artifact_signs(a: &crate::ninfer::Artifact<'_>) -> Result<(Vec<f32>, Vec<i32>)> {
@@ -11,19 +12,25 @@ pub fn artifact_signs(a: &crate::ninfer::Artifact<'_>) -> Result<(Vec<f32>, Vec<
     let (sf, _, sb) = a.contiguous(&s.artifact_signs)?;
     let (wf, _, wb) = a.contiguous(&s.artifact_widths)?;
     if sf.name != "FP32" || wf.name != "I32" {
-        return Err(anyhow!(
+        fail!(
+            NinferDirFormat,
+            format!("{} / {}", s.artifact_signs, s.artifact_widths),
             "sign objects are {} / {}, expected FP32 / I32",
             sf.name,
             wf.name
-        ));
+        );
     }
     let signs = sb
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().expect("4")))
+        .as_chunks::<4>()
+        .0
+        .iter()
+        .map(|c| f32::from_le_bytes(*c))
         .collect();
     let widths = wb
-        .chunks_exact(4)
-        .map(|c| i32::from_le_bytes(c.try_into().expect("4")))
+        .as_chunks::<4>()
+        .0
+        .iter()
+        .map(|c| i32::from_le_bytes(*c))
         .collect();
     Ok((signs, widths))
 }
@@ -47,7 +54,11 @@ fn gguf_sign_values(g: &crate::gguf::Gguf<'_>, key: &str) -> Result<Vec<f64>> {
         T::U64 => all::<u64>(&arr, |x| x as f64),
         T::F32 => all::<f32>(&arr, f64::from),
         T::F64 => all::<f64>(&arr, |x| x),
-        other => Err(anyhow!("{key}: elements are {other}, not numeric")),
+        other => Err(err!(
+            GgufMetadataType,
+            key,
+            "elements are {other}, not numeric"
+        )),
     }
 }
 
@@ -77,8 +88,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
                     |t| t.to_string()
                 )
             ),
-        )
-        .into());
+        ));
     }
     let gv = gguf_sign_values(ctx.gguf, &s.gguf_signs)?;
     let mut f = Finding::new("signs");
@@ -105,6 +115,52 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let metadata = super::hadamard_meta::problems(ctx.gguf, &ctx.profile);
     for p in &metadata {
         f.line(format!("prism.hadamard metadata: {p}"));
+    }
+    if let Some(i) = av.iter().zip(&gv).position(|(a, g)| *a as f64 != *g) {
+        f.failure(Failure {
+            check: "signs.value".into(),
+            object: Some(s.artifact_signs.clone()),
+            element: Some(i as u64),
+            expected: Some(crate::verify::findings::round6(gv[i])),
+            observed: Some(crate::verify::findings::round6(av[i] as f64)),
+            ..Failure::new(format!(
+                "{}[{i}] = {}, the GGUF's {} holds {} ({mismatches} value mismatch(es))",
+                s.artifact_signs, av[i], s.gguf_signs, gv[i]
+            ))
+        });
+    }
+    if !len_ok {
+        f.failure(Failure {
+            check: "signs.count".into(),
+            object: Some(s.artifact_signs.clone()),
+            expected: Some(gv.len().into()),
+            observed: Some(av.len().into()),
+            ..Failure::new(format!(
+                "{} holds {} values, the GGUF's {} {}",
+                s.artifact_signs,
+                av.len(),
+                s.gguf_signs,
+                gv.len()
+            ))
+        });
+    }
+    if !widths_ok {
+        f.failure(Failure {
+            check: "signs.widths".into(),
+            object: Some(s.artifact_widths.clone()),
+            expected: Some(serde_json::json!(gw)),
+            observed: Some(serde_json::json!(aw)),
+            ..Failure::new(format!(
+                "{} {aw:?}, the GGUF's {} {gw:?}",
+                s.artifact_widths, s.gguf_widths
+            ))
+        });
+    }
+    for p in &metadata {
+        f.failure(Failure {
+            check: "signs.hadamard_metadata".into(),
+            ..Failure::new(format!("prism.hadamard metadata: {p}"))
+        });
     }
     let ok = len_ok && mismatches == 0 && widths_ok && metadata.is_empty();
     f.set_ok(ok);

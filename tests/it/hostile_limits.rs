@@ -45,7 +45,7 @@ fn run_capped(prog: &str, args: &[&str], cap: u64) -> Outcome {
     };
     match judge(status, &r.stderr) {
         // `verify` exits 1 for a failed gate and names the rule in its report on stdout.
-        Outcome::Bad(_) if status.code() == Some(1) && r.stdout.contains("RESULT: FAILED") => {
+        Outcome::Bad(_) if status.code() == Some(1) && r.stdout.starts_with("FAIL:") => {
             match report_class(&r.stdout) {
                 Some(class) => Outcome::CleanRefusal(class),
                 None => Outcome::Bad(format!(

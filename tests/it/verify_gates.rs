@@ -72,6 +72,13 @@ impl Fixture {
 }
 
 fn snap(name: &str, r: &Report) {
+    // Every snapshotted report, with the header `--json` adds, matches the published schema.
+    let mut v = report::json(r);
+    v["schema"] = "ninfer-ternary/verify-report/1".into();
+    v["tool_version"] = env!("CARGO_PKG_VERSION").into();
+    if let Err(e) = conforms(&v, &report_schema(), "$") {
+        panic!("{name}: {e}");
+    }
     insta::assert_snapshot!(format!("{name}__text"), report::text(r));
     insta::assert_snapshot!(
         format!("{name}__json"),
@@ -257,7 +264,7 @@ fn cli_exit_codes_are_0_pass_1_fail_2_usage() {
         src.as_os_str(),
     ]);
     assert_eq!(ok.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&ok.stdout).contains("RESULT: PASSED"));
+    assert!(String::from_utf8_lossy(&ok.stdout).starts_with("PASS: "));
     let bad = d.join("bad.ninfer");
     let m = run(&[
         "mutate".as_ref(),
@@ -279,6 +286,7 @@ fn cli_exit_codes_are_0_pass_1_fail_2_usage() {
         "--gguf".as_ref(),
         src.as_os_str(),
         "--json".as_ref(),
+        "-".as_ref(),
     ]);
     assert_eq!(f.status.code(), Some(1));
     let j: serde_json::Value = serde_json::from_slice(&f.stdout).unwrap();
@@ -537,11 +545,7 @@ fn a_token_count_that_wraps_the_length_check_is_refused_not_a_panic() {
         .unwrap()
         .shape()[1] as usize;
     let err = dumps::parse_embedding(&files, "text/token_embedding", k).unwrap_err();
-    assert_eq!(
-        ninfer_ternary::error::class_of(&err),
-        Some(ninfer_ternary::ErrorClass::DumpFormat),
-        "{err:#}"
-    );
+    assert_eq!(err.class, ninfer_ternary::ErrorClass::DumpFormat, "{err}");
     let mut good = files.clone();
     good.insert("manifest.json".into(), honest.into_bytes());
     let parsed = dumps::parse_embedding(&good, "text/token_embedding", k).unwrap();
@@ -561,11 +565,7 @@ fn a_token_count_that_wraps_the_length_check_is_refused_not_a_panic() {
     assert!(dumps::parse_oracle_arrays(o.as_path(), &case).is_ok());
     case.tokens = usize::MAX / 2 + 2;
     let err = dumps::parse_oracle_arrays(o.as_path(), &case).unwrap_err();
-    assert_eq!(
-        ninfer_ternary::error::class_of(&err),
-        Some(ninfer_ternary::ErrorClass::DumpFormat),
-        "{err:#}"
-    );
+    assert_eq!(err.class, ninfer_ternary::ErrorClass::DumpFormat, "{err}");
 }
 
 /// Sets the BOOL value of `key` in a GGUF's metadata (the byte after the key and its type).
@@ -889,5 +889,378 @@ fn a_template_with_one_borrowed_byte_changed_fails_provenance() {
     assert_eq!(
         status(&fx.run("", &fx.artifact, opts(&edited))),
         Status::Fail
+    );
+}
+
+/// The files of a CLI run of `verify`: the nano PQ2_0 artifact, its GGUF, template and
+/// reference dumps, a rotate-rows mutant and the PTQ1_0 GGUF (the other format).
+struct CliFiles {
+    _fx: Fixture,
+    art: PathBuf,
+    src: PathBuf,
+    tpl: PathBuf,
+    emb: PathBuf,
+    orc: PathBuf,
+    bad: PathBuf,
+    other: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+fn cli_files() -> CliFiles {
+    let fx = Fixture::new(model::TernaryType::Pq2_0);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let w = |name: &str, b: &[u8]| {
+        let p = d.join(name);
+        std::fs::write(&p, b).unwrap();
+        p
+    };
+    let (emb, orc) = fx.dumps("healthy");
+    let other = model::model_bytes(
+        &profile("bonsai-nano").unwrap(),
+        model::TernaryType::Ptq1_0,
+        0,
+    )
+    .unwrap();
+    CliFiles {
+        art: w("nano.ninfer", &fx.artifact),
+        src: w("nano.gguf", &fx.gguf),
+        tpl: w("template.ninfer", &fx.template),
+        bad: w(
+            "rotated.ninfer",
+            &mutate::mutate_bytes(&fx.artifact, "rotate-rows").unwrap(),
+        ),
+        other: w("other.gguf", &other),
+        emb,
+        orc,
+        _fx: fx,
+        dir,
+    }
+}
+
+/// Runs the binary; returns (exit code, stdout, stderr).
+fn run_cli(args: &[&std::ffi::OsStr]) -> (Option<i32>, String, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ninfer-ternary"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The `[class]` of the `error:` line on stderr.
+fn error_class(stderr: &str) -> Option<&str> {
+    let l = stderr.lines().find(|l| l.starts_with("error: ["))?;
+    l.strip_prefix("error: [")?.split(']').next()
+}
+
+fn os(s: &str) -> &std::ffi::OsStr {
+    s.as_ref()
+}
+
+/// An input that is not what it claims is a classed error, exit 2, with no report (no header
+/// naming a format or profile); the healthy pair is the control (exit 0).
+#[test]
+fn inputs_that_are_not_what_they_claim_exit_2_with_their_class() {
+    let f = cli_files();
+    let text = f.dir.path().join("notgguf.txt");
+    std::fs::write(&text, "just some text, long enough to hold a magic\n").unwrap();
+    let cases: [(&Path, &Path, &str); 3] = [
+        (&text, &f.src, "ninfer.magic"),
+        (&f.art, &text, "gguf.magic"),
+        (&f.art, &f.other, "verify.input"),
+    ];
+    for (a, g, class) in cases {
+        let (code, out, err) = run_cli(&[os("verify"), a.as_os_str(), os("--gguf"), g.as_os_str()]);
+        assert_eq!(code, Some(2), "{a:?} {g:?}: {err}");
+        assert_eq!(error_class(&err), Some(class), "{err}");
+        assert!(
+            !out.contains("profile") && !out.contains("PQ2_0"),
+            "a header before the inputs are known: {out}"
+        );
+    }
+    let (code, out, err) = run_cli(&[
+        os("verify"),
+        f.art.as_os_str(),
+        os("--gguf"),
+        f.src.as_os_str(),
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+}
+
+/// The verdict is the first line; the default output fits one screen (<= 40 lines, none over
+/// 120 characters) with every gate open, healthy and failing; `--verbose` adds every check.
+#[test]
+fn verify_prints_the_verdict_first_on_one_screen_and_details_with_verbose() {
+    let f = cli_files();
+    let full = |a: &Path, verbose: bool| {
+        let mut args = vec![
+            os("verify"),
+            a.as_os_str(),
+            os("--gguf"),
+            f.src.as_os_str(),
+            os("--template"),
+            f.tpl.as_os_str(),
+            os("--sweep"),
+            os("--dump"),
+            f.emb.as_os_str(),
+            os("--oracle-dump"),
+            f.orc.as_os_str(),
+        ];
+        if verbose {
+            args.push(os("--verbose"));
+        }
+        run_cli(&args)
+    };
+    for (a, code, verdict) in [
+        (&f.art, 0, "PASS: 10 passed, 0 failed, 0 skipped"),
+        (&f.bad, 1, "FAIL: "),
+    ] {
+        let (c, out, err) = full(a, false);
+        assert_eq!(c, Some(code), "{out}{err}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[0].starts_with(verdict), "{out}");
+        assert!(lines.len() <= 40, "{} lines:\n{out}", lines.len());
+        for l in &lines {
+            assert!(l.chars().count() <= 120, "{} chars: {l}", l.chars().count());
+        }
+        // One line per gate, in spec order.
+        for s in &gates().steps {
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.contains(&format!(" {} ", s.step.as_str()))
+                        || l.ends_with(s.step.as_str())),
+                "{} missing:\n{out}",
+                s.step.as_str()
+            );
+        }
+        // The details are --verbose's: absent by default, present (unchanged) with it.
+        let detail = "negative control swap_two_rows on L0 gdn/value_z[0:v_rows]";
+        assert!(!out.contains(detail), "{out}");
+        let (cv, verbose, _) = full(a, true);
+        assert_eq!(cv, Some(code));
+        assert!(verbose.lines().next().unwrap().starts_with(verdict));
+        assert!(verbose.contains(detail), "{verbose}");
+        assert!(verbose.lines().count() > 40, "{verbose}");
+    }
+    // A failing gate's line names its first failure (the located row of rotate-rows).
+    let (_, out, _) = full(&f.bad, false);
+    let row_order = out.lines().find(|l| l.contains("FAIL row_order ")).unwrap();
+    assert!(row_order.contains("row 0 holds"), "{row_order}");
+}
+
+/// Checks `v` against the subset of JSON Schema the report schema uses (type, required,
+/// properties, items, enum, additionalProperties); returns the first violation.
+fn conforms(v: &serde_json::Value, s: &serde_json::Value, at: &str) -> Result<(), String> {
+    use serde_json::Value;
+    if let Some(Value::Array(allowed)) = s.get("enum") {
+        if !allowed.contains(v) {
+            return Err(format!("{at}: {v} not in {allowed:?}"));
+        }
+    }
+    if let Some(Value::String(t)) = s.get("type") {
+        let ok = match t.as_str() {
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            "string" => v.is_string(),
+            "integer" => v.is_u64() || v.is_i64(),
+            "boolean" => v.is_boolean(),
+            other => return Err(format!("{at}: type {other} not handled")),
+        };
+        if !ok {
+            return Err(format!("{at}: {v} is not {t}"));
+        }
+    }
+    if let Value::Object(m) = v {
+        for r in s
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if !m.contains_key(r.as_str().unwrap()) {
+                return Err(format!("{at}: missing {r}"));
+            }
+        }
+        let props = s.get("properties").and_then(Value::as_object);
+        for (k, x) in m {
+            match props.and_then(|p| p.get(k)) {
+                Some(ps) => conforms(x, ps, &format!("{at}.{k}"))?,
+                None if s.get("additionalProperties") == Some(&Value::Bool(false)) => {
+                    return Err(format!("{at}: unexpected member {k}"))
+                }
+                None => {}
+            }
+        }
+    }
+    if let (Value::Array(a), Some(items)) = (v, s.get("items")) {
+        for (i, x) in a.iter().enumerate() {
+            conforms(x, items, &format!("{at}[{i}]"))?;
+        }
+    }
+    Ok(())
+}
+
+fn report_schema() -> serde_json::Value {
+    let p = crate::common::repo_root().join("spec/schemas/verify-report.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// `--json -` owns stdout (the summary goes to stderr) and writes the schema'd report with
+/// structured failures; `--json FILE` refuses an existing file without `--force`.
+#[test]
+fn verify_json_goes_to_stdout_or_a_claimed_file_and_matches_its_schema() {
+    let f = cli_files();
+    let schema = report_schema();
+    let (code, out, err) = run_cli(&[
+        os("verify"),
+        f.bad.as_os_str(),
+        os("--gguf"),
+        f.src.as_os_str(),
+        os("--template"),
+        f.tpl.as_os_str(),
+        os("--json"),
+        os("-"),
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["schema"], "ninfer-ternary/verify-report/1");
+    assert_eq!(j["tool_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(j["ok"], false);
+    conforms(&j, &schema, "$").unwrap();
+    assert!(err.starts_with("FAIL: "), "{err}");
+    // The located failure of rotate-rows: gate, check, object, row, expected and observed.
+    let row_order = j["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["step"] == "row_order")
+        .unwrap();
+    let first = &row_order["failures"][0];
+    assert_eq!(first["gate"], "row_order");
+    assert_eq!(first["check"], "row_order.section");
+    assert_eq!(first["row"], 0);
+    assert!(
+        first["object"].as_str().unwrap().ends_with("value_z"),
+        "{first}"
+    );
+    assert!(first["expected"].is_string() && first["observed"].is_string());
+    assert_ne!(first["expected"], first["observed"]);
+    // Negative control of the checker: a report member the schema does not name is refused.
+    let mut extra = j.clone();
+    extra["unexpected"] = 1.into();
+    assert!(conforms(&extra, &schema, "$").is_err());
+
+    // To a file: written; an existing one is refused without --force, replaced with it.
+    let rep = f.dir.path().join("report.json");
+    let to_file = |force: bool| {
+        let mut a = vec![
+            os("verify"),
+            f.art.as_os_str(),
+            os("--gguf"),
+            f.src.as_os_str(),
+            os("--json"),
+            rep.as_os_str(),
+        ];
+        if force {
+            a.push(os("--force"));
+        }
+        run_cli(&a)
+    };
+    let (code, out, err) = to_file(false);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("PASS: "), "{out}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rep).unwrap()).unwrap();
+    conforms(&j, &schema, "$").unwrap();
+    assert_eq!(j["ok"], true);
+    let (code, _, err) = to_file(false);
+    assert_eq!(code, Some(2));
+    assert_eq!(error_class(&err), Some("io.output_exists"), "{err}");
+    let (code, _, err) = to_file(true);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+/// The schema's gate list is spec/gates.json `steps`.
+#[test]
+fn the_report_schema_names_the_gates_of_the_spec() {
+    let schema = report_schema();
+    let steps: Vec<&str> = schema["properties"]["results"]["items"]["properties"]["step"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let spec: Vec<&str> = gates().steps.iter().map(|s| s.step.as_str()).collect();
+    assert_eq!(steps, spec);
+}
+
+/// `mutate --kind` takes only the spec's kinds: a misspelling is refused by the argument
+/// parser with the near one suggested (exit 2, cli.usage); the library says the same.
+#[test]
+fn mutate_kind_lists_its_values_and_suggests_the_near_one() {
+    let f = cli_files();
+    let out = f.dir.path().join("m.ninfer");
+    let (code, _, err) = run_cli(&[
+        os("mutate"),
+        f.art.as_os_str(),
+        os("--kind"),
+        os("swap-tow-rows"),
+        os("-o"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(error_class(&err), Some("cli.usage"), "{err}");
+    assert!(err.contains("swap-two-rows"), "{err}");
+    assert!(!out.exists());
+    let e = mutate::spec("swap-tow-rows").unwrap_err();
+    assert_eq!(e.class, ninfer_ternary::ErrorClass::VerifyMutation);
+    assert!(e.detail.contains("did you mean 'swap-two-rows'"), "{e}");
+    // Far from every kind: no suggestion, the list only.
+    let e = mutate::spec("zzz").unwrap_err();
+    assert!(!e.detail.contains("did you mean"), "{e}");
+    assert!(mutate::spec("swap-two-rows").is_ok());
+    let (code, _, err) = run_cli(&[
+        os("mutate"),
+        f.art.as_os_str(),
+        os("--kind"),
+        os("swap-two-rows"),
+        os("-o"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+/// A malformed engine dump given to `verify --dump` fails the embedding gate naming
+/// `dump.format` and the byte offset; the library error carries both as data.
+#[test]
+fn a_malformed_engine_dump_is_a_dump_format_error_with_its_offset() {
+    let f = cli_files();
+    let dump = f.dir.path().join("embedding.T8.bin");
+    let bytes = [8u8, 0, 0, 0, 64];
+    std::fs::write(&dump, bytes).unwrap();
+    let e = ninfer_ternary::verify::engine_dump::parse(&bytes).unwrap_err();
+    assert_eq!(e.class, ninfer_ternary::ErrorClass::DumpFormat, "{e}");
+    assert_eq!(e.offset, Some(4), "{e}");
+    let (code, out, err) = run_cli(&[
+        os("verify"),
+        f.art.as_os_str(),
+        os("--gguf"),
+        f.src.as_os_str(),
+        os("--dump"),
+        dump.as_os_str(),
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("FAIL embedding "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains("[dump.format]") && line.contains("at byte 4"),
+        "{line}"
     );
 }
