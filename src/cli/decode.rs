@@ -7,7 +7,7 @@ use crate::codec::{fp8_row, grouped_int, nvfp4, Codec};
 use crate::error::{Error, ErrorClass};
 use crate::ninfer::{Artifact, ObjectView};
 use crate::text::escape;
-use anyhow::{bail, Context};
+
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -56,7 +56,11 @@ fn decode_contiguous_rows(
         "BF16" => Codec::Bf16,
         "FP32" => Codec::F32,
         "I32" => Codec::I32,
-        other => bail!("{}: contiguous format {other} is not decoded", escape(name)),
+        other => {
+            return Err(
+                super::usage(name, format!("contiguous format {other} is not decoded")).into(),
+            )
+        }
     };
     let word = codec.block_bytes();
     let shape = if shape.is_empty() {
@@ -71,18 +75,23 @@ fn decode_contiguous_rows(
         None => 0..n,
     };
     // The directory check made shape x word == bytes, so these products fit; checked anyway.
+    let overflow = |what: &str| Error::new(ErrorClass::NinferArithOverflow, name, what.to_string());
     let row_bytes = per_row
         .checked_mul(word as u64)
-        .context("row size overflows u64")?;
-    let at = |r: u64| -> anyhow::Result<usize> {
+        .ok_or_else(|| overflow("row size overflows u64"))?;
+    let at = |r: u64| -> crate::Result<usize> {
         let off = r
             .checked_mul(row_bytes)
-            .context("row offset overflows u64")?;
-        usize::try_from(off).context("row offset exceeds the address space")
+            .ok_or_else(|| overflow("row offset overflows u64"))?;
+        usize::try_from(off).map_err(|_| overflow("row offset exceeds the address space"))
     };
-    let slice = bytes
-        .get(at(range.start)?..at(range.end)?)
-        .context("rows lie outside the object")?;
+    let slice = bytes.get(at(range.start)?..at(range.end)?).ok_or_else(|| {
+        Error::new(
+            ErrorClass::NinferRangeBounds,
+            name,
+            "rows lie outside the object",
+        )
+    })?;
     let vals = decode_to_vec_parallel(codec, slice, threads)?;
     let mut out_shape = shape;
     if rows.is_some() {
@@ -222,7 +231,13 @@ pub fn decode_ninfer_on(
                 })?;
                 return Ok((shape, vals));
             };
-            let codec = Codec::from_name(&t.codec).context("spec names an unknown codec")?;
+            let codec = Codec::from_name(&t.codec).ok_or_else(|| {
+                Error::new(
+                    ErrorClass::InternalInvariant,
+                    "spec/formats.json",
+                    format!("a ternary format names an unknown codec {}", t.codec),
+                )
+            })?;
             let blocks = v.ggml_rows(range.clone())?;
             Ok((shape, decode_to_vec_parallel(codec, &blocks, threads)?))
         }
@@ -234,11 +249,14 @@ pub fn decode_ninfer_on(
             let dims = a.object(name)?.shape().to_vec();
             let (n, k) = match dims[..] {
                 [n, k] => (n, k),
-                _ => bail!(
-                    "{}: {} in {layout} must be rank 2",
-                    escape(name),
-                    format.name
-                ),
+                _ => {
+                    return Err(Error::new(
+                        ErrorClass::NinferDirShape,
+                        name,
+                        format!("{} in {layout} must be rank 2", format.name),
+                    )
+                    .into())
+                }
             };
             let range = match rows {
                 Some(r) => parse_rows(r, n)?,
@@ -252,15 +270,24 @@ pub fn decode_ninfer_on(
                 "FP8_E4M3FN_ROW_BF16S" => decode_rows_parallel(range, k, threads, |r| {
                     fp8_row::decode_rows(n, k, bytes, r)
                 })?,
-                other => bail!(
-                    "{}: {other} in {layout} is not decoded by this suite",
-                    escape(name)
-                ),
+                other => {
+                    return Err(Error::new(
+                        ErrorClass::CodecUnsupported,
+                        name,
+                        format!("{other} in {layout} is not decoded by this suite"),
+                    )
+                    .into())
+                }
             };
             Ok((shape, vals))
         }
         ObjectView::Resource { .. } => {
-            bail!("{} is a raw-bytes resource, not a tensor", escape(name))
+            return Err(Error::new(
+                ErrorClass::NinferObjectKind,
+                name,
+                "a raw-bytes resource, not a tensor",
+            )
+            .into())
         }
     }
 }

@@ -268,6 +268,7 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return refuse_arguments(e),
     };
+    let report_on_error = cli.command.error_report_target();
     let result = match cli.command {
         Command::Inspect {
             file,
@@ -401,7 +402,25 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let (class, message) = classify(&e);
             eprintln!("error: {}", crate::text::escape(&message));
+            if let Some(t) = report_on_error {
+                let first = e.chain().find_map(|c| c.downcast_ref::<crate::Error>());
+                t.write(class, first, &message);
+            }
             exit_code(class)
+        }
+    }
+}
+
+impl Command {
+    /// Where this command's `--json` report goes, recorded before it runs (for the error
+    /// report of [`json_out::ErrorReportTarget`]).
+    fn error_report_target(&self) -> Option<json_out::ErrorReportTarget> {
+        use json_out::ErrorReportTarget as T;
+        match self {
+            Command::Inspect { json, .. } => T::record("inspect", json.as_deref()),
+            Command::Verify(a) => T::record("verify", a.json.as_deref()),
+            Command::CheckKernel(a) => T::record("check-kernel", a.json.as_deref()),
+            _ => None,
         }
     }
 }
@@ -432,27 +451,17 @@ fn refuse_arguments(e: clap::Error) -> ExitCode {
     exit_code(ErrorClass::CliUsage)
 }
 
-/// The class of a command's error: the crate error's own class anywhere in the chain;
-/// otherwise an I/O error (every input is read through [`crate::fsio`], which classes its
-/// errors, so an unclassed one is a write) or a command-line problem. Returns the class and
-/// the message that starts with `[class]`.
+/// The class of a command's error: the class of the first crate [`crate::Error`] in the
+/// chain (context layers are skipped). An error that carries no class is a bug of this tool
+/// (every library error is classed, every command-line check builds a `cli.usage` error), so it
+/// is reported as `internal.invariant`, never guessed from its text. Returns the class and the
+/// message that starts with `[class]`.
 pub fn classify(e: &anyhow::Error) -> (ErrorClass, String) {
     let full = format!("{e:#}");
-    // A crate error turned into text (`anyhow!("{e}")`) still starts with its `[class]`.
-    let leading = full
-        .strip_prefix('[')
-        .and_then(|r| r.split_once("] "))
-        .and_then(|(id, _)| ErrorClass::from_id(id));
     let class = e
         .chain()
         .find_map(|c| c.downcast_ref::<crate::error::Error>().map(|x| x.class))
-        .or(leading)
-        .or_else(|| {
-            e.chain()
-                .any(|c| c.is::<std::io::Error>())
-                .then_some(ErrorClass::IoWrite)
-        })
-        .unwrap_or(ErrorClass::CliUsage);
+        .unwrap_or(ErrorClass::InternalInvariant);
     let tag = format!("[{class}] ");
     let message = if full.starts_with(&tag) {
         full
@@ -467,8 +476,7 @@ pub fn classify(e: &anyhow::Error) -> (ErrorClass, String) {
 /// environment error and exits 2 (README "Exit codes"); 1 is reserved for "a check ran and
 /// failed", which commands return as a value, not as an error.
 pub fn exit_code(class: ErrorClass) -> ExitCode {
-    let _ = class;
-    ExitCode::from(2)
+    ExitCode::from(class.exit_code())
 }
 
 /// Claims a single-file output before any work: an existing file needs `force`, a FIFO,
@@ -533,15 +541,7 @@ mod classify_tests {
     use anyhow::Context;
 
     #[test]
-    fn every_error_gets_a_class_and_names_it_once_up_front() {
-        let plain = anyhow::anyhow!("--rows 5:2 is reversed");
-        assert_eq!(
-            classify(&plain),
-            (
-                ErrorClass::CliUsage,
-                "[cli.usage] --rows 5:2 is reversed".into()
-            )
-        );
+    fn the_class_comes_from_the_error_never_from_its_text() {
         let inner = Error::new(ErrorClass::GgufMagic, "header.magic", "not GGUF");
         let wrapped = Err::<(), _>(inner.clone())
             .context("dump file x")
@@ -549,14 +549,18 @@ mod classify_tests {
         let (class, msg) = classify(&wrapped);
         assert_eq!(class, ErrorClass::GgufMagic);
         assert_eq!(msg, "[gguf.magic] dump file x: header.magic: not GGUF");
-        let text = anyhow::anyhow!("{inner}");
-        assert_eq!(classify(&text).0, ErrorClass::GgufMagic);
-        let io = anyhow::Error::from(std::io::Error::other("disk full"));
-        assert_eq!(classify(&io).0, ErrorClass::IoWrite);
-        // Negative control: an unregistered bracketed word is not taken for a class.
-        assert_eq!(
-            classify(&anyhow::anyhow!("[not.a.class] x")).0,
-            ErrorClass::CliUsage
-        );
+        let usage_error = anyhow::Error::from(usage("--rows", "5:2 is reversed"));
+        assert_eq!(classify(&usage_error).0, ErrorClass::CliUsage);
+        // Negative controls: a crate error flattened into text, a bare I/O error and an
+        // unclassed message are bugs of this tool, not guessed from their words.
+        for e in [
+            anyhow::anyhow!("{inner}"),
+            anyhow::Error::from(std::io::Error::other("disk full")),
+            anyhow::anyhow!("--rows 5:2 is reversed"),
+        ] {
+            let (class, msg) = classify(&e);
+            assert_eq!(class, ErrorClass::InternalInvariant, "{msg}");
+            assert!(msg.starts_with("[internal.invariant] "), "{msg}");
+        }
     }
 }
