@@ -5,12 +5,12 @@
 //! - [`spec`]: typed views of the `spec/*.json` tables (the single source of truth), their
 //!   rendering into `spec/*.md` and the citation checker;
 //! - [`error`]: the one error type, one [`ErrorClass`] per rule (`spec/errors.json`);
-//! - [`fsio`]: opening inputs (regular files only), memory maps, claiming outputs and atomic
+//! - `fsio`: opening inputs (regular files only), memory maps, claiming outputs and atomic
 //!   replacement (temporary files removed on a signal);
-//! - [`text`]: escaping of text taken from input files before it is printed;
-//! - [`le`]: the one bounds-checked little-endian reader (dumps, bundles, `.npy`, payloads);
-//! - [`digest`]: lower-case hex sha256 of content (corpus, kernel cases, reports);
-//! - [`rng`]: the one deterministic generator (SplitMix64) every generated stream draws from;
+//! - `text`: escaping of text taken from input files before it is printed;
+//! - `le`: the one bounds-checked little-endian reader (dumps, bundles, `.npy`, payloads);
+//! - `digest`: lower-case hex sha256 of content (corpus, kernel cases, reports);
+//! - `rng`: the one deterministic generator (SplitMix64) every generated stream draws from;
 //! - [`gguf`]: the zero-copy GGUF reader (spec and strict modes), the deterministic writer and
 //!   the streamed transcode / id-42 retag;
 //! - [`ninfer`]: the `.ninfer` v2 container (directory, encoded sizes, reader, planned writer);
@@ -18,19 +18,19 @@
 //!   quantizers, PTQ1_0 ↔ PQ2_0 transcoding);
 //! - [`geometry`]: row-split plane geometry of a grouped tensor;
 //! - [`planes`]: ggml blocks ↔ row-split planes;
-//! - [`pool`]: one thread budget for nested fan-out (verify's gates and row ranges, the unpack
+//! - `pool`: one thread budget for nested fan-out (verify's gates and row ranges, the unpack
 //!   proof), `NINFER_TERNARY_THREADS`, a sequential fallback when a spawn is refused;
 //! - [`perm`]: the row and head permutations of the GGUF → ninfer mapping;
 //! - [`hadamard`]: the normalized Walsh–Hadamard transform of folded weights;
 //! - [`mapping`]: `spec/mapping.json` expanded for a model profile, and profile detection;
-//! - [`pack`]: the packer (GGUF + template → `.ninfer`), its pre-flight and its unpack proof;
-//! - [`synth`]: synthetic Bonsai-shaped GGUF models, templates and the gguf-py oracle fixture;
+//! - `pack`: the packer (GGUF + template → `.ninfer`), its pre-flight and its unpack proof;
+//! - `synth`: synthetic Bonsai-shaped GGUF models, templates and the gguf-py oracle fixture;
 //! - [`verify`]: the verifier's gates, reports, dumps and mutations;
 //! - [`corpus`]: the conformance corpus (families, the hostile/violation catalogs it is built
 //!   from, manifest, reader protocol, `check-reader` runner, real-reader matrix, differential
 //!   fuzzing);
-//! - [`cuda`]: kernel conformance (reference kernels, cases, host/NVRTC/device tiers);
-//! - [`npy`]: the `.npy` (format 1.0, f32) files `decode -o` writes;
+//! - `cuda`: kernel conformance (reference kernels, cases, host/NVRTC/device tiers);
+//! - `npy`: the `.npy` (format 1.0, f32) files `decode -o` writes;
 //! - [`cli`]: the commands behind the `ninfer-ternary` binary.
 //!
 //! Layers (lowest first): `text` < `error` < `le` < `digest` < `rng` < `fsio` < `pool` < `npy`
@@ -48,28 +48,51 @@
 
 #![warn(missing_docs)]
 
-pub mod cli;
+/// A module that is part of the library's API only with the `internals` feature (tests,
+/// benches and the fuzz crate enable it, as image-png does for its benchmarks); otherwise it
+/// is crate-private, so the documented surface is the readers, codecs, geometry, the verifier
+/// and the corpus, not the plumbing behind them.
+macro_rules! internal_mod {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[cfg(feature = "internals")]
+        pub mod $name;
+        $(#[$meta])*
+        #[cfg(not(feature = "internals"))]
+        #[allow(dead_code, unused_imports)]
+        pub(crate) mod $name;
+    };
+}
+
+// The public surface: what a reader author, a packer maintainer or a tool builds on.
 pub mod codec;
 pub mod corpus;
-pub mod cuda;
-pub mod digest;
 pub mod error;
-pub mod fsio;
 pub mod geometry;
 pub mod gguf;
 pub mod hadamard;
-pub mod le;
 pub mod mapping;
 pub mod ninfer;
-pub mod npy;
-pub mod pack;
 pub mod perm;
 pub mod planes;
-pub mod pool;
-pub mod rng;
 pub mod spec;
-pub mod synth;
-pub mod text;
 pub mod verify;
+
+/// The command line behind the `ninfer-ternary` binary; its entry point is [`cli::main`]
+/// (the rest of the module is the binary's own and not an API).
+#[doc(hidden)]
+pub mod cli;
+
+// Plumbing: public only with the `internals` feature.
+internal_mod!(cuda);
+internal_mod!(digest);
+internal_mod!(fsio);
+internal_mod!(le);
+internal_mod!(npy);
+internal_mod!(pack);
+internal_mod!(pool);
+internal_mod!(rng);
+internal_mod!(synth);
+internal_mod!(text);
 
 pub use error::{Error, ErrorClass, Result};

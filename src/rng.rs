@@ -40,7 +40,7 @@ fn fill_avx512(state: u64, out: &mut [u64]) {
 /// Lane `l` of `out[k]` is draw `stride·l + k` after `state`: `L` stretches of one stream side by
 /// side, one lane each, so per-lane work on them vectorizes without a transpose. The portable
 /// definition of the intrinsic kernels below (the tests compare them).
-/// The case-payload view of [`Rng`] (one byte per draw, 24-bit units).
+/// The case-payload view of `Rng` (one byte per draw, 24-bit units).
 pub struct Bytes(Rng);
 
 impl Bytes {

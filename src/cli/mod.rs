@@ -1,6 +1,6 @@
 //! The `ninfer-ternary` command line. Each subcommand lives in its own module; all of them
 //! return `anyhow::Result`. Every error is printed as `error: [class] ...` and its exit code
-//! comes from the class ([`classify`], [`exit_code`]; 1 is reserved for "checked and failed").
+//! comes from the class (`classify`, `exit_code`; 1 is reserved for "checked and failed").
 
 use crate::codec::TernaryType;
 use crate::error::ErrorClass;
@@ -20,7 +20,7 @@ pub(crate) mod json_out;
 mod pack_cmd;
 mod spec_cmd;
 /// Standard-output failures: quiet on a closed pipe, `io.stdout` otherwise.
-pub mod stdout;
+pub(crate) mod stdout;
 mod synth_cmd;
 mod transcode;
 mod verify_cmd;
@@ -32,7 +32,7 @@ mod verify_cmd;
     about = "Conformance suite for PrismML ternary GGUF models and the .ninfer v2 container"
 )]
 /// The parsed command line: one subcommand.
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -456,7 +456,7 @@ fn refuse_arguments(e: clap::Error) -> ExitCode {
 /// (every library error is classed, every command-line check builds a `cli.usage` error), so it
 /// is reported as `internal.invariant`, never guessed from its text. Returns the class and the
 /// message that starts with `[class]`.
-pub fn classify(e: &anyhow::Error) -> (ErrorClass, String) {
+pub(crate) fn classify(e: &anyhow::Error) -> (ErrorClass, String) {
     let full = format!("{e:#}");
     let class = e
         .chain()
@@ -475,7 +475,7 @@ pub fn classify(e: &anyhow::Error) -> (ErrorClass, String) {
 /// The exit code of an error of `class`. Every class is a usage, input, output or
 /// environment error and exits 2 (README "Exit codes"); 1 is reserved for "a check ran and
 /// failed", which commands return as a value, not as an error.
-pub fn exit_code(class: ErrorClass) -> ExitCode {
+pub(crate) fn exit_code(class: ErrorClass) -> ExitCode {
     ExitCode::from(class.exit_code())
 }
 

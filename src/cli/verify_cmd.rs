@@ -86,7 +86,7 @@ pub(crate) struct DumpReferenceArgs {
     /// Seed of the oracle inputs x.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// native (embedding/ + oracles/ directories) or engine (the engine's bf16 embedding dump file DIR/embedding.T<N>.bin).
+    /// native (embedding/ + oracles/ directories) or engine (the engine's bf16 embedding dump file `DIR/embedding.T<N>.bin`).
     #[arg(long, value_enum, default_value_t = verify::DumpFormat::Native)]
     pub format: verify::DumpFormat,
     /// Replace an existing output directory.

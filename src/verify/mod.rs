@@ -4,6 +4,24 @@
 //!
 //! One module per gate; each returns a [`Finding`]. Negative controls run inside their gate on
 //! every invocation; a control that survives fails the gate.
+//!
+//! The entry point is [`verify()`]: artifact and GGUF bytes in, a [`Report`] out (one
+//! [`Finding`] per gate, [`report::verdict_line`] for its one-line verdict); an `Err` means the
+//! pair could not be judged at all, with the class that says why:
+//!
+//! ```
+//! use ninfer_ternary::gguf::GgufWriter;
+//! use ninfer_ternary::{verify, ErrorClass};
+//!
+//! // A GGUF of no known model profile: the pair cannot be judged (the CLI exits 2).
+//! let mut w = GgufWriter::new();
+//! w.kv("general.architecture", "llama");
+//! let gguf = w.to_bytes(&[]).unwrap();
+//! let e = verify::verify("a.ninfer", b"NINFER", "m.gguf", &gguf, verify::Options::default())
+//!     .unwrap_err();
+//! assert_eq!(e.class, ErrorClass::PackProfile);
+//! assert!(e.to_string().starts_with("[pack.profile] m.gguf"), "{e}");
+//! ```
 
 /// `return Err(Error::new(ErrorClass::$class, field, format!(...)))`: the verifier's classed
 /// early return (every module below returns [`crate::Result`]).

@@ -19,7 +19,7 @@ fn render_value(v: &Value) -> String {
     }
 }
 
-/// The text report. Every piece of text is escaped here ([`crate::text::escape`]): gates put
+/// The text report. Every piece of text is escaped here (`crate::text::escape`): gates put
 /// names from the files (objects, tensors, keys, identities) into details and lines as they
 /// are, and none of their control or bidi characters reaches the terminal raw.
 pub fn text(r: &Report) -> String {
@@ -130,7 +130,7 @@ pub fn failures(f: &Finding) -> Vec<Value> {
 }
 
 /// The JSON report serialized for a terminal: pretty-printed, then passed through
-/// [`crate::text::json_safe`] (the same document, no raw control or bidi character).
+/// `crate::text::json_safe` (the same document, no raw control or bidi character).
 pub fn json_text(r: &Report) -> serde_json::Result<String> {
     Ok(crate::text::json_safe(&serde_json::to_string_pretty(&json(r))?).into_owned())
 }

@@ -68,7 +68,7 @@ use crate::fsio::bulk::{self, Lane};
 use crate::fsio::will_need;
 use std::ops::ControlFlow;
 
-/// Threads the verifier splits row work over ([`crate::pool::threads`]).
+/// Threads the verifier splits row work over (`crate::pool::threads`).
 pub fn threads() -> usize {
     crate::pool::threads()
 }
@@ -77,7 +77,7 @@ pub fn threads() -> usize {
 const MIN_ROWS_PER_THREAD: u64 = 512;
 
 /// `f` over contiguous sub-ranges of `range` on up to [`threads`] threads taken from the
-/// verifier's shared budget ([`crate::pool`]), the results concatenated in range order (so
+/// verifier's shared budget (`crate::pool`), the results concatenated in range order (so
 /// the output is the same as `f(range)`).
 pub fn par_ranges<T: Send>(
     range: std::ops::Range<u64>,
@@ -220,7 +220,7 @@ impl<'a> ArtifactRows<'a> {
     }
 
     /// Fingerprints of rows `range` (as [`ArtifactRows::fp`] of each), computed on every core;
-    /// off disk, as the plane reads arrive ([`crate::fsio::bulk`]).
+    /// off disk, as the plane reads arrive (`crate::fsio::bulk`).
     pub fn fps(&self, range: std::ops::Range<u64>) -> Vec<u64> {
         let lanes = self.plane_lanes(&range);
         let just_lanes: Vec<Lane<'_>> = lanes.iter().map(|(_, l)| *l).collect();
@@ -376,7 +376,7 @@ impl<'a> GgufRows<'a> {
     }
 
     /// Fingerprints of every row (as [`GgufRows::fp`] of each), computed on every core; off
-    /// disk, as the reads arrive ([`crate::fsio::bulk`]).
+    /// disk, as the reads arrive (`crate::fsio::bulk`).
     pub fn fps(&self) -> Vec<u64> {
         let lane = [Lane {
             bytes: self.data,
