@@ -31,5 +31,6 @@ mod ninfer_memory;
 mod ninfer_messages;
 mod pack;
 mod persistent;
+mod schemas;
 mod spec_docs;
 mod verify_gates;

@@ -2,6 +2,7 @@
 //! mutation of spec/gates.json fails exactly the gates the spec names (the table is read from the
 //! spec, not listed here), and every report is snapshotted (text and JSON).
 
+use crate::common::conforms;
 use crate::common::{packed_with_seed, Packed};
 use ninfer_ternary::ninfer::Artifact;
 use ninfer_ternary::pack::{pack_bytes, PackOptions};
@@ -1053,61 +1054,8 @@ fn verify_prints_the_verdict_first_on_one_screen_and_details_with_verbose() {
     assert!(row_order.contains("row 0 holds"), "{row_order}");
 }
 
-/// Checks `v` against the subset of JSON Schema the report schema uses (type, required,
-/// properties, items, enum, additionalProperties); returns the first violation.
-fn conforms(v: &serde_json::Value, s: &serde_json::Value, at: &str) -> Result<(), String> {
-    use serde_json::Value;
-    if let Some(Value::Array(allowed)) = s.get("enum") {
-        if !allowed.contains(v) {
-            return Err(format!("{at}: {v} not in {allowed:?}"));
-        }
-    }
-    if let Some(Value::String(t)) = s.get("type") {
-        let ok = match t.as_str() {
-            "object" => v.is_object(),
-            "array" => v.is_array(),
-            "string" => v.is_string(),
-            "integer" => v.is_u64() || v.is_i64(),
-            "boolean" => v.is_boolean(),
-            other => return Err(format!("{at}: type {other} not handled")),
-        };
-        if !ok {
-            return Err(format!("{at}: {v} is not {t}"));
-        }
-    }
-    if let Value::Object(m) = v {
-        for r in s
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if !m.contains_key(r.as_str().unwrap()) {
-                return Err(format!("{at}: missing {r}"));
-            }
-        }
-        let props = s.get("properties").and_then(Value::as_object);
-        for (k, x) in m {
-            match props.and_then(|p| p.get(k)) {
-                Some(ps) => conforms(x, ps, &format!("{at}.{k}"))?,
-                None if s.get("additionalProperties") == Some(&Value::Bool(false)) => {
-                    return Err(format!("{at}: unexpected member {k}"))
-                }
-                None => {}
-            }
-        }
-    }
-    if let (Value::Array(a), Some(items)) = (v, s.get("items")) {
-        for (i, x) in a.iter().enumerate() {
-            conforms(x, items, &format!("{at}[{i}]"))?;
-        }
-    }
-    Ok(())
-}
-
 fn report_schema() -> serde_json::Value {
-    let p = crate::common::repo_root().join("spec/schemas/verify-report.schema.json");
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    crate::common::schema("verify-report")
 }
 
 /// `--json -` owns stdout (the summary goes to stderr) and writes the schema'd report with
