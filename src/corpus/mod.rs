@@ -12,6 +12,8 @@
 pub mod catalogs;
 pub mod differential;
 pub mod families;
+pub mod features;
+pub mod localize;
 pub mod manifest;
 pub mod matrix;
 pub mod observe;

@@ -175,7 +175,17 @@ impl Session {
     /// Asks one case. `Ok` is a well-formed answer for this case's id; `Err` is a failure
     /// charged to this case, after which the session is dead (the caller starts a new one).
     pub fn ask(&mut self, case: &CaseEntry, opts: &RunOptions) -> Result<Answer, String> {
-        let mut line = request_json(case, &opts.corpus).to_string();
+        self.ask_request(case, request_json(case, &opts.corpus), opts)
+    }
+
+    /// Asks `request` (a request for `case`, possibly with extra members such as `localize`).
+    pub fn ask_request(
+        &mut self,
+        case: &CaseEntry,
+        request: Value,
+        opts: &RunOptions,
+    ) -> Result<Answer, String> {
+        let mut line = request.to_string();
         line.push('\n');
         let t0 = Instant::now();
         let sent = match self.stdin.as_mut() {
