@@ -761,8 +761,11 @@ pub fn select<'m>(manifest: &'m Manifest, filter: Option<&str>) -> Vec<&'m CaseE
 
 /// Before the run: asks the adapter one trivial case (the smallest selected `y_` codec case
 /// the reader supports, else the smallest selected case) and stops with one `reader.adapter`
-/// error when the adapter cannot be run or does not speak the protocol — instead of one
-/// identical failure per case. A wrong observation is not a pre-flight failure.
+/// error when the adapter command cannot be run at all — it cannot be started, the shell
+/// exits 126/127 (not executable / not found), or it exits with another code than 0/1 and
+/// prints nothing (an interpreter that cannot open its script) — instead of one identical
+/// failure per case. A reader that runs but misbehaves (crash, garbage, wrong answers) is
+/// judged case by case as before.
 pub fn preflight(manifest: &Manifest, opts: &RunOptions) -> crate::Result<()> {
     let runnable: Vec<&CaseEntry> = manifest
         .cases
@@ -780,43 +783,44 @@ pub fn preflight(manifest: &Manifest, opts: &RunOptions) -> crate::Result<()> {
     };
     let failure = if opts.persistent() {
         match Session::start(opts) {
-            Err(why) => Some(why),
-            Ok(mut s) => {
-                let r = s.ask(case, opts).err();
+            Err(why)
+                if why.starts_with("could not start")
+                    || why.contains("exit status: 127")
+                    || why.contains("exit status: 126")
+                    || why.contains("exit 127")
+                    || why.contains("exit 126") =>
+            {
+                Some(why)
+            }
+            Err(_) => None,
+            Ok(s) => {
                 s.finish();
-                r
+                None
             }
         }
     } else {
         match run_process(opts, case) {
             Proc::SpawnError(e) => Some(format!("could not start the adapter: {e}")),
-            Proc::Timeout => Some(format!(
-                "no answer within --timeout {:.1}s",
-                opts.timeout.as_secs_f64()
-            )),
             Proc::Done {
-                signal: Some(sig),
-                stderr,
-                ..
-            } => Some(format!("killed by signal {sig} {}", tail(&stderr))),
-            Proc::Done {
-                code,
+                code: Some(code),
+                signal: None,
                 stdout,
                 stderr,
-                ..
-            } => match Answer::parse(&stdout) {
-                Ok(_) => None,
-                Err(why) => Some(format!(
-                    "exit {}{}: {why} {}",
-                    code.unwrap_or(-1),
+            } if code == 126
+                || code == 127
+                || (code > 1 && code < 128 && stdout.trim().is_empty()) =>
+            {
+                Some(format!(
+                    "exit {code}{} with no answer: {}",
                     match code {
-                        Some(127) => " (command not found)",
-                        Some(126) => " (not executable)",
+                        127 => " (command not found)",
+                        126 => " (not executable)",
                         _ => "",
                     },
                     tail(&stderr)
-                )),
-            },
+                ))
+            }
+            _ => None,
         }
     };
     match failure {
@@ -825,8 +829,9 @@ pub fn preflight(manifest: &Manifest, opts: &RunOptions) -> crate::Result<()> {
             crate::ErrorClass::ReaderAdapter,
             "--adapter",
             format!(
-                "the adapter `{}` failed the pre-flight case {}: {}; no case was run \
-                 (check the command and PROTOCOL.md §4.0)",
+                "the adapter `{}` cannot be run (pre-flight case {}): {}; no case was run \
+                 (check the command: it is run as /bin/sh -c '<ADAPTER> \"$1\"' adapter CASEFILE, \
+                 PROTOCOL.md §4.0)",
                 opts.adapter,
                 case.id,
                 why.trim()
