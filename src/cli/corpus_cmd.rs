@@ -77,7 +77,7 @@ pub enum CorpusAction {
     },
 }
 
-pub fn corpus(action: CorpusAction) -> anyhow::Result<ExitCode> {
+pub fn corpus(action: CorpusAction) -> crate::Result<ExitCode> {
     match action {
         CorpusAction::Generate { output, check } => generate(&output, check),
         CorpusAction::Matrix {
@@ -126,7 +126,8 @@ pub fn corpus(action: CorpusAction) -> anyhow::Result<ExitCode> {
                 outcome_only,
                 filter,
             };
-            std::fs::create_dir_all(&out)?;
+            std::fs::create_dir_all(&out)
+                .map_err(crate::fsio::write_err(&out.display().to_string()))?;
             let work = out.join("work");
             let report = differential::run(&manifest, &opts, &work)?;
             let _ = std::fs::remove_dir_all(&work);
@@ -142,7 +143,7 @@ pub fn corpus(action: CorpusAction) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn generate(out: &Path, check: bool) -> anyhow::Result<ExitCode> {
+fn generate(out: &Path, check: bool) -> crate::Result<ExitCode> {
     let t0 = std::time::Instant::now();
     let c = corpus::generate()?;
     let counts: Vec<String> = c
@@ -302,7 +303,7 @@ pub(crate) fn find_corpus(given: Option<&Path>) -> crate::Result<PathBuf> {
     ))
 }
 
-pub(crate) fn check_reader(args: CheckReaderArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn check_reader(args: CheckReaderArgs) -> crate::Result<ExitCode> {
     use crate::{Error, ErrorClass};
     let corpus = find_corpus(args.corpus.as_deref())?;
     let manifest_path = corpus.join("MANIFEST.json");
@@ -312,7 +313,7 @@ pub(crate) fn check_reader(args: CheckReaderArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let Some(adapter) = args.adapter.clone() else {
-        return Err(Error::new(ErrorClass::CliUsage, "--adapter", "required").into());
+        return Err(Error::new(ErrorClass::CliUsage, "--adapter", "required"));
     };
     let mut inputs: Vec<&Path> = vec![&manifest_path];
     if let Some(p) = &args.capabilities {
@@ -385,25 +386,41 @@ pub fn reader_adapter(
     file: Option<&Path>,
     request: Option<&Path>,
     persistent: bool,
-) -> anyhow::Result<ExitCode> {
+) -> crate::Result<ExitCode> {
     let code = match (persistent, file) {
         (true, _) => corpus::protocol::serve_persistent(std::io::stdin().lock(), std::io::stdout()),
         (false, Some(file)) => corpus::protocol::run_adapter(file, request),
-        (false, None) => anyhow::bail!("reader-adapter: give a case FILE or --persistent"),
+        (false, None) => {
+            return Err(crate::Error::new(
+                crate::ErrorClass::CliUsage,
+                "reader-adapter",
+                "give a case FILE or --persistent",
+            ))
+        }
     };
     Ok(ExitCode::from(code as u8))
 }
 
-fn name_eq_path(arg: &str, flag: &str) -> anyhow::Result<(String, PathBuf)> {
-    let (name, path) = arg
-        .split_once('=')
-        .ok_or_else(|| anyhow::anyhow!("{flag} {arg}: expected NAME=FILE"))?;
+fn name_eq_path(arg: &str, flag: &str) -> crate::Result<(String, PathBuf)> {
+    let (name, path) = arg.split_once('=').ok_or_else(|| {
+        crate::Error::new(
+            crate::ErrorClass::CliUsage,
+            flag,
+            format!("{arg}: expected NAME=FILE"),
+        )
+    })?;
     Ok((name.to_string(), PathBuf::from(path)))
 }
 
-fn read_json(path: &Path) -> anyhow::Result<serde_json::Value> {
+fn read_json(path: &Path) -> crate::Result<serde_json::Value> {
     let text = crate::fsio::read_input_string(path)?;
-    serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    serde_json::from_str(&text).map_err(|e| {
+        crate::Error::new(
+            crate::ErrorClass::CorpusManifest,
+            path.display().to_string(),
+            format!("not JSON (line {} column {}): {e}", e.line(), e.column()),
+        )
+    })
 }
 
 fn matrix(
@@ -413,7 +430,7 @@ fn matrix(
     output: Option<&Path>,
     html: Option<&Path>,
     splice: Option<&Path>,
-) -> anyhow::Result<ExitCode> {
+) -> crate::Result<ExitCode> {
     let manifest_path = corpus.join("MANIFEST.json");
     let manifest = Manifest::load(&manifest_path)?;
     let raw_manifest = read_json(&manifest_path)?;
@@ -441,13 +458,14 @@ fn matrix(
         let doc = matrix::splice(&doc, "reader-matrix", &by_reader)
             .and_then(|d| matrix::splice(&d, "group-matrix", &by_group))
             .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{}: needs <!-- BEGIN reader-matrix -->, <!-- END reader-matrix -->, \
+                crate::Error::new(
+                    crate::ErrorClass::CliUsage,
+                    p.display().to_string(),
+                    "needs <!-- BEGIN reader-matrix -->, <!-- END reader-matrix -->, \
                      <!-- BEGIN group-matrix --> and <!-- END group-matrix --> markers",
-                    p.display()
                 )
             })?;
-        std::fs::write(p, doc)?;
+        crate::fsio::write_bytes_atomic(p, doc.as_bytes())?;
     }
     if let Some(p) = html {
         let page = matrix::render_html(
@@ -457,13 +475,13 @@ fn matrix(
                 ("Feature groups × readers", by_group.clone()),
             ],
         );
-        std::fs::write(p, page)?;
+        crate::fsio::write_bytes_atomic(p, page.as_bytes())?;
     }
     let md = format!(
         "## Readers × families and rule layers\n\n{by_reader}\n## Feature groups × readers\n\n{by_group}"
     );
     match output {
-        Some(p) => std::fs::write(p, md)?,
+        Some(p) => crate::fsio::write_bytes_atomic(p, md.as_bytes())?,
         None if html.is_none() && splice.is_none() => print!("{md}"),
         None => {}
     }

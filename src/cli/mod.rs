@@ -357,13 +357,14 @@ pub fn main() -> ExitCode {
                 spec_cmd::run(table.as_deref())
             }
         }
-        Command::Corpus { action } => corpus_cmd::corpus(action),
-        Command::CheckReader(args) => corpus_cmd::check_reader(args),
+        Command::Corpus { action } => corpus_cmd::corpus(action).map_err(Into::into),
+        Command::CheckReader(args) => corpus_cmd::check_reader(args).map_err(Into::into),
         Command::ReaderAdapter {
             file,
             request,
             persistent,
-        } => corpus_cmd::reader_adapter(file.as_deref(), request.as_deref(), persistent),
+        } => corpus_cmd::reader_adapter(file.as_deref(), request.as_deref(), persistent)
+            .map_err(Into::into),
         Command::CheckKernel(args) => check_kernel::run(args),
         Command::SynthTemplate {
             profile,

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::manifest::{CaseEntry, Manifest};
 use super::persistent::Session;
+use super::process::{isolate_child, wait_then_kill_group, AdapterCommand};
 use super::protocol::{judge_with, request_json, Answer, ClassCheck, Judging, Verdict};
 use crate::gguf::RuleLayer;
 
@@ -347,7 +348,7 @@ impl Filter {
 }
 
 /// `--known-failures FILE`: one case id per line; `#` starts a comment.
-pub fn load_known_failures(path: &Path) -> anyhow::Result<BTreeSet<String>> {
+pub fn load_known_failures(path: &Path) -> crate::Result<BTreeSet<String>> {
     let text = crate::fsio::read_input_string(path)?;
     Ok(text
         .lines()
@@ -385,6 +386,16 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
+    /// What starting one adapter process needs.
+    pub fn command(&self) -> AdapterCommand {
+        AdapterCommand {
+            corpus: self.corpus.clone(),
+            adapter: self.adapter.clone(),
+            timeout: self.timeout,
+            memory_mb: self.memory_mb,
+        }
+    }
+
     /// Whether cases go to persistent sessions: declared by the reader and not overridden.
     pub fn persistent(&self) -> bool {
         self.capabilities.persistent && !self.per_case
@@ -521,12 +532,17 @@ fn run_process_request(opts: &RunOptions, case: &CaseEntry, request: String) -> 
         Err(e) => return Proc::SpawnError(e.to_string()),
     };
     let pid = child.id() as i32;
-    let mut stdin = child.stdin.take().expect("piped");
+    let (Some(mut stdin), Some(mut out), Some(mut err)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        // All three are Stdio::piped() above; a child without them cannot be talked to.
+        let _ = child.kill();
+        let _ = child.wait();
+        return Proc::SpawnError("the adapter's stdin/stdout/stderr pipes are missing".into());
+    };
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(request.as_bytes());
     });
-    let mut out = child.stdout.take().expect("piped");
-    let mut err = child.stderr.take().expect("piped");
     let out_t = std::thread::spawn(move || {
         let mut b = Vec::new();
         let _ = out.by_ref().take(16 << 20).read_to_end(&mut b);
@@ -717,7 +733,7 @@ fn run_case_persistent(
         return (false, format!("{why} (on an earlier case; not retried)"));
     }
     if session.is_none() {
-        match Session::start(opts) {
+        match Session::start(&opts.command()) {
             Ok(s) => *session = Some(s),
             Err(why) => {
                 *handshake_failed = Some(why.clone());
@@ -725,8 +741,13 @@ fn run_case_persistent(
             }
         }
     }
-    let s = session.as_mut().expect("started above");
-    match s.ask(case, opts) {
+    let Some(s) = session.as_mut() else {
+        return (
+            false,
+            "internal: no persistent session after a successful start".into(),
+        );
+    };
+    match s.ask(case, &opts.command()) {
         Ok(answer) => {
             let (ok, why) = judge_answer(opts, case, &answer);
             if ok {
@@ -734,7 +755,7 @@ fn run_case_persistent(
             }
             let mut dead = false;
             let why = localized(opts, case, &answer, why, |req| {
-                let a = s.ask_request(case, req, opts);
+                let a = s.ask_request(case, req, &opts.command());
                 dead = a.is_err();
                 a.ok()
             });
@@ -782,7 +803,7 @@ pub fn preflight(manifest: &Manifest, opts: &RunOptions) -> crate::Result<()> {
         return Ok(());
     };
     let failure = if opts.persistent() {
-        match Session::start(opts) {
+        match Session::start(&opts.command()) {
             Err(why)
                 if why.starts_with("could not start")
                     || why.contains("exit status: 127")
@@ -911,16 +932,18 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                             ),
                         }
                     };
-                    *slots[i].lock().unwrap() = Some(CaseResult {
+                    // A worker that panicked while holding a slot poisons it; the result
+                    // written here is still whole, so recover the guard and go on.
+                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(CaseResult {
                         id: case.id.clone(),
                         status,
                         detail,
                         ms: t0.elapsed().as_millis() as u64,
                     });
                     // Print in order as results become available.
-                    let mut p = printed.lock().unwrap();
+                    let mut p = printed.lock().unwrap_or_else(|p| p.into_inner());
                     while *p < slots.len() {
-                        let g = slots[*p].lock().unwrap();
+                        let g = slots[*p].lock().unwrap_or_else(|p| p.into_inner());
                         let Some(r) = g.as_ref() else { break };
                         let show = !opts.quiet || matches!(r.status, Status::Fail | Status::Stale);
                         if show {
@@ -956,7 +979,19 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
     });
     let results: Vec<CaseResult> = slots
         .into_iter()
-        .map(|m| m.into_inner().unwrap().expect("every case ran"))
+        .zip(&selected)
+        .map(|(m, case)| {
+            m.into_inner()
+                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or_else(|| CaseResult {
+                    // Only a worker that died mid-case leaves a slot empty.
+                    id: case.id.clone(),
+                    status: Status::Fail,
+                    detail: "internal: the worker running this case stopped before it finished"
+                        .into(),
+                    ms: 0,
+                })
+        })
         .collect();
     let mut summary = Summary::default();
     for r in &results {
@@ -1132,52 +1167,4 @@ pub fn render_matrix(manifest: &Manifest, runs: &[(String, Value)]) -> String {
     }
     s.push('\n');
     s
-}
-
-/// Puts an adapter child in its own process group (so a timeout kills everything it started),
-/// caps its address space at `memory_mb` MiB (0 = no cap) and disables core dumps.
-pub(crate) fn isolate_child(cmd: &mut Command, memory_mb: u64) {
-    let mem = memory_mb.saturating_mul(1 << 20);
-    // SAFETY: only async-signal-safe calls (setpgid, setrlimit) between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::setpgid(0, 0);
-            if mem > 0 {
-                let lim = libc::rlimit {
-                    rlim_cur: mem as libc::rlim_t,
-                    rlim_max: mem as libc::rlim_t,
-                };
-                libc::setrlimit(libc::RLIMIT_AS, &lim);
-            }
-            let core = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            libc::setrlimit(libc::RLIMIT_CORE, &core);
-            Ok(())
-        });
-    }
-}
-
-/// Polls `child` until it exits or `timeout` passes, then kills its whole process group
-/// (grandchildren included) in every case; `None` means it timed out or could not be waited on.
-pub(crate) fn wait_then_kill_group(
-    child: &mut std::process::Child,
-    pid: i32,
-    timeout: Duration,
-) -> Option<std::process::ExitStatus> {
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if start.elapsed() >= timeout => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(_) => break None,
-        }
-    };
-    // SAFETY: kill(2) on the adapter's own process group.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-    }
-    status
 }

@@ -20,21 +20,30 @@ use std::path::Path;
 const PROFILE: &str = "bonsai-micro";
 
 /// Packs every file under `root` into a dump bundle.
-pub fn bundle_dir(root: &Path) -> anyhow::Result<Vec<u8>> {
+pub fn bundle_dir(root: &Path) -> crate::Result<Vec<u8>> {
+    let io = |p: &Path| {
+        let what = p.display().to_string();
+        move |e: std::io::Error| {
+            crate::Error::new(crate::ErrorClass::IoRead, what.clone(), e.to_string())
+        }
+    };
     let mut files = Vec::new();
     for sub in ["embedding", "oracles"] {
         let d = root.join(sub);
         if !d.is_dir() {
             continue;
         }
-        let mut names: Vec<_> = std::fs::read_dir(&d)?
+        let mut names: Vec<_> = std::fs::read_dir(&d)
+            .map_err(io(&d))?
             .map(|e| e.map(|e| e.file_name()))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, _>>()
+            .map_err(io(&d))?;
         names.sort();
         for n in names {
+            let p = d.join(&n);
             files.push((
                 format!("{sub}/{}", n.to_string_lossy()),
-                std::fs::read(d.join(&n))?,
+                crate::fsio::read_input(&p)?,
             ));
         }
     }
