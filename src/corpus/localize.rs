@@ -70,7 +70,59 @@ pub const BUGS: &[BugClass] = &[
         codecs: &[Codec::Ptq1_0, Codec::Tq1_0],
         wrong: flip_trit_5,
     },
+    BugClass {
+        id: "ptq1-sequential-order",
+        looks_like: "PTQ1_0 trits read sequentially (byte e/5, digit e%5) instead of the staged \
+                     digit order (spec/codecs.md#ptq1-0-digit-order)",
+        codecs: &[Codec::Ptq1_0],
+        wrong: ptq1_sequential,
+    },
+    BugClass {
+        id: "ptq1-sequential-order-qh4",
+        looks_like: "PTQ1_0 trits read sequentially (byte e/5, digit e%5; the qh bytes 4 digits \
+                     each) instead of the staged digit order (spec/codecs.md#ptq1-0-digit-order)",
+        codecs: &[Codec::Ptq1_0],
+        wrong: ptq1_sequential_qh4,
+    },
 ];
+
+/// Digit `n` of a base-3 byte by the PTQ1_0 digit formula (`spec/codecs.md#ptq1-0-digit-formula`).
+fn trit(b: u8, n: usize) -> i32 {
+    let pow3 = [1u8, 3, 9, 27, 81];
+    let m = b.wrapping_mul(pow3.get(n).copied().unwrap_or(1));
+    ((u16::from(m) * 3) >> 8) as i32
+}
+
+fn ptq1_sequential_with(bytes: &[u8], at: fn(usize) -> (usize, usize)) -> Option<Vec<f32>> {
+    let c = Codec::Ptq1_0;
+    let bb = c.block_bytes();
+    if bytes.len() % bb != 0 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(bytes.len() / bb * 128);
+    for blk in bytes.chunks(bb) {
+        let d = crate::codec::f16_to_f32(u16::from_le_bytes([*blk.get(26)?, *blk.get(27)?]));
+        for e in 0..128 {
+            let (byte, digit) = at(e);
+            out.push((trit(*blk.get(byte)?, digit) - 1) as f32 * d);
+        }
+    }
+    Some(out)
+}
+
+fn ptq1_sequential(_: Codec, bytes: &[u8]) -> Option<Vec<f32>> {
+    ptq1_sequential_with(bytes, |e| (e / 5, e % 5))
+}
+
+fn ptq1_sequential_qh4(_: Codec, bytes: &[u8]) -> Option<Vec<f32>> {
+    ptq1_sequential_with(bytes, |e| {
+        if e < 120 {
+            (e / 5, e % 5)
+        } else {
+            (24 + (e - 120) / 4, (e - 120) % 4)
+        }
+    })
+}
 
 /// The code-byte range and scale range of a block, per codec (`spec/codecs.md` layouts).
 fn code_bytes(c: Codec) -> Option<std::ops::Range<usize>> {

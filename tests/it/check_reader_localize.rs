@@ -437,3 +437,35 @@ fn json_refuses_to_overwrite_without_force() {
     assert_eq!(v["schema"], "ninfer-ternary/check-reader-report/1");
     assert_eq!(v["summary"]["passed"], 1);
 }
+
+#[test]
+fn the_c_example_with_the_sequential_order_bug_is_recognised() {
+    let dir = scratch("c-wrong");
+    let exe = dir.path().join("c_reader_wrong");
+    let cc = Command::new("cc")
+        .args(["-O2", "-std=c99", "-DWRONG_ORDER", "-o"])
+        .arg(&exe)
+        .arg(root().join("conformance/adapters/c_example/reader.c"))
+        .status()
+        .expect("cc");
+    assert!(cc.success());
+    let e = exe.display().to_string();
+    let out = check_reader(&[
+        "--adapter",
+        &e,
+        "--capabilities",
+        "conformance/adapters/c_example/capabilities.json",
+        "--filter",
+        "codec/y_ptq1_0_random",
+        "--filter",
+        CODEC_CASE,
+    ]);
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains("FAIL  codec/y_ptq1_0_random"), "{stdout}");
+    assert!(
+        stdout.contains("looks like: PTQ1_0 trits read sequentially"),
+        "{stdout}"
+    );
+    // Control: its PQ2_0 decoder is right, so that case passes with no localisation.
+    assert!(stdout.contains("PASS  codec/y_pq2_0_random\n"), "{stdout}");
+}

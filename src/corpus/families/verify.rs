@@ -59,7 +59,7 @@ pub fn bundle_dir(root: &Path) -> crate::Result<Vec<u8>> {
         objects,
     )?;
     let payloads: Vec<Vec<u8>> = files.into_iter().map(|(_, b)| b).collect();
-    Ok(to_bytes(&dir, &payloads)?)
+    to_bytes(&dir, &payloads)
 }
 
 /// Unpacks a dump bundle into `root` (the inverse of [`bundle_dir`]).
