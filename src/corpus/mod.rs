@@ -202,7 +202,7 @@ impl Case {
 }
 
 /// A family: its name and its case builder.
-pub type Family = (&'static str, fn() -> Vec<Case>);
+pub type Family = (&'static str, fn() -> crate::Result<Vec<Case>>);
 
 /// Every family, in manifest order.
 pub const FAMILIES: &[Family] = &[
@@ -249,7 +249,7 @@ fn phase_of(class: ErrorClass) -> String {
 pub fn generate() -> crate::Result<Corpus> {
     let mut cases = Vec::new();
     for (fam, build) in FAMILIES {
-        for c in build() {
+        for c in build()? {
             if c.layer != *fam {
                 bail_inv!("case {} is listed under family {fam}", c.id());
             }
