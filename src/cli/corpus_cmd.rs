@@ -215,12 +215,13 @@ pub(crate) struct CheckReaderArgs {
     /// The reader's capabilities.json; its keys:
     /// `reader` (name, string);
     /// `error_classes` ("strict": reject classes must be the spec/errors.json ids; "lenient", the default: any reject counts);
-    /// `unsupported` (array of feature names or globs, or objects {"feature", "reason"}: cases carrying one are skipped; see --list-features);
+    /// `unsupported` (array of feature names or globs, or objects {"feature", "why"}: cases carrying one are skipped, the why shown on the SKIP line; see --list-features);
     /// `rule_layers` (array of mainline, loader, recommended, spec: the layers the reader implements; n_ cases of other layers may be accepted);
     /// `order_insensitive` (bool: GGUF keys/tensors compared sorted, metadata_unordered_sha256);
     /// `persistent` (bool: one process serves many requests, PROTOCOL.md §4.6);
     /// `localize` (bool: the adapter answers a `localize` request with its values, PROTOCOL.md §4.7);
-    /// `version` (string, shown in the interop matrix).
+    /// `version`, `description` (strings, shown in the interop matrix).
+    /// Any other key, and a feature name or glob that matches no case, is refused.
     #[arg(long, verbatim_doc_comment)]
     pub capabilities: Option<PathBuf>,
     /// Only case ids matching this glob (`*`, `?`, `[abc]`, `[a-z]`, `[!x]`); repeat the flag to

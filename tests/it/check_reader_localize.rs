@@ -267,16 +267,7 @@ fn help_documents_every_capabilities_key() {
         .output()
         .expect("help");
     let help = String::from_utf8_lossy(&out.stdout);
-    for k in [
-        "reader",
-        "version",
-        "error_classes",
-        "unsupported",
-        "rule_layers",
-        "order_insensitive",
-        "persistent",
-        "localize",
-    ] {
+    for k in ninfer_ternary::corpus::runner::CAPABILITY_KEYS {
         assert!(
             help.contains(&format!("`{k}`")),
             "{k} missing from --help:\n{help}"
