@@ -236,6 +236,8 @@ pub struct Target {
     pub bytes: Vec<u8>,
     /// Elements per row.
     pub cols: usize,
+    /// Elements per stored row (`.ninfer` ternary objects pad rows to whole blocks; else `cols`).
+    pub stored_cols: usize,
     /// The reader's values digest.
     pub got_sha256: Option<String>,
     /// The reader's per-row digests, if it sent them.
@@ -261,6 +263,7 @@ pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Targe
                 codec,
                 bytes,
                 cols: usize::try_from(cols).ok()?,
+                stored_cols: usize::try_from(cols).ok()?,
                 got_sha256: got.get("sha256").and_then(Value::as_str).map(String::from),
                 got_rows: got.get("rows_sha256").and_then(Value::as_array).map(|a| {
                     a.iter()
@@ -314,6 +317,39 @@ pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Targe
                     codec,
                     bytes: g.tensor_data(t).to_vec(),
                     cols: usize::try_from(cols).ok()?,
+                    stored_cols: usize::try_from(cols).ok()?,
+                    got_sha256: got_sha.map(String::from),
+                    got_rows: None,
+                });
+            }
+            None
+        }
+        "ninfer" => {
+            let got_objects = got.get("objects").and_then(Value::as_array)?;
+            for want_o in want.get("objects").and_then(Value::as_array)? {
+                let Some(want_sha) = want_o.get("values_sha256").and_then(Value::as_str) else {
+                    continue;
+                };
+                let name = want_o.get("name").and_then(Value::as_str)?;
+                let got_sha = got_objects
+                    .iter()
+                    .find(|x| x.get("name").and_then(Value::as_str) == Some(name))
+                    .and_then(|x| x.get("values_sha256"))
+                    .and_then(Value::as_str);
+                if got_sha.is_none() || got_sha == Some(want_sha) {
+                    continue;
+                }
+                let Ok(Some(t)) = super::observe::ninfer_ternary(&bytes, name) else {
+                    continue;
+                };
+                let format = want_o.get("format").and_then(Value::as_str).unwrap_or("");
+                return Some(Target {
+                    label: format!("tensor '{name}' ({format}, shape [{}, {}])", t.n, t.k),
+                    tensor: Some(name.to_string()),
+                    codec: t.codec,
+                    bytes: t.blocks,
+                    cols: t.k,
+                    stored_cols: t.k_pad,
                     got_sha256: got_sha.map(String::from),
                     got_rows: None,
                 });
@@ -322,6 +358,17 @@ pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Targe
         }
         _ => None,
     }
+}
+
+/// The logical values of a target: each stored row's first `cols`.
+fn trim(t: &Target, decoded: Vec<f32>) -> Vec<f32> {
+    if t.stored_cols == t.cols || t.stored_cols == 0 {
+        return decoded;
+    }
+    decoded
+        .chunks(t.stored_cols)
+        .flat_map(|row| row.iter().take(t.cols).copied())
+        .collect()
 }
 
 /// The reader's values as sent in `observation.localize.f32_bits` (PROTOCOL.md §4.7).
@@ -408,7 +455,7 @@ pub fn localize(
     localize: Option<&Value>,
 ) -> Option<Localization> {
     let t = find_target(case, corpus, got)?;
-    let expected = t.codec.decode_to_vec(&t.bytes).ok()?;
+    let expected = trim(&t, t.codec.decode_to_vec(&t.bytes).ok()?);
     let mut spec: Vec<String> = case.spec_refs.clone();
     let anchor = codec_anchor(t.codec);
     if !spec.iter().any(|s| s.starts_with(&anchor)) {
@@ -418,7 +465,7 @@ pub fn localize(
     let mut looks_like = None;
     let mut bug_values = None;
     for bug in BUGS.iter().filter(|b| b.codecs.contains(&t.codec)) {
-        let Some(v) = (bug.wrong)(t.codec, &t.bytes) else {
+        let Some(v) = (bug.wrong)(t.codec, &t.bytes).map(|v| trim(&t, v)) else {
             continue;
         };
         if t.got_sha256.as_deref() == Some(values_sha256(&v).as_str()) {
@@ -476,6 +523,49 @@ mod tests {
         assert_ne!(right, wrong);
         assert_eq!(wrong[0], right[3]);
         assert_eq!(wrong[1], right[2]);
+    }
+
+    fn corpus() -> std::path::PathBuf {
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("conformance")
+    }
+
+    /// A `.ninfer` ternary object: the target is found by name, rows are trimmed to `k`, and a
+    /// digest of the reversed-order decode is recognised (plumbing; the stub test in
+    /// tests/it/check_reader_localize.rs is the independent check for codec and GGUF cases).
+    #[test]
+    fn a_ninfer_ternary_object_is_localised_by_name() {
+        let m = crate::corpus::manifest::Manifest::load(&corpus().join("MANIFEST.json")).unwrap();
+        let case = m
+            .cases
+            .iter()
+            .find(|c| c.id == "ninfer/y_rowsplit_pq2_0_g128_3x128")
+            .unwrap();
+        let bytes = std::fs::read(corpus().join(&case.file)).unwrap();
+        let t = crate::corpus::observe::ninfer_ternary(&bytes, "w")
+            .unwrap()
+            .unwrap();
+        let wrong = t.logical(&reversed_2bit(t.codec, &t.blocks).unwrap());
+        let mut got = case.expect.observation.clone().unwrap();
+        got["objects"][0]["values_sha256"] = values_sha256(&wrong).into();
+        let l = localize(case, &corpus(), &got, None).unwrap();
+        assert_eq!(l.tensor.as_deref(), Some("w"));
+        assert!(
+            l.target
+                .starts_with("tensor 'w' (PQ2_0_G128, shape [3, 128])"),
+            "{}",
+            l.target
+        );
+        assert!(l.row.is_some() && l.element.is_some() && l.got != l.expected);
+        assert!(l.looks_like.unwrap().starts_with("reversed 2-bit order"));
+        assert!(l.spec.contains(&"spec/codecs.md#pq2-0".to_string()));
+        // Control: a digest no known bug gives: located by name, no values, no looks-like.
+        got["objects"][0]["values_sha256"] = "00".repeat(32).into();
+        let l = localize(case, &corpus(), &got, None).unwrap();
+        assert_eq!(l.tensor.as_deref(), Some("w"));
+        assert!(l.looks_like.is_none() && l.element.is_none());
+        // Control: the right digest is no failure to localise.
+        let right = case.expect.observation.clone().unwrap();
+        assert!(localize(case, &corpus(), &right, None).is_none());
     }
 
     #[test]

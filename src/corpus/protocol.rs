@@ -242,8 +242,8 @@ pub fn answer_request(case_file: &Path, req: &Value) -> Answer {
 }
 
 /// The reference adapter's answer to a `localize` request (PROTOCOL.md §4.7): the decoded
-/// values of the codec vector (or of GGUF tensor `tensor`) as f32 bit patterns, with the
-/// per-row digests.
+/// values of the codec vector (or of GGUF tensor / ternary `.ninfer` object `tensor`) as f32
+/// bit patterns, with the per-row digests.
 pub fn localize_values(
     kind: &str,
     params: &Value,
@@ -273,6 +273,11 @@ pub fn localize_values(
             let c = crate::codec::Codec::for_ggml_type(t.ggml)?;
             let cols = usize::try_from(t.dims().first().copied().unwrap_or(0)).ok()?;
             (c.decode_to_vec(g.tensor_data(t)).ok()?, cols)
+        }
+        "ninfer" => {
+            let t = observe::ninfer_ternary(bytes, tensor?).ok()??;
+            let all = t.codec.decode_to_vec(&t.blocks).ok()?;
+            (t.logical(&all), t.k)
         }
         _ => return None,
     };
