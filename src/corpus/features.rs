@@ -131,10 +131,8 @@ pub fn matches_any(manifest: &Manifest, pattern: &str) -> bool {
     manifest.cases.iter().any(|c| {
         c.features
             .iter()
-            .any(|f| tags.iter().any(|t| super::runner::glob_match(t, f)))
-    }) || ENCODINGS
-        .iter()
-        .any(|e| super::runner::glob_match(pattern, e.name))
+            .any(|f| tags.iter().any(|t| glob_match(t, f)))
+    }) || ENCODINGS.iter().any(|e| glob_match(pattern, e.name))
 }
 
 /// Edit distance (for did-you-mean hints).
@@ -175,4 +173,85 @@ pub fn all_names(manifest: &Manifest) -> Vec<String> {
         }
     }
     v
+}
+
+/// Glob matching: `*` (any run), `?` (one character), `[abc]`, `[a-z]` and `[!x]` (one
+/// character of / not of a class). An unclosed `[` matches itself.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    glob_at(&p, &t)
+}
+
+/// The class at the start of `p` (just after `[`): (matches `c`, chars consumed incl. `]`).
+fn class_match(p: &[char], c: char) -> Option<(bool, usize)> {
+    let (neg, mut i) = match p.first() {
+        Some('!') | Some('^') => (true, 1),
+        _ => (false, 0),
+    };
+    let mut hit = false;
+    let mut first = true;
+    loop {
+        let x = *p.get(i)?;
+        if x == ']' && !first {
+            return Some((hit != neg, i + 1));
+        }
+        first = false;
+        if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|e| *e != ']') {
+            let hi = *p.get(i + 2)?;
+            hit |= x <= c && c <= hi;
+            i += 3;
+        } else {
+            hit |= x == c;
+            i += 1;
+        }
+    }
+}
+
+fn glob_at(p: &[char], t: &[char]) -> bool {
+    let Some((&pc, prest)) = p.split_first() else {
+        return t.is_empty();
+    };
+    match pc {
+        '*' => (0..=t.len()).any(|k| t.get(k..).is_some_and(|rest| glob_at(prest, rest))),
+        '?' => t.split_first().is_some_and(|(_, tr)| glob_at(prest, tr)),
+        '[' => match t.split_first() {
+            None => false,
+            Some((&c, tr)) => match class_match(prest, c) {
+                Some((ok, used)) => ok && prest.get(used..).is_some_and(|pr| glob_at(pr, tr)),
+                None => c == '[' && glob_at(prest, tr),
+            },
+        },
+        _ => t
+            .split_first()
+            .is_some_and(|(&c, tr)| c == pc && glob_at(prest, tr)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_classes_ranges_negation_and_literal_brackets() {
+        assert!(glob_match("codec/y_f[13]*", "codec/y_f32_random"));
+        assert!(!glob_match("codec/y_f[!3]*", "codec/y_f32_random"));
+        assert!(glob_match("a[a-c]z", "abz") && !glob_match("a[a-c]z", "adz"));
+        assert!(glob_match("a[]]b", "a]b"));
+        // An unclosed class is a literal '['.
+        assert!(glob_match("a[b", "a[b") && !glob_match("a[b", "ab"));
+        assert!(glob_match("*", "") && glob_match("x*y?z", "xabyqz"));
+    }
+
+    #[test]
+    fn encoding_names_expand_and_unknown_names_do_not() {
+        assert_eq!(expand("ggml_type:143"), expand("encoding:ptq1_0"));
+        assert!(expand("codec:ptq1_0").contains(&"format:PTQ1_0_G128".to_string()));
+        assert_eq!(expand("kind:gguf"), vec!["kind:gguf".to_string()]);
+        assert_eq!(
+            closest("unsuported", ["reader", "unsupported"].into_iter()),
+            Some("unsupported")
+        );
+        assert_eq!(closest("zzzzzzzzzzzz", ["reader"].into_iter()), None);
+    }
 }

@@ -250,58 +250,7 @@ impl Capabilities {
     }
 }
 
-/// Glob matching: `*` (any run), `?` (one character), `[abc]`, `[a-z]` and `[!x]` (one
-/// character of / not of a class). An unclosed `[` matches itself.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    glob_at(&p, &t)
-}
-
-/// The class at the start of `p` (just after `[`): (matches `c`, chars consumed incl. `]`).
-fn class_match(p: &[char], c: char) -> Option<(bool, usize)> {
-    let (neg, mut i) = match p.first() {
-        Some('!') | Some('^') => (true, 1),
-        _ => (false, 0),
-    };
-    let mut hit = false;
-    let mut first = true;
-    loop {
-        let x = *p.get(i)?;
-        if x == ']' && !first {
-            return Some((hit != neg, i + 1));
-        }
-        first = false;
-        if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|e| *e != ']') {
-            let hi = *p.get(i + 2)?;
-            hit |= x <= c && c <= hi;
-            i += 3;
-        } else {
-            hit |= x == c;
-            i += 1;
-        }
-    }
-}
-
-fn glob_at(p: &[char], t: &[char]) -> bool {
-    let Some((&pc, prest)) = p.split_first() else {
-        return t.is_empty();
-    };
-    match pc {
-        '*' => (0..=t.len()).any(|k| t.get(k..).is_some_and(|rest| glob_at(prest, rest))),
-        '?' => t.split_first().is_some_and(|(_, tr)| glob_at(prest, tr)),
-        '[' => match t.split_first() {
-            None => false,
-            Some((&c, tr)) => match class_match(prest, c) {
-                Some((ok, used)) => ok && prest.get(used..).is_some_and(|pr| glob_at(pr, tr)),
-                None => c == '[' && glob_at(prest, tr),
-            },
-        },
-        _ => t
-            .split_first()
-            .is_some_and(|(&c, tr)| c == pc && glob_at(prest, tr)),
-    }
-}
+pub use super::features::glob_match;
 
 /// `--filter` (repeatable): a case is selected when its id matches any of the globs; no
 /// globs selects every case.
