@@ -720,15 +720,6 @@ fn run_case_persistent(
     }
 }
 
-/// The cases `filter` (a glob over case ids; `None` = all) selects, in manifest order.
-pub fn select<'m>(manifest: &'m Manifest, filter: Option<&str>) -> Vec<&'m CaseEntry> {
-    manifest
-        .cases
-        .iter()
-        .filter(|c| filter.is_none_or(|f| glob_match(f, &c.id)))
-        .collect()
-}
-
 /// Before the run: asks the adapter one trivial case (the smallest selected `y_` codec case
 /// the reader supports, else the smallest selected case) and stops with one `reader.adapter`
 /// error when the adapter command cannot be run at all — it cannot be started, the shell
