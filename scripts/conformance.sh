@@ -45,7 +45,7 @@ done
 run() { # name adapter [extra args...]
   local name=$1 adapter=$2; shift 2
   step "check-reader $name"
-  if "$B" check-reader --adapter "$adapter" --jobs "$JOBS" --quiet --json "$OUT/$name.json" "$@"; then :; else
+  if "$B" check-reader --adapter "$adapter" --jobs "$JOBS" --quiet --json "$OUT/$name.json" --force "$@"; then :; else
     echo "DEVIATION: $name"; fail=1
   fi
 }
@@ -65,7 +65,7 @@ for name in ref gguf_py py_ninfer; do
     py_ninfer) adapter=$A/py_ninfer/adapter.sh; extra=();;
   esac
   "$B" check-reader --adapter "$adapter" --jobs "$JOBS" --quiet --per-case --capabilities $A/$name/capabilities.json \
-    "${extra[@]}" --json "$OUT/$name.per_case.json" > "$OUT/$name.per_case.log" 2>&1 || true
+    "${extra[@]}" --json "$OUT/$name.per_case.json" --force > "$OUT/$name.per_case.log" 2>&1 || true
   if python3 - "$OUT/$name.json" "$OUT/$name.per_case.json" <<'PY'
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
@@ -121,7 +121,7 @@ for s in accept_all reject_all crash garbage flip_trit no_perm scale_at_0 drop_h
   case $s in flip_trit|no_perm|scale_at_0|drop_high|ptq1_sequential|pq2_planar) caps=(--capabilities $A/py_ninfer/capabilities.json);;
     id42_g64) caps=(--capabilities $A/ref/capabilities.json --per-case);; esac  # a per-case adapter
   if "$B" check-reader --adapter $A/stubs/$s.sh --jobs "$JOBS" --quiet --timeout 10 \
-      --known-failures "$exp" "${caps[@]}" --json "$OUT/stub_$s.json" > "$OUT/stub_$s.log" 2>&1; then
+      --known-failures "$exp" "${caps[@]}" --json "$OUT/stub_$s.json" --force > "$OUT/stub_$s.log" 2>&1; then
     echo "stub $s: fails its $n expected cases, nothing else"
   else
     echo "DEVIATION: stub $s"; grep -E '^(FAIL|STALE)|known-failures names' "$OUT/stub_$s.log" | head -20; fail=1

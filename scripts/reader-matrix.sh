@@ -56,7 +56,7 @@ for r in "${readers[@]}"; do
   args=(--capabilities "$A/$name/capabilities.json")
   [ -f "$A/$name/known-failures.txt" ] && args+=(--known-failures "$A/$name/known-failures.txt")
   # shellcheck disable=SC2086
-  if "$B" check-reader --adapter "$adapter" --jobs "$JOBS" --quiet --json "$OUT/$name.json" "${args[@]}" $extra \
+  if "$B" check-reader --adapter "$adapter" --jobs "$JOBS" --quiet --json "$OUT/$name.json" --force "${args[@]}" $extra \
       > "$OUT/$name.log" 2>&1; then
     echo "$name: $(grep -E '^[0-9]+ passed' "$OUT/$name.log" | head -1)"
   else

@@ -77,7 +77,7 @@ pub enum CorpusAction {
     },
 }
 
-pub fn corpus(action: CorpusAction) -> anyhow::Result<ExitCode> {
+pub fn corpus(action: CorpusAction) -> crate::Result<ExitCode> {
     match action {
         CorpusAction::Generate { output, check } => generate(&output, check),
         CorpusAction::Matrix {
@@ -115,7 +115,7 @@ pub fn corpus(action: CorpusAction) -> anyhow::Result<ExitCode> {
                 None => Default::default(),
             };
             let opts = differential::DiffOptions {
-                corpus: std::fs::canonicalize(&corpus)?,
+                corpus: canonical(&corpus)?,
                 adapter,
                 unsupported: caps.unsupported,
                 seed,
@@ -126,7 +126,8 @@ pub fn corpus(action: CorpusAction) -> anyhow::Result<ExitCode> {
                 outcome_only,
                 filter,
             };
-            std::fs::create_dir_all(&out)?;
+            std::fs::create_dir_all(&out)
+                .map_err(crate::fsio::write_err(&out.display().to_string()))?;
             let work = out.join("work");
             let report = differential::run(&manifest, &opts, &work)?;
             let _ = std::fs::remove_dir_all(&work);
@@ -142,7 +143,7 @@ pub fn corpus(action: CorpusAction) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn generate(out: &Path, check: bool) -> anyhow::Result<ExitCode> {
+fn generate(out: &Path, check: bool) -> crate::Result<ExitCode> {
     let t0 = std::time::Instant::now();
     let c = corpus::generate()?;
     let counts: Vec<String> = c
@@ -187,62 +188,177 @@ fn generate(out: &Path, check: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-#[allow(clippy::too_many_arguments)]
-pub fn check_reader(
-    corpus: &Path,
-    adapter: &str,
-    known_failures: Option<&Path>,
-    capabilities: Option<&Path>,
-    filter: Option<&str>,
-    json: Option<&Path>,
-    timeout_s: f64,
-    memory_mb: u64,
-    jobs: Option<usize>,
-    quiet: bool,
-    per_case: bool,
-) -> anyhow::Result<ExitCode> {
-    let manifest = Manifest::load(&corpus.join("MANIFEST.json"))?;
-    // A filter that selects nothing would pass vacuously: refuse it.
-    if let Some(f) = filter {
-        if runner::select(&manifest, Some(f)).is_empty() {
-            return Err(crate::Error::new(
-                crate::ErrorClass::CliUsage,
-                "--filter",
-                format!(
-                    "'{f}' matches none of the {} case ids of {}; nothing would be checked",
-                    manifest.cases.len(),
-                    corpus.join("MANIFEST.json").display()
-                ),
-            )
-            .into());
+/// The absolute, symlink-free path of `p` (adapters get absolute case paths).
+fn canonical(p: &Path) -> crate::Result<PathBuf> {
+    std::fs::canonicalize(p).map_err(|e| {
+        crate::Error::new(
+            crate::ErrorClass::IoRead,
+            p.display().to_string(),
+            e.to_string(),
+        )
+    })
+}
+
+/// `check-reader` options (PROTOCOL.md §5).
+#[derive(clap::Args, Debug)]
+pub(crate) struct CheckReaderArgs {
+    /// Adapter command; the case file is appended as its last argument, the request JSON is on stdin.
+    #[arg(long, required_unless_present = "list_features")]
+    pub adapter: Option<String>,
+    /// The corpus folder (holding MANIFEST.json). Default: the first `conformance/` with a
+    /// MANIFEST.json found walking up from the current folder, then from the executable's folder.
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
+    /// Case ids expected to fail (one per line); a listed case that passes fails the run.
+    #[arg(long)]
+    pub known_failures: Option<PathBuf>,
+    /// The reader's capabilities.json; its keys:
+    /// `reader` (name, string);
+    /// `error_classes` ("strict": reject classes must be the spec/errors.json ids; "lenient", the default: any reject counts);
+    /// `unsupported` (array of feature names or globs, or objects {"feature", "why"}: cases carrying one are skipped, the why shown on the SKIP line; see --list-features);
+    /// `rule_layers` (array of mainline, loader, recommended, spec: the layers the reader implements; n_ cases of other layers may be accepted);
+    /// `order_insensitive` (bool: GGUF keys/tensors compared sorted, metadata_unordered_sha256);
+    /// `persistent` (bool: one process serves many requests, PROTOCOL.md §4.6);
+    /// `localize` (bool: the adapter answers a `localize` request with its values, PROTOCOL.md §4.7);
+    /// `version`, `description` (strings, shown in the interop matrix).
+    /// Any other key, and a feature name or glob that matches no case, is refused.
+    #[arg(long, verbatim_doc_comment)]
+    pub capabilities: Option<PathBuf>,
+    /// Only case ids matching this glob (`*`, `?`, `[abc]`, `[a-z]`, `[!x]`); repeat the flag to
+    /// select the union.
+    #[arg(long)]
+    pub filter: Vec<String>,
+    /// Write the per-case results as JSON (schema check-reader-report) to PATH, or `-` for stdout.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Replace an existing --json file.
+    #[arg(long)]
+    pub force: bool,
+    /// Seconds per case.
+    #[arg(long, default_value_t = 20.0)]
+    pub timeout: f64,
+    /// Address-space cap per adapter process (MiB; 0 = none).
+    #[arg(long, default_value_t = 4096)]
+    pub memory_mb: u64,
+    /// Parallel adapter processes (default: available CPUs).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Print only failures and the summary.
+    #[arg(long)]
+    pub quiet: bool,
+    /// One process per case even if the capabilities declare "persistent": true.
+    #[arg(long)]
+    pub per_case: bool,
+    /// Print the feature vocabulary (canonical name, aliases, cases covered) and exit.
+    #[arg(long)]
+    pub list_features: bool,
+}
+
+/// Finds the corpus: `--corpus` if given, else the first `conformance/MANIFEST.json` walking up
+/// from the current folder, then from the executable's folder.
+pub(crate) fn find_corpus(given: Option<&Path>) -> crate::Result<PathBuf> {
+    use crate::{Error, ErrorClass};
+    if let Some(c) = given {
+        if c.join("MANIFEST.json").is_file() {
+            return Ok(c.to_path_buf());
+        }
+        return Err(Error::new(
+            ErrorClass::CorpusManifest,
+            "--corpus",
+            format!(
+                "{} has no MANIFEST.json (generate one with `ninfer-ternary corpus generate -o {}`)",
+                c.display(),
+                c.display()
+            ),
+        ));
+    }
+    let mut starts = Vec::new();
+    if let Ok(d) = std::env::current_dir() {
+        starts.push(d);
+    }
+    if let Some(d) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        starts.push(d);
+    }
+    for s in &starts {
+        for dir in s.ancestors() {
+            let c = dir.join("conformance");
+            if c.join("MANIFEST.json").is_file() {
+                return Ok(c);
+            }
         }
     }
-    let corpus_abs = std::fs::canonicalize(corpus)?;
+    Err(Error::new(
+        ErrorClass::CorpusManifest,
+        "--corpus",
+        format!(
+            "no conformance/MANIFEST.json in {} or any folder above them; pass --corpus DIR",
+            starts
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    ))
+}
+
+pub(crate) fn check_reader(args: CheckReaderArgs) -> crate::Result<ExitCode> {
+    use crate::{Error, ErrorClass};
+    let corpus = find_corpus(args.corpus.as_deref())?;
+    let manifest_path = corpus.join("MANIFEST.json");
+    let manifest = Manifest::load(&manifest_path)?;
+    if args.list_features {
+        print!("{}", corpus::features::vocabulary_text(&manifest));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(adapter) = args.adapter.clone() else {
+        return Err(Error::new(ErrorClass::CliUsage, "--adapter", "required"));
+    };
+    let mut inputs: Vec<&Path> = vec![&manifest_path];
+    if let Some(p) = &args.capabilities {
+        inputs.push(p);
+    }
+    if let Some(p) = &args.known_failures {
+        inputs.push(p);
+    }
+    let json = crate::cli::json_out::JsonTarget::claim(args.json.as_deref(), args.force, &inputs)?;
+    let to_stderr = json.as_ref().is_some_and(|j| j.is_stdout());
+    // The filter is evaluated once; one that selects nothing would pass vacuously: refuse it.
+    let filter = runner::Filter::new(&args.filter);
+    filter.check(&manifest)?;
+    let capabilities = match &args.capabilities {
+        Some(p) => runner::Capabilities::load(p)?,
+        None => Default::default(),
+    };
+    capabilities.check_features(&manifest)?;
+    let corpus_abs = canonical(&corpus)?;
     let opts = runner::RunOptions {
         corpus: corpus_abs,
-        adapter: adapter.to_string(),
-        known_failures: match known_failures {
+        adapter,
+        known_failures: match &args.known_failures {
             Some(p) => runner::load_known_failures(p)?,
             None => Default::default(),
         },
-        capabilities: match capabilities {
-            Some(p) => runner::Capabilities::load(p)?,
-            None => Default::default(),
-        },
-        filter: filter.map(String::from),
-        timeout: Duration::from_secs_f64(timeout_s),
-        memory_mb,
-        jobs: jobs.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        }),
-        quiet,
-        per_case,
+        capabilities,
+        filter,
+        timeout: Duration::from_secs_f64(args.timeout),
+        memory_mb: args.memory_mb,
+        jobs: args.jobs.unwrap_or_else(crate::pool::available_threads),
+        quiet: args.quiet,
+        per_case: args.per_case,
+        human_to_stderr: to_stderr,
     };
+    runner::preflight(&manifest, &opts)?;
     let t0 = std::time::Instant::now();
     let report = runner::run(&manifest, &opts);
-    println!("{}", runner::summary_text(&report));
+    let summary = runner::summary_text(&report);
+    if to_stderr {
+        eprintln!("{summary}");
+    } else {
+        println!("{summary}");
+    }
     eprintln!(
         "check-reader: {} cases in {:.1}s ({})",
         report.results.len(),
@@ -253,10 +369,11 @@ pub fn check_reader(
             "one process per case"
         }
     );
-    if let Some(p) = json {
-        let mut text = serde_json::to_string_pretty(&report.to_json(&opts, &manifest))?;
-        text.push('\n');
-        std::fs::write(p, text)?;
+    if let Some(hint) = runner::persistent_hint(&report, &opts) {
+        eprintln!("{hint}");
+    }
+    if let Some(j) = json {
+        j.write("check-reader-report", report.to_json(&opts, &manifest))?;
     }
     Ok(if report.ok() {
         ExitCode::SUCCESS
@@ -270,25 +387,41 @@ pub fn reader_adapter(
     file: Option<&Path>,
     request: Option<&Path>,
     persistent: bool,
-) -> anyhow::Result<ExitCode> {
+) -> crate::Result<ExitCode> {
     let code = match (persistent, file) {
         (true, _) => corpus::protocol::serve_persistent(std::io::stdin().lock(), std::io::stdout()),
         (false, Some(file)) => corpus::protocol::run_adapter(file, request),
-        (false, None) => anyhow::bail!("reader-adapter: give a case FILE or --persistent"),
+        (false, None) => {
+            return Err(crate::Error::new(
+                crate::ErrorClass::CliUsage,
+                "reader-adapter",
+                "give a case FILE or --persistent",
+            ))
+        }
     };
     Ok(ExitCode::from(code as u8))
 }
 
-fn name_eq_path(arg: &str, flag: &str) -> anyhow::Result<(String, PathBuf)> {
-    let (name, path) = arg
-        .split_once('=')
-        .ok_or_else(|| anyhow::anyhow!("{flag} {arg}: expected NAME=FILE"))?;
+fn name_eq_path(arg: &str, flag: &str) -> crate::Result<(String, PathBuf)> {
+    let (name, path) = arg.split_once('=').ok_or_else(|| {
+        crate::Error::new(
+            crate::ErrorClass::CliUsage,
+            flag,
+            format!("{arg}: expected NAME=FILE"),
+        )
+    })?;
     Ok((name.to_string(), PathBuf::from(path)))
 }
 
-fn read_json(path: &Path) -> anyhow::Result<serde_json::Value> {
+fn read_json(path: &Path) -> crate::Result<serde_json::Value> {
     let text = crate::fsio::read_input_string(path)?;
-    serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    serde_json::from_str(&text).map_err(|e| {
+        crate::Error::new(
+            crate::ErrorClass::CorpusManifest,
+            path.display().to_string(),
+            format!("not JSON (line {} column {}): {e}", e.line(), e.column()),
+        )
+    })
 }
 
 fn matrix(
@@ -298,7 +431,7 @@ fn matrix(
     output: Option<&Path>,
     html: Option<&Path>,
     splice: Option<&Path>,
-) -> anyhow::Result<ExitCode> {
+) -> crate::Result<ExitCode> {
     let manifest_path = corpus.join("MANIFEST.json");
     let manifest = Manifest::load(&manifest_path)?;
     let raw_manifest = read_json(&manifest_path)?;
@@ -326,13 +459,14 @@ fn matrix(
         let doc = matrix::splice(&doc, "reader-matrix", &by_reader)
             .and_then(|d| matrix::splice(&d, "group-matrix", &by_group))
             .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{}: needs <!-- BEGIN reader-matrix -->, <!-- END reader-matrix -->, \
+                crate::Error::new(
+                    crate::ErrorClass::CliUsage,
+                    p.display().to_string(),
+                    "needs <!-- BEGIN reader-matrix -->, <!-- END reader-matrix -->, \
                      <!-- BEGIN group-matrix --> and <!-- END group-matrix --> markers",
-                    p.display()
                 )
             })?;
-        std::fs::write(p, doc)?;
+        crate::fsio::write_bytes_atomic(p, doc.as_bytes())?;
     }
     if let Some(p) = html {
         let page = matrix::render_html(
@@ -342,13 +476,13 @@ fn matrix(
                 ("Feature groups × readers", by_group.clone()),
             ],
         );
-        std::fs::write(p, page)?;
+        crate::fsio::write_bytes_atomic(p, page.as_bytes())?;
     }
     let md = format!(
         "## Readers × families and rule layers\n\n{by_reader}\n## Feature groups × readers\n\n{by_group}"
     );
     match output {
-        Some(p) => std::fs::write(p, md)?,
+        Some(p) => crate::fsio::write_bytes_atomic(p, md.as_bytes())?,
         None if html.is_none() && splice.is_none() => print!("{md}"),
         None => {}
     }

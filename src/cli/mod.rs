@@ -188,40 +188,7 @@ enum Command {
     },
     /// Run every corpus case through a reader adapter (one process per case, or one persistent
     /// process per job when its capabilities say "persistent": true; PROTOCOL.md).
-    CheckReader {
-        /// Adapter command; the case file is appended as its last argument, the request JSON is on stdin.
-        #[arg(long)]
-        adapter: String,
-        #[arg(long, default_value = "conformance")]
-        corpus: PathBuf,
-        /// Case ids expected to fail (one per line); a listed case that passes fails the run.
-        #[arg(long)]
-        known_failures: Option<PathBuf>,
-        /// JSON: {"reader", "error_classes": "strict"|"lenient", "unsupported": [feature globs]}.
-        #[arg(long)]
-        capabilities: Option<PathBuf>,
-        /// Only case ids matching this glob.
-        #[arg(long)]
-        filter: Option<String>,
-        /// Write the per-case results as JSON.
-        #[arg(long)]
-        json: Option<PathBuf>,
-        /// Seconds per case.
-        #[arg(long, default_value_t = 20.0)]
-        timeout: f64,
-        /// Address-space cap per adapter process (MiB; 0 = none).
-        #[arg(long, default_value_t = 4096)]
-        memory_mb: u64,
-        /// Parallel adapter processes (default: available CPUs).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Print only failures and the summary.
-        #[arg(long)]
-        quiet: bool,
-        /// One process per case even if the capabilities declare "persistent": true.
-        #[arg(long)]
-        per_case: bool,
-    },
+    CheckReader(corpus_cmd::CheckReaderArgs),
     /// The reference reader adapter: answer one corpus case (request JSON on stdin), or with
     /// --persistent serve request lines on stdin until EOF (PROTOCOL.md §4.6).
     ReaderAdapter {
@@ -348,37 +315,14 @@ pub fn main() -> ExitCode {
                 spec_cmd::run(table.as_deref())
             }
         }
-        Command::Corpus { action } => corpus_cmd::corpus(action),
-        Command::CheckReader {
-            adapter,
-            corpus,
-            known_failures,
-            capabilities,
-            filter,
-            json,
-            timeout,
-            memory_mb,
-            jobs,
-            quiet,
-            per_case,
-        } => corpus_cmd::check_reader(
-            &corpus,
-            &adapter,
-            known_failures.as_deref(),
-            capabilities.as_deref(),
-            filter.as_deref(),
-            json.as_deref(),
-            timeout,
-            memory_mb,
-            jobs,
-            quiet,
-            per_case,
-        ),
+        Command::Corpus { action } => corpus_cmd::corpus(action).map_err(Into::into),
+        Command::CheckReader(args) => corpus_cmd::check_reader(args).map_err(Into::into),
         Command::ReaderAdapter {
             file,
             request,
             persistent,
-        } => corpus_cmd::reader_adapter(file.as_deref(), request.as_deref(), persistent),
+        } => corpus_cmd::reader_adapter(file.as_deref(), request.as_deref(), persistent)
+            .map_err(Into::into),
         Command::CheckKernel(args) => check_kernel::run(args),
         Command::SynthTemplate {
             profile,

@@ -135,7 +135,7 @@ pub fn mutate(original: &[u8], muts: &[Mutation]) -> Vec<u8> {
 
 /// What a reader did with one file.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Outcome {
+pub enum ReaderResult {
     /// A well-formed answer.
     Answer(Answer),
     /// Crash, signal, timeout, garbage on stdout, or an exit code that does not match.
@@ -228,21 +228,21 @@ pub struct DiffReport {
     pub findings: Vec<Finding>,
 }
 
-fn describe(o: &Outcome) -> String {
+fn describe(o: &ReaderResult) -> String {
     match o {
-        Outcome::Answer(Answer::Accept { .. }) => "accept".into(),
-        Outcome::Answer(Answer::Reject { class, message }) => {
+        ReaderResult::Answer(Answer::Accept { .. }) => "accept".into(),
+        ReaderResult::Answer(Answer::Reject { class, message }) => {
             let m: String = message.chars().take(160).collect();
             format!("reject {}: {m}", class.as_deref().unwrap_or("-"))
         }
-        Outcome::Answer(Answer::Unsupported { feature }) => format!("unsupported {feature}"),
-        Outcome::Abnormal(why) => format!("abnormal: {why}"),
+        ReaderResult::Answer(Answer::Unsupported { feature }) => format!("unsupported {feature}"),
+        ReaderResult::Abnormal(why) => format!("abnormal: {why}"),
     }
 }
 
 /// Runs the reader's adapter on `file` with `request` on stdin, as check-reader does (own
 /// process group, address-space cap, timeout), and classifies what comes back.
-pub fn run_reader(adapter: &str, file: &Path, request: &Value, opts: &DiffOptions) -> Outcome {
+pub fn run_reader(adapter: &str, file: &Path, request: &Value, opts: &DiffOptions) -> ReaderResult {
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
         .arg(format!("{adapter} \"$1\""))
@@ -253,10 +253,10 @@ pub fn run_reader(adapter: &str, file: &Path, request: &Value, opts: &DiffOption
         .stderr(Stdio::null())
         .env("OPENBLAS_NUM_THREADS", "1")
         .env("OMP_NUM_THREADS", "1");
-    super::runner::isolate_child(&mut cmd, opts.memory_mb);
+    super::process::isolate_child(&mut cmd, opts.memory_mb);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return Outcome::Abnormal(format!("spawn: {e}")),
+        Err(e) => return ReaderResult::Abnormal(format!("spawn: {e}")),
     };
     let pid = child.id() as i32;
     let request = request.to_string();
@@ -272,7 +272,7 @@ pub fn run_reader(adapter: &str, file: &Path, request: &Value, opts: &DiffOption
             b
         })
     });
-    let status = super::runner::wait_then_kill_group(&mut child, pid, opts.timeout);
+    let status = super::process::wait_then_kill_group(&mut child, pid, opts.timeout);
     let _ = child.wait();
     if let Some(w) = writer {
         let _ = w.join();
@@ -282,19 +282,19 @@ pub fn run_reader(adapter: &str, file: &Path, request: &Value, opts: &DiffOption
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     let Some(status) = status else {
-        return Outcome::Abnormal("timeout".into());
+        return ReaderResult::Abnormal("timeout".into());
     };
     if let Some(sig) = status.signal() {
-        return Outcome::Abnormal(format!("signal {sig}"));
+        return ReaderResult::Abnormal(format!("signal {sig}"));
     }
     match Answer::parse(&stdout) {
-        Err(e) => Outcome::Abnormal(format!("exit {:?}, {e}", status.code())),
-        Ok(a) if status.code() != Some(a.exit_code()) => Outcome::Abnormal(format!(
+        Err(e) => ReaderResult::Abnormal(format!("exit {:?}, {e}", status.code())),
+        Ok(a) if status.code() != Some(a.exit_code()) => ReaderResult::Abnormal(format!(
             "exit {:?} with answer {}",
             status.code(),
-            describe(&Outcome::Answer(a))
+            describe(&ReaderResult::Answer(a))
         )),
-        Ok(a) => Outcome::Answer(a),
+        Ok(a) => ReaderResult::Answer(a),
     }
 }
 
@@ -344,7 +344,7 @@ fn comparable(observation: &Value, unsupported: &[String]) -> Value {
 /// `unsupported`: not a disagreement about the format).
 pub fn classify(
     reference: &Result<Answer, String>,
-    reader: &Outcome,
+    reader: &ReaderResult,
     opts: &DiffOptions,
 ) -> Option<Kind> {
     let r = match reference {
@@ -352,8 +352,8 @@ pub fn classify(
         Ok(a) => a,
     };
     let x = match reader {
-        Outcome::Abnormal(_) => return Some(Kind::ReaderAbnormal),
-        Outcome::Answer(a) => a,
+        ReaderResult::Abnormal(_) => return Some(Kind::ReaderAbnormal),
+        ReaderResult::Answer(a) => a,
     };
     match (r, x) {
         (_, Answer::Unsupported { .. }) | (Answer::Unsupported { .. }, _) => None,
@@ -406,7 +406,7 @@ impl Trial<'_> {
     }
 
     /// Both answers on the mutated bytes.
-    fn run(&mut self, muts: &[Mutation]) -> (Vec<u8>, Result<Answer, String>, Outcome) {
+    fn run(&mut self, muts: &[Mutation]) -> (Vec<u8>, Result<Answer, String>, ReaderResult) {
         let bytes = mutate(self.original, muts);
         let reference = run_reference(&self.case.kind, &self.case.params, &bytes);
         let reader = match std::fs::write(&self.path, &bytes) {
@@ -414,20 +414,23 @@ impl Trial<'_> {
                 self.runs += 1;
                 run_reader(&self.opts.adapter, &self.path, &self.request(), self.opts)
             }
-            Err(e) => Outcome::Abnormal(format!("write {}: {e}", self.path.display())),
+            Err(e) => ReaderResult::Abnormal(format!("write {}: {e}", self.path.display())),
         };
         (bytes, reference, reader)
     }
 }
 
 /// Runs the campaign. `work` is a scratch directory for the mutated file.
-pub fn run(manifest: &Manifest, opts: &DiffOptions, work: &Path) -> anyhow::Result<DiffReport> {
+pub fn run(manifest: &Manifest, opts: &DiffOptions, work: &Path) -> crate::Result<DiffReport> {
     let seeds = seed_cases(manifest, opts);
-    anyhow::ensure!(
-        !seeds.is_empty(),
-        "no GGUF seed case is supported by this reader"
-    );
-    std::fs::create_dir_all(work)?;
+    if seeds.is_empty() {
+        return Err(crate::Error::new(
+            crate::ErrorClass::CorpusFilter,
+            "--filter/--capabilities",
+            "no GGUF seed case is selected and supported by this reader",
+        ));
+    }
+    std::fs::create_dir_all(work).map_err(crate::fsio::write_err(&work.display().to_string()))?;
     let mut report = DiffReport {
         iterations: opts.iterations,
         seeds: seeds.len(),
@@ -484,7 +487,7 @@ pub fn run(manifest: &Manifest, opts: &DiffOptions, work: &Path) -> anyhow::Resu
             mutations: kept,
             bytes,
             reference: match &reference {
-                Ok(a) => describe(&Outcome::Answer(a.clone())),
+                Ok(a) => describe(&ReaderResult::Answer(a.clone())),
                 Err(p) => format!("panic: {p}"),
             },
             reader: describe(&reader),
@@ -498,14 +501,14 @@ pub fn write_candidates(
     report: &DiffReport,
     opts: &DiffOptions,
     out: &Path,
-) -> anyhow::Result<Value> {
+) -> crate::Result<Value> {
     let dir = out.join("cases");
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(&dir).map_err(crate::fsio::write_err(&dir.display().to_string()))?;
     let mut list = Vec::new();
     for (n, f) in report.findings.iter().enumerate() {
         let seed_name = f.seed_case.rsplit('/').next().unwrap_or("case");
         let name = format!("{n:03}_{}_{seed_name}.gguf", f.kind.name());
-        std::fs::write(dir.join(&name), &f.bytes)?;
+        crate::fsio::write_bytes_atomic(&dir.join(&name), &f.bytes)?;
         list.push(json!({
             "file": format!("cases/{name}"),
             "sha256": sha256_hex(&f.bytes),
@@ -530,9 +533,15 @@ pub fn write_candidates(
         "unique": report.findings.len(),
         "candidates": list,
     });
-    let mut text = serde_json::to_string_pretty(&doc)?;
+    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| {
+        crate::Error::new(
+            crate::ErrorClass::InternalInvariant,
+            "candidates.json",
+            e.to_string(),
+        )
+    })?;
     text.push('\n');
-    std::fs::write(out.join("candidates.json"), text)?;
+    crate::fsio::write_bytes_atomic(&out.join("candidates.json"), text.as_bytes())?;
     Ok(doc)
 }
 

@@ -142,8 +142,14 @@ pub struct Manifest {
 
 impl Manifest {
     /// Reads and parses a MANIFEST.json.
-    pub fn load(path: &std::path::Path) -> anyhow::Result<Manifest> {
+    pub fn load(path: &std::path::Path) -> crate::Result<Manifest> {
         let text = crate::fsio::read_input_string(path)?;
-        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+        serde_json::from_str(&text).map_err(|e| {
+            crate::Error::new(
+                crate::ErrorClass::CorpusManifest,
+                path.display().to_string(),
+                format!("line {} column {}: {e}", e.line(), e.column()),
+            )
+        })
     }
 }

@@ -231,6 +231,68 @@ fn registry_values(art: &Artifact<'_>, o: &crate::ninfer::Object) -> Result<Opti
     Ok(Some(v))
 }
 
+/// A ternary `.ninfer` object as ggml blocks: `n` rows of `k_pad` elements (the planes
+/// reassembled), of which the first `k` of each row are the tensor's values.
+pub struct TernaryObject {
+    /// The object's codec.
+    pub codec: Codec,
+    /// The reassembled ggml blocks, row-major.
+    pub blocks: Vec<u8>,
+    /// Rows.
+    pub n: usize,
+    /// Logical elements per row.
+    pub k: usize,
+    /// Stored elements per row (a multiple of the block size).
+    pub k_pad: usize,
+}
+
+impl TernaryObject {
+    /// The logical values (each row's first `k`) of `decoded` (all `n * k_pad` values).
+    pub fn logical(&self, decoded: &[f32]) -> Vec<f32> {
+        decoded
+            .chunks(self.k_pad.max(1))
+            .take(self.n)
+            .flat_map(|row| row.iter().take(self.k).copied())
+            .collect()
+    }
+}
+
+/// The ternary object `name` of `art`, of codec `codec_name`, reassembled into ggml blocks.
+pub fn ternary_object(art: &Artifact<'_>, name: &str, codec_name: &str) -> Result<TernaryObject> {
+    let v = art.row_split(name)?;
+    let (n, k, k_pad) = (v.geom.n, v.geom.k, v.geom.k_pad);
+    let blocks = v.ggml_rows(0..n)?;
+    let codec = Codec::from_name(codec_name)
+        .ok_or_else(|| Error::new(ErrorClass::CodecUnsupported, name, "no codec"))?;
+    let size = |x: u64| {
+        usize::try_from(x)
+            .map_err(|_| Error::new(ErrorClass::NinferArithOverflow, name, "shape too large"))
+    };
+    Ok(TernaryObject {
+        codec,
+        blocks,
+        n: size(n)?,
+        k: size(k)?,
+        k_pad: size(k_pad)?,
+    })
+}
+
+/// The ternary `.ninfer` object `name` of `bytes` (`None` when it is not a ternary tensor).
+pub fn ninfer_ternary(bytes: &[u8], name: &str) -> Result<Option<TernaryObject>> {
+    let art = Artifact::parse(bytes)?;
+    let Some(o) = art.directory.objects.iter().find(|o| o.name == name) else {
+        return Ok(None);
+    };
+    let codec = o
+        .format_layout()
+        .and_then(|(f, _)| crate::spec::get().format(f))
+        .and_then(|f| f.ternary.as_ref().map(|t| t.codec.clone()));
+    match codec {
+        Some(c) => ternary_object(&art, name, &c).map(Some),
+        None => Ok(None),
+    }
+}
+
 /// The `.ninfer` observation (PROTOCOL.md §4.3).
 pub fn observe_ninfer(bytes: &[u8]) -> Result<Value> {
     let art = Artifact::parse(bytes)?;
@@ -262,18 +324,8 @@ pub fn observe_ninfer(bytes: &[u8]) -> Result<Value> {
             .and_then(|(f, _)| crate::spec::get().format(f))
             .and_then(|f| f.ternary.as_ref().map(|t| t.codec.clone()));
         if let Some(codec_name) = ternary {
-            let v = art.row_split(&o.name)?;
-            let (n, k, k_pad) = (v.geom.n, v.geom.k, v.geom.k_pad);
-            let blocks = v.ggml_rows(0..n)?;
-            let codec = Codec::from_name(&codec_name).ok_or_else(|| {
-                Error::new(ErrorClass::CodecUnsupported, o.name.clone(), "no codec")
-            })?;
-            let all = codec.decode_to_vec(&blocks)?;
-            let mut logical = Vec::with_capacity((n * k) as usize);
-            for r in 0..n as usize {
-                let start = r * k_pad as usize;
-                logical.extend_from_slice(&all[start..start + k as usize]);
-            }
+            let t = ternary_object(&art, &o.name, &codec_name)?;
+            let logical = t.logical(&t.codec.decode_to_vec(&t.blocks)?);
             m.insert("values_sha256".into(), values_sha256(&logical).into());
         } else if let Some(values) = registry_values(&art, o)? {
             m.insert("values_sha256".into(), values_sha256(&values).into());

@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::manifest::CaseEntry;
+use super::process::{isolate_child, AdapterCommand};
 use super::protocol::{request_json, Answer, PERSISTENT_ARG, PROTOCOL_VERSION};
-use super::runner::{isolate_child, RunOptions};
 
 /// The longest answer line read (as for a per-case adapter's stdout).
 const MAX_LINE: u64 = 16 << 20;
@@ -92,7 +92,7 @@ fn pump_stderr(err: impl Read, keep: Arc<Mutex<VecDeque<String>>>) {
 impl Session {
     /// Starts `<adapter> --persistent` under the runner's isolation and reads its handshake
     /// (`{"protocol": 3, "persistent": true}`) within `opts.timeout`.
-    pub fn start(opts: &RunOptions) -> Result<Session, String> {
+    pub fn start(opts: &AdapterCommand) -> Result<Session, String> {
         let mut cmd = Command::new("/bin/sh");
         cmd.arg("-c")
             .arg(format!("{} \"$1\"", opts.adapter))
@@ -111,10 +111,14 @@ impl Session {
             .map_err(|e| format!("could not start the adapter: {e}"))?;
         let pid = child.id() as i32;
         let (tx, lines) = mpsc::channel();
-        let out = child.stdout.take().expect("piped");
+        let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
+            // Both are Stdio::piped() above.
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err("could not start the adapter: its stdout/stderr pipes are missing".into());
+        };
         std::thread::spawn(move || pump_lines(out, tx));
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
-        let err = child.stderr.take().expect("piped");
         let keep = Arc::clone(&stderr);
         std::thread::spawn(move || pump_stderr(err, keep));
         let mut s = Session {
@@ -174,8 +178,18 @@ impl Session {
 
     /// Asks one case. `Ok` is a well-formed answer for this case's id; `Err` is a failure
     /// charged to this case, after which the session is dead (the caller starts a new one).
-    pub fn ask(&mut self, case: &CaseEntry, opts: &RunOptions) -> Result<Answer, String> {
-        let mut line = request_json(case, &opts.corpus).to_string();
+    pub fn ask(&mut self, case: &CaseEntry, opts: &AdapterCommand) -> Result<Answer, String> {
+        self.ask_request(case, request_json(case, &opts.corpus), opts)
+    }
+
+    /// Asks `request` (a request for `case`, possibly with extra members such as `localize`).
+    pub fn ask_request(
+        &mut self,
+        case: &CaseEntry,
+        request: Value,
+        opts: &AdapterCommand,
+    ) -> Result<Answer, String> {
+        let mut line = request.to_string();
         line.push('\n');
         let t0 = Instant::now();
         let sent = match self.stdin.as_mut() {

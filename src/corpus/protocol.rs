@@ -226,9 +226,70 @@ pub fn answer_request(case_file: &Path, req: &Value) -> Answer {
                     })?;
                 crate::fsio::read_input(&p)
             };
-            respond(kind, &params, &bytes, &input)
+            let mut answer = respond(kind, &params, &bytes, &input);
+            if let (Some(l), Answer::Accept { observation }) = (req.get("localize"), &mut answer) {
+                let tensor = l.get("tensor").and_then(Value::as_str);
+                if let (Some(v), Some(m)) = (
+                    localize_values(kind, &params, &bytes, tensor),
+                    observation.as_object_mut(),
+                ) {
+                    m.insert("localize".into(), v);
+                }
+            }
+            answer
         }
     }
+}
+
+/// The reference adapter's answer to a `localize` request (PROTOCOL.md §4.7): the decoded
+/// values of the codec vector (or of GGUF tensor / ternary `.ninfer` object `tensor`) as f32
+/// bit patterns, with the per-row digests.
+pub fn localize_values(
+    kind: &str,
+    params: &Value,
+    bytes: &[u8],
+    tensor: Option<&str>,
+) -> Option<Value> {
+    let (values, cols) = match kind {
+        "codec" => {
+            let c = crate::codec::Codec::from_name(params.get("codec")?.as_str()?)?;
+            let cols = usize::try_from(params.get("cols")?.as_u64()?).ok()?;
+            (c.decode_to_vec(bytes).ok()?, cols)
+        }
+        "gguf" => {
+            let mode = match params.get("mode").and_then(Value::as_str) {
+                Some("spec") => Mode::Spec,
+                _ => Mode::Strict,
+            };
+            let g = crate::gguf::parse_with(
+                bytes,
+                crate::gguf::Options {
+                    mode,
+                    id42: Id42Policy::Auto,
+                },
+            )
+            .ok()?;
+            let t = g.tensors.iter().find(|t| Some(t.name) == tensor)?;
+            let c = crate::codec::Codec::for_ggml_type(t.ggml)?;
+            let cols = usize::try_from(t.dims().first().copied().unwrap_or(0)).ok()?;
+            (c.decode_to_vec(g.tensor_data(t)).ok()?, cols)
+        }
+        "ninfer" => {
+            let t = observe::ninfer_ternary(bytes, tensor?).ok()??;
+            let all = t.codec.decode_to_vec(&t.blocks).ok()?;
+            (t.logical(&all), t.k)
+        }
+        _ => return None,
+    };
+    let rows: Vec<String> = values
+        .chunks(cols.max(1))
+        .map(observe::values_sha256)
+        .collect();
+    Some(json!({
+        "tensor": tensor,
+        "rows_sha256": rows,
+        "f32_bits": values.iter().map(|v| v.to_bits()).collect::<Vec<u32>>(),
+    }))
 }
 
 /// `ninfer-ternary reader-adapter CASEFILE`: reads the request JSON from stdin (or
@@ -481,7 +542,9 @@ pub fn judge_with(case: &CaseEntry, answer: &Answer, j: &Judging) -> Verdict {
                     };
                     match contains(&want, &got, "observation") {
                         Ok(()) => Verdict::Pass,
-                        Err(why) => Verdict::Fail(format!("accepted, but {why}")),
+                        Err(why) => {
+                            Verdict::Fail(format!("accepted, but {}", name_paths(&why, &want)))
+                        }
                     }
                 }
                 None => Verdict::Pass,
@@ -515,4 +578,34 @@ pub fn judge_with(case: &CaseEntry, answer: &Answer, j: &Judging) -> Verdict {
 
 fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").chars().take(160).collect()
+}
+
+/// Adds the object's name to `tensors[i]` / `objects[i]` in a mismatch path
+/// (`observation.tensors[0].values_sha256` -> `observation.tensors[0] (tensor 'w').values_sha256`).
+pub fn name_paths(why: &str, want: &Value) -> String {
+    for (member, what) in [("tensors", "tensor"), ("objects", "object")] {
+        let prefix = format!("observation.{member}[");
+        let Some(start) = why.find(&prefix) else {
+            continue;
+        };
+        let rest = &why[start + prefix.len()..];
+        let Some(close) = rest.find(']') else {
+            continue;
+        };
+        let Ok(i) = rest[..close].parse::<usize>() else {
+            continue;
+        };
+        let Some(name) = want
+            .get(member)
+            .and_then(Value::as_array)
+            .and_then(|a| a.get(i))
+            .and_then(|o| o.get("name"))
+            .and_then(Value::as_str)
+        else {
+            continue;
+        };
+        let at = start + prefix.len() + close + 1;
+        return format!("{} ({what} {name:?}){}", &why[..at], &why[at..]);
+    }
+    why.to_string()
 }

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,16 +14,33 @@ use std::time::{Duration, Instant};
 
 use super::manifest::{CaseEntry, Manifest};
 use super::persistent::Session;
+use super::process::{isolate_child, wait_then_kill_group, AdapterCommand};
 use super::protocol::{judge_with, request_json, Answer, ClassCheck, Judging, Verdict};
 use crate::gguf::RuleLayer;
+
+/// The keys a capabilities.json may have (`check-reader --help` documents each).
+pub const CAPABILITY_KEYS: &[&str] = &[
+    "reader",
+    "version",
+    "description",
+    "error_classes",
+    "unsupported",
+    "rule_layers",
+    "order_insensitive",
+    "persistent",
+    "localize",
+];
 
 /// `--capabilities FILE`: what a reader declares it does not support, and how it names errors.
 #[derive(Clone, Debug, Default)]
 pub struct Capabilities {
     /// The reader's name (`reader` in capabilities.json).
     pub reader: String,
-    /// Glob patterns over case features (`kind:ninfer`, `ggml_type:142`, `codec:q1_0`).
+    /// Glob patterns over case features (`kind:ninfer`, `ggml_type:142`, `codec:q1_0`), with
+    /// every encoding name expanded to all its tags (`features::expand`).
     pub unsupported: Vec<String>,
+    /// Per entry of `unsupported`: the name as declared and the reason written beside it.
+    pub declared: Vec<(String, Option<String>)>,
     /// `error_classes`: strict or lenient class checking (absent = lenient).
     pub classes: Option<ClassCheck>,
     /// `rule_layers`: the layers the reader implements; `None` (absent) means all four.
@@ -32,34 +49,96 @@ pub struct Capabilities {
     pub order_insensitive: bool,
     /// `persistent: true`: the adapter serves many requests as JSON lines (PROTOCOL.md §4.6).
     pub persistent: bool,
+    /// `localize: true`: the adapter answers a `localize` request with its values (§4.7).
+    pub localize: bool,
 }
 
 impl Capabilities {
-    /// Reads and validates a capabilities.json file.
-    pub fn load(path: &Path) -> anyhow::Result<Capabilities> {
-        let v: Value = serde_json::from_str(&crate::fsio::read_input_string(path)?)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        let unsupported = v
-            .get("unsupported")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| {
-                        x.get("feature")
-                            .or(Some(x))
-                            .and_then(Value::as_str)
-                            .map(String::from)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let classes = match v.get("error_classes").and_then(Value::as_str) {
-            Some("strict") => Some(ClassCheck::Strict),
-            Some("lenient") | None => Some(ClassCheck::Lenient),
-            Some(other) => anyhow::bail!(
-                "{}: error_classes must be strict or lenient, not {other}",
-                path.display()
-            ),
+    /// Reads and validates a capabilities.json file (errors of class `reader.capabilities`).
+    pub fn load(path: &Path) -> crate::Result<Capabilities> {
+        let text = crate::fsio::read_input_string(path)?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| {
+            crate::Error::at(
+                crate::ErrorClass::ReaderCapabilities,
+                0,
+                path.display().to_string(),
+                format!("not JSON: {e}"),
+            )
+        })?;
+        Capabilities::from_json(&v, &path.display().to_string())
+    }
+
+    /// Parses a capabilities object; `what` names it in errors.
+    pub fn from_json(v: &Value, what: &str) -> crate::Result<Capabilities> {
+        let bad = |key: &str, why: String| {
+            crate::Error::new(
+                crate::ErrorClass::ReaderCapabilities,
+                format!("{what}: {key}"),
+                why,
+            )
+        };
+        let Some(obj) = v.as_object() else {
+            return Err(bad("(top level)", "must be a JSON object".into()));
+        };
+        for k in obj.keys() {
+            if !CAPABILITY_KEYS.contains(&k.as_str()) {
+                let hint = super::features::closest(k, CAPABILITY_KEYS.iter().copied())
+                    .map(|c| format!("; did you mean '{c}'?"))
+                    .unwrap_or_default();
+                return Err(bad(
+                    k,
+                    format!("unknown key (known: {}){hint}", CAPABILITY_KEYS.join(", ")),
+                ));
+            }
+        }
+        let mut unsupported = Vec::new();
+        let mut declared = Vec::new();
+        match v.get("unsupported") {
+            None => {}
+            Some(Value::Array(a)) => {
+                for (i, x) in a.iter().enumerate() {
+                    let (name, why) = match x {
+                        Value::String(s) => (s.clone(), None),
+                        Value::Object(o) => match o.get("feature").and_then(Value::as_str) {
+                            Some(f) => (
+                                f.to_string(),
+                                o.get("why")
+                                    .or_else(|| o.get("reason"))
+                                    .and_then(Value::as_str)
+                                    .map(String::from),
+                            ),
+                            None => {
+                                return Err(bad(
+                                    &format!("unsupported[{i}]"),
+                                    "an object entry needs a string member 'feature'".into(),
+                                ))
+                            }
+                        },
+                        _ => {
+                            return Err(bad(
+                                &format!("unsupported[{i}]"),
+                                "must be a feature name (string) or {\"feature\", \"why\"}".into(),
+                            ))
+                        }
+                    };
+                    for tag in super::features::expand(&name) {
+                        unsupported.push(tag);
+                        declared.push((name.clone(), why.clone()));
+                    }
+                }
+            }
+            Some(_) => return Err(bad("unsupported", "must be an array".into())),
+        }
+        let classes = match v.get("error_classes") {
+            Some(Value::String(s)) if s == "strict" => Some(ClassCheck::Strict),
+            Some(Value::String(s)) if s == "lenient" => Some(ClassCheck::Lenient),
+            None => Some(ClassCheck::Lenient),
+            Some(other) => {
+                return Err(bad(
+                    "error_classes",
+                    format!("must be \"strict\" or \"lenient\", not {other}"),
+                ))
+            }
         };
         let rule_layers = match v.get("rule_layers") {
             None => None,
@@ -68,42 +147,82 @@ impl Capabilities {
                 for x in a {
                     let name = x.as_str().unwrap_or("");
                     let l = RuleLayer::from_name(name).ok_or_else(|| {
-                        anyhow::anyhow!(
-                            "{}: rule_layers: '{name}' is not one of mainline, loader, recommended, spec",
-                            path.display()
+                        bad(
+                            "rule_layers",
+                            format!("'{name}' is not one of mainline, loader, recommended, spec"),
                         )
                     })?;
                     out.push(l);
                 }
                 Some(out)
             }
-            Some(_) => anyhow::bail!(
-                "{}: rule_layers must be an array of layer names",
-                path.display()
-            ),
+            Some(_) => return Err(bad("rule_layers", "must be an array of layer names".into())),
         };
-        let order_insensitive = match v.get("order_insensitive") {
-            None => false,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => anyhow::bail!("{}: order_insensitive must be a boolean", path.display()),
+        let flag = |key: &str| match v.get(key) {
+            None => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(bad(key, "must be a boolean".into())),
         };
-        let persistent = match v.get("persistent") {
-            None => false,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => anyhow::bail!("{}: persistent must be a boolean", path.display()),
+        let reader = match v.get("reader") {
+            None => String::new(),
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => return Err(bad("reader", "must be a string".into())),
         };
         Ok(Capabilities {
             rule_layers,
-            order_insensitive,
-            persistent,
-            reader: v
-                .get("reader")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
+            order_insensitive: flag("order_insensitive")?,
+            persistent: flag("persistent")?,
+            localize: flag("localize")?,
+            reader,
             unsupported,
+            declared,
             classes,
         })
+    }
+
+    /// Refuses a declared name or glob that matches no feature of the corpus (a typo would
+    /// silently declare nothing), with a did-you-mean (`reader.capabilities`).
+    pub fn check_features(&self, manifest: &Manifest) -> crate::Result<()> {
+        let mut seen = BTreeSet::new();
+        for (name, _) in &self.declared {
+            if !seen.insert(name.as_str()) {
+                continue;
+            }
+            if !super::features::matches_any(manifest, name) {
+                let names = super::features::all_names(manifest);
+                let hint = super::features::closest(name, names.iter().map(String::as_str))
+                    .map(|c| format!("; did you mean '{c}'?"))
+                    .unwrap_or_default();
+                return Err(crate::Error::new(
+                    crate::ErrorClass::ReaderCapabilities,
+                    "unsupported",
+                    format!(
+                        "'{name}' matches no feature of any case (check-reader --list-features \
+                         prints the vocabulary){hint}"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The SKIP detail of `case`: the feature, the name it was declared as, and the reason
+    /// written in the capabilities.
+    pub fn skip_reason(&self, case: &CaseEntry) -> Option<String> {
+        for f in &case.features {
+            if let Some(i) = self.unsupported.iter().position(|p| glob_match(p, f)) {
+                let (name, why) = self.declared.get(i).cloned().unwrap_or_default();
+                let mut s = format!("declared unsupported: {f}");
+                if name != *f {
+                    s.push_str(&format!(" (declared as {name})"));
+                }
+                if let Some(w) = why {
+                    s.push_str(&format!(": {w}"));
+                }
+                return Some(s);
+            }
+        }
+        None
     }
 
     /// The first declared-unsupported feature of `case`, if any.
@@ -131,35 +250,54 @@ impl Capabilities {
     }
 }
 
-/// `*` (any run) and `?` (one character) glob matching.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti, mut star, mut mark) = (0usize, 0usize, None, 0usize);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
+pub use super::features::glob_match;
+
+/// `--filter` (repeatable): a case is selected when its id matches any of the globs; no
+/// globs selects every case.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    /// The globs, as given.
+    pub globs: Vec<String>,
+}
+
+impl Filter {
+    /// The filter of `globs`.
+    pub fn new(globs: &[String]) -> Filter {
+        Filter {
+            globs: globs.to_vec(),
         }
     }
-    while pi < p.len() && p[pi] == '*' {
-        pi += 1;
+
+    /// Whether `id` is selected.
+    pub fn matches(&self, id: &str) -> bool {
+        self.globs.is_empty() || self.globs.iter().any(|g| glob_match(g, id))
     }
-    pi == p.len()
+
+    /// Refuses a glob that selects no case (the run would pass vacuously), with the closest
+    /// case id as a hint (`corpus.filter`).
+    pub fn check(&self, manifest: &Manifest) -> crate::Result<()> {
+        for g in &self.globs {
+            if !manifest.cases.iter().any(|c| glob_match(g, &c.id)) {
+                let hint =
+                    super::features::closest(g, manifest.cases.iter().map(|c| c.id.as_str()))
+                        .map(|c| format!("; did you mean '{c}'?"))
+                        .unwrap_or_default();
+                return Err(crate::Error::new(
+                    crate::ErrorClass::CorpusFilter,
+                    "--filter",
+                    format!(
+                        "'{g}' matches none of the {} case ids; nothing would be checked{hint}",
+                        manifest.cases.len()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `--known-failures FILE`: one case id per line; `#` starts a comment.
-pub fn load_known_failures(path: &Path) -> anyhow::Result<BTreeSet<String>> {
+pub fn load_known_failures(path: &Path) -> crate::Result<BTreeSet<String>> {
     let text = crate::fsio::read_input_string(path)?;
     Ok(text
         .lines()
@@ -180,8 +318,8 @@ pub struct RunOptions {
     pub known_failures: BTreeSet<String>,
     /// The reader's declared capabilities.
     pub capabilities: Capabilities,
-    /// Only case ids matching this glob.
-    pub filter: Option<String>,
+    /// Only case ids matching one of these globs.
+    pub filter: Filter,
     /// Time limit per case.
     pub timeout: Duration,
     /// Address-space cap per adapter process (MiB; 0 = none).
@@ -192,9 +330,21 @@ pub struct RunOptions {
     pub quiet: bool,
     /// One process per case even when the capabilities declare `persistent` (`--per-case`).
     pub per_case: bool,
+    /// Per-case lines and the summary go to standard error (`--json -` owns standard output).
+    pub human_to_stderr: bool,
 }
 
 impl RunOptions {
+    /// What starting one adapter process needs.
+    pub fn command(&self) -> AdapterCommand {
+        AdapterCommand {
+            corpus: self.corpus.clone(),
+            adapter: self.adapter.clone(),
+            timeout: self.timeout,
+            memory_mb: self.memory_mb,
+        }
+    }
+
     /// Whether cases go to persistent sessions: declared by the reader and not overridden.
     pub fn persistent(&self) -> bool {
         self.capabilities.persistent && !self.per_case
@@ -308,8 +458,11 @@ enum Proc {
 }
 
 fn run_process(opts: &RunOptions, case: &CaseEntry) -> Proc {
+    run_process_request(opts, case, request_json(case, &opts.corpus).to_string())
+}
+
+fn run_process_request(opts: &RunOptions, case: &CaseEntry, request: String) -> Proc {
     let file = opts.corpus.join(&case.file);
-    let request = request_json(case, &opts.corpus).to_string();
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
         .arg(format!("{} \"$1\"", opts.adapter))
@@ -328,12 +481,17 @@ fn run_process(opts: &RunOptions, case: &CaseEntry) -> Proc {
         Err(e) => return Proc::SpawnError(e.to_string()),
     };
     let pid = child.id() as i32;
-    let mut stdin = child.stdin.take().expect("piped");
+    let (Some(mut stdin), Some(mut out), Some(mut err)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        // All three are Stdio::piped() above; a child without them cannot be talked to.
+        let _ = child.kill();
+        let _ = child.wait();
+        return Proc::SpawnError("the adapter's stdin/stdout/stderr pipes are missing".into());
+    };
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(request.as_bytes());
     });
-    let mut out = child.stdout.take().expect("piped");
-    let mut err = child.stderr.take().expect("piped");
     let out_t = std::thread::spawn(move || {
         let mut b = Vec::new();
         let _ = out.by_ref().take(16 << 20).read_to_end(&mut b);
@@ -414,17 +572,84 @@ fn run_case(opts: &RunOptions, case: &CaseEntry) -> (bool, String) {
                 }
             };
             if code != answer.exit_code() {
+                let result = match &answer {
+                    Answer::Accept { .. } => "accept",
+                    Answer::Reject { .. } => "reject",
+                    Answer::Unsupported { .. } => "unsupported",
+                };
                 return (
                     false,
                     format!(
-                        "crash or protocol error: exit {code} with a {} answer {}",
-                        answer.to_json()["result"],
+                        "protocol error: exit {code} with a{} {result} answer (PROTOCOL.md §4.0: \
+                         a reject exits 1, accept and unsupported exit 0) {}",
+                        if result == "accept" || result == "unsupported" {
+                            "n"
+                        } else {
+                            ""
+                        },
                         tail(&stderr)
                     ),
                 );
             }
-            judge_answer(opts, case, &answer)
+            let (ok, why) = judge_answer(opts, case, &answer);
+            if ok {
+                return (ok, why);
+            }
+            let why = localized(opts, case, &answer, why, |req| {
+                match run_process_request(opts, case, req.to_string()) {
+                    Proc::Done { stdout, .. } => Answer::parse(&stdout).ok(),
+                    _ => None,
+                }
+            });
+            (ok, why)
         }
+    }
+}
+
+/// The request asking an adapter that declares `"localize": true` for its values
+/// (PROTOCOL.md §4.7): the case's request plus `localize: {tensor}`.
+pub fn localize_request(case: &CaseEntry, corpus: &Path, tensor: Option<&str>) -> Value {
+    let mut req = request_json(case, corpus);
+    if let Some(m) = req.as_object_mut() {
+        m.insert("localize".into(), json!({ "tensor": tensor }));
+    }
+    req
+}
+
+/// Appends the localisation of a values mismatch (tensor, row, element, values, spec anchor,
+/// looks-like) to a failure of an accepted case; `ask` sends the localize request (§4.7) to
+/// adapters that declare it.
+fn localized(
+    opts: &RunOptions,
+    case: &CaseEntry,
+    answer: &Answer,
+    why: String,
+    ask: impl FnOnce(Value) -> Option<Answer>,
+) -> String {
+    let Answer::Accept { observation } = answer else {
+        return why;
+    };
+    if !why.contains("sha256") {
+        return why;
+    }
+    let Some(target) = super::localize::find_target(case, &opts.corpus, observation) else {
+        return why;
+    };
+    let extra = if opts.capabilities.localize {
+        match ask(localize_request(
+            case,
+            &opts.corpus,
+            target.tensor.as_deref(),
+        )) {
+            Some(Answer::Accept { observation }) => observation.get("localize").cloned(),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    match super::localize::localize(case, &opts.corpus, observation, extra.as_ref()) {
+        Some(l) => format!("{why} | {}", l.text()),
+        None => why,
     }
 }
 
@@ -457,7 +682,7 @@ fn run_case_persistent(
         return (false, format!("{why} (on an earlier case; not retried)"));
     }
     if session.is_none() {
-        match Session::start(opts) {
+        match Session::start(&opts.command()) {
             Ok(s) => *session = Some(s),
             Err(why) => {
                 *handshake_failed = Some(why.clone());
@@ -465,9 +690,29 @@ fn run_case_persistent(
             }
         }
     }
-    let s = session.as_mut().expect("started above");
-    match s.ask(case, opts) {
-        Ok(answer) => judge_answer(opts, case, &answer),
+    let Some(s) = session.as_mut() else {
+        return (
+            false,
+            "internal: no persistent session after a successful start".into(),
+        );
+    };
+    match s.ask(case, &opts.command()) {
+        Ok(answer) => {
+            let (ok, why) = judge_answer(opts, case, &answer);
+            if ok {
+                return (ok, why);
+            }
+            let mut dead = false;
+            let why = localized(opts, case, &answer, why, |req| {
+                let a = s.ask_request(case, req, &opts.command());
+                dead = a.is_err();
+                a.ok()
+            });
+            if dead {
+                *session = None;
+            }
+            (ok, why)
+        }
         Err(why) => {
             *session = None;
             (false, why)
@@ -475,18 +720,121 @@ fn run_case_persistent(
     }
 }
 
-/// The cases `filter` (a glob over case ids; `None` = all) selects, in manifest order.
-pub fn select<'m>(manifest: &'m Manifest, filter: Option<&str>) -> Vec<&'m CaseEntry> {
-    manifest
+/// Before the run: asks the adapter one trivial case (the smallest selected `y_` codec case
+/// the reader supports, else the smallest selected case) and stops with one `reader.adapter`
+/// error when the adapter command cannot be run at all — it cannot be started, the shell
+/// exits 126/127 (not executable / not found), or it exits with another code than 0/1 and
+/// prints nothing (an interpreter that cannot open its script) — instead of one identical
+/// failure per case. A reader that runs but misbehaves (crash, garbage, wrong answers) is
+/// judged case by case as before.
+pub fn preflight(manifest: &Manifest, opts: &RunOptions) -> crate::Result<()> {
+    let runnable: Vec<&CaseEntry> = manifest
         .cases
         .iter()
-        .filter(|c| filter.is_none_or(|f| glob_match(f, &c.id)))
-        .collect()
+        .filter(|c| opts.filter.matches(&c.id))
+        .filter(|c| opts.capabilities.unsupported_feature(c).is_none())
+        .collect();
+    let Some(case) = runnable
+        .iter()
+        .filter(|c| c.kind == "codec" && c.expect.outcome == super::manifest::Outcome::Accept)
+        .min_by_key(|c| c.bytes)
+        .or_else(|| runnable.iter().min_by_key(|c| c.bytes))
+    else {
+        return Ok(());
+    };
+    let failure = if opts.persistent() {
+        match Session::start(&opts.command()) {
+            Err(why)
+                if why.starts_with("could not start")
+                    || why.contains("exit status: 127")
+                    || why.contains("exit status: 126")
+                    || why.contains("exit 127")
+                    || why.contains("exit 126") =>
+            {
+                Some(why)
+            }
+            Err(_) => None,
+            Ok(s) => {
+                s.finish();
+                None
+            }
+        }
+    } else {
+        match run_process(opts, case) {
+            Proc::SpawnError(e) => Some(format!("could not start the adapter: {e}")),
+            Proc::Done {
+                code: Some(code),
+                signal: None,
+                stdout,
+                stderr,
+            } if code == 126
+                || code == 127
+                || (code > 1 && code < 128 && stdout.trim().is_empty()) =>
+            {
+                Some(format!(
+                    "exit {code}{} with no answer: {}",
+                    match code {
+                        127 => " (command not found)",
+                        126 => " (not executable)",
+                        _ => "",
+                    },
+                    tail(&stderr)
+                ))
+            }
+            _ => None,
+        }
+    };
+    match failure {
+        None => Ok(()),
+        Some(why) => Err(crate::Error::new(
+            crate::ErrorClass::ReaderAdapter,
+            "--adapter",
+            format!(
+                "the adapter `{}` cannot be run (pre-flight case {}): {}; no case was run \
+                 (check the command: it is run as /bin/sh -c '<ADAPTER> \"$1\"' adapter CASEFILE, \
+                 PROTOCOL.md §4.0)",
+                opts.adapter,
+                case.id,
+                why.trim()
+            ),
+        )),
+    }
+}
+
+/// The hint printed after a slow per-case run of an adapter that does not declare
+/// `persistent` (median over the cases run > 0.2 s).
+pub fn persistent_hint(report: &Report, opts: &RunOptions) -> Option<String> {
+    if opts.capabilities.persistent {
+        return None;
+    }
+    let mut ms: Vec<u64> = report
+        .results
+        .iter()
+        .filter(|r| r.status != Status::Skip)
+        .map(|r| r.ms)
+        .collect();
+    if ms.len() < 3 {
+        return None;
+    }
+    ms.sort_unstable();
+    let median = *ms.get(ms.len() / 2)?;
+    (median > 200).then(|| {
+        format!(
+            "hint: median {:.2} s per case with one process per case; an adapter that serves many \
+             requests on one stdin/stdout and declares \"persistent\": true runs much faster \
+             (PROTOCOL.md §4.6)",
+            median as f64 / 1000.0
+        )
+    })
 }
 
 /// Runs the selected cases (in parallel, `opts.jobs` adapters at a time); results in manifest order.
 pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
-    let selected = select(manifest, opts.filter.as_deref());
+    let selected: Vec<&CaseEntry> = manifest
+        .cases
+        .iter()
+        .filter(|c| opts.filter.matches(&c.id))
+        .collect();
     let slots: Vec<Mutex<Option<CaseResult>>> = selected.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let printed = Mutex::new(0usize);
@@ -505,36 +853,37 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                     let case = selected[i];
                     let t0 = Instant::now();
                     let known = opts.known_failures.contains(&case.id);
-                    let (status, detail) =
-                        if let Some(f) = opts.capabilities.unsupported_feature(case) {
-                            (Status::Skip, format!("declared unsupported: {f}"))
+                    let (status, detail) = if let Some(why) = opts.capabilities.skip_reason(case) {
+                        (Status::Skip, why)
+                    } else {
+                        let (ok, why) = if opts.persistent() {
+                            run_case_persistent(opts, case, &mut session, &mut handshake_failed)
                         } else {
-                            let (ok, why) = if opts.persistent() {
-                                run_case_persistent(opts, case, &mut session, &mut handshake_failed)
-                            } else {
-                                run_case(opts, case)
-                            };
-                            match (ok, known) {
-                                (true, false) => (Status::Pass, why),
-                                (false, false) => (Status::Fail, why),
-                                (false, true) => (Status::KnownFailure, why),
-                                (true, true) => (
-                                    Status::Stale,
-                                    "listed as a known failure but passes: remove it from the list"
-                                        .into(),
-                                ),
-                            }
+                            run_case(opts, case)
                         };
-                    *slots[i].lock().unwrap() = Some(CaseResult {
+                        match (ok, known) {
+                            (true, false) => (Status::Pass, why),
+                            (false, false) => (Status::Fail, why),
+                            (false, true) => (Status::KnownFailure, why),
+                            (true, true) => (
+                                Status::Stale,
+                                "listed as a known failure but passes: remove it from the list"
+                                    .into(),
+                            ),
+                        }
+                    };
+                    // A worker that panicked while holding a slot poisons it; the result
+                    // written here is still whole, so recover the guard and go on.
+                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(CaseResult {
                         id: case.id.clone(),
                         status,
                         detail,
                         ms: t0.elapsed().as_millis() as u64,
                     });
                     // Print in order as results become available.
-                    let mut p = printed.lock().unwrap();
+                    let mut p = printed.lock().unwrap_or_else(|p| p.into_inner());
                     while *p < slots.len() {
-                        let g = slots[*p].lock().unwrap();
+                        let g = slots[*p].lock().unwrap_or_else(|p| p.into_inner());
                         let Some(r) = g.as_ref() else { break };
                         let show = !opts.quiet || matches!(r.status, Status::Fail | Status::Stale);
                         if show {
@@ -547,10 +896,15 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                             };
                             // The id comes from a manifest file, the detail from the adapter.
                             let id = crate::text::escape(&r.id);
-                            if r.detail.is_empty() {
-                                println!("{tag} {id}");
+                            let line = if r.detail.is_empty() {
+                                format!("{tag} {id}")
                             } else {
-                                println!("{tag} {id}  -- {}", crate::text::escape(&r.detail));
+                                format!("{tag} {id}  -- {}", crate::text::escape(&r.detail))
+                            };
+                            if opts.human_to_stderr {
+                                eprintln!("{line}");
+                            } else {
+                                println!("{line}");
                             }
                         }
                         drop(g);
@@ -565,7 +919,19 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
     });
     let results: Vec<CaseResult> = slots
         .into_iter()
-        .map(|m| m.into_inner().unwrap().expect("every case ran"))
+        .zip(&selected)
+        .map(|(m, case)| {
+            m.into_inner()
+                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or_else(|| CaseResult {
+                    // Only a worker that died mid-case leaves a slot empty.
+                    id: case.id.clone(),
+                    status: Status::Fail,
+                    detail: "internal: the worker running this case stopped before it finished"
+                        .into(),
+                    ms: 0,
+                })
+        })
         .collect();
     let mut summary = Summary::default();
     for r in &results {
@@ -741,52 +1107,4 @@ pub fn render_matrix(manifest: &Manifest, runs: &[(String, Value)]) -> String {
     }
     s.push('\n');
     s
-}
-
-/// Puts an adapter child in its own process group (so a timeout kills everything it started),
-/// caps its address space at `memory_mb` MiB (0 = no cap) and disables core dumps.
-pub(crate) fn isolate_child(cmd: &mut Command, memory_mb: u64) {
-    let mem = memory_mb.saturating_mul(1 << 20);
-    // SAFETY: only async-signal-safe calls (setpgid, setrlimit) between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::setpgid(0, 0);
-            if mem > 0 {
-                let lim = libc::rlimit {
-                    rlim_cur: mem as libc::rlim_t,
-                    rlim_max: mem as libc::rlim_t,
-                };
-                libc::setrlimit(libc::RLIMIT_AS, &lim);
-            }
-            let core = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            libc::setrlimit(libc::RLIMIT_CORE, &core);
-            Ok(())
-        });
-    }
-}
-
-/// Polls `child` until it exits or `timeout` passes, then kills its whole process group
-/// (grandchildren included) in every case; `None` means it timed out or could not be waited on.
-pub(crate) fn wait_then_kill_group(
-    child: &mut std::process::Child,
-    pid: i32,
-    timeout: Duration,
-) -> Option<std::process::ExitStatus> {
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if start.elapsed() >= timeout => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(_) => break None,
-        }
-    };
-    // SAFETY: kill(2) on the adapter's own process group.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-    }
-    status
 }

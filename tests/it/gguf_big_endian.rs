@@ -10,7 +10,7 @@ use ninfer_ternary::ErrorClass;
 #[test]
 fn swapping_twice_is_the_identity_and_every_field_moved() {
     for ver in [2, 3] {
-        let le = big_endian_twin(ver);
+        let le = big_endian_twin(ver).unwrap();
         let be = gguf::swap_byte_order(&le, ByteOrder::Little).unwrap();
         assert_ne!(be, le);
         assert_eq!(&be[..4], b"GGUF");
@@ -22,7 +22,7 @@ fn swapping_twice_is_the_identity_and_every_field_moved() {
 
 #[test]
 fn the_big_endian_observation_is_the_twins_except_the_raw_data_digest() {
-    let le = big_endian_twin(3);
+    let le = big_endian_twin(3).unwrap();
     let be = gguf::swap_byte_order(&le, ByteOrder::Little).unwrap();
     let a = observe_gguf(&le, Mode::Strict, None).unwrap();
     let mut b = observe_gguf(&be, Mode::Strict, None).unwrap();
@@ -40,7 +40,7 @@ fn the_big_endian_observation_is_the_twins_except_the_raw_data_digest() {
 
 #[test]
 fn the_container_parser_itself_still_refuses_big_endian() {
-    let be = gguf::swap_byte_order(&big_endian_twin(3), ByteOrder::Little).unwrap();
+    let be = gguf::swap_byte_order(&big_endian_twin(3).unwrap(), ByteOrder::Little).unwrap();
     let e = gguf::parse(&be, Mode::Strict).unwrap_err();
     assert_eq!(e.class, ErrorClass::GgufBigEndian);
 }
@@ -60,7 +60,7 @@ fn types_without_a_big_endian_form_are_refused() {
 
 #[test]
 fn every_prefix_and_byte_flip_of_a_big_endian_file_is_a_clean_result() {
-    let be = gguf::swap_byte_order(&big_endian_twin(3), ByteOrder::Little).unwrap();
+    let be = gguf::swap_byte_order(&big_endian_twin(3).unwrap(), ByteOrder::Little).unwrap();
     for n in 0..be.len() {
         let _ = gguf::swap_byte_order(&be[..n], ByteOrder::Big);
         let _ = observe_gguf(&be[..n], Mode::Strict, None);

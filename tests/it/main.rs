@@ -6,6 +6,7 @@
 
 mod common;
 
+mod check_reader_localize;
 mod cli;
 mod differential;
 mod doc_numbers;

@@ -4,7 +4,7 @@
 //! Expected offsets are found by plain substring search in the directory text the test itself
 //! wrote, independently of the parser's structured locator.
 
-use ninfer_ternary::corpus::catalogs::ninfer_violations::base_artifact;
+use ninfer_ternary::corpus::catalogs::ninfer_violations::try_base_artifact;
 use ninfer_ternary::ninfer::directory::{parse_directory, validate, DIRECTORY_OFFSET};
 use ninfer_ternary::ninfer::reader::Artifact;
 use ninfer_ternary::ninfer::writer::{plan, to_bytes, PlannedObject};
@@ -16,7 +16,7 @@ use std::process::Command;
 
 /// A container whose directory is `json`, over the base artifact's payload.
 fn with_json(json: &str) -> Vec<u8> {
-    let (dir, payloads) = base_artifact();
+    let (dir, payloads) = try_base_artifact().unwrap();
     let valid = to_bytes(&dir, &payloads).unwrap();
     let old_len = u64::from_le_bytes(valid[8..16].try_into().unwrap());
     let payload = &valid[(16 + old_len).div_ceil(4096) as usize * 4096..];
@@ -29,7 +29,7 @@ fn with_json(json: &str) -> Vec<u8> {
 }
 
 fn base_json() -> String {
-    base_artifact().0.to_json()
+    try_base_artifact().unwrap().0.to_json()
 }
 
 /// Byte index of the `nth` occurrence of `needle` in `hay`, searching from `from`.

@@ -306,7 +306,7 @@ fn a_filter_that_matches_no_case_fails_with_a_class() {
         .expect("run check-reader");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("[cli.usage] --filter"), "{err}");
+    assert!(err.contains("[corpus.filter] --filter"), "{err}");
     assert!(err.contains("matches none of the"), "{err}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("RESULT: PASSED"));
 }

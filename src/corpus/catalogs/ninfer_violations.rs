@@ -19,8 +19,15 @@ pub struct Violation {
     pub rule: &'static str,
 }
 
-/// The valid base artifact: a resource and one tensor of every layout.
+/// The valid base artifact (see [`try_base_artifact`]); test code only.
+#[cfg(test)]
+#[allow(clippy::expect_used)]
 pub fn base_artifact() -> (Directory, Vec<Vec<u8>>) {
+    try_base_artifact().expect("base plan is valid")
+}
+
+/// The valid base artifact: a resource and one tensor of every layout.
+pub fn try_base_artifact() -> crate::Result<(Directory, Vec<Vec<u8>>)> {
     let objects = vec![
         PlannedObject::resource("frontend/tokenizer.json", 13),
         PlannedObject::tensor("w/bf16", vec![4, 8], "BF16", LayoutId::ContiguousLeV1),
@@ -58,7 +65,7 @@ pub fn base_artifact() -> (Directory, Vec<Vec<u8>>) {
         },
         objects,
     )
-    .expect("base plan is valid");
+    .map_err(|e| crate::corpus::families::bug("base artifact plan", e))?;
     let payloads = dir
         .objects
         .iter()
@@ -69,12 +76,17 @@ pub fn base_artifact() -> (Directory, Vec<Vec<u8>>) {
                 .collect()
         })
         .collect();
-    (dir, payloads)
+    Ok((dir, payloads))
 }
 
 /// Replaces the directory text of a valid file, keeping the payload bytes.
 fn with_json(valid: &[u8], json: &str) -> Vec<u8> {
-    let old_len = u64::from_le_bytes(valid[8..16].try_into().unwrap());
+    // `valid` is this catalog's own to_bytes output (16-byte header at least); a shorter one
+    // would give wrong bytes, which generate()'s reference check of every case refuses.
+    let old_len = valid
+        .get(8..16)
+        .and_then(|b| b.first_chunk::<8>())
+        .map_or(0, |b| u64::from_le_bytes(*b));
     let payload_at = (16 + old_len).div_ceil(4096) * 4096;
     let mut out = valid[..8].to_vec();
     out.extend_from_slice(&(json.len() as u64).to_le_bytes());
@@ -91,9 +103,10 @@ fn with_prefix(valid: &[u8], magic: &[u8; 8]) -> Vec<u8> {
 }
 
 /// Every rule broken once, plus valid controls.
-pub fn cases() -> Vec<Violation> {
-    let (dir, payloads) = base_artifact();
-    let valid = to_bytes(&dir, &payloads).expect("in-memory write");
+pub fn cases() -> crate::Result<Vec<Violation>> {
+    use crate::corpus::families::bug;
+    let (dir, payloads) = try_base_artifact()?;
+    let valid = to_bytes(&dir, &payloads).map_err(|e| bug("in-memory write", e))?;
     let json = dir.to_json();
     let edit = |from: &str, to: &str| -> Vec<u8> {
         assert!(json.contains(from), "catalog edit anchor missing: {from}");
@@ -471,17 +484,23 @@ pub fn cases() -> Vec<Violation> {
                     PlannedObject::resource("r", 5),
                 ],
             )
-            .unwrap();
-            assert!(
-                matches!(d.objects[1].body, ObjectBody::Resource { .. })
-                    && d.objects[1].offset == 6
-            );
-            to_bytes(&d, &[vec![1; 6], vec![2; 5]]).unwrap()
+            .map_err(|e| bug("plan", e))?;
+            let placed = d
+                .objects
+                .get(1)
+                .is_some_and(|o| matches!(o.body, ObjectBody::Resource { .. }) && o.offset == 6);
+            if !placed {
+                return Err(bug(
+                    "resource_unaligned_is_valid",
+                    "the resource is not placed at byte 6 (alignment 1)",
+                ));
+            }
+            to_bytes(&d, &[vec![1; 6], vec![2; 5]]).map_err(|e| bug("write", e))?
         },
         class: None,
         rule: "control: resources have alignment 1",
     });
-    v
+    Ok(v)
 }
 
 #[cfg(test)]
@@ -491,7 +510,7 @@ mod tests {
 
     #[test]
     fn each_violation_is_rejected_with_its_own_class_and_controls_pass() {
-        let cases = cases();
+        let cases = cases().unwrap();
         let mut names = std::collections::BTreeSet::new();
         for c in &cases {
             assert!(names.insert(c.name), "duplicate case {}", c.name);

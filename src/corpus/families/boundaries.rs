@@ -3,7 +3,7 @@
 //! testing of an independent reader (`scripts/reader_mutants.py`): a reader mutant with a
 //! shifted comparison or constant passed every other case, and this case fails it.
 
-use crate::corpus::catalogs::ninfer_violations::base_artifact;
+use crate::corpus::catalogs::ninfer_violations::try_base_artifact;
 use crate::corpus::{Bytes, Case};
 use crate::error::ErrorClass;
 use crate::ninfer::writer::{header_bytes, plan, to_bytes};
@@ -26,15 +26,20 @@ fn case(name: &str, bytes: Vec<u8>, recipe: &str) -> Case {
         .recipe(recipe.to_string())
 }
 
-fn valid_base() -> (Directory, Vec<u8>) {
-    let (dir, payloads) = base_artifact();
-    let bytes = to_bytes(&dir, &payloads).expect("base artifact");
-    (dir, bytes)
+fn valid_base() -> crate::Result<(Directory, Vec<u8>)> {
+    let (dir, payloads) = try_base_artifact()?;
+    let bytes = to_bytes(&dir, &payloads).map_err(|e| super::bug("base artifact", e))?;
+    Ok((dir, bytes))
 }
 
 /// A valid file's magic, a directory of the given text, padding to 4096, and its payload.
 fn with_directory(valid: &[u8], json: &str) -> Vec<u8> {
-    let old_len = u64::from_le_bytes(valid[8..16].try_into().expect("8 bytes"));
+    // `valid` is valid_base()'s own output (16-byte header at least); a shorter one would give
+    // wrong bytes, which generate()'s reference check of every case refuses.
+    let old_len = valid
+        .get(8..16)
+        .and_then(|b| b.first_chunk::<8>())
+        .map_or(0, |b| u64::from_le_bytes(*b));
     let payload_at = (16 + old_len).div_ceil(4096) * 4096;
     let mut out = valid[..8].to_vec();
     out.extend_from_slice(&(json.len() as u64).to_le_bytes());
@@ -45,8 +50,8 @@ fn with_directory(valid: &[u8], json: &str) -> Vec<u8> {
 }
 
 /// Every case of the `boundaries` family, in a fixed order (the corpus is byte-identical across runs).
-pub fn cases() -> Vec<Case> {
-    let (dir, valid) = valid_base();
+pub fn cases() -> crate::Result<Vec<Case>> {
+    let (dir, valid) = valid_base()?;
     let mut v = Vec::new();
 
     v.push(
@@ -129,7 +134,7 @@ pub fn cases() -> Vec<Case> {
             .objects
             .iter_mut()
             .find(|o| o.name == "w/pq2")
-            .expect("w/pq2");
+            .ok_or_else(|| super::bug("boundaries", "the base artifact has no w/pq2"))?;
         if let crate::ninfer::ObjectBody::Tensor { shape, .. } = &mut t.body {
             shape[i] = 0;
         }
@@ -175,11 +180,12 @@ pub fn cases() -> Vec<Case> {
         let (format, layout, shape) = ("W8G32_F16S", LayoutId::RowSplitK128V1, vec![2u64, k]);
         let size = crate::ninfer::layout::encoded_size(
             spec.layout(layout),
-            spec.format(format).expect("format"),
+            spec.format(format)
+                .ok_or_else(|| super::bug("boundaries format", format))?,
             &shape,
             "x",
         )
-        .expect("size");
+        .map_err(|e| super::bug("size", e))?;
         let d = plan(
             Identity {
                 model_id: "corpus-boundaries".into(),
@@ -187,15 +193,15 @@ pub fn cases() -> Vec<Case> {
             },
             vec![PlannedObject::tensor("q", shape, format, layout)],
         )
-        .expect("plan");
+        .map_err(|e| super::bug("plan", e))?;
         v.push(
         case(
             &format!("y_rowsplit_w8g32_2x{k}"),
-            to_bytes(&d, &[r.fill(size as usize)]).expect("write"),
+            to_bytes(&d, &[r.fill(size as usize)]).map_err(|e| super::bug("write", e))?,
             &format!("a W8G32_F16S tensor [2, {k}] ({size} bytes): K one above a multiple of 128 (or 1) pads up"),
         )
         .feature(format!("format:{format}")),
     );
     }
-    v
+    Ok(v)
 }

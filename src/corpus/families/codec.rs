@@ -125,7 +125,7 @@ const SPECIAL_SCALES: &[(&str, &[u16], &str)] = &[
 ];
 
 /// Every case of the `codec` family, in a fixed order (the corpus is byte-identical across runs).
-pub fn cases() -> Vec<Case> {
+pub fn cases() -> crate::Result<Vec<Case>> {
     let mut v = Vec::new();
     for (fi, f) in FMTS.iter().enumerate() {
         let c = f.codec;
@@ -200,22 +200,24 @@ pub fn cases() -> Vec<Case> {
             );
         }
     }
-    v.extend(special_vectors());
+    v.extend(special_vectors()?);
     v.extend(direct_cases());
-    v
+    Ok(v)
 }
 
-fn fmt(c: Codec) -> &'static Fmt {
-    FMTS.iter().find(|f| f.codec == c).expect("listed")
+fn fmt(c: Codec) -> crate::Result<&'static Fmt> {
+    FMTS.iter()
+        .find(|f| f.codec == c)
+        .ok_or_else(|| super::bug("codec formats", format!("{} is not in FMTS", c.name())))
 }
 
 /// Base-3 digits, non-canonical bytes, code 3, the test vectors of spec/codecs.md#test-vectors.
-fn special_vectors() -> Vec<Case> {
+fn special_vectors() -> crate::Result<Vec<Case>> {
     let mut v = Vec::new();
     let canon5 = |x: usize| (x * 256).div_ceil(243) as u8;
     let canon4 = |x: usize| (x * 3 * 256).div_ceil(243) as u8;
     for c in [Codec::Ptq1_0, Codec::Tq1_0] {
-        let f = fmt(c);
+        let f = fmt(c)?;
         let (qs, qh) = (f.classes[0], f.classes[1]);
         let mut bytes = Vec::new();
         for val in 0..243usize {
@@ -268,7 +270,7 @@ fn special_vectors() -> Vec<Case> {
     }
     // Code 3 (+2d) in the PQ2_0 family.
     for c in [Codec::Pq2_0, Codec::Q2_0G64] {
-        let f = fmt(c);
+        let f = fmt(c)?;
         let mut bytes = Vec::new();
         for (k, fill) in [0xffu8, 0xfc, 0x3f, 0xc3].iter().enumerate() {
             let mut b = vec![*fill; c.block_bytes()];
@@ -282,18 +284,23 @@ fn special_vectors() -> Vec<Case> {
         );
     }
     // test vectors of spec/codecs.md#test-vectors.
-    let hex = |s: &str| -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+    let hex = |s: &str| -> crate::Result<Vec<u8>> {
+        s.as_bytes()
+            .chunks(2)
+            .map(|d| {
+                std::str::from_utf8(d)
+                    .ok()
+                    .and_then(|d| u8::from_str_radix(d, 16).ok())
+                    .ok_or_else(|| super::bug("codec test vectors", format!("bad hex {s}")))
+            })
             .collect()
     };
     let mut zero_ptq1 = vec![0x80u8; 24];
     zero_ptq1.extend_from_slice(&[0x7f, 0x7f, 0, 0]);
     let mut zero_pq2 = vec![0u8, 0];
     zero_pq2.extend_from_slice(&[0x55; 32]);
-    let pat_ptq1 = hex("3194bb3194bb3194bb3194bb3194bb31cf456ccf456ccf45436c003c");
-    let mut pat_pq2 = hex("003c");
+    let pat_ptq1 = hex("3194bb3194bb3194bb3194bb3194bb31cf456ccf456ccf45436c003c")?;
+    let mut pat_pq2 = hex("003c")?;
     while pat_pq2.len() < 34 {
         pat_pq2.extend_from_slice(&[0x24, 0x49, 0x92]);
     }
@@ -325,13 +332,13 @@ fn special_vectors() -> Vec<Case> {
         ),
     ] {
         v.push(
-            case(fmt(c), name.to_string(), bytes, 1)
+            case(fmt(c)?, name.to_string(), bytes, 1)
                 .feature("codec:test-vector")
                 .spec("spec/codecs.md#test-vectors")
                 .recipe(what),
         );
     }
-    v
+    Ok(v)
 }
 
 /// F32, F16, BF16 and I32 (one element per "block").

@@ -45,7 +45,7 @@ fn gguf_case(name: String, bytes: Vec<u8>, mode: Mode) -> Case {
 }
 
 /// Every case of the `gguf` family, in a fixed order (the corpus is byte-identical across runs).
-pub fn cases() -> Vec<Case> {
+pub fn cases() -> crate::Result<Vec<Case>> {
     let mut v = Vec::new();
     for h in gguf_hostile::hostile_cases() {
         let mut c = gguf_case(format!("n_{}", h.name), h.bytes.clone(), h.mode);
@@ -90,17 +90,17 @@ pub fn cases() -> Vec<Case> {
         }
         v.push(c);
     }
-    v.extend(value_type_cases());
-    v.extend(layout_cases());
-    v.extend(type_cases());
-    v.extend(big_endian_cases());
-    v
+    v.extend(value_type_cases()?);
+    v.extend(layout_cases()?);
+    v.extend(type_cases()?);
+    v.extend(big_endian_cases()?);
+    Ok(v)
 }
 
 /// The little-endian twin of a big-endian case: every value type as a scalar and an array, a
 /// custom alignment, and tensors of each type whose big-endian form is defined (F32, F16, I32
 /// element-wise; Q8_0 per block scale).
-pub fn big_endian_twin(version: u32) -> Vec<u8> {
+pub fn big_endian_twin(version: u32) -> crate::Result<Vec<u8>> {
     let spec = crate::spec::get();
     let mut w = GgufWriter::new();
     w.version(version);
@@ -124,11 +124,15 @@ pub fn big_endian_twin(version: u32) -> Vec<u8> {
         ("i32", "I32", [4, 1]),
         ("q8_0", "Q8_0", [64, 2]),
     ] {
-        let t = spec.ggml_type_named(ty).expect("type in spec");
-        w.tensor_as(name, &dims, t).expect("small tensor");
+        let t = spec
+            .ggml_type_named(ty)
+            .ok_or_else(|| super::bug("ggml type", ty))?;
+        w.tensor_as(name, &dims, t)
+            .map_err(|e| super::bug("small tensor", e))?;
         let elems = (dims[0] * dims[1]) as usize;
         let x: Vec<f32> = (0..elems).map(|_| (r.unit() - 0.5) * 4.0).collect();
-        let codec = Codec::for_ggml_type(t).expect("decodable");
+        let codec =
+            Codec::for_ggml_type(t).ok_or_else(|| super::bug("decodable type", t.name.clone()))?;
         data.push(
             codec
                 .quantize_to_vec(&x)
@@ -136,14 +140,15 @@ pub fn big_endian_twin(version: u32) -> Vec<u8> {
         );
     }
     let parts: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
-    w.to_bytes(&parts).expect("writer")
+    w.to_bytes(&parts).map_err(|e| super::bug("writer", e))
 }
 
-fn big_endian_cases() -> Vec<Case> {
+fn big_endian_cases() -> crate::Result<Vec<Case>> {
     let mut v = Vec::new();
     for ver in [3u32, 2] {
-        let le = big_endian_twin(ver);
-        let be = gguf::swap_byte_order(&le, gguf::ByteOrder::Little).expect("own file");
+        let le = big_endian_twin(ver)?;
+        let be = gguf::swap_byte_order(&le, gguf::ByteOrder::Little)
+            .map_err(|e| super::bug("own file", e))?;
         v.push(
             gguf_case(format!("y_big_endian_v{ver}"), be, Mode::Strict)
                 .feature("gguf:big-endian")
@@ -162,7 +167,7 @@ fn big_endian_cases() -> Vec<Case> {
                 )),
         );
     }
-    v
+    Ok(v)
 }
 
 fn arch(w: &mut GgufWriter) {
@@ -187,7 +192,7 @@ fn sample(t: ValueType, k: usize) -> MetaValue {
     }
 }
 
-fn value_type_cases() -> Vec<Case> {
+fn value_type_cases() -> crate::Result<Vec<Case>> {
     let mut v = Vec::new();
     for t in ValueType::ALL {
         if t == ValueType::Array {
@@ -202,7 +207,7 @@ fn value_type_cases() -> Vec<Case> {
         v.push(
             gguf_case(
                 format!("y_kv_scalar_{}", t.name().to_lowercase()),
-                w.header_bytes().unwrap(),
+                w.header_bytes().map_err(|e| super::bug("gguf writer", e))?,
                 Mode::Strict,
             )
             .feature(format!("gguf:value-{}", t.name()))
@@ -219,7 +224,7 @@ fn value_type_cases() -> Vec<Case> {
         v.push(
             gguf_case(
                 format!("y_kv_array_{}", t.name().to_lowercase()),
-                w.header_bytes().unwrap(),
+                w.header_bytes().map_err(|e| super::bug("gguf writer", e))?,
                 Mode::Strict,
             )
             .feature(format!("gguf:value-{}", t.name()))
@@ -241,7 +246,7 @@ fn value_type_cases() -> Vec<Case> {
     v.push(
         gguf_case(
             "y_kv_array_empty".into(),
-            w.header_bytes().unwrap(),
+            w.header_bytes().map_err(|e| super::bug("gguf writer", e))?,
             Mode::Strict,
         )
         .feature("gguf:array")
@@ -270,7 +275,8 @@ fn value_type_cases() -> Vec<Case> {
         v.push(
             gguf_case(
                 format!("y_v{ver}_all_value_types"),
-                w.to_bytes(&[&data]).unwrap(),
+                w.to_bytes(&[&data])
+                    .map_err(|e| super::bug("gguf writer", e))?,
                 Mode::Strict,
             )
             .feature(format!("gguf:v{ver}"))
@@ -281,10 +287,10 @@ fn value_type_cases() -> Vec<Case> {
             )),
         );
     }
-    v
+    Ok(v)
 }
 
-fn layout_cases() -> Vec<Case> {
+fn layout_cases() -> crate::Result<Vec<Case>> {
     let mut v = Vec::new();
     let mut r = Bytes::new(0xa119);
     for align in [8u32, 16, 128, 4096] {
@@ -297,7 +303,7 @@ fn layout_cases() -> Vec<Case> {
             .and_then(|w| w.tensor("c", &[7], 0));
         let (a, b, c) = (r.fill(12), r.fill(20), r.fill(28));
         v.push(
-            gguf_case(format!("y_alignment_{align}"), w.to_bytes(&[&a, &b, &c]).unwrap(), Mode::Strict)
+            gguf_case(format!("y_alignment_{align}"), w.to_bytes(&[&a, &b, &c]).map_err(|e| super::bug("gguf writer", e))?, Mode::Strict)
                 .feature("gguf:alignment")
                 .spec("spec/gguf.md#gguf-alignment (general.alignment: non-zero power of two; data section and offsets aligned)")
                 .recipe(format!("general.alignment = {align}; three tensors whose sizes are not multiples of it")),
@@ -308,7 +314,7 @@ fn layout_cases() -> Vec<Case> {
     v.push(
         gguf_case(
             "y_no_tensors".into(),
-            w.header_bytes().unwrap(),
+            w.header_bytes().map_err(|e| super::bug("gguf writer", e))?,
             Mode::Strict,
         )
         .spec("spec/gguf.md#gguf-container")
@@ -323,12 +329,12 @@ fn layout_cases() -> Vec<Case> {
         .and_then(|w| w.tensor("second.with.a.longer.name", &[16], 0));
     let (a, b) = (r.fill(64), r.fill(64));
     v.push(
-        gguf_case("y_data_offset_after_tensor_infos".into(), w.to_bytes(&[&a, &b]).unwrap(), Mode::Strict)
+        gguf_case("y_data_offset_after_tensor_infos".into(), w.to_bytes(&[&a, &b]).map_err(|e| super::bug("gguf writer", e))?, Mode::Strict)
             .feature("gguf:trap-T3")
             .spec("spec/gguf.md#gguf-data-section (data section = align_up(end of tensor infos)); spec/verifier.md#traps (T-3)")
             .recipe("two tensors with distinct random payloads; a reader that measures from the end of the KVs reads shifted bytes"),
     );
-    v
+    Ok(v)
 }
 
 /// Row length of the legacy id-42 cases: 16 g128 blocks = 544 B, a multiple of the default
@@ -339,7 +345,7 @@ pub fn legacy42_ne0() -> u64 {
 }
 
 /// One file per decodable ggml type (and a few sized-only types).
-fn type_cases() -> Vec<Case> {
+fn type_cases() -> crate::Result<Vec<Case>> {
     let spec = crate::spec::get();
     let mut v = Vec::new();
     let mut r = Bytes::new(0x7e9e5);
@@ -360,8 +366,11 @@ fn type_cases() -> Vec<Case> {
         "Q2_0S_BEELLAMA",
     ];
     for name in decodable {
-        let t = spec.ggml_type_named(name).expect("type in spec");
-        let codec = Codec::for_ggml_type(t).expect("decodable");
+        let t = spec
+            .ggml_type_named(name)
+            .ok_or_else(|| super::bug("ggml type", name))?;
+        let codec =
+            Codec::for_ggml_type(t).ok_or_else(|| super::bug("decodable type", t.name.clone()))?;
         let be = t.block_elems as u64;
         // Legacy 42 (g128, 34 B) needs byte spans only g128 fits: 16 blocks per row are
         // 544 B (a multiple of 32, no padding) where g64 would need 576 B (see `legacy42_ne0`).
@@ -387,7 +396,11 @@ fn type_cases() -> Vec<Case> {
             Ok(d) => d,
             Err(_) => {
                 // I32 and planar Q2_0S have no quantizer: random bytes with sane scales.
-                let mut d = r.fill(codec.bytes_for(elems).unwrap());
+                let mut d = r.fill(
+                    codec
+                        .bytes_for(elems)
+                        .map_err(|e| super::bug("gguf writer", e))?,
+                );
                 if codec == Codec::Q2_0sPlanar {
                     for b in d.chunks_mut(codec.block_bytes()) {
                         b[..2].copy_from_slice(
@@ -400,8 +413,11 @@ fn type_cases() -> Vec<Case> {
         };
         let mut w = GgufWriter::new();
         arch(&mut w);
-        w.tensor_as("w", &dims, t).unwrap();
-        let bytes = w.to_bytes(&[&data]).unwrap();
+        w.tensor_as("w", &dims, t)
+            .map_err(|e| super::bug("gguf writer", e))?;
+        let bytes = w
+            .to_bytes(&[&data])
+            .map_err(|e| super::bug("gguf writer", e))?;
         let lname = name.to_lowercase();
         // BeeLlama's planar ids are KV-cache types: a GGUF tensor tagged 53/47 is refused.
         let kv_cache_only = codec == Codec::Q2_0sPlanar;
@@ -434,14 +450,20 @@ fn type_cases() -> Vec<Case> {
     }
     // Legacy 42 with several tensors; a file retagged 42 -> 142 decodes the same. Every span
     // fits g128 only (rows of 544 B, no padding; g64 would need 576 B per row).
-    let legacy = spec.ggml_type_named("Q2_0_PRISM_LEGACY").unwrap();
-    let pq2 = spec.ggml_type_named("PQ2_0").unwrap();
+    let legacy = spec
+        .ggml_type_named("Q2_0_PRISM_LEGACY")
+        .ok_or_else(|| super::bug("ggml type", "Q2_0_PRISM_LEGACY"))?;
+    let pq2 = spec
+        .ggml_type_named("PQ2_0")
+        .ok_or_else(|| super::bug("ggml type", "PQ2_0"))?;
     let ne0 = legacy42_ne0();
     let mut legacy_r = Bytes::new(0x0001_e9ac_0142);
     let x: Vec<f32> = (0..ne0 * 3)
         .map(|_| (legacy_r.unit() - 0.5) * 2.0)
         .collect();
-    let data = Codec::Pq2_0.quantize_to_vec(&x).unwrap();
+    let data = Codec::Pq2_0
+        .quantize_to_vec(&x)
+        .map_err(|e| super::bug("gguf writer", e))?;
     let (d1, d2) = data.split_at(data.len() / 3);
     for (t, name) in [
         (legacy, "y_id42_legacy_g128_two_tensors"),
@@ -450,11 +472,16 @@ fn type_cases() -> Vec<Case> {
         let mut w = GgufWriter::new();
         arch(&mut w);
         w.tensor_as("a", &[ne0, 1], t)
-            .unwrap()
+            .map_err(|e| super::bug("gguf writer", e))?
             .tensor_as("b", &[ne0, 2], t)
-            .unwrap();
-        let mut c = gguf_case(name.into(), w.to_bytes(&[d1, d2]).unwrap(), Mode::Strict)
-            .feature(format!("ggml_type:{}", t.id));
+            .map_err(|e| super::bug("gguf writer", e))?;
+        let mut c = gguf_case(
+            name.into(),
+            w.to_bytes(&[d1, d2])
+                .map_err(|e| super::bug("gguf writer", e))?,
+            Mode::Strict,
+        )
+        .feature(format!("ggml_type:{}", t.id));
         if t.id == 42 {
             c = c.feature("ggml_type:42-g128");
         }
@@ -466,23 +493,25 @@ fn type_cases() -> Vec<Case> {
     }
     // Sizes known, values not decoded by this suite: readers must still lay the file out.
     for name in ["Q4_0", "Q4_K", "Q6_K", "IQ2_XXS", "MXFP4"] {
-        let t = spec.ggml_type_named(name).unwrap();
+        let t = spec
+            .ggml_type_named(name)
+            .ok_or_else(|| super::bug("ggml type", name))?;
         let dims = [t.block_elems as u64 * 2, 2];
         let n = 4 * t.block_bytes as usize;
         let mut w = GgufWriter::new();
         arch(&mut w);
         w.tensor_as("sized", &dims, t)
-            .unwrap()
+            .map_err(|e| super::bug("gguf writer", e))?
             .tensor("after", &[4], 0)
-            .unwrap();
+            .map_err(|e| super::bug("gguf writer", e))?;
         let tail = r.fill(16);
         v.push(
-            gguf_case(format!("y_sized_{}", name.to_lowercase()), w.to_bytes(&[&r.fill(n), &tail]).unwrap(), Mode::Strict)
+            gguf_case(format!("y_sized_{}", name.to_lowercase()), w.to_bytes(&[&r.fill(n), &tail]).map_err(|e| super::bug("gguf writer", e))?, Mode::Strict)
                 .feature(format!("ggml_type:{}", t.id))
                 .feature("gguf:sized-only")
                 .spec("spec/ggml-types.md#ggml-type-ids (block elems / bytes)")
                 .recipe(format!("a {name} tensor of random bytes followed by an F32 tensor (its offset depends on {name}'s size)")),
         );
     }
-    v
+    Ok(v)
 }

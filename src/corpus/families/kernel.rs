@@ -8,8 +8,8 @@ use crate::corpus::Case;
 use crate::cuda::cases;
 
 /// Every case of the `kernel` family, in a fixed order (the corpus is byte-identical across runs).
-pub fn cases() -> Vec<Case> {
-    cases::all()
+pub fn cases() -> crate::Result<Vec<Case>> {
+    Ok(cases::all()
         .into_iter()
         .map(|k| {
             let d = k.dims;
@@ -26,5 +26,5 @@ pub fn cases() -> Vec<Case> {
                 .spec(format!("spec/kernels.json classes[{}]", k.class.name()))
                 .recipe(k.recipe.clone())
         })
-        .collect()
+        .collect())
 }

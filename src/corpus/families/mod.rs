@@ -8,3 +8,13 @@ pub mod ninfer;
 pub mod pack;
 pub mod registry;
 pub mod verify;
+
+/// A generator step that failed on the generator's own fixed inputs: a bug in this tool, never
+/// an input (`internal.invariant`), naming the step.
+pub(crate) fn bug(step: &str, why: impl std::fmt::Display) -> crate::Error {
+    crate::Error::new(
+        crate::ErrorClass::InternalInvariant,
+        format!("corpus generate: {step}"),
+        why.to_string(),
+    )
+}

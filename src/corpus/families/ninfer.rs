@@ -15,10 +15,10 @@ fn ninfer_case(name: String, bytes: Vec<u8>) -> Case {
 }
 
 /// Every case of the `ninfer` family, in a fixed order (the corpus is byte-identical across runs).
-pub fn cases() -> Vec<Case> {
+pub fn cases() -> crate::Result<Vec<Case>> {
     let mut v = Vec::new();
     let base = "ninfer/y_valid_all_layouts";
-    for x in crate::corpus::catalogs::ninfer_violations::cases() {
+    for x in crate::corpus::catalogs::ninfer_violations::cases()? {
         let mut c = ninfer_case(
             format!("{}_{}", if x.class.is_some() { "n" } else { "y" }, x.name),
             x.bytes,
@@ -33,18 +33,24 @@ pub fn cases() -> Vec<Case> {
         };
         v.push(c);
     }
-    v.extend(layout_cases());
-    v.extend(super::registry::cases());
-    v
+    v.extend(layout_cases()?);
+    v.extend(super::registry::cases()?);
+    Ok(v)
 }
 
 /// Row-split payload of a ternary tensor [n, k]: random trit blocks, assembled into planes.
-fn ternary_payload(format: &str, n: u64, k: u64, r: &mut Bytes) -> Vec<u8> {
+fn ternary_payload(format: &str, n: u64, k: u64, r: &mut Bytes) -> crate::Result<Vec<u8>> {
     let spec = crate::spec::get();
-    let f = spec.format(format).expect("format");
-    let geom = row_split_geometry(f, n, k).expect("geometry");
-    let layout = BlockLayout::for_format(f).expect("ternary");
-    let codec = Codec::from_name(&f.ternary.as_ref().unwrap().codec).unwrap();
+    let f = spec
+        .format(format)
+        .ok_or_else(|| super::bug("ninfer format", format))?;
+    let geom = row_split_geometry(f, n, k).map_err(|e| super::bug("geometry", e))?;
+    let layout = BlockLayout::for_format(f).map_err(|e| super::bug("ternary", e))?;
+    let codec = f
+        .ternary
+        .as_ref()
+        .and_then(|t| Codec::from_name(&t.codec))
+        .ok_or_else(|| super::bug("ternary codec", format))?;
     let k_pad = geom.k_pad;
     let x: Vec<f32> = (0..n * k_pad)
         .map(|i| {
@@ -55,11 +61,13 @@ fn ternary_payload(format: &str, n: u64, k: u64, r: &mut Bytes) -> Vec<u8> {
             }
         })
         .collect();
-    let ggml = codec.quantize_to_vec(&x).expect("quantize");
-    assemble(&layout, &geom, &ggml).expect("assemble")
+    let ggml = codec
+        .quantize_to_vec(&x)
+        .map_err(|e| super::bug("quantize", e))?;
+    assemble(&layout, &geom, &ggml).map_err(|e| super::bug("assemble", e))
 }
 
-fn layout_cases() -> Vec<Case> {
+fn layout_cases() -> crate::Result<Vec<Case>> {
     let spec = crate::spec::get();
     let mut v = Vec::new();
     let mut r = Bytes::new(0x1a7045);
@@ -71,9 +79,10 @@ fn layout_cases() -> Vec<Case> {
                    objects: Vec<PlannedObject>,
                    payloads: Vec<Vec<u8>>,
                    features: &[&str],
-                   recipe: &str| {
-        let dir = plan(id("folded-ternary"), objects).expect("plan");
-        let bytes = to_bytes(&dir, &payloads).expect("write");
+                   recipe: &str|
+     -> crate::Result<()> {
+        let dir = plan(id("folded-ternary"), objects).map_err(|e| super::bug("plan", e))?;
+        let bytes = to_bytes(&dir, &payloads).map_err(|e| super::bug("write", e))?;
         let mut c = ninfer_case(name.into(), bytes)
             .feature("ninfer:layout")
             .spec("spec/ninfer-container.md#ninfer-layouts")
@@ -82,6 +91,7 @@ fn layout_cases() -> Vec<Case> {
             c = c.feature(*f);
         }
         v.push(c);
+        Ok(())
     };
     // Ternary row-split tensors, padded and unpadded shapes.
     for (format, shapes) in [
@@ -95,7 +105,7 @@ fn layout_cases() -> Vec<Case> {
         ),
     ] {
         for s in shapes {
-            let payload = ternary_payload(format, s[0], s[1], &mut r);
+            let payload = ternary_payload(format, s[0], s[1], &mut r)?;
             let lname = format.to_lowercase();
             one(
                 &format!("y_rowsplit_{lname}_{}x{}", s[0], s[1]),
@@ -103,12 +113,12 @@ fn layout_cases() -> Vec<Case> {
                 vec![payload],
                 &[&format!("format:{format}"), "ninfer:ternary"],
                 &format!("one {format} tensor {s:?}: random values quantized, blocks split into base/high/scale planes (planes padded to 256 bytes)"),
-            );
+            )?;
         }
     }
     // Two ternary tensors of both formats in one file, after a resource.
-    let p1 = ternary_payload("PQ2_0_G128", 4, 256, &mut r);
-    let p2 = ternary_payload("PTQ1_0_G128", 4, 256, &mut r);
+    let p1 = ternary_payload("PQ2_0_G128", 4, 256, &mut r)?;
+    let p2 = ternary_payload("PTQ1_0_G128", 4, 256, &mut r)?;
     let res = r.fill(37);
     one(
         "y_ternary_both_formats_and_resource",
@@ -135,7 +145,7 @@ fn layout_cases() -> Vec<Case> {
             "ninfer:resource",
         ],
         "a 37-byte resource, then a PQ2_0 and a PTQ1_0 tensor (payload offsets 0, 256, ...)",
-    );
+    )?;
     // Contiguous tensors: every direct format, ranks 0, 1, 3 and 16.
     for (format, word) in [("BF16", 2usize), ("FP32", 4), ("I32", 4)] {
         let shapes: Vec<Vec<u64>> = vec![vec![], vec![7], vec![2, 3, 5], vec![1; 16]];
@@ -156,7 +166,7 @@ fn layout_cases() -> Vec<Case> {
             payloads,
             &[&format!("format:{format}")],
             &format!("{format} tensors of rank 0, 1, 3 and 16 (C order, little-endian words)"),
-        );
+        )?;
     }
     // Other registry formats: geometry only (bytes compared raw).
     for (format, layout, shape) in [
@@ -167,16 +177,19 @@ fn layout_cases() -> Vec<Case> {
         ("NVFP4", LayoutId::BlockscaleK16M128x4V1, vec![128, 64]),
         ("FP8_E4M3FN_ROW_BF16S", LayoutId::RowScaleV1, vec![2, 4]),
     ] {
-        let f = spec.format(format).unwrap();
+        let f = spec
+            .format(format)
+            .ok_or_else(|| super::bug("ninfer format", format))?;
         let l = spec.layout(layout);
-        let size = crate::ninfer::layout::encoded_size(l, f, &shape, "x").unwrap();
+        let size = crate::ninfer::layout::encoded_size(l, f, &shape, "x")
+            .map_err(|e| super::bug("encoded size", e))?;
         one(
             &format!("y_layout_{}", format.to_lowercase()),
             vec![PlannedObject::tensor("q", shape.clone(), format, layout)],
             vec![r.fill(size as usize)],
             &[&format!("format:{format}")],
             &format!("one {format} tensor {shape:?} in {layout} ({size} bytes: the reader must compute this size)"),
-        );
+        )?;
     }
     // Resources only.
     let sizes = [1u64, 4096, 5, 300];
@@ -192,7 +205,7 @@ fn layout_cases() -> Vec<Case> {
         payloads,
         &["ninfer:resource"],
         "four raw-bytes-v1 resources (1, 4096, 5, 300 bytes) packed at alignment 1",
-    );
+    )?;
     // Identity carried through exactly (T-13) with non-ASCII text.
     let dir = plan(
         Identity {
@@ -201,15 +214,15 @@ fn layout_cases() -> Vec<Case> {
         },
         vec![PlannedObject::resource("r", 3)],
     )
-    .unwrap();
+    .map_err(|e| super::bug("plan", e))?;
     v.push(
         ninfer_case(
             "y_identity_unicode".into(),
-            to_bytes(&dir, &[vec![1, 2, 3]]).unwrap(),
+            to_bytes(&dir, &[vec![1, 2, 3]]).map_err(|e| super::bug("write", e))?,
         )
         .feature("ninfer:identity")
         .spec("spec/ninfer-container.md#ninfer-directory (identity: non-empty strings)")
         .recipe("model_id with non-ASCII characters, weights_id groupwise-int"),
     );
-    v
+    Ok(v)
 }

@@ -13,10 +13,10 @@ const PROFILE: &str = "bonsai-nano";
 const TEMPLATE: &str = "pack/y_nano_template.ninfer";
 
 /// Every case of the `pack` family, in a fixed order (the corpus is byte-identical across runs).
-pub fn cases() -> Vec<Case> {
+pub fn cases() -> crate::Result<Vec<Case>> {
     let mut v = Vec::new();
-    let p = crate::spec::profile(PROFILE).expect("nano profile");
-    let template = template_bytes(&p).expect("template");
+    let p = crate::spec::profile(PROFILE).ok_or_else(|| super::bug("nano profile", PROFILE))?;
+    let template = template_bytes(&p).map_err(|e| super::bug("template", e))?;
     v.push(
         Case::new(
             "pack",
@@ -32,7 +32,7 @@ pub fn cases() -> Vec<Case> {
     let mut artifacts = Vec::new();
     for ty in [TernaryType::Pq2_0, TernaryType::Ptq1_0] {
         let tn = ty.name().to_lowercase();
-        let gguf = model_bytes(&p, ty, 0).expect("nano model");
+        let gguf = model_bytes(&p, ty, 0).map_err(|e| super::bug("nano model", e))?;
         let gguf_file = format!("pack/y_nano_{tn}.gguf");
         v.push(
             Case::new("pack", format!("y_nano_{tn}"), "gguf", "gguf", gguf.clone())
@@ -45,7 +45,8 @@ pub fn cases() -> Vec<Case> {
                     ty.name()
                 )),
         );
-        let art = pack_bytes(&gguf, &template, &PackOptions::default()).expect("pack");
+        let art = pack_bytes(&gguf, &template, &PackOptions::default())
+            .map_err(|e| super::bug("pack", e))?;
         let fmt = if ty == TernaryType::Pq2_0 {
             "PQ2_0_G128"
         } else {
@@ -93,7 +94,7 @@ pub fn cases() -> Vec<Case> {
         .recipe("params.template names a folded-ternary artifact"),
     );
     v.extend(rows_cases());
-    v
+    Ok(v)
 }
 
 fn rows_case(name: &str, rows: u64, row_bytes: u64, rule: &str, seed: u64) -> Case {

@@ -22,7 +22,7 @@ fn case(
     payload: Vec<u8>,
     values: &[f32],
     recipe: String,
-) -> Case {
+) -> crate::Result<Case> {
     let dir = plan(
         Identity {
             model_id: "corpus-registry".into(),
@@ -30,16 +30,16 @@ fn case(
         },
         vec![PlannedObject::tensor("q", shape.to_vec(), format, layout)],
     )
-    .expect("plan");
-    let bytes = to_bytes(&dir, &[payload]).expect("write");
-    Case::new("ninfer", name, "ninfer", "ninfer", bytes)
+    .map_err(|e| super::bug("plan", e))?;
+    let bytes = to_bytes(&dir, &[payload]).map_err(|e| super::bug("write", e))?;
+    Ok(Case::new("ninfer", name, "ninfer", "ninfer", bytes)
         .feature("ninfer:layout")
         .feature("ninfer:registry_values")
         .feature(format!("format:{format}"))
         .spec("spec/ninfer-container.md#ninfer-layouts")
         .spec("spec/formats.json (_note: value formulas and plane layout)")
         .recipe(recipe)
-        .check(json!({"objects": [{"name": "q", "values_sha256": values_sha256(values)}]}))
+        .check(json!({"objects": [{"name": "q", "values_sha256": values_sha256(values)}]})))
 }
 
 fn align256(x: usize) -> usize {
@@ -48,7 +48,14 @@ fn align256(x: usize) -> usize {
 
 /// A grouped integer tensor: codes uniform over the format's interval, binary16 scales
 /// (2j+1)/1024, zero codes in padding lanes and zero scale words in wholly physical groups.
-fn grouped(format: &str, bits: u32, group: usize, n: usize, k: usize, r: &mut Bytes) -> Case {
+fn grouped(
+    format: &str,
+    bits: u32,
+    group: usize,
+    n: usize,
+    k: usize,
+    r: &mut Bytes,
+) -> crate::Result<Case> {
     let k_pad = k.div_ceil(128) * 128;
     let gpr = k_pad / group;
     let logical_groups = k.div_ceil(group);
@@ -123,7 +130,7 @@ fn e4m3_f64(s: u8) -> f64 {
     }
 }
 
-fn nvfp4(n: usize, k: usize, r: &mut Bytes) -> Case {
+fn nvfp4(n: usize, k: usize, r: &mut Bytes) -> crate::Result<Case> {
     let codes: Vec<u8> = (0..n * k).map(|_| (r.next_u64() % 16) as u8).collect();
     let groups = k / 16;
     let scales: Vec<u8> = (0..n * groups)
@@ -164,7 +171,7 @@ fn nvfp4(n: usize, k: usize, r: &mut Bytes) -> Case {
         format!("NVFP4 [{n}, {k}]: random E2M1 codes (low nibble = smaller k), normal E4M3FN scales placed by the m128x4 swizzle, divisor 3.0; values_sha256 of e2m1 x e4m3fn / 3"))
 }
 
-fn fp8_row(n: usize, k: usize, r: &mut Bytes) -> Case {
+fn fp8_row(n: usize, k: usize, r: &mut Bytes) -> crate::Result<Case> {
     let codes: Vec<u8> = (0..n * k)
         .map(|_| loop {
             let c = r.next_u64() as u8;
@@ -189,15 +196,15 @@ fn fp8_row(n: usize, k: usize, r: &mut Bytes) -> Case {
 }
 
 /// Every case of the `registry` family, in a fixed order (the corpus is byte-identical across runs).
-pub fn cases() -> Vec<Case> {
+pub fn cases() -> crate::Result<Vec<Case>> {
     let mut r = Bytes::new(0x4e6_7157);
-    vec![
-        grouped("Q4G64_F16S", 4, 64, 3, 200, &mut r),
-        grouped("Q5G64_F16S", 5, 64, 2, 130, &mut r),
-        grouped("Q6G64_F16S", 6, 64, 3, 257, &mut r),
-        grouped("W8G32_F16S", 8, 32, 2, 33, &mut r),
-        grouped("Q4G64_F16S", 4, 64, 2, 128, &mut r),
-        nvfp4(256, 128, &mut r),
-        fp8_row(4, 70, &mut r),
-    ]
+    Ok(vec![
+        grouped("Q4G64_F16S", 4, 64, 3, 200, &mut r)?,
+        grouped("Q5G64_F16S", 5, 64, 2, 130, &mut r)?,
+        grouped("Q6G64_F16S", 6, 64, 3, 257, &mut r)?,
+        grouped("W8G32_F16S", 8, 32, 2, 33, &mut r)?,
+        grouped("Q4G64_F16S", 4, 64, 2, 128, &mut r)?,
+        nvfp4(256, 128, &mut r)?,
+        fp8_row(4, 70, &mut r)?,
+    ])
 }

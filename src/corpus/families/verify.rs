@@ -20,21 +20,30 @@ use std::path::Path;
 const PROFILE: &str = "bonsai-micro";
 
 /// Packs every file under `root` into a dump bundle.
-pub fn bundle_dir(root: &Path) -> anyhow::Result<Vec<u8>> {
+pub fn bundle_dir(root: &Path) -> crate::Result<Vec<u8>> {
+    let io = |p: &Path| {
+        let what = p.display().to_string();
+        move |e: std::io::Error| {
+            crate::Error::new(crate::ErrorClass::IoRead, what.clone(), e.to_string())
+        }
+    };
     let mut files = Vec::new();
     for sub in ["embedding", "oracles"] {
         let d = root.join(sub);
         if !d.is_dir() {
             continue;
         }
-        let mut names: Vec<_> = std::fs::read_dir(&d)?
+        let mut names: Vec<_> = std::fs::read_dir(&d)
+            .map_err(io(&d))?
             .map(|e| e.map(|e| e.file_name()))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, _>>()
+            .map_err(io(&d))?;
         names.sort();
         for n in names {
+            let p = d.join(&n);
             files.push((
                 format!("{sub}/{}", n.to_string_lossy()),
-                std::fs::read(d.join(&n))?,
+                crate::fsio::read_input(&p)?,
             ));
         }
     }
@@ -50,7 +59,7 @@ pub fn bundle_dir(root: &Path) -> anyhow::Result<Vec<u8>> {
         objects,
     )?;
     let payloads: Vec<Vec<u8>> = files.into_iter().map(|(_, b)| b).collect();
-    Ok(to_bytes(&dir, &payloads)?)
+    to_bytes(&dir, &payloads)
 }
 
 /// Unpacks a dump bundle into `root` (the inverse of [`bundle_dir`]).
@@ -132,13 +141,14 @@ pub fn observe(
 
 /// A bundle holding only the engine's embedding dump file (`embedding.bin`), written correctly
 /// or with the transposed layout (k*T + t).
-fn engine_dump_bundle(artifact: &[u8], transposed: bool) -> Vec<u8> {
+fn engine_dump_bundle(artifact: &[u8], transposed: bool) -> crate::Result<Vec<u8>> {
     let root = scratch("engine");
-    std::fs::create_dir_all(&root).expect("scratch");
-    let a = Artifact::parse(artifact).expect("healthy artifact");
+    std::fs::create_dir_all(&root).map_err(crate::fsio::write_err(&root.display().to_string()))?;
+    let a = Artifact::parse(artifact).map_err(|e| super::bug("healthy artifact", e))?;
     let f = root.join("embedding.bin");
-    crate::verify::dumps::write_engine_embedding(&a, &f, None, transposed).expect("engine dump");
-    let b = std::fs::read(&f).expect("engine dump");
+    crate::verify::dumps::write_engine_embedding(&a, &f, None, transposed)
+        .map_err(|e| super::bug("engine dump", e))?;
+    let b = crate::fsio::read_input(&f)?;
     let _ = std::fs::remove_dir_all(&root);
     let dir = plan(
         Identity {
@@ -147,17 +157,20 @@ fn engine_dump_bundle(artifact: &[u8], transposed: bool) -> Vec<u8> {
         },
         vec![PlannedObject::resource("embedding.bin", b.len() as u64)],
     )
-    .expect("bundle plan");
-    to_bytes(&dir, &[b]).expect("bundle")
+    .map_err(|e| super::bug("bundle plan", e))?;
+    to_bytes(&dir, &[b]).map_err(|e| super::bug("bundle", e))
 }
 
 /// A bundle whose `oracles/` is an engine harness directory (no manifest): the six rotation
 /// cases and the gemm oracle of `text/layers/{first_gdn}/gdn/query_key`.
-fn harness_bundle(artifact: &[u8], fault: crate::verify::harness::HarnessFault) -> Vec<u8> {
+fn harness_bundle(
+    artifact: &[u8],
+    fault: crate::verify::harness::HarnessFault,
+) -> crate::Result<Vec<u8>> {
     use crate::verify::{self, harness};
     let root = scratch("harness");
-    let a = Artifact::parse(artifact).expect("healthy artifact");
-    let p = verify::profile_for_artifact(&a).expect("profile");
+    let a = Artifact::parse(artifact).map_err(|e| super::bug("healthy artifact", e))?;
+    let p = verify::profile_for_artifact(&a).map_err(|e| super::bug("profile", e))?;
     let layers = verify::artifact_layers(&a);
     let obj = verify::resolve_name(
         &p,
@@ -165,33 +178,32 @@ fn harness_bundle(artifact: &[u8], fault: crate::verify::harness::HarnessFault) 
         &crate::spec::dumps().harness.gemm.gemm_object,
         None,
     )
-    .expect("gemm object");
+    .map_err(|e| super::bug("gemm object", e))?;
     let d = root.join("oracles");
-    harness::write_rotation(&d, fault).expect("rotation harness");
-    harness::write_gemm(&a, &d, &obj, fault).expect("gemm oracle");
-    let b = bundle_dir(&root).expect("bundle");
+    harness::write_rotation(&d, fault).map_err(|e| super::bug("rotation harness", e))?;
+    harness::write_gemm(&a, &d, &obj, fault).map_err(|e| super::bug("gemm oracle", e))?;
+    let b = bundle_dir(&root)?;
     let _ = std::fs::remove_dir_all(&root);
-    b
+    Ok(b)
 }
 
-fn write_dumps(artifact: &[u8], mutation: Option<&str>) -> Vec<u8> {
+fn write_dumps(artifact: &[u8], mutation: Option<&str>) -> crate::Result<Vec<u8>> {
     let root = scratch("gen");
-    let a = Artifact::parse(artifact).expect("healthy artifact");
+    let a = Artifact::parse(artifact).map_err(|e| super::bug("healthy artifact", e))?;
     match mutation {
         None => crate::verify::dumps::write_reference(&a, &root, None, 0, Default::default())
-            .expect("reference dumps"),
-        Some(kind) => {
-            crate::verify::mutate::mutate_dumps(&a, kind, &root, 0).expect("dump mutation")
-        }
+            .map_err(|e| super::bug("reference dumps", e))?,
+        Some(kind) => crate::verify::mutate::mutate_dumps(&a, kind, &root, 0)
+            .map_err(|e| super::bug("dump mutation", e))?,
     }
-    let b = bundle_dir(&root).expect("bundle");
+    let b = bundle_dir(&root)?;
     let _ = std::fs::remove_dir_all(&root);
-    b
+    Ok(b)
 }
 
 /// Every case of the `verify` family, in a fixed order (the corpus is byte-identical across runs).
-pub fn cases() -> Vec<Case> {
-    let p = crate::spec::profile(PROFILE).expect("micro profile");
+pub fn cases() -> crate::Result<Vec<Case>> {
+    let p = crate::spec::profile(PROFILE).ok_or_else(|| super::bug("micro profile", PROFILE))?;
     let mut v = Vec::new();
     let template_file = "verify/y_micro_template.ninfer";
     v.push(
@@ -200,17 +212,18 @@ pub fn cases() -> Vec<Case> {
             "y_micro_template",
             "ninfer",
             "ninfer",
-            template_bytes(&p).expect("template"),
+            template_bytes(&p).map_err(|e| super::bug("template", e))?,
         )
         .feature("ninfer:template")
         .recipe(format!("synth::template::template_bytes({PROFILE})")),
     );
-    let template = template_bytes(&p).expect("template");
+    let template = template_bytes(&p).map_err(|e| super::bug("template", e))?;
     let mut artifacts = Vec::new();
     for ty in [TernaryType::Pq2_0, TernaryType::Ptq1_0] {
         let tn = ty.name().to_lowercase();
-        let gguf = model_bytes(&p, ty, 0).expect("micro model");
-        let art = pack_bytes(&gguf, &template, &PackOptions::default()).expect("pack");
+        let gguf = model_bytes(&p, ty, 0).map_err(|e| super::bug("micro model", e))?;
+        let art = pack_bytes(&gguf, &template, &PackOptions::default())
+            .map_err(|e| super::bug("pack", e))?;
         let (gf, af, df) = (
             format!("verify/y_micro_{tn}.gguf"),
             format!("verify/y_micro_{tn}_artifact.ninfer"),
@@ -242,7 +255,7 @@ pub fn cases() -> Vec<Case> {
                 format!("y_micro_{tn}_dumps"),
                 "ninfer",
                 "ninfer",
-                write_dumps(&art, None),
+                write_dumps(&art, None)?,
             )
             .feature("ninfer:dump-bundle")
             .derived(
@@ -293,7 +306,7 @@ pub fn cases() -> Vec<Case> {
                     bundle,
                     "ninfer",
                     "ninfer",
-                    engine_dump_bundle(&art, transposed),
+                    engine_dump_bundle(&art, transposed)?,
                 )
                 .feature("ninfer:dump-bundle")
                 .derived(
@@ -336,7 +349,7 @@ pub fn cases() -> Vec<Case> {
                         bundle,
                         "ninfer",
                         "ninfer",
-                        harness_bundle(&art, fault),
+                        harness_bundle(&art, fault)?,
                     )
                     .feature("ninfer:dump-bundle")
                     .derived(
@@ -375,7 +388,8 @@ pub fn cases() -> Vec<Case> {
         let gf = format!("verify/y_micro_{tn}.gguf");
         let base = Case::shared("verify", name.clone(), "verify", af.clone());
         let mut c = if m.target == "artifact" {
-            let bytes = crate::verify::mutate::mutate_bytes(art, kind).expect("mutation");
+            let bytes = crate::verify::mutate::mutate_bytes(art, kind)
+                .map_err(|e| super::bug("mutation", e))?;
             let mut c = Case::new("verify", name, "verify", "ninfer", bytes)
                 .param("dumps", df.clone())
                 .input(df.clone());
@@ -390,7 +404,7 @@ pub fn cases() -> Vec<Case> {
                     bundle_name,
                     "ninfer",
                     "ninfer",
-                    write_dumps(art, Some(kind)),
+                    write_dumps(art, Some(kind))?,
                 )
                 .feature("ninfer:dump-bundle")
                 .derived(df.clone(), format!("mutate --kind {kind}: {}", m.doc)),
@@ -412,5 +426,5 @@ pub fn cases() -> Vec<Case> {
             .spec("spec/verifier.md#negative-controls, spec/gates.json mutations");
         v.push(c);
     }
-    v
+    Ok(v)
 }

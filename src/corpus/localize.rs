@@ -1,0 +1,598 @@
+//! Failure localisation for `check-reader` (issue #27): when a reader accepts a case but its
+//! values digest differs, name the tensor (or codec vector), the first differing row and
+//! element with both values, the case's spec anchor, and — when one of the classic wrong
+//! decoders below reproduces the reader's digest — the bug it "looks like".
+//!
+//! Inputs, in order of preference: the reader's own values (an adapter that declares
+//! `"localize": true` answers a second request with `observation.localize`, PROTOCOL.md §4.7),
+//! the reader's per-row digests (`rows_sha256` of codec observations), and the values of a
+//! known wrong decoder that reproduces the reader's digest. Every wrong decoder is a function
+//! over the case's bytes (no subprocess).
+
+use serde_json::Value;
+use std::path::Path;
+
+use super::manifest::CaseEntry;
+use super::observe::values_sha256;
+use crate::codec::Codec;
+use crate::gguf::{self, Id42Policy, Mode, Options};
+
+/// One classic decoder bug, reimplemented over a block stream.
+pub struct BugClass {
+    /// Short id (`reversed-2bit-order`).
+    pub id: &'static str,
+    /// The "looks like" text.
+    pub looks_like: &'static str,
+    /// The codecs the bug applies to.
+    pub codecs: &'static [Codec],
+    wrong: fn(Codec, &[u8]) -> Option<Vec<f32>>,
+}
+
+/// The known wrong decoders (the bug classes of `conformance/adapters/stubs/`).
+pub const BUGS: &[BugClass] = &[
+    BugClass {
+        id: "reversed-2bit-order",
+        looks_like: "reversed 2-bit order (element j read from bits 6-2*(j%4) of its code byte, \
+                     not bits 2*(j%4) LSB first)",
+        codecs: &[Codec::Pq2_0, Codec::Q2_0G64, Codec::Tq2_0],
+        wrong: reversed_2bit,
+    },
+    BugClass {
+        id: "planar-2bit-layout",
+        looks_like: "planar 2-bit layout (byte j of a 32-element group read as elements j, j+8, \
+                     j+16, j+24: another fork's Q2_0S order)",
+        codecs: &[Codec::Pq2_0, Codec::Q2_0G64],
+        wrong: planar_2bit,
+    },
+    BugClass {
+        id: "scale-wrong-end",
+        looks_like: "scale read from the wrong end of the block",
+        codecs: &[
+            Codec::Pq2_0,
+            Codec::Q2_0G64,
+            Codec::Ptq1_0,
+            Codec::Tq1_0,
+            Codec::Tq2_0,
+            Codec::Q1_0,
+            Codec::Q8_0,
+        ],
+        wrong: scale_wrong_end,
+    },
+    BugClass {
+        id: "high-plane-dropped",
+        looks_like: "high trit plane (qh) ignored (read as zero bytes)",
+        codecs: &[Codec::Ptq1_0, Codec::Tq1_0],
+        wrong: drop_high,
+    },
+    BugClass {
+        id: "one-trit-flipped",
+        looks_like: "one trit decoded wrongly (-1 <-> +1 at element 5 of every block)",
+        codecs: &[Codec::Ptq1_0, Codec::Tq1_0],
+        wrong: flip_trit_5,
+    },
+    BugClass {
+        id: "ptq1-sequential-order",
+        looks_like: "PTQ1_0 trits read sequentially (byte e/5, digit e%5) instead of the staged \
+                     digit order (spec/codecs.md#ptq1-0-digit-order)",
+        codecs: &[Codec::Ptq1_0],
+        wrong: ptq1_sequential,
+    },
+    BugClass {
+        id: "ptq1-sequential-order-qh4",
+        looks_like: "PTQ1_0 trits read sequentially (byte e/5, digit e%5; the qh bytes 4 digits \
+                     each) instead of the staged digit order (spec/codecs.md#ptq1-0-digit-order)",
+        codecs: &[Codec::Ptq1_0],
+        wrong: ptq1_sequential_qh4,
+    },
+];
+
+/// Digit `n` of a base-3 byte by the PTQ1_0 digit formula (`spec/codecs.md#ptq1-0-digit-formula`).
+fn trit(b: u8, n: usize) -> i32 {
+    let pow3 = [1u8, 3, 9, 27, 81];
+    let m = b.wrapping_mul(pow3.get(n).copied().unwrap_or(1));
+    ((u16::from(m) * 3) >> 8) as i32
+}
+
+fn ptq1_sequential_with(bytes: &[u8], at: fn(usize) -> (usize, usize)) -> Option<Vec<f32>> {
+    let c = Codec::Ptq1_0;
+    let bb = c.block_bytes();
+    if bytes.len() % bb != 0 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(bytes.len() / bb * 128);
+    for blk in bytes.chunks(bb) {
+        let d = crate::codec::f16_to_f32(u16::from_le_bytes([*blk.get(26)?, *blk.get(27)?]));
+        for e in 0..128 {
+            let (byte, digit) = at(e);
+            out.push((trit(*blk.get(byte)?, digit) - 1) as f32 * d);
+        }
+    }
+    Some(out)
+}
+
+fn ptq1_sequential(_: Codec, bytes: &[u8]) -> Option<Vec<f32>> {
+    ptq1_sequential_with(bytes, |e| (e / 5, e % 5))
+}
+
+fn ptq1_sequential_qh4(_: Codec, bytes: &[u8]) -> Option<Vec<f32>> {
+    ptq1_sequential_with(bytes, |e| {
+        if e < 120 {
+            (e / 5, e % 5)
+        } else {
+            (24 + (e - 120) / 4, (e - 120) % 4)
+        }
+    })
+}
+
+/// The code-byte range and scale range of a block, per codec (`spec/codecs.md` layouts).
+fn code_bytes(c: Codec) -> Option<std::ops::Range<usize>> {
+    match c {
+        Codec::Pq2_0 => Some(2..34),
+        Codec::Q2_0G64 => Some(2..18),
+        Codec::Tq2_0 => Some(0..64),
+        _ => None,
+    }
+}
+
+fn scale_at(c: Codec) -> Option<(usize, usize)> {
+    // (where the scale is, where the wrong reader takes it from)
+    let b = c.block_bytes();
+    match c {
+        Codec::Pq2_0 | Codec::Q2_0G64 | Codec::Q1_0 | Codec::Q8_0 => Some((0, b - 2)),
+        Codec::Ptq1_0 | Codec::Tq1_0 | Codec::Tq2_0 => Some((b - 2, 0)),
+        _ => None,
+    }
+}
+
+fn per_block(c: Codec, bytes: &[u8], f: impl Fn(&mut [u8])) -> Option<Vec<f32>> {
+    let bb = c.block_bytes();
+    if bb == 0 || bytes.len() % bb != 0 {
+        return None;
+    }
+    let mut out = bytes.to_vec();
+    for block in out.chunks_mut(bb) {
+        f(block);
+    }
+    c.decode_to_vec(&out).ok()
+}
+
+fn reversed_2bit(c: Codec, bytes: &[u8]) -> Option<Vec<f32>> {
+    let r = code_bytes(c)?;
+    per_block(c, bytes, |b| {
+        for x in b[r.clone()].iter_mut() {
+            let v = *x;
+            *x = (v >> 6) | ((v >> 2) & 0x0c) | ((v << 2) & 0x30) | (v << 6);
+        }
+    })
+}
+
+fn planar_2bit(c: Codec, bytes: &[u8]) -> Option<Vec<f32>> {
+    let r = code_bytes(c)?;
+    if !matches!(c, Codec::Pq2_0 | Codec::Q2_0G64) {
+        return None;
+    }
+    per_block(c, bytes, |b| {
+        let old = b[r.clone()].to_vec();
+        let codes = &mut b[r.clone()];
+        codes.fill(0);
+        for e in 0..old.len() * 4 {
+            let src = old.get((e / 32) * 8 + e % 8).copied().unwrap_or(0);
+            let code = (src >> (2 * ((e % 32) / 8))) & 3;
+            if let Some(d) = codes.get_mut(e / 4) {
+                *d |= code << (2 * (e % 4));
+            }
+        }
+    })
+}
+
+fn scale_wrong_end(c: Codec, bytes: &[u8]) -> Option<Vec<f32>> {
+    let (at, from) = scale_at(c)?;
+    per_block(c, bytes, |b| {
+        b.copy_within(from..from + 2, at);
+    })
+}
+
+fn drop_high(c: Codec, bytes: &[u8]) -> Option<Vec<f32>> {
+    let r = match c {
+        Codec::Ptq1_0 => 24..26,
+        Codec::Tq1_0 => 48..52,
+        _ => return None,
+    };
+    per_block(c, bytes, |b| b[r.clone()].fill(0))
+}
+
+fn flip_trit_5(c: Codec, bytes: &[u8]) -> Option<Vec<f32>> {
+    if !matches!(c, Codec::Ptq1_0 | Codec::Tq1_0) {
+        return None;
+    }
+    let mut v = c.decode_to_vec(bytes).ok()?;
+    for block in v.chunks_mut(c.block_elems()) {
+        if let Some(x) = block.get_mut(5) {
+            *x = -*x;
+        }
+    }
+    Some(v)
+}
+
+/// The `spec/codecs.md` anchor of a codec.
+pub fn codec_anchor(c: Codec) -> String {
+    let a = match c {
+        Codec::Q2_0sPlanar => "q2-0s".to_string(),
+        Codec::F32 | Codec::F16 | Codec::Bf16 | Codec::I32 => "plain-types".to_string(),
+        other => other.name().replace('_', "-"),
+    };
+    format!("spec/codecs.md#{a}")
+}
+
+/// What was decoded wrongly: a codec vector or a GGUF tensor.
+pub struct Target {
+    /// `tensor 'w' (type 142, ne [256, 3])` or `vector (pq2_0, 4 rows x 1024)`.
+    pub label: String,
+    /// The tensor name (`None` for a codec vector).
+    pub tensor: Option<String>,
+    /// Its codec.
+    pub codec: Codec,
+    /// Its block bytes.
+    pub bytes: Vec<u8>,
+    /// Elements per row.
+    pub cols: usize,
+    /// Elements per stored row (`.ninfer` ternary objects pad rows to whole blocks; else `cols`).
+    pub stored_cols: usize,
+    /// The reader's values digest.
+    pub got_sha256: Option<String>,
+    /// The reader's per-row digests, if it sent them.
+    pub got_rows: Option<Vec<String>>,
+}
+
+/// Finds the first tensor/vector of `case` whose values digest the reader got wrong.
+pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Target> {
+    let bytes = crate::fsio::read_input(&corpus.join(&case.file)).ok()?;
+    let want = case.expect.observation.as_ref()?;
+    match case.kind.as_str() {
+        "codec" => {
+            let name = case.params.get("codec").and_then(Value::as_str)?;
+            let codec = Codec::from_name(name)?;
+            let rows = case.params.get("rows").and_then(Value::as_u64)?;
+            let cols = case.params.get("cols").and_then(Value::as_u64)?;
+            if got.get("sha256") == want.get("sha256") {
+                return None;
+            }
+            Some(Target {
+                label: format!("vector ({name}, {rows} rows x {cols})"),
+                tensor: None,
+                codec,
+                bytes,
+                cols: usize::try_from(cols).ok()?,
+                stored_cols: usize::try_from(cols).ok()?,
+                got_sha256: got.get("sha256").and_then(Value::as_str).map(String::from),
+                got_rows: got.get("rows_sha256").and_then(Value::as_array).map(|a| {
+                    a.iter()
+                        .map(|x| x.as_str().unwrap_or("").to_string())
+                        .collect()
+                }),
+            })
+        }
+        "gguf" => {
+            let mode = match case.params.get("mode").and_then(Value::as_str) {
+                Some("spec") => Mode::Spec,
+                _ => Mode::Strict,
+            };
+            if gguf::is_big_endian(&bytes) {
+                return None;
+            }
+            let g = gguf::parse_with(
+                &bytes,
+                Options {
+                    mode,
+                    id42: Id42Policy::Auto,
+                },
+            )
+            .ok()?;
+            let got_tensors = got.get("tensors").and_then(Value::as_array)?;
+            for t in &g.tensors {
+                let Some(codec) = Codec::for_ggml_type(t.ggml) else {
+                    continue;
+                };
+                let want_t = want
+                    .get("tensors")
+                    .and_then(Value::as_array)?
+                    .iter()
+                    .find(|x| x.get("name").and_then(Value::as_str) == Some(t.name))?;
+                let got_t = got_tensors
+                    .iter()
+                    .find(|x| x.get("name").and_then(Value::as_str) == Some(t.name));
+                let got_sha = got_t
+                    .and_then(|x| x.get("values_sha256"))
+                    .and_then(Value::as_str);
+                if got_sha.is_none()
+                    || got_sha == want_t.get("values_sha256").and_then(Value::as_str)
+                {
+                    continue;
+                }
+                let dims = t.dims();
+                let cols = dims.first().copied().unwrap_or(0);
+                return Some(Target {
+                    label: format!("tensor '{}' (type {}, ne {:?})", t.name, t.type_id, dims),
+                    tensor: Some(t.name.to_string()),
+                    codec,
+                    bytes: g.tensor_data(t).to_vec(),
+                    cols: usize::try_from(cols).ok()?,
+                    stored_cols: usize::try_from(cols).ok()?,
+                    got_sha256: got_sha.map(String::from),
+                    got_rows: None,
+                });
+            }
+            None
+        }
+        "ninfer" => {
+            let got_objects = got.get("objects").and_then(Value::as_array)?;
+            for want_o in want.get("objects").and_then(Value::as_array)? {
+                let Some(want_sha) = want_o.get("values_sha256").and_then(Value::as_str) else {
+                    continue;
+                };
+                let name = want_o.get("name").and_then(Value::as_str)?;
+                let got_sha = got_objects
+                    .iter()
+                    .find(|x| x.get("name").and_then(Value::as_str) == Some(name))
+                    .and_then(|x| x.get("values_sha256"))
+                    .and_then(Value::as_str);
+                if got_sha.is_none() || got_sha == Some(want_sha) {
+                    continue;
+                }
+                let Ok(Some(t)) = super::observe::ninfer_ternary(&bytes, name) else {
+                    continue;
+                };
+                let format = want_o.get("format").and_then(Value::as_str).unwrap_or("");
+                return Some(Target {
+                    label: format!("tensor '{name}' ({format}, shape [{}, {}])", t.n, t.k),
+                    tensor: Some(name.to_string()),
+                    codec: t.codec,
+                    bytes: t.blocks,
+                    cols: t.k,
+                    stored_cols: t.k_pad,
+                    got_sha256: got_sha.map(String::from),
+                    got_rows: None,
+                });
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// The logical values of a target: each stored row's first `cols`.
+fn trim(t: &Target, decoded: Vec<f32>) -> Vec<f32> {
+    if t.stored_cols == t.cols || t.stored_cols == 0 {
+        return decoded;
+    }
+    decoded
+        .chunks(t.stored_cols)
+        .flat_map(|row| row.iter().take(t.cols).copied())
+        .collect()
+}
+
+/// The reader's values as sent in `observation.localize.f32_bits` (PROTOCOL.md §4.7).
+pub fn reader_values(localize: &Value) -> Option<Vec<f32>> {
+    localize
+        .get("f32_bits")
+        .and_then(Value::as_array)?
+        .iter()
+        .map(|x| {
+            x.as_u64()
+                .and_then(|b| u32::try_from(b).ok())
+                .map(f32::from_bits)
+        })
+        .collect()
+}
+
+fn canon(v: f32) -> u32 {
+    if v.is_nan() {
+        0x7fc0_0000
+    } else if v == 0.0 {
+        0
+    } else {
+        v.to_bits()
+    }
+}
+
+fn show(v: f32) -> String {
+    format!("{v:?} (0x{:08x})", v.to_bits())
+}
+
+/// The localisation of one failure, in parts (each also rendered into the detail line).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Localization {
+    /// The tensor name (GGUF) or `None` for a codec vector.
+    pub tensor: Option<String>,
+    /// `tensor 'w' (...)` / `vector (...)`.
+    pub target: String,
+    /// First differing row.
+    pub row: Option<usize>,
+    /// First differing element within that row.
+    pub element: Option<usize>,
+    /// The reader's value there.
+    pub got: Option<f32>,
+    /// The expected value there.
+    pub expected: Option<f32>,
+    /// The spec anchors of the case (and of its codec).
+    pub spec: Vec<String>,
+    /// The known bug that reproduces the reader's digest.
+    pub looks_like: Option<String>,
+}
+
+impl Localization {
+    /// One line: `tensor 'w' (...): row 0, element 1: reader -1.0 (0x...), expected 1.0 (0x...); spec: ...; looks like: ...`.
+    pub fn text(&self) -> String {
+        let mut s = self.target.clone();
+        match (self.row, self.element, self.got, self.expected) {
+            (Some(r), Some(e), Some(g), Some(x)) => s.push_str(&format!(
+                ": first differing row {r}, element {e}: reader {}, expected {}",
+                show(g),
+                show(x)
+            )),
+            (Some(r), _, _, _) => s.push_str(&format!(
+                ": first differing row {r} (declare \"localize\": true in the capabilities \
+                 for the element and values, PROTOCOL.md §4.7)"
+            )),
+            _ => {}
+        }
+        if !self.spec.is_empty() {
+            s.push_str(&format!("; spec: {}", self.spec.join(", ")));
+        }
+        if let Some(l) = &self.looks_like {
+            s.push_str(&format!("; looks like: {l}"));
+        }
+        s
+    }
+}
+
+/// Localises a values-digest failure of `case`: `got` is the reader's observation, `localize`
+/// its optional `observation.localize` answer. `None` when no decoded values differ.
+pub fn localize(
+    case: &CaseEntry,
+    corpus: &Path,
+    got: &Value,
+    localize: Option<&Value>,
+) -> Option<Localization> {
+    let t = find_target(case, corpus, got)?;
+    let expected = trim(&t, t.codec.decode_to_vec(&t.bytes).ok()?);
+    let mut spec: Vec<String> = case.spec_refs.clone();
+    let anchor = codec_anchor(t.codec);
+    if !spec.iter().any(|s| s.starts_with(&anchor)) {
+        spec.push(anchor);
+    }
+    // The known bug that reproduces the reader's digest (or its row digests).
+    let mut looks_like = None;
+    let mut bug_values = None;
+    for bug in BUGS.iter().filter(|b| b.codecs.contains(&t.codec)) {
+        let Some(v) = (bug.wrong)(t.codec, &t.bytes).map(|v| trim(&t, v)) else {
+            continue;
+        };
+        if t.got_sha256.as_deref() == Some(values_sha256(&v).as_str()) {
+            looks_like = Some(bug.looks_like.to_string());
+            bug_values = Some(v);
+            break;
+        }
+    }
+    let reader = localize
+        .filter(|l| {
+            l.get("tensor").and_then(Value::as_str) == t.tensor.as_deref() || t.tensor.is_none()
+        })
+        .and_then(reader_values)
+        .filter(|v| v.len() == expected.len())
+        .or(bug_values);
+    let mut loc = Localization {
+        tensor: t.tensor.clone(),
+        target: t.label.clone(),
+        spec,
+        looks_like,
+        ..Default::default()
+    };
+    let cols = t.cols.max(1);
+    if let Some(v) = reader {
+        if let Some(i) = v
+            .iter()
+            .zip(&expected)
+            .position(|(a, b)| canon(*a) != canon(*b))
+        {
+            loc.row = Some(i / cols);
+            loc.element = Some(i % cols);
+            loc.got = v.get(i).copied();
+            loc.expected = expected.get(i).copied();
+        }
+    } else if let Some(rows) = &t.got_rows {
+        loc.row = expected
+            .chunks(cols)
+            .zip(rows)
+            .position(|(want, got)| values_sha256(want) != *got);
+    }
+    Some(loc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reversed_2bit_is_an_involution_that_changes_values() {
+        let mut block = vec![0u8; 34];
+        block[0..2].copy_from_slice(&0x3c00u16.to_le_bytes());
+        block[2] = 0b00_01_10_00;
+        let right = Codec::Pq2_0.decode_to_vec(&block).unwrap();
+        let wrong = reversed_2bit(Codec::Pq2_0, &block).unwrap();
+        assert_ne!(right, wrong);
+        assert_eq!(wrong[0], right[3]);
+        assert_eq!(wrong[1], right[2]);
+    }
+
+    fn corpus() -> std::path::PathBuf {
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("conformance")
+    }
+
+    /// A `.ninfer` ternary object: the target is found by name, rows are trimmed to `k`, and a
+    /// digest of the reversed-order decode is recognised (plumbing; the stub test in
+    /// tests/it/check_reader_localize.rs is the independent check for codec and GGUF cases).
+    #[test]
+    fn a_ninfer_ternary_object_is_localised_by_name() {
+        let m = crate::corpus::manifest::Manifest::load(&corpus().join("MANIFEST.json")).unwrap();
+        let case = m
+            .cases
+            .iter()
+            .find(|c| c.id == "ninfer/y_rowsplit_pq2_0_g128_3x128")
+            .unwrap();
+        let bytes = std::fs::read(corpus().join(&case.file)).unwrap();
+        let t = crate::corpus::observe::ninfer_ternary(&bytes, "w")
+            .unwrap()
+            .unwrap();
+        let wrong = t.logical(&reversed_2bit(t.codec, &t.blocks).unwrap());
+        let mut got = case.expect.observation.clone().unwrap();
+        got["objects"][0]["values_sha256"] = values_sha256(&wrong).into();
+        let l = localize(case, &corpus(), &got, None).unwrap();
+        assert_eq!(l.tensor.as_deref(), Some("w"));
+        assert!(
+            l.target
+                .starts_with("tensor 'w' (PQ2_0_G128, shape [3, 128])"),
+            "{}",
+            l.target
+        );
+        assert!(l.row.is_some() && l.element.is_some() && l.got != l.expected);
+        assert!(l.looks_like.unwrap().starts_with("reversed 2-bit order"));
+        assert!(l.spec.contains(&"spec/codecs.md#pq2-0".to_string()));
+        // Control: a digest no known bug gives: located by name, no values, no looks-like.
+        got["objects"][0]["values_sha256"] = "00".repeat(32).into();
+        let l = localize(case, &corpus(), &got, None).unwrap();
+        assert_eq!(l.tensor.as_deref(), Some("w"));
+        assert!(l.looks_like.is_none() && l.element.is_none());
+        // Control: the right digest is no failure to localise.
+        let right = case.expect.observation.clone().unwrap();
+        assert!(localize(case, &corpus(), &right, None).is_none());
+    }
+
+    #[test]
+    fn every_bug_changes_some_block() {
+        let mut bytes = Vec::new();
+        for i in 0..4096u32 {
+            bytes.push((i.wrapping_mul(2654435761) >> 13) as u8);
+        }
+        for bug in BUGS {
+            for &c in bug.codecs {
+                let n = bytes.len() / c.block_bytes() * c.block_bytes();
+                let mut b = bytes[..n].to_vec();
+                if let Some((at, _)) = scale_at(c) {
+                    for blk in b.chunks_mut(c.block_bytes()) {
+                        blk[at..at + 2].copy_from_slice(&0x3c00u16.to_le_bytes());
+                    }
+                }
+                let right = c.decode_to_vec(&b).unwrap();
+                let wrong = (bug.wrong)(c, &b).unwrap();
+                assert_ne!(
+                    values_sha256(&right),
+                    values_sha256(&wrong),
+                    "{} on {}",
+                    bug.id,
+                    c.name()
+                );
+            }
+        }
+    }
+}
