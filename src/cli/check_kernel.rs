@@ -4,7 +4,6 @@
 //! entry / has the wrong signature. 2: usage or environment error, or a kernel the tier cannot
 //! emulate (`kernel.unsupported`) — SKIPPED, never passed.
 
-use anyhow::Context;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -59,9 +58,13 @@ pub struct Args {
     /// host (C++ compiler + CPU shim), compile (NVRTC), device (GPU).
     #[arg(long, default_value = "host")]
     pub tier: String,
-    /// Write the report as JSON to this path ('-': standard output).
-    #[arg(long)]
+    /// Write the report as JSON to this path ('-': standard output); schema
+    /// spec/schemas/check-kernel-report.schema.json.
+    #[arg(long, value_name = "PATH|-")]
     pub json: Option<PathBuf>,
+    /// Replace an existing --json file.
+    #[arg(long)]
+    pub force: bool,
     /// Per-case timeout in seconds (host tier).
     #[arg(long)]
     pub timeout: Option<u64>,
@@ -128,14 +131,8 @@ fn read_source(path: &Path, include_dirs: &[PathBuf]) -> crate::Result<String> {
 
 fn write_json(path: Option<&Path>, v: &Value) -> anyhow::Result<()> {
     if let Some(p) = path {
-        let mut s = serde_json::to_string_pretty(v)?;
-        s.push('\n');
-        if p == Path::new("-") {
-            print!("{s}");
-        } else {
-            crate::fsio::write_bytes_atomic(p, s.as_bytes())
-                .with_context(|| p.display().to_string())?;
-        }
+        // Claimed in `run` before any work; written atomically, with the report header.
+        super::json_out::JsonTarget::parse(p).write("check-kernel-report", v.clone())?;
     }
     Ok(())
 }
@@ -178,7 +175,14 @@ fn select_cases(
         cs.retain(|c| c.dims.block == b);
     }
     if cs.is_empty() {
-        return Err(usage("--case", "no case matches the filters"));
+        return Err(Error::new(
+            ErrorClass::CorpusFilter,
+            "--case",
+            format!(
+                "no case matches {:?} (names: check-kernel --markdown or conformance/KERNELS.md)",
+                a.case
+            ),
+        ));
     }
     Ok(cs)
 }
@@ -228,7 +232,22 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         };
     }
     let tier = Tier::parse(&a.tier)?;
+    // The report file is claimed before any work (an existing one needs --force; never an input).
+    let inputs: Vec<&Path> = a
+        .source
+        .iter()
+        .chain(a.abi.iter())
+        .map(|p| p.as_path())
+        .collect();
+    super::json_out::JsonTarget::claim(a.json.as_deref(), a.force, &inputs)?;
     if a.builtin {
+        if !a.case.is_empty() || a.block.is_some() {
+            return Err(usage(
+                "--case/--block",
+                "--builtin runs every case of every shipped kernel; --case and --block select cases of a --source run",
+            )
+            .into());
+        }
         return builtin(tier, &a);
     }
     let sidecar: AbiSidecar = match &a.abi {
@@ -237,7 +256,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             let text = crate::fsio::read_input_string(p)?;
             serde_json::from_str(&text).map_err(|e| {
                 Error::new(
-                    ErrorClass::CliUsage,
+                    ErrorClass::KernelAbi,
                     p.display().to_string(),
                     format!("not an ABI sidecar (spec/kernels.json `sidecar`): {e}"),
                 )
@@ -279,7 +298,6 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     );
     say!("{}", esc(&head));
     let mut report = json!({
-        "schema": "ninfer-ternary/check-kernel/2", "tool_version": env!("CARGO_PKG_VERSION"),
         "source": src_path.display().to_string(), "entry": entry, "class": class.name(),
         "formats": formats, "tier": tier.name(), "precision": abi.precision.name(),
         "random": a.random, "seed": a.seed,
@@ -407,12 +425,30 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 /// kernels pass every case, wrong variants are caught with their expected verdict. Compile:
 /// every source for every arch, every entry's PTX signature checked.
 fn builtin(tier: Tier, a: &Args) -> anyhow::Result<ExitCode> {
+    // With `--json -` the report owns standard output; the human lines go to standard error.
+    let json_to_stdout = a.json.as_deref() == Some(Path::new("-"));
+    macro_rules! println {
+        ($($t:tt)*) => {
+            if json_to_stdout { eprintln!($($t)*) } else { std::println!($($t)*) }
+        };
+    }
     let t0 = Instant::now();
     let json_out = a.json.as_deref();
     let kernels: Vec<Builtin> = cuda::builtins()?
         .into_iter()
         .filter(|k| a.only.is_empty() || a.only.contains(&k.entry))
         .collect();
+    if kernels.is_empty() {
+        return Err(Error::new(
+            ErrorClass::CorpusFilter,
+            "--only",
+            format!(
+                "{:?} names no shipped kernel (entries: spec/kernel_variants.json)",
+                a.only
+            ),
+        )
+        .into());
+    }
     if tier == Tier::Compile {
         let archs: Vec<String> = match &a.arch {
             Some(x) => vec![x.to_string()],
@@ -532,7 +568,7 @@ fn builtin(tier: Tier, a: &Args) -> anyhow::Result<ExitCode> {
     }
     write_json(
         json_out,
-        &json!({"schema": "ninfer-ternary/check-kernel-builtin/2", "tool_version": env!("CARGO_PKG_VERSION"), "tier": tier.name(), "status": if bad == 0 { "passed" } else { "failed" },
+        &json!({"tier": tier.name(), "status": if bad == 0 { "passed" } else { "failed" },
             "kernels": verdicts.iter().map(|v| json!({"entry": v.kernel.entry, "ok": v.ok, "verdict": v.verdict, "first_case": v.first_case, "looks_like": v.looks_like, "what": v.what})).collect::<Vec<_>>()}),
     )?;
     Ok(ExitCode::from(if bad == 0 { 0 } else { 1 }))

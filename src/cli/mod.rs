@@ -364,6 +364,7 @@ impl Command {
             Command::Inspect { json, .. } => T::record("inspect", json.as_deref()),
             Command::Verify(a) => T::record("verify", a.json.as_deref()),
             Command::CheckKernel(a) => T::record("check-kernel", a.json.as_deref()),
+            Command::CheckReader(a) => T::record("check-reader", a.json.as_deref()),
             _ => None,
         }
     }
@@ -392,6 +393,33 @@ fn refuse_arguments(e: clap::Error) -> ExitCode {
         .map(|l| crate::text::escape(l).into_owned())
         .collect();
     eprintln!("error: [{}] {}", ErrorClass::CliUsage, lines.join("\n"));
+    // A command line that asked for a JSON report still gets one (a CI step with a misspelled
+    // flag gets a parseable error). Only the raw words are known here: the subcommand and the
+    // word after `--json` (or `--json=`), if the subcommand writes reports.
+    let words: Vec<String> = std::env::args().skip(1).collect();
+    let command = words
+        .iter()
+        .find(|w| !w.starts_with('-'))
+        .map(String::as_str);
+    let json = words.iter().enumerate().find_map(|(i, w)| {
+        w.strip_prefix("--json=")
+            .map(str::to_string)
+            .or_else(|| (w == "--json").then(|| words.get(i + 1).cloned()).flatten())
+    });
+    let named = command.and_then(|c| {
+        ["inspect", "verify", "check-reader", "check-kernel"]
+            .into_iter()
+            .find(|k| *k == c)
+    });
+    if let (Some(c), Some(j)) = (named, json) {
+        if let Some(t) = json_out::ErrorReportTarget::record(c, Some(std::path::Path::new(&j))) {
+            t.write(
+                ErrorClass::CliUsage,
+                None,
+                &format!("[{}] {}", ErrorClass::CliUsage, lines.join("\n")),
+            );
+        }
+    }
     exit_code(ErrorClass::CliUsage)
 }
 

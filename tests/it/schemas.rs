@@ -133,3 +133,49 @@ fn a_command_that_stops_on_an_error_writes_the_error_report() {
     broken["error"].as_object_mut().unwrap().remove("class");
     assert!(conforms(&broken, &s, "$").is_err());
 }
+
+#[test]
+fn check_kernel_reports_match_their_schema() {
+    let s = schema("check-kernel-report");
+    let src = repo_root().join("src/cuda/kernels/dequantize.cu");
+    let runs: Vec<Vec<String>> = vec![
+        [
+            "check-kernel",
+            "--builtin",
+            "--tier",
+            "host",
+            "--only",
+            "ref_dequantize_pq2_0",
+            "--json",
+            "-",
+        ]
+        .map(String::from)
+        .to_vec(),
+        vec![
+            "check-kernel".into(),
+            "--source".into(),
+            src.to_string_lossy().into_owned(),
+            "--class".into(),
+            "dequantize".into(),
+            "--format".into(),
+            "pq2_0".into(),
+            "--entry".into(),
+            "ref_dequantize_pq2_0".into(),
+            "--json".into(),
+            "-".into(),
+        ],
+    ];
+    for args in runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, v) = run_json(&args);
+        if v["status"] == "skipped" {
+            eprintln!("SKIPPED: no host C++ compiler ({})", v["error"]);
+            continue;
+        }
+        assert_eq!(code, Some(0), "{v}");
+        conforms(&v, &s, "$").unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        let mut broken = v.clone();
+        broken["status"] = "fine".into();
+        assert!(conforms(&broken, &s, "$").is_err());
+    }
+}
