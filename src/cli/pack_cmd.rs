@@ -65,7 +65,7 @@ pub fn pack(
     let ternary = dir
         .objects
         .iter()
-        .filter(|o| o.format_layout().is_some_and(|(f, _)| f.ends_with("_G128")))
+        .filter(|o| o.ternary_type().is_some())
         .count();
     println!(
         "packed {} -> {}: {} objects ({} ternary), {} bytes, weights_id {} in {:.2}s ({:.0} MB/s)",
@@ -146,7 +146,13 @@ pub fn unpack(
             w.kv(kv.key, kv.value.to_owned_value());
         }
         for (name, _) in &rebuilt {
-            let t = g.tensor(name).expect("rebuilt from the GGUF's names");
+            let t = g.tensor(name).ok_or_else(|| {
+                crate::Error::new(
+                    crate::ErrorClass::InternalInvariant,
+                    name.clone(),
+                    "a rebuilt tensor the GGUF does not name",
+                )
+            })?;
             w.tensor(name, t.dims(), t.type_id)?;
         }
         let data: Vec<&[u8]> = rebuilt.iter().map(|(_, b)| b.as_slice()).collect();

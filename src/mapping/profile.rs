@@ -157,9 +157,10 @@ pub fn resolve_profile(gguf: &Gguf<'_>, named: Option<&str>) -> Result<(ModelPro
 }
 
 fn unique_fit(gguf: &Gguf<'_>, id: &Identity) -> Result<ModelProfile> {
+    // Every PROFILES name resolves (`spec::profile` looks the same list up).
     let mut fits: Vec<ModelProfile> = spec::PROFILES
         .iter()
-        .map(|(name, _)| spec::profile(name).expect("compiled-in profile"))
+        .filter_map(|(name, _)| spec::profile(name))
         .filter(|p| id.fits(p).is_ok())
         .collect();
     match fits.len() {
@@ -193,9 +194,17 @@ pub fn check_hparams(gguf: &Gguf<'_>, profile: &ModelProfile) -> Result<()> {
     let arch = gguf.architecture().unwrap_or(&profile.arch);
     for hp in &spec::mapping().profile_hparams {
         let key = format!("{arch}.{}", hp.key);
-        let expected = profile
-            .dim(&hp.dim)
-            .expect("profile_hparams name known dimensions (spec test)");
+        let Some(expected) = profile.dim(&hp.dim) else {
+            return Err(Error::new(
+                ErrorClass::InternalInvariant,
+                format!("spec/mapping.json profile_hparams {}", hp.key),
+                format!(
+                    "names dimension {} that profile {} lacks (a spec test keeps every \
+                     profile_hparam a dimension of every profile)",
+                    hp.dim, profile.name
+                ),
+            ));
+        };
         let kv = gguf.kv(&key).ok_or_else(|| {
             profile_err(
                 &key,

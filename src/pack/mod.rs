@@ -96,7 +96,13 @@ fn write_dense(p: &ModelProfile, g: &Gguf<'_>, rule: &Rule) -> Result<Vec<u8>> {
         }
         Produce::HeadRows { src } => dense::head_rows(p, g, g.require_tensor(src)?)?,
         Produce::Conv1d { src } => dense::conv1d(p, g, g.require_tensor(src)?)?,
-        Produce::TernaryRows { .. } => unreachable!("ternary rules are Job::Ternary"),
+        Produce::TernaryRows { .. } => {
+            return Err(Error::new(
+                ErrorClass::InternalInvariant,
+                rule.target.clone(),
+                "a ternary rule reached the dense writer (ternary rules are Job::Ternary)",
+            ))
+        }
     })
 }
 

@@ -161,7 +161,7 @@ pub fn plan_pack(gguf: &Gguf<'_>, template: &Artifact<'_>, opts: &PackOptions) -
         planned.push(planned_object, job);
     }
     check_template_complete(template, &produced)?;
-    planned.push_sign_objects(&facts.signs);
+    planned.push_sign_objects(&facts.signs)?;
     let identity = Identity {
         model_id: template.directory.identity.model_id.clone(),
         weights_id: mapping().weights_id.output.clone(),
@@ -187,9 +187,13 @@ impl Planned {
         self.jobs.push(job);
     }
 
-    fn push_sign_objects(&mut self, signs: &HadamardSigns) {
+    fn push_sign_objects(&mut self, signs: &HadamardSigns) -> Result<()> {
         let [sign_obj, width_obj] = &mapping().sign_objects[..] else {
-            unreachable!("spec/mapping.json has the two sign objects (spec test)")
+            return Err(Error::new(
+                ErrorClass::InternalInvariant,
+                "spec/mapping.json sign_objects",
+                "the packer writes exactly two sign objects (a spec test keeps the table so)",
+            ));
         };
         self.push(
             PlannedObject::tensor(
@@ -209,6 +213,7 @@ impl Planned {
             ),
             Job::Widths(signs.widths.clone()),
         );
+        Ok(())
     }
 }
 
@@ -268,7 +273,13 @@ fn plan_produced(
     facts: &SourceFacts,
     target: &TargetObject,
 ) -> Result<(PlannedObject, Job)> {
-    let rule = target.rule.clone().expect("produced objects have rules");
+    let rule = target.rule.clone().ok_or_else(|| {
+        Error::new(
+            ErrorClass::InternalInvariant,
+            target.name.clone(),
+            "a produced object without a rule",
+        )
+    })?;
     match &rule.produce {
         Produce::TernaryRows { parts } => plan_ternary(gguf, facts, target, parts),
         dense => {

@@ -56,9 +56,10 @@ fn geometry_checks(ternary: &[&TensorInfo<'_>]) -> Vec<Check> {
     let mut out = Vec::new();
     let mut shapes = std::collections::BTreeSet::new();
     for t in ternary {
-        let f = spec::get()
-            .ternary_format_for_ggml(&t.ggml.name)
-            .expect("filtered");
+        // The caller passes only ternary tensors; any other has no geometry to check.
+        let Some(f) = spec::get().ternary_format_for_ggml(&t.ggml.name) else {
+            continue;
+        };
         let (n, k) = (t.n_elements / t.ne[0], t.ne[0]);
         if shapes.insert((f.name.clone(), n, k)) {
             let r = row_split_geometry(f, n, k);
@@ -84,7 +85,16 @@ fn sample_checks(g: &Gguf<'_>, t: &TensorInfo<'_>) -> Result<Vec<Check>> {
     {
         let f = spec::get()
             .ternary_format_for_ggml(&t.ggml.name)
-            .expect("filtered");
+            .ok_or_else(|| {
+                crate::Error::new(
+                    crate::ErrorClass::InternalInvariant,
+                    t.name,
+                    format!(
+                        "sampled as ternary but {} is not a ternary format",
+                        t.ggml.name
+                    ),
+                )
+            })?;
         let layout = BlockLayout::for_format(f)?;
         let (n, k) = (t.n_elements / t.ne[0], t.ne[0]);
         let geom = row_split_geometry(f, n, k)?;

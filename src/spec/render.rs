@@ -452,12 +452,11 @@ pub fn region(name: &str) -> Option<String> {
                 .examples
                 .iter()
                 .map(|e| {
-                    let f = s
-                        .format(&e.format)
-                        .expect("geometry example names a format");
-                    let g = crate::geometry::row_split_geometry(f, e.shape[0], e.shape[1])
-                        .expect("geometry example has a valid shape");
-                    vec![
+                    // An example naming no format or an invalid shape renders no region
+                    // (`apply` then refuses the document naming it).
+                    let f = s.format(&e.format)?;
+                    let g = crate::geometry::row_split_geometry(f, e.shape[0], e.shape[1]).ok()?;
+                    Some(vec![
                         code(&e.format),
                         format!("[{}, {}]", e.shape[0], e.shape[1]),
                         g.k_pad.to_string(),
@@ -465,9 +464,9 @@ pub fn region(name: &str) -> Option<String> {
                         g.scale_offset.to_string(),
                         g.payload_bytes.to_string(),
                         cell(e.note.as_deref().unwrap_or("")),
-                    ]
+                    ])
                 })
-                .collect();
+                .collect::<Option<_>>()?;
             table(
                 &mut o,
                 &[
@@ -1199,7 +1198,14 @@ pub fn apply(doc: &str) -> Result<String, String> {
     for r in regions(doc)? {
         out.push_str(&doc[last..r.body.start]);
         out.push('\n');
-        out.push_str(&region(&r.name).expect("known region"));
+        let body = region(&r.name).ok_or_else(|| {
+            format!(
+                "region '{}' cannot be rendered (not a known region, or its table rows are \
+                 inconsistent)",
+                r.name
+            )
+        })?;
+        out.push_str(&body);
         out.push('\n');
         last = r.body.end;
     }
