@@ -60,6 +60,9 @@ pub fn decode_parallel_with(
     )
 }
 
+/// One worker's share of a parallel decode: its blocks and their output, taken once.
+type Chunk<'a> = std::sync::Mutex<Option<(&'a [u8], &'a mut [f32])>>;
+
 /// [`decode_parallel_with`] with the store kind given (`Auto` is resolved once for the whole
 /// output), so tests can force each kind on any CPU.
 pub(crate) fn decode_parallel_stored(
@@ -89,7 +92,7 @@ pub(crate) fn decode_parallel_stored(
     let (bb, be) = (codec.block_bytes(), codec.block_elems());
     // Every chunk is whole blocks with its matching output (checked above); worker `i` of the
     // pool takes chunk `i` (the calling thread the first: one spawn fewer per call).
-    let chunks: Vec<std::sync::Mutex<Option<(&[u8], &mut [f32])>>> = bytes
+    let chunks: Vec<Chunk<'_>> = bytes
         .chunks(per * bb)
         .zip(out.chunks_mut(per * be))
         .map(|c| std::sync::Mutex::new(Some(c)))
