@@ -1374,7 +1374,7 @@ pub fn regions(doc: &str) -> Result<Vec<Region>, String> {
 }
 
 fn region_known(name: &str) -> Option<&'static str> {
-    REGIONS.iter().copied().find(|r| *r == name)
+    RegionId::from_name(name).map(RegionId::name)
 }
 
 /// The document with every generated region re-rendered from the tables.
