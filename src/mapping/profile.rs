@@ -2,6 +2,7 @@
 //! that profile's. Used by the packer, unpack and the verifier alike, so it lives here and not
 //! in any of them.
 
+use crate::codec::TernaryType;
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{Gguf, Kv};
 use crate::spec::{self, ModelProfile};
@@ -245,36 +246,41 @@ fn check_hparam(kv: &Kv<'_>, want_type: &str, expected: u64, profile: &ModelProf
 /// The single ternary format of the file's tensors (PQ2_0 = 142 or PTQ1_0 = 143), or a
 /// mixed/absent error.
 pub fn ternary_format(g: &Gguf<'_>) -> Result<&'static crate::spec::NumericFormat> {
-    let mut found: Option<&str> = None;
+    ternary_type(g).map(TernaryType::format)
+}
+
+/// The one ternary type of `g`'s ternary tensors (`pack.mixed_ternary` when there are two, or
+/// none); [`ternary_format`] is its `.ninfer` format.
+pub fn ternary_type(g: &Gguf<'_>) -> Result<TernaryType> {
+    let mut found: Option<TernaryType> = None;
     for t in &g.tensors {
-        let Some(f) = spec::get().ternary_format_for_ggml(&t.ggml.name) else {
+        let Some(ty) = t.ternary_type() else {
             continue;
         };
         match found {
-            None => found = Some(&f.name),
-            Some(prev) if prev != f.name => {
+            None => found = Some(ty),
+            Some(prev) if prev != ty => {
                 return Err(Error::at(
                     ErrorClass::PackMixedTernary,
                     t.info_offset,
                     t.name,
-                    format!("{} is {} but earlier ternary tensors are {prev}: one artifact holds one ternary format", t.name, t.ggml.name),
+                    format!(
+                        "{} is {} but earlier ternary tensors are {}: one artifact holds one \
+                         ternary format",
+                        t.name,
+                        t.ggml.name,
+                        prev.format().name
+                    ),
                 ))
             }
             _ => {}
         }
     }
-    let name = found.ok_or_else(|| {
+    found.ok_or_else(|| {
         Error::new(
             ErrorClass::PackMixedTernary,
             "tensors",
             "no PQ2_0 (142) or PTQ1_0 (143) tensor in the GGUF",
-        )
-    })?;
-    spec::get().format(name).ok_or_else(|| {
-        Error::new(
-            ErrorClass::InternalInvariant,
-            "spec/formats.json",
-            format!("{name} is a ternary ggml type without a format entry"),
         )
     })
 }

@@ -232,9 +232,7 @@ fn check_weight_names(kv: &Kv<'_>, gguf: &Gguf<'_>, inverse: &[&str]) -> Result<
     for (i, name) in names.enumerate() {
         let why = match gguf.tensor(name) {
             None => Some("is not a tensor of this GGUF"),
-            Some(t) if spec::get().ternary_format_for_ggml(&t.ggml.name).is_none() => {
-                Some("is not a ternary tensor")
-            }
+            Some(t) if t.ternary_type().is_none() => Some("is not a ternary tensor"),
             Some(_) if inverse.contains(&name) => {
                 Some("is inverse-rotated (inverse_weight_names), not folded")
             }

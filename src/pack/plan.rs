@@ -6,6 +6,7 @@
 use super::hadamard_keys::{check_hadamard, HadamardSigns};
 use super::rows::{target_rows, RowRef};
 use super::source;
+use crate::codec::TernaryType;
 use crate::error::{Error, ErrorClass, Result};
 use crate::geometry::{row_split_geometry, RowSplitGeometry};
 use crate::gguf::{Gguf, TensorInfo};
@@ -351,9 +352,9 @@ fn check_ternary_part(
     object: &str,
     k: &mut Option<u64>,
 ) -> Result<()> {
-    let is_format = spec::get()
-        .ternary_format_for_ggml(&t.ggml.name)
-        .is_some_and(|f| f.name == format.name);
+    let is_format = t
+        .ternary_type()
+        .is_some_and(|ty| TernaryType::of_format(format) == Some(ty));
     if !is_format {
         return Err(Error::at(
             ErrorClass::PackMixedTernary,
@@ -410,9 +411,8 @@ fn check_source_tensors(
         }
         let ternary = want.kind == spec::TensorClass::Ternary;
         let fits = if ternary {
-            spec::get()
-                .ternary_format_for_ggml(&t.ggml.name)
-                .is_some_and(|f| f.name == format.name)
+            t.ternary_type()
+                .is_some_and(|ty| TernaryType::of_format(format) == Some(ty))
         } else {
             matches!(t.ggml.name.as_str(), "F32" | "F16" | "BF16")
         };
