@@ -30,17 +30,8 @@ use ninfer_ternary::codec::{simd, Codec};
 use std::hint::black_box;
 use std::time::Duration;
 
-/// Deterministic pseudo-random bytes (xorshift) so every run decodes the same data.
-fn random_bytes(n: usize, mut s: u64) -> Vec<u8> {
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s as u8
-        })
-        .collect()
-}
+mod common;
+use common::{group, random_bytes};
 
 /// A slab of `elems` weights in codec `c` with finite, realistic scales (f16 ~0.01) where the
 /// codec has a block scale (plain types: the random bytes as they are).
@@ -80,17 +71,6 @@ const TERNARY: [Codec; 5] = [
     Codec::Tq1_0,
     Codec::Tq2_0,
 ];
-
-fn group<'a>(
-    cr: &'a mut Criterion,
-    name: &str,
-) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
-    let mut g = cr.benchmark_group(name);
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1));
-    g
-}
 
 /// Every ternary codec × size × SIMD path this CPU runs (forced with `simd::decode_with`),
 /// the scalar reference at l2, and the whole slab over every core (`decode_parallel`) at l3 and

@@ -17,30 +17,9 @@ use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criteri
 use ninfer_ternary::spec::HeadTiling;
 use ninfer_ternary::synth::model::TernaryType;
 use std::hint::black_box;
-use std::time::Duration;
 
-/// Deterministic pseudo-random bytes (xorshift).
-fn random_bytes(n: usize, mut s: u64) -> Vec<u8> {
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s as u8
-        })
-        .collect()
-}
-
-fn group<'a>(
-    cr: &'a mut Criterion,
-    name: &str,
-) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
-    let mut g = cr.benchmark_group(name);
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1));
-    g
-}
+mod common;
+use common::{group, random_bytes};
 
 fn profile(name: &str) -> ninfer_ternary::spec::ModelProfile {
     ninfer_ternary::spec::profile(name).expect("built-in profile")
@@ -169,10 +148,11 @@ fn verify_gates(cr: &mut Criterion) {
     use ninfer_ternary::ninfer::Artifact;
     use ninfer_ternary::spec::GateStep;
     use ninfer_ternary::verify::{self, rows::Blocks, Ctx, Options};
-    let p = profile("bonsai-nano");
-    let tpl = ninfer_ternary::synth::template::template_bytes(&p).expect("template");
-    let src = ninfer_ternary::synth::model::model_bytes(&p, TernaryType::Ptq1_0, 1).expect("gguf");
-    let art = ninfer_ternary::pack::pack_bytes(&src, &tpl, &Default::default()).expect("pack");
+    let ninfer_ternary_testkit::nano::Fixture {
+        gguf: src,
+        template: tpl,
+        artifact: art,
+    } = ninfer_ternary_testkit::nano::packed(TernaryType::Ptq1_0, 1);
     let dumps = tempfile::tempdir().expect("temp dir");
     let a = Artifact::parse(&art).expect("artifact");
     verify::dumps::write_reference(&a, dumps.path(), None, 0, Default::default()).expect("dumps");

@@ -131,6 +131,44 @@ pub fn workers<R: Send>(
     })
 }
 
+/// Runs `main()` on the calling thread while up to `helpers` threads (spare threads of
+/// `budget`, started by `builder()`) run `helper(i)`, `i` in `1..=started`; returns `main`'s
+/// result once every helper has ended. A spawn the OS refuses gives its thread back and runs
+/// its `helper` on the calling thread after `main` (so `main` must not wait for helpers to
+/// make progress it cannot make itself). A helper's panic is resumed on the calling thread.
+pub fn with_helpers<R>(
+    budget: &Budget,
+    helpers: usize,
+    builder: impl Fn() -> std::thread::Builder,
+    helper: impl Fn(usize) + Sync,
+    main: impl FnOnce() -> R,
+) -> R {
+    let n = budget.take(helpers);
+    let helper = &helper;
+    std::thread::scope(|s| {
+        let spawned: Vec<_> = (1..=n)
+            .map(|i| {
+                let permit = Permit(budget);
+                builder()
+                    .spawn_scoped(s, move || {
+                        let _permit = permit;
+                        helper(i)
+                    })
+                    .ok()
+                // A refused spawn drops its closure, and with it the permit.
+            })
+            .collect();
+        let out = main();
+        for (k, h) in spawned.into_iter().enumerate() {
+            match h {
+                Some(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                None => helper(k + 1),
+            }
+        }
+        out
+    })
+}
+
 /// `f` over contiguous sub-ranges of `range` (at most `want` of them, none under `min_len`
 /// long unless there is only one), concatenated in range order: the output is `f(range)`'s.
 pub fn ranges_with<T: Send>(
@@ -214,6 +252,35 @@ mod tests {
         );
         assert!(peak.load(Ordering::SeqCst) <= 7);
         assert_eq!(b.spare(), 6, "every thread given back");
+    }
+
+    #[test]
+    fn helpers_run_beside_main_and_refused_ones_after_it() {
+        let b = Budget::new(3);
+        let ran = std::sync::Mutex::new(Vec::new());
+        let r = with_helpers(
+            &b,
+            2,
+            std::thread::Builder::new,
+            |i| ran.lock().unwrap().push(i),
+            || 7,
+        );
+        assert_eq!(r, 7);
+        let mut got = ran.lock().unwrap().clone();
+        got.sort();
+        assert_eq!(got, vec![1, 2]);
+        assert_eq!(b.spare(), 2, "every helper's thread given back");
+        // Refused spawns: the helpers still run, on the calling thread, after main.
+        let order = std::sync::Mutex::new(Vec::new());
+        with_helpers(
+            &b,
+            2,
+            refused,
+            |i| order.lock().unwrap().push(i),
+            || order.lock().unwrap().push(0),
+        );
+        assert_eq!(*order.lock().unwrap(), vec![0, 1, 2]);
+        assert_eq!(b.spare(), 2);
     }
 
     #[test]

@@ -112,27 +112,7 @@ enum Command {
         force: bool,
     },
     /// Pack a ternary GGUF into a folded-ternary .ninfer, mapped onto a groupwise-int template.
-    Pack {
-        /// The source GGUF (PQ2_0 or PTQ1_0).
-        #[arg(long)]
-        gguf: PathBuf,
-        /// The groupwise-int v2 template.
-        #[arg(long)]
-        template: Option<PathBuf>,
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-        /// Produce only these layers (comma-separated, a filter over the layers the GGUF holds).
-        #[arg(long)]
-        layers: Option<String>,
-        /// The model profile by name (reduced GGUFs whose hparams do not identify it).
-        #[arg(long)]
-        profile: Option<String>,
-        /// Pre-flight only: geometry, byte round trip, decode equality, scale plausibility.
-        #[arg(long)]
-        check: bool,
-        #[arg(long)]
-        force: bool,
-    },
+    Pack(pack_cmd::PackArgs),
     /// Losslessness proof: rebuild every ternary GGUF tensor from the artifact and compare.
     Unpack {
         artifact: PathBuf,
@@ -273,23 +253,7 @@ pub fn main() -> ExitCode {
             output,
             force,
         } => synth_cmd::oracle(seed, &output, force),
-        Command::Pack {
-            gguf,
-            template,
-            output,
-            layers,
-            profile,
-            check,
-            force,
-        } => pack_cmd::pack(
-            &gguf,
-            template.as_deref(),
-            output.as_deref(),
-            layers.as_deref(),
-            profile.as_deref(),
-            check,
-            force,
-        ),
+        Command::Pack(args) => pack_cmd::pack(args),
         Command::Unpack {
             artifact,
             gguf,

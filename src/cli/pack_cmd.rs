@@ -5,7 +5,7 @@ use crate::ninfer::Artifact;
 use crate::pack::{self, PackOptions};
 use crate::text::escape;
 use anyhow::Context;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -29,43 +29,65 @@ pub fn parse_layers(layers: Option<&str>) -> crate::Result<Option<Vec<u64>>> {
         .transpose()
 }
 
-pub fn pack(
-    gguf: &Path,
-    template: Option<&Path>,
-    output: Option<&Path>,
-    layers: Option<&str>,
-    profile: Option<&str>,
-    check: bool,
-    force: bool,
-) -> anyhow::Result<ExitCode> {
+// The arguments of `pack` (the subcommand's help text is the `Command::Pack` doc comment).
+#[derive(clap::Args, Debug)]
+pub struct PackArgs {
+    /// The source GGUF (PQ2_0 or PTQ1_0).
+    #[arg(long)]
+    pub gguf: PathBuf,
+    /// The groupwise-int v2 template.
+    #[arg(long)]
+    pub template: Option<PathBuf>,
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Produce only these layers (comma-separated, a filter over the layers the GGUF holds).
+    #[arg(long)]
+    pub layers: Option<String>,
+    /// The model profile by name (reduced GGUFs whose hparams do not identify it).
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Pre-flight only: geometry, byte round trip, decode equality, scale plausibility.
+    #[arg(long)]
+    pub check: bool,
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `pack`: maps, parses and plans the GGUF and template once (the plan sizes the progress
+/// bar), then writes.
+pub fn pack(args: PackArgs) -> anyhow::Result<ExitCode> {
+    let PackArgs {
+        gguf,
+        template,
+        output,
+        layers,
+        profile,
+        check,
+        force,
+    } = args;
     let opts = PackOptions {
-        layers: parse_layers(layers)?,
-        profile: profile.map(str::to_string),
+        layers: parse_layers(layers.as_deref())?,
+        profile,
     };
     if check {
-        return preflight(gguf, &opts);
+        return preflight(&gguf, &opts);
     }
     let template =
         template.context("--template is required (the groupwise-int template to map onto)")?;
     let output = output.context("-o/--output is required")?;
-    super::check_output(output, force, &[gguf, template])?;
-    let total = {
-        let gm = crate::fsio::map_file(gguf)?;
-        let tm = crate::fsio::map_file(template)?;
-        let g = gguf::parse(&gm, Mode::Strict)?;
-        let t = Artifact::parse(&tm)?;
-        let plan = pack::plan_pack(&g, &t, &opts)?;
-        crate::ninfer::writer::file_size(&plan.directory)
-    };
+    super::check_output(&output, force, &[&gguf, &template])?;
+    let inputs = pack::PackInputs::map(&gguf, &template)?;
+    let packer = pack::Packer::open(&inputs, &opts)?;
+    let total = packer.size();
     let bar = super::progress_bar(total, "pack");
     let t0 = Instant::now();
-    let dir = pack::pack_file(gguf, template, output, &opts, &mut |n| bar.inc(n))?;
+    let dir = packer.write(&output, &mut |n| bar.inc(n))?;
     bar.finish_and_clear();
     let secs = t0.elapsed().as_secs_f64();
     let ternary = dir
         .objects
         .iter()
-        .filter(|o| o.format_layout().is_some_and(|(f, _)| f.ends_with("_G128")))
+        .filter(|o| o.ternary_type().is_some())
         .count();
     println!(
         "packed {} -> {}: {} objects ({} ternary), {} bytes, weights_id {} in {:.2}s ({:.0} MB/s)",
@@ -146,7 +168,13 @@ pub fn unpack(
             w.kv(kv.key, kv.value.to_owned_value());
         }
         for (name, _) in &rebuilt {
-            let t = g.tensor(name).expect("rebuilt from the GGUF's names");
+            let t = g.tensor(name).ok_or_else(|| {
+                crate::Error::new(
+                    crate::ErrorClass::InternalInvariant,
+                    name.clone(),
+                    "a rebuilt tensor the GGUF does not name",
+                )
+            })?;
             w.tensor(name, t.dims(), t.type_id)?;
         }
         let data: Vec<&[u8]> = rebuilt.iter().map(|(_, b)| b.as_slice()).collect();

@@ -275,17 +275,26 @@ macro_rules! staged_codec {
 
         /// Portable fast decode: each stage is a fixed-width loop the compiler vectorises.
         pub(crate) fn decode_rows_scalar(bytes: &[u8], out: &mut [f32]) {
-            for (blk, o) in bytes
-                .chunks_exact(BLOCK_BYTES)
-                .zip(out.chunks_exact_mut(BLOCK_ELEMS))
-            {
-                let blk: &Block = blk.try_into().unwrap();
+            let (blocks, _) = bytes.as_chunks::<BLOCK_BYTES>();
+            let (outs, _) = out.as_chunks_mut::<BLOCK_ELEMS>();
+            for (blk, o) in blocks.iter().zip(outs) {
                 let d = f16_to_f32(scale_bits(blk));
+                // Cannot fail: BLOCK_BYTES = W1 + W2 + WH + 2, so every split below is in
+                // range and the compiler folds the checks away.
+                let Some((q1, rest)) = blk.split_first_chunk::<W1>() else {
+                    continue;
+                };
+                let Some((q2, rest)) = rest.split_first_chunk::<W2>() else {
+                    continue;
+                };
+                let Some(qh) = rest.first_chunk::<WH>() else {
+                    continue;
+                };
                 let (s1, rest) = o.split_at_mut(5 * W1);
                 let (s2, s3) = rest.split_at_mut(5 * W2);
-                decode_stage::<W1, 5>(blk[..W1].try_into().unwrap(), d, s1);
-                decode_stage::<W2, 5>(blk[W1..W1 + W2].try_into().unwrap(), d, s2);
-                decode_stage::<WH, 4>(blk[QS_BYTES..SCALE_OFFSET].try_into().unwrap(), d, s3);
+                decode_stage::<W1, 5>(q1, d, s1);
+                decode_stage::<W2, 5>(q2, d, s2);
+                decode_stage::<WH, 4>(qh, d, s3);
             }
         }
     };

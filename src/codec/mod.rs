@@ -507,22 +507,13 @@ impl Codec {
             }
             Codec::Bf16 => blocks
                 .for_each(|(o, v)| o.copy_from_slice(&direct::f32_to_bf16(v[0]).to_le_bytes())),
-            Codec::Q8_0 => blocks
-                .for_each(|(o, v)| o.copy_from_slice(&q8_0::quantize_block(v.try_into().unwrap()))),
-            Codec::Pq2_0 => blocks.for_each(|(o, v)| {
-                o.copy_from_slice(&pq2::quantize_block::<128, 34>(v.try_into().unwrap()))
-            }),
-            Codec::Q2_0G64 => blocks.for_each(|(o, v)| {
-                o.copy_from_slice(&pq2::quantize_block::<64, 18>(v.try_into().unwrap()))
-            }),
-            Codec::Ptq1_0 => blocks
-                .for_each(|(o, v)| o.copy_from_slice(&ptq1::quantize_block(v.try_into().unwrap()))),
-            Codec::Tq1_0 => blocks
-                .for_each(|(o, v)| o.copy_from_slice(&tq1::quantize_block(v.try_into().unwrap()))),
-            Codec::Tq2_0 => blocks
-                .for_each(|(o, v)| o.copy_from_slice(&tq2::quantize_block(v.try_into().unwrap()))),
-            Codec::Q1_0 => blocks
-                .for_each(|(o, v)| o.copy_from_slice(&q1_0::quantize_block(v.try_into().unwrap()))),
+            Codec::Q8_0 => each_quant(x, out, q8_0::quantize_block),
+            Codec::Pq2_0 => each_quant(x, out, pq2::quantize_block::<128, 34>),
+            Codec::Q2_0G64 => each_quant(x, out, pq2::quantize_block::<64, 18>),
+            Codec::Ptq1_0 => each_quant(x, out, ptq1::quantize_block),
+            Codec::Tq1_0 => each_quant(x, out, tq1::quantize_block),
+            Codec::Tq2_0 => each_quant(x, out, tq2::quantize_block),
+            Codec::Q1_0 => each_quant(x, out, q1_0::quantize_block),
             Codec::I32 | Codec::Q2_0sPlanar => {
                 return Err(Error::new(
                     ErrorClass::CodecUnsupported,
@@ -596,12 +587,24 @@ pub(crate) fn each_block<const B: usize, const E: usize>(
     out: &mut [f32],
     f: fn(&[u8; B], &mut [f32; E]),
 ) {
-    for (blk, o) in bytes.chunks_exact(B).zip(out.chunks_exact_mut(E)) {
-        // chunks_exact guarantees both lengths.
-        f(
-            blk.try_into().expect("exact chunk"),
-            o.try_into().expect("exact chunk"),
-        );
+    let (blocks, _) = bytes.as_chunks::<B>();
+    let (outs, _) = out.as_chunks_mut::<E>();
+    for (blk, o) in blocks.iter().zip(outs) {
+        f(blk, o);
+    }
+}
+
+/// Runs a per-block reference quantizer over whole blocks (lengths are checked by the callers;
+/// a trailing partial block on either side is not touched).
+fn each_quant<const E: usize, const B: usize>(
+    x: &[f32],
+    out: &mut [u8],
+    f: fn(&[f32; E]) -> [u8; B],
+) {
+    let (vs, _) = x.as_chunks::<E>();
+    let (os, _) = out.as_chunks_mut::<B>();
+    for (o, v) in os.iter_mut().zip(vs) {
+        *o = f(v);
     }
 }
 

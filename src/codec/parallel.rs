@@ -1,5 +1,7 @@
-//! Whole-tensor decode on every core: block-aligned chunks, one scoped thread each, every
-//! chunk through the same fast decoder as [`Codec::decode`] (so the output is the same bytes).
+//! Whole-tensor decode on every core: block-aligned chunks, one [`crate::pool::workers`] worker
+//! each (the calling thread the first; a spawn the OS refuses runs its chunk on the calling
+//! thread), every chunk through the same fast decoder as [`Codec::decode`] (so the output is
+//! the same bytes).
 
 use super::{simd, Codec};
 use crate::error::Result;
@@ -58,6 +60,9 @@ pub fn decode_parallel_with(
     )
 }
 
+/// One worker's share of a parallel decode: its blocks and their output, taken once.
+type Chunk<'a> = std::sync::Mutex<Option<(&'a [u8], &'a mut [f32])>>;
+
 /// [`decode_parallel_with`] with the store kind given (`Auto` is resolved once for the whole
 /// output), so tests can force each kind on any CPU.
 pub(crate) fn decode_parallel_stored(
@@ -85,23 +90,26 @@ pub(crate) fn decode_parallel_stored(
     }
     let per = blocks.div_ceil(threads);
     let (bb, be) = (codec.block_bytes(), codec.block_elems());
-    std::thread::scope(|s| {
-        let mut chunks = bytes.chunks(per * bb).zip(out.chunks_mut(per * be));
-        // The calling thread decodes the first chunk itself: one spawn fewer per call.
-        let first = chunks.next();
-        let handles: Vec<_> = chunks
-            .map(|(src, dst)| {
-                s.spawn(move || simd::decode_blocks_stored(codec, path, stores, src, dst))
-            })
-            .collect();
-        if let Some((src, dst)) = first {
-            simd::decode_blocks_stored(codec, path, stores, src, dst);
-        }
-        // Every chunk is whole blocks with its matching output (checked above).
-        for h in handles {
-            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        }
-    });
+    // Every chunk is whole blocks with its matching output (checked above); worker `i` of the
+    // pool takes chunk `i` (the calling thread the first: one spawn fewer per call).
+    let chunks: Vec<Chunk<'_>> = bytes
+        .chunks(per * bb)
+        .zip(out.chunks_mut(per * be))
+        .map(|c| std::sync::Mutex::new(Some(c)))
+        .collect();
+    crate::pool::workers(
+        &crate::pool::Budget::new(chunks.len()),
+        chunks.len(),
+        std::thread::Builder::new,
+        |i, _| {
+            let chunk = chunks
+                .get(i)
+                .and_then(|c| c.lock().unwrap_or_else(|p| p.into_inner()).take());
+            if let Some((src, dst)) = chunk {
+                simd::decode_blocks_stored(codec, path, stores, src, dst);
+            }
+        },
+    );
     Ok(())
 }
 
@@ -141,20 +149,17 @@ where
         return decode(rows);
     }
     let per = n_rows.div_ceil(threads);
-    let parts: Vec<Result<Vec<f32>>> = std::thread::scope(|s| {
-        let decode = &decode;
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let a = rows.start + (t * per).min(n_rows);
-                let b = rows.start + ((t + 1) * per).min(n_rows);
-                s.spawn(move || decode(a..b))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
+    let parts: Vec<Result<Vec<f32>>> = crate::pool::workers(
+        &crate::pool::Budget::new(threads as usize),
+        threads as usize,
+        std::thread::Builder::new,
+        |t, _| {
+            let t = t as u64;
+            let a = rows.start + (t * per).min(n_rows);
+            let b = rows.start + ((t + 1) * per).min(n_rows);
+            decode(a..b)
+        },
+    );
     let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
     let total = parts.iter().map(Vec::len).sum();
     let mut out = Vec::new();

@@ -5,7 +5,7 @@
 //! tables cannot drift apart.
 
 use super::Codec;
-use crate::spec::GgmlType;
+use crate::spec::{GgmlType, NumericFormat};
 use std::sync::OnceLock;
 
 /// A ternary GGUF format that this suite writes and transcodes.
@@ -34,12 +34,16 @@ impl TernaryType {
     /// test keeps it so.
     pub fn ggml(self) -> &'static GgmlType {
         let name = self.codec().name();
-        crate::spec::get()
+        // cannot fire: `spec/ggml_types.json` is compiled in and the unit test of this module
+        // checks that each TernaryType's codec names exactly one `types` entry.
+        #[allow(clippy::panic)]
+        let t = crate::spec::get()
             .ggml
             .types
             .iter()
             .find(|t| t.codec.as_deref() == Some(name))
-            .unwrap_or_else(|| panic!("spec/ggml_types.json has no type with codec {name}"))
+            .unwrap_or_else(|| panic!("spec/ggml_types.json has no type with codec {name}"));
+        t
     }
 
     /// The GGUF type id (142 / 143 in the table).
@@ -63,6 +67,33 @@ impl TernaryType {
         TernaryType::ALL
             .into_iter()
             .find(|ty| ty.ggml().id == t.id && ty.ggml().name == t.name)
+    }
+
+    /// The `.ninfer` numeric format (the `spec/formats.json` row, `PQ2_0_G128` /
+    /// `PTQ1_0_G128`) whose planes hold this type's blocks.
+    pub fn format(self) -> &'static NumericFormat {
+        let name = self.name();
+        // cannot fire: spec/formats.json is compiled in and the unit test
+        // `every_type_has_one_ninfer_format_and_back` looks every TernaryType's format up.
+        #[allow(clippy::panic)]
+        let f = crate::spec::get()
+            .ternary_format_for_ggml(name)
+            .unwrap_or_else(|| panic!("spec/formats.json has no ternary format of {name}"));
+        f
+    }
+
+    /// The ternary type a `.ninfer` numeric format holds (`None` for every other format).
+    pub fn of_format(f: &NumericFormat) -> Option<TernaryType> {
+        let t = f.ternary.as_ref()?;
+        TernaryType::ALL
+            .into_iter()
+            .find(|ty| ty.name() == t.ggml_type)
+    }
+
+    /// [`Self::of_format`] by registry name (`PQ2_0_G128`), as a directory's `format` spells
+    /// it; `None` for a name the registry lacks or a non-ternary format.
+    pub fn of_format_name(name: &str) -> Option<TernaryType> {
+        crate::spec::get().format(name).and_then(Self::of_format)
     }
 
     /// The other ternary format (the target of a transcode).
@@ -107,8 +138,10 @@ impl clap::ValueEnum for TernaryType {
     }
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        // Every ternary type has its table name first (see `cli_spellings`); an empty list
+        // would only hide the value from `--help`.
         let [name, aliases @ ..] = self.cli_spellings() else {
-            unreachable!("every ternary type has its table name")
+            return None;
         };
         Some(
             clap::builder::PossibleValue::new(name.as_str())
@@ -179,5 +212,20 @@ mod tests {
             .ggml_type_named("Q2_0_PRISM_LEGACY")
             .unwrap();
         assert_eq!(TernaryType::of_ggml(legacy), None);
+    }
+
+    #[test]
+    fn every_type_has_one_ninfer_format_and_back() {
+        for ty in TernaryType::ALL {
+            let f = ty.format();
+            assert_eq!(TernaryType::of_format(f), Some(ty));
+            assert_eq!(TernaryType::of_format_name(&f.name), Some(ty));
+        }
+        assert_eq!(TernaryType::Pq2_0.format().name, "PQ2_0_G128");
+        assert_eq!(TernaryType::Ptq1_0.format().name, "PTQ1_0_G128");
+        // Non-ternary formats and unknown names are no ternary type.
+        assert_eq!(TernaryType::of_format_name("BF16"), None);
+        assert_eq!(TernaryType::of_format_name("Q4G64_F16S"), None);
+        assert_eq!(TernaryType::of_format_name("PQ2_0"), None);
     }
 }

@@ -75,14 +75,13 @@ pub(crate) fn decode_rows_on(path: super::simd::Path, bytes: &[u8], out: &mut [f
 
 /// Portable fast decode: per half, per bit pair, 32 contiguous outputs from 32 contiguous bytes.
 pub(crate) fn decode_rows_scalar(bytes: &[u8], out: &mut [f32]) {
-    for (blk, o) in bytes
-        .chunks_exact(BLOCK_BYTES)
-        .zip(out.chunks_exact_mut(BLOCK_ELEMS))
-    {
-        let blk: &Block = blk.try_into().unwrap();
+    let (blocks, _) = bytes.as_chunks::<BLOCK_BYTES>();
+    let (outs, _) = out.as_chunks_mut::<BLOCK_ELEMS>();
+    for (blk, o) in blocks.iter().zip(outs) {
         let d = f16_to_f32(scale_bits(blk));
-        for h in 0..2 {
-            let qs: &[u8; 32] = blk[h * 32..h * 32 + 32].try_into().unwrap();
+        // The two 32-byte halves of qs (the block's last two bytes are d).
+        let (halves, _) = blk.as_chunks::<32>();
+        for (h, qs) in halves.iter().take(2).enumerate() {
             for l in 0..4 {
                 let o = &mut o[h * 128 + l * 32..h * 128 + l * 32 + 32];
                 for m in 0..32 {

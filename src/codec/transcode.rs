@@ -26,11 +26,10 @@ pub fn pq2_to_ptq1_block(
 pub fn ptq1_to_pq2_into(bytes: &[u8], out: &mut [u8]) -> Result<()> {
     let n = Codec::Ptq1_0.blocks_in(bytes.len())?;
     check_out(Codec::Pq2_0, n, out.len())?;
-    for (src, dst) in bytes
-        .chunks_exact(ptq1::BLOCK_BYTES)
-        .zip(out.chunks_exact_mut(pq2::PQ2_0_BYTES))
-    {
-        dst.copy_from_slice(&ptq1_to_pq2_block(src.try_into().unwrap()));
+    let (srcs, _) = bytes.as_chunks::<{ ptq1::BLOCK_BYTES }>();
+    let (dsts, _) = out.as_chunks_mut::<{ pq2::PQ2_0_BYTES }>();
+    for (src, dst) in srcs.iter().zip(dsts) {
+        *dst = ptq1_to_pq2_block(src);
     }
     Ok(())
 }
@@ -46,13 +45,11 @@ pub fn pq2_to_ptq1_into(bytes: &[u8], out: &mut [u8]) -> Result<()> {
 pub fn pq2_to_ptq1_into_at(bytes: &[u8], out: &mut [u8], first_block: usize) -> Result<()> {
     let n = Codec::Pq2_0.blocks_in(bytes.len())?;
     check_out(Codec::Ptq1_0, n, out.len())?;
-    for (i, (src, dst)) in bytes
-        .chunks_exact(pq2::PQ2_0_BYTES)
-        .zip(out.chunks_exact_mut(ptq1::BLOCK_BYTES))
-        .enumerate()
-    {
-        match pq2_to_ptq1_block(src.try_into().unwrap()) {
-            Ok(b) => dst.copy_from_slice(&b),
+    let (srcs, _) = bytes.as_chunks::<{ pq2::PQ2_0_BYTES }>();
+    let (dsts, _) = out.as_chunks_mut::<{ ptq1::BLOCK_BYTES }>();
+    for (i, (src, dst)) in srcs.iter().zip(dsts).enumerate() {
+        match pq2_to_ptq1_block(src) {
+            Ok(b) => *dst = b,
             Err(j) => {
                 let i = first_block.saturating_add(i);
                 let off = (i as u64)

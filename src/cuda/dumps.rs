@@ -6,7 +6,8 @@
 //! verifier's `engine_oracles` and `embedding` gates then judge these dumps.
 //! Only index shuffling (the ssm_out gather) and exact sign flips run on the host.
 
-use anyhow::{anyhow, bail, Result};
+use crate::codec::TernaryType;
+use crate::error::{Error, ErrorClass, Result};
 use std::path::Path;
 
 use super::abi::{ceil_div, KernelClass, Launch, LaunchArg};
@@ -37,13 +38,46 @@ fn out(elems: usize) -> LaunchArg {
 
 fn run(src: &str, entry: &str, class: KernelClass, l: Launch) -> Result<Vec<f32>> {
     let text = sources::builtin_resolved(src)?;
-    Ok(device::launch_once(&text, entry, class, &l)?)
+    device::launch_once(&text, entry, class, &l)
+}
+
+/// A failure of the verify layer (dump manifests and arrays, artifact rows, the rotation) as a
+/// crate error: the first crate error in its chain keeps its class, offset and field, with the
+/// outer context prepended to its detail; a chain without one is `class` naming `field`.
+/// (Any error type that derefs to its `dyn Error` chain, as the verify layer's does.)
+fn lower<E>(class: ErrorClass, field: &str) -> impl FnOnce(E) -> Error + '_
+where
+    E: AsRef<dyn std::error::Error + Send + Sync>,
+{
+    move |e| {
+        let mut context = Vec::new();
+        let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e.as_ref());
+        while let Some(c) = cur {
+            if let Some(inner) = c.downcast_ref::<Error>() {
+                let mut inner = inner.clone();
+                if !context.is_empty() {
+                    inner.detail = format!("{}: {}", context.join(": "), inner.detail);
+                }
+                return inner;
+            }
+            context.push(c.to_string());
+            cur = c.source();
+        }
+        Error::new(class, field, context.join(": "))
+    }
 }
 
 /// `y = H_B(s ⊙ x)` on the GPU, x token-major [t][k].
 fn rotate(x: &[f32], signs: &[f32], k: usize, t: usize, block: usize) -> Result<Vec<f32>> {
     if block == 0 || block > 1024 || k % block != 0 {
-        bail!("width {k} and Hadamard block {block}: the kernel needs block <= 1024 dividing k");
+        return Err(Error::new(
+            ErrorClass::CliUsage,
+            "--device cuda",
+            format!(
+                "width {k} and Hadamard block {block}: the hadamard_rotate kernel needs a block \
+                 <= 1024 dividing the width"
+            ),
+        ));
     }
     let l = Launch {
         grid: [(k / block) as u32, t as u32, 1],
@@ -67,16 +101,15 @@ fn rotate(x: &[f32], signs: &[f32], k: usize, t: usize, block: usize) -> Result<
 }
 
 /// Rows of a ternary object decoded on the GPU (ggml blocks reassembled from the planes).
-fn decode_rows(rows: &mut ArtifactRows<'_>, ids: &[u64], fmt: &str) -> Result<Vec<f32>> {
+fn decode_rows(rows: &mut ArtifactRows<'_>, ids: &[u64], ty: TernaryType) -> Result<Vec<f32>> {
     let k = rows.view.geom.k as usize;
     let mut blocks = Vec::new();
     for &id in ids {
         blocks.extend_from_slice(rows.ggml_row(id));
     }
-    let (entry, qk) = match fmt {
-        "PQ2_0_G128" => ("ref_dequantize_pq2_0", 128),
-        "PTQ1_0_G128" => ("ref_dequantize_ptq1_0", 128),
-        _ => bail!("no dequantize kernel for {fmt}"),
+    let (entry, qk) = match ty {
+        TernaryType::Pq2_0 => ("ref_dequantize_pq2_0", 128),
+        TernaryType::Ptq1_0 => ("ref_dequantize_ptq1_0", 128),
     };
     let bpr = rows.view.geom.k_pad as usize / qk;
     let l = Launch {
@@ -98,7 +131,9 @@ fn decode_rows(rows: &mut ArtifactRows<'_>, ids: &[u64], fmt: &str) -> Result<Ve
 fn inverse(rot: &Rotation, z: &[f32], k: usize, t: usize) -> Result<Vec<f32>> {
     let ones = vec![1f32; k];
     let hz = rotate(z, &ones, k, t, rot.block)?;
-    let s = rot.signs_for(k, false)?;
+    let s = rot
+        .signs_for(k, false)
+        .map_err(lower(ErrorClass::VerifyInput, "prism.hadamard.sign_values"))?;
     Ok(hz
         .chunks(k)
         .flat_map(|r| {
@@ -114,10 +149,16 @@ fn inverse(rot: &Rotation, z: &[f32], k: usize, t: usize) -> Result<Vec<f32>> {
 fn matvec(rows: &ArtifactRows<'_>, u: &[f32], t: usize) -> Result<Vec<f32>> {
     let v = &rows.view;
     let g = v.geom;
-    let entry = match v.format.name.as_str() {
-        "PQ2_0_G128" => "ref_mul_mat_vec_planes_pq2_0_g128",
-        "PTQ1_0_G128" => "ref_mul_mat_vec_planes_ptq1_0_g128",
-        f => bail!("no planes kernel for {f}"),
+    let entry = match TernaryType::of_format(v.format) {
+        Some(TernaryType::Pq2_0) => "ref_mul_mat_vec_planes_pq2_0_g128",
+        Some(TernaryType::Ptq1_0) => "ref_mul_mat_vec_planes_ptq1_0_g128",
+        None => {
+            return Err(Error::new(
+                ErrorClass::CliUsage,
+                "--device cuda",
+                format!("no reference planes kernel for format {}", v.format.name),
+            ))
+        }
     };
     let (n, k, kp) = (g.n as usize, g.k as usize, g.k_pad as usize);
     let mut y = Vec::with_capacity(n * t);
@@ -153,56 +194,83 @@ fn matvec(rows: &ArtifactRows<'_>, u: &[f32], t: usize) -> Result<Vec<f32>> {
 /// Returns the number of files recomputed.
 pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
     device::available()?;
-    let p = crate::verify::profile_for_artifact(a)?;
-    let format = crate::verify::artifact_format(a).ok_or_else(|| anyhow!("no ternary object"))?;
-    let blocks = Blocks::for_format(format)?;
-    let rot = Rotation::from_artifact(a, &p)?;
+    let p = crate::verify::profile_for_artifact(a)
+        .map_err(lower(ErrorClass::VerifyInput, "artifact"))?;
+    let format = crate::verify::artifact_format(a).ok_or_else(|| {
+        Error::new(
+            ErrorClass::VerifyInput,
+            "artifact",
+            "holds no ternary object (the device dumps decode one)",
+        )
+    })?;
+    let ty = TernaryType::of_format(format).ok_or_else(|| {
+        Error::new(
+            ErrorClass::CliUsage,
+            "--device cuda",
+            format!("no reference dequantize kernel for format {}", format.name),
+        )
+    })?;
+    let blocks =
+        Blocks::for_format(format).map_err(lower(ErrorClass::VerifyInput, &format.name))?;
+    let rot = Rotation::from_artifact(a, &p).map_err(lower(ErrorClass::VerifyInput, "artifact"))?;
     let spec = crate::spec::dumps();
-    let open =
-        |name: &str| -> Result<ArtifactRows<'_>> { ArtifactRows::new(a.row_split(name)?, blocks) };
+    let open = |name: &str| -> Result<ArtifactRows<'_>> {
+        ArtifactRows::new(a.row_split(name)?, blocks).map_err(lower(ErrorClass::VerifyInput, name))
+    };
     let mut done = 0;
     // Embedding: h = s ⊙ (H · decode(token_embedding[id])).
     let edir = dir.join("embedding");
-    let em: EmbeddingManifest = read_manifest(&edir, &spec.embedding.manifest)?;
+    let em: EmbeddingManifest = read_manifest(&edir, &spec.embedding.manifest)
+        .map_err(lower(ErrorClass::DumpFormat, &spec.embedding.manifest))?;
     let ids: Vec<u64> = read_i32s(
         &crate::fsio::read_input(&edir.join(&em.tokens_file))?,
         "tokens",
         em.tokens,
-    )?
+    )
+    .map_err(lower(ErrorClass::DumpFormat, &em.tokens_file))?
     .into_iter()
     .map(|v| v as u64)
     .collect();
     let mut rows = open(&em.object)?;
-    let z = decode_rows(&mut rows, &ids, &format.name)?;
+    let z = decode_rows(&mut rows, &ids, ty)?;
     let h = inverse(&rot, &z, em.k, ids.len())?;
     crate::fsio::write_bytes_atomic(&edir.join(&em.h_file), &f32b(&h))?;
     done += 1;
     // Kernel oracles.
     let odir = dir.join("oracles");
-    let om: OracleManifest = read_manifest(&odir, &spec.kernel_oracles.manifest)?;
+    let om: OracleManifest = read_manifest(&odir, &spec.kernel_oracles.manifest)
+        .map_err(lower(ErrorClass::DumpFormat, &spec.kernel_oracles.manifest))?;
     for c in &om.cases {
         let mut rows = open(&c.object)?;
         let y = if c.rotation == "inverse" {
-            let tf = c
-                .token_ids_file
-                .as_ref()
-                .ok_or_else(|| anyhow!("{}: no token ids", c.name))?;
-            let ids: Vec<u64> = read_i32s(&crate::fsio::read_input(&odir.join(tf))?, tf, c.tokens)?
+            let tf = c.token_ids_file.as_ref().ok_or_else(|| {
+                Error::new(
+                    ErrorClass::DumpFormat,
+                    format!("{} token_ids_file", c.name),
+                    "an inverse-rotation case names no token ids file",
+                )
+            })?;
+            let ids: Vec<u64> = read_i32s(&crate::fsio::read_input(&odir.join(tf))?, tf, c.tokens)
+                .map_err(lower(ErrorClass::DumpFormat, tf))?
                 .into_iter()
                 .map(|v| v as u64)
                 .collect();
-            let z = decode_rows(&mut rows, &ids, &format.name)?;
+            let z = decode_rows(&mut rows, &ids, ty)?;
             inverse(&rot, &z, c.k, c.tokens)?
         } else {
-            let xf = c
-                .x_file
-                .as_ref()
-                .ok_or_else(|| anyhow!("{}: no x", c.name))?;
+            let xf = c.x_file.as_ref().ok_or_else(|| {
+                Error::new(
+                    ErrorClass::DumpFormat,
+                    format!("{} x_file", c.name),
+                    "a forward case names no activation file",
+                )
+            })?;
             let x = read_f32s(
                 &crate::fsio::read_input(&odir.join(xf))?,
                 xf,
                 c.k * c.tokens,
-            )?;
+            )
+            .map_err(lower(ErrorClass::DumpFormat, xf))?;
             // P (the ssm_out gather) is an index shuffle; signs and H run in the kernel.
             let perm = (c.rotation == "perm")
                 .then(|| crate::verify::rules::ssm_out_gather(&p, c.k as u64));
@@ -215,7 +283,8 @@ pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
                 }
             }
             let s: Vec<f32> = rot
-                .signs_for(c.k, false)?
+                .signs_for(c.k, false)
+                .map_err(lower(ErrorClass::VerifyInput, "prism.hadamard.sign_values"))?
                 .into_iter()
                 .map(|v| v as f32)
                 .collect();
@@ -226,4 +295,38 @@ pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
         done += 1;
     }
     Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verify_failure_keeps_the_class_of_its_crate_error_with_the_context() {
+        let inner = Error::at(ErrorClass::DumpFormat, 8, "y.bin", "too short");
+        let e = anyhow::Error::new(inner.clone()).context("oracle case q");
+        let got = lower(ErrorClass::VerifyInput, "artifact")(e);
+        assert_eq!(got.class, ErrorClass::DumpFormat);
+        assert_eq!((got.offset, got.field.as_str()), (Some(8), "y.bin"));
+        assert_eq!(got.detail, "oracle case q: too short");
+        // Without context the crate error comes back as it was.
+        let got = lower(ErrorClass::VerifyInput, "artifact")(anyhow::Error::new(inner.clone()));
+        assert_eq!(got, inner);
+    }
+
+    #[test]
+    fn a_verify_failure_without_a_crate_error_gets_the_callers_class_and_field() {
+        let e = read_f32s(&[0u8; 6], "x.bin", 2).unwrap_err();
+        let got = lower(ErrorClass::DumpFormat, "x.bin")(e);
+        assert_eq!(got.class, ErrorClass::DumpFormat);
+        assert_eq!(got.field, "x.bin");
+        assert!(got.detail.contains("6 bytes, expected 2 f32"), "{got}");
+    }
+
+    #[test]
+    fn a_missing_token_file_or_kernel_is_a_classed_error_not_a_panic() {
+        let e = rotate(&[0.0; 6], &[1.0; 6], 6, 1, 4).unwrap_err();
+        assert_eq!(e.class, ErrorClass::CliUsage);
+        assert!(e.detail.contains("block 4"), "{e}");
+    }
 }

@@ -693,7 +693,10 @@ impl HostBinary {
                 return outcome;
             }
         };
-        let stdout = child.0.stdout.take().expect("piped");
+        let Some(stdout) = child.0.stdout.take() else {
+            outcome.why = "the kernel process has no stdout pipe (it is spawned piped)".into();
+            return outcome;
+        };
         let (tx, rx) = mpsc::channel::<Rec>();
         let reader = std::thread::spawn(move || read_records(stdout, tx));
         let mut maps: BTreeMap<usize, Vec<BufMap>> = BTreeMap::new();
@@ -1473,7 +1476,13 @@ impl HostKernel {
                 0,
             )
             .pop()
-            .expect("one result per launch")?;
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorClass::InternalInvariant,
+                    case,
+                    "the kernel host returned no result for a one-launch schedule",
+                )
+            })??;
         let out = &r.runs[0].out;
         let guard = BAND / 4;
         let mut v = Vec::with_capacity(out.len() / 4 + 2 * guard);

@@ -46,10 +46,14 @@ impl AlignedBuf {
             ));
         }
         debug_assert_eq!(p as usize % ALIGN, 0, "mmap returns page-aligned memory");
-        Ok(AlignedBuf {
-            ptr: NonNull::new(p.cast()).expect("mmap never returns null on success"),
-            len,
-        })
+        // mmap never returns null on success; refuse it like a failed mapping if it did.
+        let Some(ptr) = NonNull::new(p.cast()) else {
+            return Err(io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!("{len}-byte aligned I/O buffer: mmap returned null"),
+            ));
+        };
+        Ok(AlignedBuf { ptr, len })
     }
 
     /// Its bytes.

@@ -211,10 +211,11 @@ impl OutputFile {
     }
 
     fn block(&mut self) -> io::Result<&mut Block> {
-        if self.block.is_none() {
-            self.block = Some(self.next_block()?);
-        }
-        Ok(self.block.as_mut().expect("set above"))
+        let b = match self.block.take() {
+            Some(b) => b,
+            None => self.next_block()?,
+        };
+        Ok(self.block.insert(b))
     }
 
     /// An empty block: a new one while fewer than [`BLOCKS`] exist, else one the write thread
@@ -255,13 +256,21 @@ impl OutputFile {
         }
         if self.inline {
             // The block stays ours: the next fill reuses it.
-            let block = self.block.as_ref().expect("a full block exists");
+            let Some(block) = self.block.as_ref() else {
+                return Err(io::Error::other(
+                    "internal invariant: no full block to write",
+                ));
+            };
             if let Err(e) = self.sink.write_block(block.bytes(), self.offset, true) {
                 self.failed = Some(e.kind());
                 return Err(e);
             }
         } else {
-            let block = self.block.take().expect("a full block exists");
+            let Some(block) = self.block.take() else {
+                return Err(io::Error::other(
+                    "internal invariant: no full block to send",
+                ));
+            };
             let sent = self
                 .pipeline
                 .as_ref()

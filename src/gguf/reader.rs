@@ -60,6 +60,12 @@ pub struct TensorInfo<'a> {
 }
 
 impl TensorInfo<'_> {
+    /// The ternary format of this tensor's resolved type (`None` for every other type,
+    /// including the legacy id-42 variant, which is retagged rather than transcoded).
+    pub fn ternary_type(&self) -> Option<crate::codec::TernaryType> {
+        crate::codec::TernaryType::of_ggml(self.ggml)
+    }
+
     /// The dims actually stored (`ne[..n_dims]`).
     pub fn dims(&self) -> &[u64] {
         &self.ne[..self.n_dims as usize]

@@ -2,6 +2,7 @@
 //! that profile's. Used by the packer, unpack and the verifier alike, so it lives here and not
 //! in any of them.
 
+use crate::codec::TernaryType;
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{Gguf, Kv};
 use crate::spec::{self, ModelProfile};
@@ -157,9 +158,10 @@ pub fn resolve_profile(gguf: &Gguf<'_>, named: Option<&str>) -> Result<(ModelPro
 }
 
 fn unique_fit(gguf: &Gguf<'_>, id: &Identity) -> Result<ModelProfile> {
+    // Every PROFILES name resolves (`spec::profile` looks the same list up).
     let mut fits: Vec<ModelProfile> = spec::PROFILES
         .iter()
-        .map(|(name, _)| spec::profile(name).expect("compiled-in profile"))
+        .filter_map(|(name, _)| spec::profile(name))
         .filter(|p| id.fits(p).is_ok())
         .collect();
     match fits.len() {
@@ -193,9 +195,17 @@ pub fn check_hparams(gguf: &Gguf<'_>, profile: &ModelProfile) -> Result<()> {
     let arch = gguf.architecture().unwrap_or(&profile.arch);
     for hp in &spec::mapping().profile_hparams {
         let key = format!("{arch}.{}", hp.key);
-        let expected = profile
-            .dim(&hp.dim)
-            .expect("profile_hparams name known dimensions (spec test)");
+        let Some(expected) = profile.dim(&hp.dim) else {
+            return Err(Error::new(
+                ErrorClass::InternalInvariant,
+                format!("spec/mapping.json profile_hparams {}", hp.key),
+                format!(
+                    "names dimension {} that profile {} lacks (a spec test keeps every \
+                     profile_hparam a dimension of every profile)",
+                    hp.dim, profile.name
+                ),
+            ));
+        };
         let kv = gguf.kv(&key).ok_or_else(|| {
             profile_err(
                 &key,
@@ -236,36 +246,41 @@ fn check_hparam(kv: &Kv<'_>, want_type: &str, expected: u64, profile: &ModelProf
 /// The single ternary format of the file's tensors (PQ2_0 = 142 or PTQ1_0 = 143), or a
 /// mixed/absent error.
 pub fn ternary_format(g: &Gguf<'_>) -> Result<&'static crate::spec::NumericFormat> {
-    let mut found: Option<&str> = None;
+    ternary_type(g).map(TernaryType::format)
+}
+
+/// The one ternary type of `g`'s ternary tensors (`pack.mixed_ternary` when there are two, or
+/// none); [`ternary_format`] is its `.ninfer` format.
+pub fn ternary_type(g: &Gguf<'_>) -> Result<TernaryType> {
+    let mut found: Option<TernaryType> = None;
     for t in &g.tensors {
-        let Some(f) = spec::get().ternary_format_for_ggml(&t.ggml.name) else {
+        let Some(ty) = t.ternary_type() else {
             continue;
         };
         match found {
-            None => found = Some(&f.name),
-            Some(prev) if prev != f.name => {
+            None => found = Some(ty),
+            Some(prev) if prev != ty => {
                 return Err(Error::at(
                     ErrorClass::PackMixedTernary,
                     t.info_offset,
                     t.name,
-                    format!("{} is {} but earlier ternary tensors are {prev}: one artifact holds one ternary format", t.name, t.ggml.name),
+                    format!(
+                        "{} is {} but earlier ternary tensors are {}: one artifact holds one \
+                         ternary format",
+                        t.name,
+                        t.ggml.name,
+                        prev.format().name
+                    ),
                 ))
             }
             _ => {}
         }
     }
-    let name = found.ok_or_else(|| {
+    found.ok_or_else(|| {
         Error::new(
             ErrorClass::PackMixedTernary,
             "tensors",
             "no PQ2_0 (142) or PTQ1_0 (143) tensor in the GGUF",
-        )
-    })?;
-    spec::get().format(name).ok_or_else(|| {
-        Error::new(
-            ErrorClass::InternalInvariant,
-            "spec/formats.json",
-            format!("{name} is a ternary ggml type without a format entry"),
         )
     })
 }

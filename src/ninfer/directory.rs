@@ -72,6 +72,19 @@ impl Object {
         }
     }
 
+    /// The ternary type of a tensor whose format is one of the registry's ternary formats
+    /// (`None` for other tensors, resources and names the registry lacks).
+    pub fn ternary_type(&self) -> Option<crate::codec::TernaryType> {
+        self.format_layout()
+            .and_then(|(f, _)| crate::codec::TernaryType::of_format_name(f))
+    }
+
+    /// The registry layout of a tensor (`None` for resources and unknown names).
+    pub fn layout_id(&self) -> Option<crate::spec::LayoutId> {
+        self.format_layout()
+            .and_then(|(_, l)| crate::spec::LayoutId::from_name(l))
+    }
+
     /// A tensor's shape (empty for resources).
     pub fn shape(&self) -> &[u64] {
         match &self.body {
@@ -634,7 +647,7 @@ fn check_resource(src: Src<'_>, i: usize, o: &Object, encoding: &str) -> Result<
 }
 
 fn quote(s: &str) -> String {
-    serde_json::to_string(s).expect("strings serialize")
+    serde_json::Value::String(s.to_string()).to_string()
 }
 
 impl Directory {

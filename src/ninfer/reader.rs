@@ -142,7 +142,14 @@ impl<'a> Artifact<'a> {
                 "file ends inside the 16-byte prefix",
             ));
         }
-        let json_bytes = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
+        let Some(json_bytes) = crate::le::u64_at(bytes, 8) else {
+            return Err(Error::at(
+                ErrorClass::NinferTruncated,
+                8,
+                "json_bytes",
+                "file ends inside the 16-byte prefix",
+            ));
+        };
         let ovf = ErrorClass::NinferArithOverflow;
         let json_end =
             checked_add(c.prefix_bytes, json_bytes, ovf, "json_bytes").map_err(|e| Error {
@@ -224,7 +231,13 @@ impl<'a> Artifact<'a> {
                 format,
                 layout,
             } => {
-                let f = spec::get().format(format).expect("validated at open");
+                let f = spec::get().format(format).ok_or_else(|| {
+                    Error::new(
+                        ErrorClass::InternalInvariant,
+                        o.name.clone(),
+                        format!("format {format} passed validation but is not in the registry"),
+                    )
+                })?;
                 match f.kind {
                     FormatKind::Direct => ObjectView::Contiguous {
                         format: f,
@@ -239,7 +252,13 @@ impl<'a> Artifact<'a> {
                     }),
                     _ => ObjectView::Opaque {
                         format: f,
-                        layout: spec::LayoutId::from_name(layout).expect("validated at open"),
+                        layout: spec::LayoutId::from_name(layout).ok_or_else(|| {
+                            Error::new(
+                                ErrorClass::InternalInvariant,
+                                o.name.clone(),
+                                format!("layout {layout} passed validation but is unknown"),
+                            )
+                        })?,
                         bytes,
                     },
                 }

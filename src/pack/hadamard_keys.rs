@@ -25,6 +25,16 @@ fn refuse(kv: &Kv<'_>, detail: String) -> Error {
     Error::at(ErrorClass::PackHadamard, kv.value_offset, kv.key, detail)
 }
 
+/// The array value of `kv` (its type was checked against the table before this is asked).
+fn array_of<'a>(kv: &Kv<'a>) -> Result<crate::gguf::ArrayView<'a>> {
+    kv.value.as_array().ok_or_else(|| {
+        refuse(
+            kv,
+            format!("is a {} value, not an array", kv.value.value_type()),
+        )
+    })
+}
+
 /// Checks every `prism.hadamard.*` key and returns the sign arrays.
 pub fn check_hadamard(gguf: &Gguf<'_>, profile: &ModelProfile) -> Result<HadamardSigns> {
     let table = &spec::get().hadamard.metadata;
@@ -39,14 +49,21 @@ pub fn check_hadamard(gguf: &Gguf<'_>, profile: &ModelProfile) -> Result<Hadamar
         check_type(kv, spec_key)?;
         check_fixed_value(kv, spec_key, profile)?;
     }
+    // Every table key was found above; one the table lacks is a defect of spec/hadamard.json.
     let kv = |suffix: &str| {
-        gguf.kv(&format!("prism.hadamard.{suffix}"))
-            .expect("every table key was found above")
+        let key = format!("prism.hadamard.{suffix}");
+        gguf.kv(&key).ok_or_else(|| {
+            Error::new(
+                ErrorClass::InternalInvariant,
+                key,
+                "read by the packer but not a key of spec/hadamard.json",
+            )
+        })
     };
-    let widths = sign_widths(kv("sign_widths"), profile)?;
-    let values = sign_values(kv("sign_values"), &widths)?;
-    let inverse = inverse_names(kv("inverse_weight_names"), gguf)?;
-    check_weight_names(kv("weight_names"), gguf, &inverse)?;
+    let widths = sign_widths(kv("sign_widths")?, profile)?;
+    let values = sign_values(kv("sign_values")?, &widths)?;
+    let inverse = inverse_names(kv("inverse_weight_names")?, gguf)?;
+    check_weight_names(kv("weight_names")?, gguf, &inverse)?;
     Ok(HadamardSigns { widths, values })
 }
 
@@ -153,7 +170,7 @@ fn shown(v: &Value<'_>) -> String {
 
 /// `sign_widths` equal to the profile's (each a multiple of its block size).
 fn sign_widths(kv: &Kv<'_>, profile: &ModelProfile) -> Result<Vec<i32>> {
-    let arr = kv.value.as_array().expect("type checked");
+    let arr = array_of(kv)?;
     let widths = arr.as_vec::<i32>().map_err(|e| refuse(kv, e.detail))?;
     let want: Vec<i64> = profile.sign_widths.iter().map(|&w| w as i64).collect();
     let got: Vec<i64> = widths.iter().map(|&w| w as i64).collect();
@@ -172,7 +189,7 @@ fn sign_widths(kv: &Kv<'_>, profile: &ModelProfile) -> Result<Vec<i32>> {
 /// `sign_values`: the count is compared with the widths before a single element is read
 /// (a header may declare 10^9 of them), then every value must be exactly ±1.
 fn sign_values(kv: &Kv<'_>, widths: &[i32]) -> Result<Vec<i32>> {
-    let arr = kv.value.as_array().expect("type checked");
+    let arr = array_of(kv)?;
     let total: u64 = widths.iter().map(|&w| w as u64).sum();
     if arr.count != total {
         return Err(refuse(
@@ -188,12 +205,7 @@ fn sign_values(kv: &Kv<'_>, widths: &[i32]) -> Result<Vec<i32>> {
 
 /// `inverse_weight_names` equal to spec/mapping.json `hadamard_inverse`, each a tensor here.
 fn inverse_names<'a>(kv: &Kv<'a>, gguf: &Gguf<'_>) -> Result<Vec<&'a str>> {
-    let names = kv
-        .value
-        .as_array()
-        .expect("type checked")
-        .as_strs()
-        .map_err(|e| refuse(kv, e.detail))?;
+    let names = array_of(kv)?.as_strs().map_err(|e| refuse(kv, e.detail))?;
     let want = &spec::mapping().hadamard_inverse;
     if names.len() != want.len() || names.iter().zip(want).any(|(a, b)| a != b) {
         return Err(refuse(
@@ -215,19 +227,12 @@ fn inverse_names<'a>(kv: &Kv<'a>, gguf: &Gguf<'_>) -> Result<Vec<&'a str>> {
 
 /// `weight_names`: each a ternary tensor of the GGUF, once, none inverse-rotated.
 fn check_weight_names(kv: &Kv<'_>, gguf: &Gguf<'_>, inverse: &[&str]) -> Result<()> {
-    let names = kv
-        .value
-        .as_array()
-        .expect("type checked")
-        .strs()
-        .map_err(|e| refuse(kv, e.detail))?;
+    let names = array_of(kv)?.strs().map_err(|e| refuse(kv, e.detail))?;
     let mut seen = BTreeSet::new();
     for (i, name) in names.enumerate() {
         let why = match gguf.tensor(name) {
             None => Some("is not a tensor of this GGUF"),
-            Some(t) if spec::get().ternary_format_for_ggml(&t.ggml.name).is_none() => {
-                Some("is not a ternary tensor")
-            }
+            Some(t) if t.ternary_type().is_none() => Some("is not a ternary tensor"),
             Some(_) if inverse.contains(&name) => {
                 Some("is inverse-rotated (inverse_weight_names), not folded")
             }

@@ -96,7 +96,13 @@ fn write_dense(p: &ModelProfile, g: &Gguf<'_>, rule: &Rule) -> Result<Vec<u8>> {
         }
         Produce::HeadRows { src } => dense::head_rows(p, g, g.require_tensor(src)?)?,
         Produce::Conv1d { src } => dense::conv1d(p, g, g.require_tensor(src)?)?,
-        Produce::TernaryRows { .. } => unreachable!("ternary rules are Job::Ternary"),
+        Produce::TernaryRows { .. } => {
+            return Err(Error::new(
+                ErrorClass::InternalInvariant,
+                rule.target.clone(),
+                "a ternary rule reached the dense writer (ternary rules are Job::Ternary)",
+            ))
+        }
     })
 }
 
@@ -151,7 +157,82 @@ pub fn pack_bytes(gguf: &[u8], template: &[u8], opts: &PackOptions) -> Result<Ve
     Ok(out)
 }
 
-/// Packs to `output` atomically (temporary file, re-open + validate, rename).
+/// The mapped GGUF and template of one pack (mapped once; a [`Packer`] parses them).
+pub struct PackInputs {
+    gguf: crate::fsio::Mapped,
+    template: crate::fsio::Mapped,
+}
+
+impl PackInputs {
+    /// Maps both input files.
+    pub fn map(gguf: &Path, template: &Path) -> Result<PackInputs> {
+        Ok(PackInputs {
+            gguf: crate::fsio::map_file(gguf)?,
+            template: crate::fsio::map_file(template)?,
+        })
+    }
+}
+
+/// One pack, parsed and planned once: [`Packer::open`], then [`Packer::size`] (for a progress
+/// bar) and [`Packer::write`].
+pub struct Packer<'a> {
+    gguf: Gguf<'a>,
+    template: Artifact<'a>,
+    plan: PackPlan,
+}
+
+impl<'a> Packer<'a> {
+    /// Parses the GGUF (strict) and the template and plans the output.
+    pub fn open(inputs: &'a PackInputs, opts: &PackOptions) -> Result<Packer<'a>> {
+        let gguf = crate::gguf::parse(&inputs.gguf, crate::gguf::Mode::Strict)?;
+        let template = Artifact::parse(&inputs.template)?;
+        let plan = plan_pack(&gguf, &template, opts)?;
+        Ok(Packer {
+            gguf,
+            template,
+            plan,
+        })
+    }
+
+    /// The planned output's size in bytes.
+    pub fn size(&self) -> u64 {
+        crate::ninfer::writer::file_size(&self.plan.directory)
+    }
+
+    /// The planned output directory.
+    pub fn directory(&self) -> &Directory {
+        &self.plan.directory
+    }
+
+    /// Writes to `output` atomically (temporary file, re-open + validate, rename); returns the
+    /// directory written.
+    pub fn write(self, output: &Path, progress: &mut dyn FnMut(u64)) -> Result<Directory> {
+        let Packer {
+            gguf,
+            template,
+            plan,
+        } = self;
+        crate::fsio::write_atomic(
+            output,
+            |w| write_plan(&plan, &gguf, &template, w, progress),
+            |tmp| {
+                let map = crate::fsio::map_file(tmp)?;
+                let a = Artifact::parse(&map)?;
+                if a.directory != plan.directory {
+                    return Err(Error::new(
+                        ErrorClass::IoWrite,
+                        tmp.display().to_string(),
+                        "re-opened directory differs from the plan",
+                    ));
+                }
+                Ok(())
+            },
+        )?;
+        Ok(plan.directory)
+    }
+}
+
+/// Packs to `output` atomically: [`PackInputs::map`], [`Packer::open`], [`Packer::write`].
 pub fn pack_file(
     gguf: &Path,
     template: &Path,
@@ -159,28 +240,8 @@ pub fn pack_file(
     opts: &PackOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Directory> {
-    let gm = crate::fsio::map_file(gguf)?;
-    let tm = crate::fsio::map_file(template)?;
-    let g = crate::gguf::parse(&gm, crate::gguf::Mode::Strict)?;
-    let t = Artifact::parse(&tm)?;
-    let plan = plan_pack(&g, &t, opts)?;
-    crate::fsio::write_atomic(
-        output,
-        |w| write_plan(&plan, &g, &t, w, progress),
-        |tmp| {
-            let map = crate::fsio::map_file(tmp)?;
-            let a = Artifact::parse(&map)?;
-            if a.directory != plan.directory {
-                return Err(Error::new(
-                    ErrorClass::IoWrite,
-                    tmp.display().to_string(),
-                    "re-opened directory differs from the plan",
-                ));
-            }
-            Ok(())
-        },
-    )?;
-    Ok(plan.directory)
+    let inputs = PackInputs::map(gguf, template)?;
+    Packer::open(&inputs, opts)?.write(output, progress)
 }
 
 /// Names of the objects a body of this kind would hold (for reports).

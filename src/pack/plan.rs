@@ -6,6 +6,7 @@
 use super::hadamard_keys::{check_hadamard, HadamardSigns};
 use super::rows::{target_rows, RowRef};
 use super::source;
+use crate::codec::TernaryType;
 use crate::error::{Error, ErrorClass, Result};
 use crate::geometry::{row_split_geometry, RowSplitGeometry};
 use crate::gguf::{Gguf, TensorInfo};
@@ -161,7 +162,7 @@ pub fn plan_pack(gguf: &Gguf<'_>, template: &Artifact<'_>, opts: &PackOptions) -
         planned.push(planned_object, job);
     }
     check_template_complete(template, &produced)?;
-    planned.push_sign_objects(&facts.signs);
+    planned.push_sign_objects(&facts.signs)?;
     let identity = Identity {
         model_id: template.directory.identity.model_id.clone(),
         weights_id: mapping().weights_id.output.clone(),
@@ -187,9 +188,13 @@ impl Planned {
         self.jobs.push(job);
     }
 
-    fn push_sign_objects(&mut self, signs: &HadamardSigns) {
+    fn push_sign_objects(&mut self, signs: &HadamardSigns) -> Result<()> {
         let [sign_obj, width_obj] = &mapping().sign_objects[..] else {
-            unreachable!("spec/mapping.json has the two sign objects (spec test)")
+            return Err(Error::new(
+                ErrorClass::InternalInvariant,
+                "spec/mapping.json sign_objects",
+                "the packer writes exactly two sign objects (a spec test keeps the table so)",
+            ));
         };
         self.push(
             PlannedObject::tensor(
@@ -209,6 +214,7 @@ impl Planned {
             ),
             Job::Widths(signs.widths.clone()),
         );
+        Ok(())
     }
 }
 
@@ -268,7 +274,13 @@ fn plan_produced(
     facts: &SourceFacts,
     target: &TargetObject,
 ) -> Result<(PlannedObject, Job)> {
-    let rule = target.rule.clone().expect("produced objects have rules");
+    let rule = target.rule.clone().ok_or_else(|| {
+        Error::new(
+            ErrorClass::InternalInvariant,
+            target.name.clone(),
+            "a produced object without a rule",
+        )
+    })?;
     match &rule.produce {
         Produce::TernaryRows { parts } => plan_ternary(gguf, facts, target, parts),
         dense => {
@@ -340,9 +352,9 @@ fn check_ternary_part(
     object: &str,
     k: &mut Option<u64>,
 ) -> Result<()> {
-    let is_format = spec::get()
-        .ternary_format_for_ggml(&t.ggml.name)
-        .is_some_and(|f| f.name == format.name);
+    let is_format = t
+        .ternary_type()
+        .is_some_and(|ty| TernaryType::of_format(format) == Some(ty));
     if !is_format {
         return Err(Error::at(
             ErrorClass::PackMixedTernary,
@@ -399,9 +411,8 @@ fn check_source_tensors(
         }
         let ternary = want.kind == spec::TensorClass::Ternary;
         let fits = if ternary {
-            spec::get()
-                .ternary_format_for_ggml(&t.ggml.name)
-                .is_some_and(|f| f.name == format.name)
+            t.ternary_type()
+                .is_some_and(|ty| TernaryType::of_format(format) == Some(ty))
         } else {
             matches!(t.ggml.name.as_str(), "F32" | "F16" | "BF16")
         };

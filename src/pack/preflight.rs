@@ -3,12 +3,12 @@
 //! sampled tensors, and scale plausibility (no negative or non-finite f16, 0 < median < 1).
 
 use super::{check_source, PackOptions};
+use crate::codec::TernaryType;
 use crate::codec::{f16_to_f32, Codec};
 use crate::error::Result;
 use crate::geometry::row_split_geometry;
 use crate::gguf::{Gguf, TensorInfo};
 use crate::planes::{assemble, disassemble_rows, BlockLayout};
-use crate::spec;
 
 /// One finding of the pre-flight.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -41,7 +41,7 @@ pub fn preflight(g: &Gguf<'_>, opts: &PackOptions, sample: usize) -> Result<Vec<
     let ternary: Vec<&TensorInfo<'_>> = g
         .tensors
         .iter()
-        .filter(|t| spec::get().ternary_format_for_ggml(&t.ggml.name).is_some())
+        .filter(|t| t.ternary_type().is_some())
         .collect();
     out.extend(geometry_checks(&ternary));
     let step = (ternary.len() / sample.max(1)).max(1);
@@ -56,9 +56,10 @@ fn geometry_checks(ternary: &[&TensorInfo<'_>]) -> Vec<Check> {
     let mut out = Vec::new();
     let mut shapes = std::collections::BTreeSet::new();
     for t in ternary {
-        let f = spec::get()
-            .ternary_format_for_ggml(&t.ggml.name)
-            .expect("filtered");
+        // The caller passes only ternary tensors; any other has no geometry to check.
+        let Some(f) = t.ternary_type().map(TernaryType::format) else {
+            continue;
+        };
         let (n, k) = (t.n_elements / t.ne[0], t.ne[0]);
         if shapes.insert((f.name.clone(), n, k)) {
             let r = row_split_geometry(f, n, k);
@@ -82,9 +83,16 @@ fn geometry_checks(ternary: &[&TensorInfo<'_>]) -> Vec<Check> {
 fn sample_checks(g: &Gguf<'_>, t: &TensorInfo<'_>) -> Result<Vec<Check>> {
     let mut out = Vec::new();
     {
-        let f = spec::get()
-            .ternary_format_for_ggml(&t.ggml.name)
-            .expect("filtered");
+        let f = t.ternary_type().map(TernaryType::format).ok_or_else(|| {
+            crate::Error::new(
+                crate::ErrorClass::InternalInvariant,
+                t.name,
+                format!(
+                    "sampled as ternary but {} is not a ternary format",
+                    t.ggml.name
+                ),
+            )
+        })?;
         let layout = BlockLayout::for_format(f)?;
         let (n, k) = (t.n_elements / t.ne[0], t.ne[0]);
         let geom = row_split_geometry(f, n, k)?;

@@ -118,7 +118,9 @@ impl<'h, 'a> RowSource<'h, 'a> {
     /// Appends source row `i` (at `slot`) as ggml blocks to `out`.
     fn append(&mut self, i: usize, slot: &Option<(usize, u64)>, out: &mut Vec<u8>) -> Result<()> {
         let tr = self.locate(i, slot)?;
-        let (_, v, layout, _) = self.cur.as_ref().expect("located");
+        let Some((_, v, layout, _)) = self.cur.as_ref() else {
+            return Err(not_located(i));
+        };
         append_row_blocks(layout, &v.geom, v.bytes, tr, out)
     }
 
@@ -133,7 +135,9 @@ impl<'h, 'a> RowSource<'h, 'a> {
         want: Option<&[u8]>,
     ) -> Result<Option<(bool, usize)>> {
         let tr = self.locate(i, slot)?;
-        let (_, v, layout, bpr) = self.cur.as_ref().expect("located");
+        let Some((_, v, layout, bpr)) = self.cur.as_ref() else {
+            return Err(not_located(i));
+        };
         let (bb, bpr) = (layout.block_bytes, *bpr);
         let Some(want) = want.filter(|w| w.len() == bpr * bb) else {
             return Ok(None);
@@ -175,11 +179,23 @@ fn slices_equal_fixed<const W: usize>(
     lo: usize,
     bpr: usize,
 ) -> bool {
-    (0..bpr).all(|g| {
-        let a: &[u8; W] = want[g * bb + lo..g * bb + lo + W].try_into().expect("W");
-        let b: &[u8; W] = src[g * W..(g + 1) * W].try_into().expect("W");
-        a == b
-    })
+    let (groups, _) = src.as_chunks::<W>();
+    groups.len() >= bpr
+        && want.len() >= bpr * bb
+        && want
+            .chunks_exact(bb)
+            .zip(groups)
+            .take(bpr)
+            .all(|(w, b)| w.get(lo..).and_then(|w| w.first_chunk::<W>()) == Some(b))
+}
+
+/// The error for a row that [`RowSource::locate`] did not leave current (a defect here).
+fn not_located(i: usize) -> Error {
+    Error::new(
+        ErrorClass::InternalInvariant,
+        format!("row {i}"),
+        "the rebuilt row's object is not the current one after locating it",
+    )
 }
 
 /// Rebuilds every ternary tensor of `g` from `a`; returns (tensor name → bytes) in GGUF order.

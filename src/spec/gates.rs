@@ -404,12 +404,9 @@ pub fn dumps() -> &'static Dumps {
 }
 
 impl Gates {
-    /// The step with key `key`; panics if the table has none (a build defect).
-    pub fn step(&self, key: &str) -> &StepSpec {
-        self.steps
-            .iter()
-            .find(|s| s.step.as_str() == key)
-            .unwrap_or_else(|| panic!("spec/gates.json has no step '{key}'"))
+    /// The step with key `key`, if the table has one.
+    pub fn step(&self, key: &str) -> Option<&StepSpec> {
+        self.steps.iter().find(|s| s.step.as_str() == key)
     }
     /// The mutation of kind `kind`, if the table has one.
     pub fn mutation(&self, kind: &str) -> Option<&MutationSpec> {

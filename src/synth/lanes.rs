@@ -55,11 +55,12 @@ impl Path {
 
     /// The widest available path.
     pub(crate) fn best() -> Path {
-        *Path::ALL
+        Path::ALL
             .iter()
             .rev()
+            .copied()
             .find(|p| p.is_available())
-            .expect("scalar is always available")
+            .unwrap_or(Path::Scalar)
     }
 }
 

@@ -144,10 +144,9 @@ pub(super) fn spread8(x: u64) -> u64 {
 fn encode_from_draws(ty: TernaryType, d: &[u64], b: u64, out: &mut Vec<u8>) {
     let scale = scale_from_draws(d[0], d[1]);
     let mut q = [0u64; 4];
-    for (c, qc) in q.iter_mut().enumerate() {
-        let draws = d[2 + 32 * c..2 + 32 * (c + 1)]
-            .try_into()
-            .expect("32 draws");
+    // Draws 2.. are the four classes' 32 draws each.
+    let (classes, _) = d[2..].as_chunks::<32>();
+    for (c, (qc, draws)) in q.iter_mut().zip(classes).enumerate() {
         *qc = class_fields(draws, (c as u64 + b) % 2 == 0);
     }
     encode_fields(ty, &q, scale, out);
@@ -277,13 +276,22 @@ fn dense_bytes(t: &SynthTensor, seed: u64) -> Vec<u8> {
     }
 }
 
-fn type_id_for(t: &SynthTensor, ty: TernaryType) -> u32 {
+fn type_id_for(t: &SynthTensor, ty: TernaryType) -> crate::Result<u32> {
     match t.kind {
-        TensorClass::Ternary => ty.type_id(),
+        TensorClass::Ternary => Ok(ty.type_id()),
         dense => spec::get()
             .ggml_type_named(dense.as_str())
             .map(|g| g.id)
-            .expect("mapping names known ggml types"),
+            .ok_or_else(|| {
+                crate::Error::new(
+                    crate::ErrorClass::InternalInvariant,
+                    t.name.clone(),
+                    format!(
+                        "spec/mapping.json gives type {} that spec/ggml_types.json lacks",
+                        dense.as_str()
+                    ),
+                )
+            }),
     }
 }
 
@@ -442,7 +450,7 @@ pub fn writer_for_layers(
                 format!("ne[0] = {} is not a multiple of 128", t.ne[0]),
             ));
         }
-        w.tensor(&t.name, &t.ne, type_id_for(t, ty))?;
+        w.tensor(&t.name, &t.ne, type_id_for(t, ty)?)?;
     }
     Ok((w, tensors))
 }

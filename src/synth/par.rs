@@ -1,4 +1,5 @@
-//! An ordered parallel producer: `jobs` byte chunks made on worker threads, handed to one sink
+//! An ordered parallel producer: `jobs` byte chunks made on worker threads (helpers of
+//! [`crate::pool::with_helpers`]), handed to one sink
 //! strictly in job order. The generators use it to fill both cores while the calling thread
 //! writes, with the output identical to a sequential run (each job's bytes depend only on its
 //! index). Memory stays bounded: a worker never runs more than `ahead` jobs past the sink.
@@ -22,7 +23,22 @@ struct State {
 /// `threads` workers and `sink(i, bytes)` on the calling thread in order 0, 1, 2, …. The first
 /// error (of `make`, in job order, or of `sink`) stops the run and is returned; a worker's panic
 /// is resumed on the calling thread. `threads <= 1` runs everything on the calling thread.
-pub(crate) fn ordered<M, S>(jobs: usize, threads: usize, make: M, mut sink: S) -> Result<()>
+pub(crate) fn ordered<M, S>(jobs: usize, threads: usize, make: M, sink: S) -> Result<()>
+where
+    M: Fn(usize, &mut Vec<u8>) -> Result<()> + Sync,
+    S: FnMut(usize, &[u8]) -> Result<()>,
+{
+    ordered_with(std::thread::Builder::new, jobs, threads, make, sink)
+}
+
+/// [`ordered`] with the workers' thread builder given (tests pass one the OS refuses).
+fn ordered_with<M, S>(
+    builder: fn() -> std::thread::Builder,
+    jobs: usize,
+    threads: usize,
+    make: M,
+    mut sink: S,
+) -> Result<()>
 where
     M: Fn(usize, &mut Vec<u8>) -> Result<()> + Sync,
     S: FnMut(usize, &[u8]) -> Result<()>,
@@ -46,17 +62,24 @@ where
     });
     let (room, ready) = (Condvar::new(), Condvar::new());
     let lock = || state.lock().unwrap_or_else(|p| p.into_inner());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| worker(jobs, ahead, &state, &room, &ready, &make));
-        }
-        let result = drain(jobs, &state, &ready, &room, &mut sink);
-        if result.is_err() {
-            lock().abort = true;
-            room.notify_all();
-        }
-        result
-    })
+    // The workers are pool helpers; the calling thread drains (and makes any job no worker has
+    // claimed when it is needed, so a refused spawn only costs speed).
+    crate::pool::with_helpers(
+        &crate::pool::Budget::new(threads + 1),
+        threads,
+        builder,
+        |_| worker(jobs, ahead, &state, &room, &ready, &make),
+        || {
+            let result = drain(jobs, &state, &ready, &room, &make, &mut sink);
+            // Stop the workers on an error, and release any that would wait (after the last
+            // job every worker returns on its own).
+            if result.is_err() {
+                lock().abort = true;
+                room.notify_all();
+            }
+            result
+        },
+    )
 }
 
 fn worker<M>(
@@ -91,14 +114,16 @@ fn worker<M>(
     }
 }
 
-fn drain<S>(
+fn drain<M, S>(
     jobs: usize,
     state: &Mutex<State>,
     ready: &Condvar,
     room: &Condvar,
+    make: &M,
     sink: &mut S,
 ) -> Result<()>
 where
+    M: Fn(usize, &mut Vec<u8>) -> Result<()> + Sync,
     S: FnMut(usize, &[u8]) -> Result<()>,
 {
     let lock = || state.lock().unwrap_or_else(|p| p.into_inner());
@@ -108,6 +133,17 @@ where
             loop {
                 if let Some(r) = st.done.remove(&i) {
                     break r;
+                }
+                if st.next == i {
+                    // No worker has claimed the job the sink needs next (none started, or all
+                    // are busy ahead): make it here.
+                    st.next += 1;
+                    let mut buf = st.free.pop().unwrap_or_default();
+                    drop(st);
+                    buf.clear();
+                    break std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        make(i, &mut buf).map(|()| buf)
+                    }));
                 }
                 st = ready.wait(st).unwrap_or_else(|p| p.into_inner());
             }
@@ -161,6 +197,26 @@ mod tests {
             assert_eq!(order, (0..200).collect::<Vec<_>>());
             assert_eq!(got, want, "{threads} threads");
         }
+    }
+
+    #[test]
+    fn refused_worker_threads_leave_the_caller_making_every_job_in_order() {
+        let mut want = Vec::new();
+        ordered(60, 1, bytes_of, |_, b| {
+            want.extend_from_slice(b);
+            Ok(())
+        })
+        .unwrap();
+        // A 1 PiB stack cannot be mapped: every worker spawn is refused (pool's negative
+        // control checks that this builder really fails).
+        let refused = || std::thread::Builder::new().stack_size(1 << 50);
+        let mut got = Vec::new();
+        ordered_with(refused, 60, 3, bytes_of, |_, b| {
+            got.extend_from_slice(b);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -489,13 +489,10 @@ pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
 
 /// The SKIP finding of a step, naming what opens it (from the spec).
 pub fn skip_naming(step: &str) -> Finding {
-    let s = spec::gates().step(step);
+    let s = spec::gates().step(step).and_then(|s| s.skip_names.clone());
     Finding::skip(
         step,
-        format!(
-            "not run: needs {}",
-            s.skip_names.clone().unwrap_or_else(|| "its input".into())
-        ),
+        format!("not run: needs {}", s.unwrap_or_else(|| "its input".into())),
     )
 }
 

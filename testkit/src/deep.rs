@@ -55,14 +55,14 @@ struct Micro {
 fn micro() -> &'static Micro {
     static M: OnceLock<Micro> = OnceLock::new();
     M.get_or_init(|| {
-        use ninfer_ternary::synth::{model, template};
-        let p = ninfer_ternary::spec::profile("bonsai-micro").expect("micro profile");
+        use crate::nano::{model_of, template_of};
+        use ninfer_ternary::codec::TernaryType;
         Micro {
             ggufs: [
-                model::model_bytes(&p, model::TernaryType::Pq2_0, 0).expect("synth"),
-                model::model_bytes(&p, model::TernaryType::Ptq1_0, 0).expect("synth"),
+                model_of("bonsai-micro", TernaryType::Pq2_0, 0),
+                model_of("bonsai-micro", TernaryType::Ptq1_0, 0),
             ],
-            template: template::template_bytes(&p).expect("template"),
+            template: template_of("bonsai-micro"),
         }
     })
 }

@@ -1,6 +1,7 @@
 //! Test-only support for `ninfer-ternary`, kept out of the library's public API: the checks
 //! every fuzz target runs ([`checks`], [`deep`]), the deterministic seed corpus ([`seeds`]) and
-//! the table of fuzz targets ([`targets`]).
+//! the table of fuzz targets ([`targets`]), and the one nano synth → template → pack fixture
+//! ([`nano`]).
 //!
 //! Two crates use it: the cargo-fuzz crate in `fuzz/` (its targets call these checks) and the
 //! root crate's integration tests (`tests/it/fuzz_regressions.rs` replays every seed and
@@ -8,5 +9,6 @@
 
 pub mod checks;
 pub mod deep;
+pub mod nano;
 pub mod seeds;
 pub mod targets;

@@ -124,16 +124,10 @@ pub fn for_target(target: &str) -> BTreeMap<String, Vec<u8>> {
 /// dump-reference output of the nano artifacts as bundles (`verify::dump_bundle`): the native
 /// embedding and oracle directories and the engine embedding dump, per ternary format.
 fn dumps_parse_seeds(out: &mut BTreeMap<String, Vec<u8>>) {
-    use ninfer_ternary::synth::{model, template};
+    use ninfer_ternary::codec::TernaryType;
     use ninfer_ternary::verify::{dump_bundle::encode, dumps, engine_dump, reference};
-    let p = ninfer_ternary::spec::profile("bonsai-nano").expect("nano profile");
-    let tpl = template::template_bytes(&p).expect("nano template");
-    for (tag, ty) in [
-        ("pq2_0", model::TernaryType::Pq2_0),
-        ("ptq1_0", model::TernaryType::Ptq1_0),
-    ] {
-        let gguf = model::model_bytes(&p, ty, 0).expect("nano model");
-        let art = ninfer_ternary::pack::pack_bytes(&gguf, &tpl, &Default::default()).expect("pack");
+    for (tag, ty) in [("pq2_0", TernaryType::Pq2_0), ("ptq1_0", TernaryType::Ptq1_0)] {
+        let art = crate::nano::packed(ty, 0).artifact;
         let a = ninfer_ternary::ninfer::Artifact::parse(&art).expect("artifact");
         let files = reference::reference_files(&a, None, 0, Default::default()).expect("dumps");
         for dir in ["embedding", "oracles"] {

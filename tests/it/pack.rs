@@ -11,9 +11,9 @@ use ninfer_ternary::gguf::{self, Gguf, MetaValue, Mode, ValueType};
 use ninfer_ternary::ninfer::Artifact;
 use ninfer_ternary::pack::{pack_bytes, unpack, PackOptions};
 use ninfer_ternary::spec::{self, LayoutId, ModelProfile};
-use ninfer_ternary::synth::model::{model_bytes, TernaryType};
-use ninfer_ternary::synth::template::template_bytes;
+use ninfer_ternary::synth::model::TernaryType;
 use ninfer_ternary::ErrorClass;
+use ninfer_ternary_testkit::nano as nano_fixture;
 use sha2::{Digest, Sha256};
 
 /// Row `r` of a GGUF ternary tensor (ggml blocks).
@@ -235,8 +235,7 @@ fn every_dense_rule_matches_an_independent_computation() {
 
 #[test]
 fn borrowed_objects_are_byte_identical_and_identity_is_rewritten() {
-    let p = nano();
-    let tpl = template_bytes(&p).unwrap();
+    let tpl = nano_fixture::template();
     let t = Artifact::parse(&tpl).unwrap();
     let pk = packed(TernaryType::Ptq1_0);
     let a = Artifact::parse(&pk.artifact).unwrap();
@@ -329,9 +328,8 @@ fn pack_err(gguf: &[u8], template: &[u8]) -> ninfer_ternary::Error {
 
 #[test]
 fn every_pack_error_is_reached_with_its_class() {
-    let p = nano();
-    let src = model_bytes(&p, TernaryType::Pq2_0, 5).unwrap();
-    let tpl = template_bytes(&p).unwrap();
+    let src = nano_fixture::model(TernaryType::Pq2_0, 5);
+    let tpl = nano_fixture::template();
     let set_kv = |key: &'static str, v: MetaValue| {
         rewrite(&src, move |kvs, _| {
             for kv in kvs.iter_mut().filter(|kv| kv.0 == key) {
@@ -468,9 +466,8 @@ fn retag_template(tpl: &[u8], weights_id: &str) -> Vec<u8> {
 
 #[test]
 fn a_template_missing_a_mapped_object_or_with_an_unmapped_one_is_refused() {
-    let p = nano();
-    let src = model_bytes(&p, TernaryType::Pq2_0, 5).unwrap();
-    let a_tpl = template_bytes(&p).unwrap();
+    let src = nano_fixture::model(TernaryType::Pq2_0, 5);
+    let a_tpl = nano_fixture::template();
     let (dir, payloads) = artifact_parts(&a_tpl);
     type Edit<'e> = &'e dyn Fn(&mut Vec<ninfer_ternary::ninfer::PlannedObject>, &mut Vec<Vec<u8>>);
     let rebuild = |f: Edit| -> Vec<u8> {
@@ -518,11 +515,10 @@ fn a_template_missing_a_mapped_object_or_with_an_unmapped_one_is_refused() {
 
 #[test]
 fn layers_option_leaves_other_layers_out() {
-    let p = nano();
-    let src = model_bytes(&p, TernaryType::Pq2_0, 5).unwrap();
+    let src = nano_fixture::model(TernaryType::Pq2_0, 5);
     let out = pack_bytes(
         &src,
-        &template_bytes(&p).unwrap(),
+        &nano_fixture::template(),
         &PackOptions {
             layers: Some(vec![0, 3]),
             ..Default::default()
@@ -541,9 +537,8 @@ fn layers_option_leaves_other_layers_out() {
 /// is not ±1 or a non-numeric array is refused with its class and field.
 #[test]
 fn sign_values_of_any_numeric_type_pack_identically() {
-    let p = nano();
-    let src = model_bytes(&p, TernaryType::Ptq1_0, 3).unwrap();
-    let tpl = template_bytes(&p).unwrap();
+    let src = nano_fixture::model(TernaryType::Ptq1_0, 3);
+    let tpl = nano_fixture::template();
     let reference = pack_bytes(&src, &tpl, &PackOptions::default()).unwrap();
     let retype = |ty: ValueType, conv: fn(i32) -> MetaValue| {
         rewrite(&src, move |kvs, _| {
@@ -600,7 +595,7 @@ fn sign_values_of_any_numeric_type_pack_identically() {
 fn reduced_gguf_profile_resolution_and_refusals() {
     use ninfer_ternary::synth::model::write_model_layers;
     let p = nano();
-    let tpl = template_bytes(&p).unwrap();
+    let tpl = nano_fixture::template();
     let red =
         write_model_layers(&p, TernaryType::Pq2_0, 2, Some(&[0, 3]), Vec::new(), |_| {}).unwrap();
     let reference = pack_bytes(&red, &tpl, &PackOptions::default()).unwrap();
@@ -740,9 +735,8 @@ fn refused_by_pack_and_check(g: &[u8], tpl: &[u8], opts: &PackOptions) -> ninfer
 /// the other allowed sign_mode pack (controls).
 #[test]
 fn prism_hadamard_values_the_spec_rules_out_are_refused_with_key_and_offset() {
-    let p = nano();
-    let src = model_bytes(&p, TernaryType::Pq2_0, 5).unwrap();
-    let tpl = template_bytes(&p).unwrap();
+    let src = nano_fixture::model(TernaryType::Pq2_0, 5);
+    let tpl = nano_fixture::template();
     let opts = PackOptions::default();
     pack_bytes(&src, &tpl, &opts).expect("control: the synthetic model packs");
     let identity_mode = with_kv(
@@ -887,8 +881,8 @@ fn prism_hadamard_values_the_spec_rules_out_are_refused_with_key_and_offset() {
 #[test]
 fn profile_fixed_hparams_are_compared_with_the_profile() {
     let p = nano();
-    let src = model_bytes(&p, TernaryType::Ptq1_0, 5).unwrap();
-    let tpl = template_bytes(&p).unwrap();
+    let src = nano_fixture::model(TernaryType::Ptq1_0, 5);
+    let tpl = nano_fixture::template();
     let opts = PackOptions::default();
     let fixed = &spec::mapping().profile_hparams;
     assert!(fixed.len() >= 10, "the table lists the fixed keys");
@@ -941,9 +935,8 @@ fn profile_fixed_hparams_are_compared_with_the_profile() {
 /// a GGUF with no tensor fails pack and pack --check with a class (never "0 checks, 0 failed").
 #[test]
 fn layers_and_empty_gguf_are_refused_by_pack_and_check() {
-    let p = nano();
-    let src = model_bytes(&p, TernaryType::Pq2_0, 5).unwrap();
-    let tpl = template_bytes(&p).unwrap();
+    let src = nano_fixture::model(TernaryType::Pq2_0, 5);
+    let tpl = nano_fixture::template();
     for (layers, needle) in [
         (vec![99], "layer 99 is not in the GGUF"),
         (vec![1 << 32], "layer 4294967296 is not in the GGUF"),
@@ -1042,8 +1035,8 @@ fn unpack_prove_in_place_agrees_with_the_materialized_rebuild() {
 #[test]
 fn profile_and_missing_tensor_errors_name_the_byte_that_decided_them() {
     let p = nano();
-    let src = model_bytes(&p, TernaryType::Pq2_0, 5).unwrap();
-    let tpl = template_bytes(&p).unwrap();
+    let src = nano_fixture::model(TernaryType::Pq2_0, 5);
+    let tpl = nano_fixture::template();
     let named = PackOptions {
         profile: Some(p.name.clone()),
         ..Default::default()
