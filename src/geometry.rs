@@ -1,6 +1,16 @@
 //! Row-split geometry (`row-split-k128-v1`): where the base, high and scale planes of an
 //! `[n, k]` grouped tensor live, as 16 numbers. Every number comes from the format's entry in
 //! `spec/formats.json` and the container constants; nothing here knows about PQ2_0 or 5120.
+//!
+//! ```
+//! use ninfer_ternary::{geometry::row_split_geometry, spec};
+//!
+//! // Where the planes of a [3, 256] PQ2_0 tensor live in its .ninfer object.
+//! let f = spec::get().format("PQ2_0_G128").unwrap();
+//! let g = row_split_geometry(f, 3, 256).unwrap();
+//! assert_eq!((g.k_pad, g.groups_per_row), (256, 2));
+//! assert_eq!(g.payload_bytes, g.scale_offset + g.scale_bytes);
+//! ```
 
 use crate::error::{align_up, checked_add, checked_mul, Error, ErrorClass, Result};
 use crate::spec::{FormatKind, NumericFormat};

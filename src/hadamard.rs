@@ -2,6 +2,18 @@
 //! `H[r][c] = (-1)^popcount(r & c) / sqrt(B)`, applied block-diagonally (block size B from
 //! `prism.hadamard.block_size`) along the input dimension. `H` is symmetric and orthonormal,
 //! so it is its own inverse.
+//!
+//! ```
+//! use ninfer_ternary::hadamard::fwht_blocks;
+//!
+//! // H/sqrt(4) on one block of 4: exact in binary, and its own inverse.
+//! let x = vec![1.0, 2.0, 3.0, 4.0];
+//! let mut y = x.clone();
+//! fwht_blocks(&mut y, 4).unwrap();
+//! assert_eq!(y, [5.0, -1.0, -2.0, 0.0]);
+//! fwht_blocks(&mut y, 4).unwrap();
+//! assert_eq!(y, x);
+//! ```
 
 use crate::error::{Error, ErrorClass, Result};
 

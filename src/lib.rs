@@ -2,8 +2,10 @@
 //! GGUF models (PQ2_0 = 142, PTQ1_0 = 143) and their `.ninfer` v2 container.
 //!
 //! Modules, each with what it owns:
-//! - [`spec`]: typed views of the `spec/*.json` tables (the single source of truth), their
-//!   rendering into `spec/*.md` and the citation checker;
+//! - [`spec`]: typed views of the `spec/*.json` tables (the single source of truth) and the
+//!   citation checker;
+//! - `spec_docs`: the generated regions of `spec/*.md` and the other documents, rendered from
+//!   the tables (above `geometry`, whose worked examples it prints);
 //! - [`error`]: the one error type, one [`ErrorClass`] per rule (`spec/errors.json`);
 //! - `fsio`: opening inputs (regular files only), memory maps, claiming outputs and atomic
 //!   replacement (temporary files removed on a signal);
@@ -34,7 +36,7 @@
 //! - [`cli`]: the commands behind the `ninfer-ternary` binary.
 //!
 //! Layers (lowest first): `text` < `error` < `le` < `digest` < `rng` < `fsio` < `pool` < `npy`
-//! < `spec` < `geometry` < `perm` < `hadamard` < `planes` < `codec` < `gguf` < `ninfer`
+//! < `spec` < `geometry` < `spec_docs` < `perm` < `hadamard` < `planes` < `codec` < `gguf` < `ninfer`
 //! < `mapping` < `synth` < `pack`, `verify` < `cuda` < `corpus` < `cli`
 //!
 //! Production code of a module names only modules of lower layers; `pack` and `verify` share a
@@ -92,6 +94,7 @@ internal_mod!(npy);
 internal_mod!(pack);
 internal_mod!(pool);
 internal_mod!(rng);
+internal_mod!(spec_docs);
 internal_mod!(synth);
 internal_mod!(text);
 

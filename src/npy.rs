@@ -35,16 +35,12 @@ pub fn write_f32(w: &mut impl Write, shape: &[u64], values: &[f32]) -> Result<()
 /// Reads a `<f4` C-order `.npy` written by [`write_f32`] (tests and tools): (shape, values).
 pub fn read_f32(bytes: &[u8]) -> Result<(Vec<u64>, Vec<f32>)> {
     let bad = |d: &str| Error::new(ErrorClass::CodecLength, "npy", d.to_string());
-    if bytes.len() < 10 || &bytes[..8] != b"\x93NUMPY\x01\x00" {
+    let mut r = crate::le::LeReader::new(bytes, ErrorClass::CodecLength);
+    if r.take(8, "npy.magic")? != b"\x93NUMPY\x01\x00" {
         return Err(bad("not an .npy 1.0 file"));
     }
-    let hl = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
-    let dict = std::str::from_utf8(
-        bytes
-            .get(10..10 + hl)
-            .ok_or_else(|| bad("truncated header"))?,
-    )
-    .map_err(|_| bad("header is not UTF-8"))?;
+    let hl = usize::from(r.u16("npy.header_len")?);
+    let dict = std::str::from_utf8(r.take(hl, "npy.header")?).map_err(|_| bad("header is not UTF-8"))?;
     if !dict.contains("'descr': '<f4'") || !dict.contains("'fortran_order': False") {
         return Err(bad("only C-order <f4 arrays are supported"));
     }
@@ -58,15 +54,13 @@ pub fn read_f32(bytes: &[u8]) -> Result<(Vec<u64>, Vec<f32>)> {
         .filter(|t| !t.trim().is_empty())
         .map(|t| t.trim().parse().unwrap_or(0))
         .collect();
-    let data = &bytes[10 + hl..];
+    let data = r.take(r.remaining(), "npy.data")?;
     if data.len() % 4 != 0 || data.len() as u64 / 4 != shape.iter().product::<u64>() {
         return Err(bad("data length does not match shape"));
     }
     Ok((
         shape,
-        data.chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
+        crate::le::f32s_of(data),
     ))
 }
 

@@ -1,6 +1,17 @@
 //! Row and head permutations of the GGUF → ninfer mapping. Every function here is a
 //! GATHER: `out[i] = in[f(i)]`. The numbers (48 heads tiled 3×16, 128-row heads, 256-row
 //! attention blocks) come from the model profile; `spec/permutations.json` documents them.
+//!
+//! ```
+//! use ninfer_ternary::perm::{perm_rows, repeated_and_missing, HeadTiling};
+//!
+//! // Bonsai's 48 value heads (3 tiles of 16) at head_dim 2: a bijection of the 96 rows.
+//! let order = perm_rows(HeadTiling::BONSAI, 2, 96, "v").unwrap();
+//! assert_eq!(repeated_and_missing(&order, 96), (0, 0));
+//! assert_eq!(&order[..4], &[0, 1, 32, 33]); // target head 1 <- source head 16
+//! // A row count that is not whole heads is refused with its class.
+//! assert!(perm_rows(HeadTiling::BONSAI, 2, 95, "v").is_err());
+//! ```
 
 use crate::error::{Error, ErrorClass, Result};
 

@@ -4,6 +4,19 @@
 //! stores the same bytes split into three planes (base, high, scale) per the format's
 //! `block_plane_slices` in `spec/formats.json`. [`assemble`] and [`disassemble`] are exact
 //! inverses; their equality on every tensor is the losslessness proof of the packer.
+//!
+//! ```
+//! use ninfer_ternary::{geometry::row_split_geometry, planes, spec};
+//!
+//! // Two PTQ1_0 blocks (one row of k = 256) split into planes and joined back, byte for byte.
+//! let f = spec::get().format("PTQ1_0_G128").unwrap();
+//! let layout = planes::BlockLayout::for_format(f).unwrap();
+//! let geom = row_split_geometry(f, 1, 256).unwrap();
+//! let ggml: Vec<u8> = (0..2 * layout.block_bytes).map(|i| (i * 7) as u8).collect();
+//! let object = planes::assemble(&layout, &geom, &ggml).unwrap();
+//! assert_eq!(object.len() as u64, geom.payload_bytes);
+//! assert_eq!(planes::disassemble(&layout, &geom, &object).unwrap(), ggml);
+//! ```
 
 use crate::error::{Error, ErrorClass, Result};
 use crate::geometry::{Plane, RowSplitGeometry};

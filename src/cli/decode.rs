@@ -146,7 +146,7 @@ pub fn id42_assumption_note(
         "note: tensor '{}' has ggml type 42 and a size that fits both of its layouts, and no other \
          tensor of the file decides it: ASSUMED {} ({}-element blocks of {} B); if the file is {other}, \
          pass --id42 {flag}",
-        escape(&t.name),
+        escape(t.name),
         t.ggml.name,
         t.ggml.block_elems,
         t.ggml.block_bytes
@@ -281,14 +281,12 @@ pub fn decode_ninfer_on(
             };
             Ok((shape, vals))
         }
-        ObjectView::Resource { .. } => {
-            return Err(Error::new(
-                ErrorClass::NinferObjectKind,
-                name,
-                "a raw-bytes resource, not a tensor",
-            )
-            .into())
-        }
+        ObjectView::Resource { .. } => Err(Error::new(
+            ErrorClass::NinferObjectKind,
+            name,
+            "a raw-bytes resource, not a tensor",
+        )
+        .into()),
     }
 }
 

@@ -36,7 +36,16 @@ pub fn run(table: Option<&str>) -> anyhow::Result<ExitCode> {
     if want("geometry") {
         out.push_str("## Row-split geometry examples (spec/geometry.json)\n\n| format | shape | payload_bytes | scale_offset |\n|---|---|---|---|\n");
         for e in &s.geometry.examples {
-            let f = s.format(&e.format).expect("spec format");
+            let f = s.format(&e.format).ok_or_else(|| {
+                crate::Error::new(
+                    crate::ErrorClass::SpecInvalid,
+                    "spec/geometry.json",
+                    format!(
+                        "example names format {:?}, which spec/formats.json does not define",
+                        e.format
+                    ),
+                )
+            })?;
             let g = crate::geometry::row_split_geometry(f, e.shape[0], e.shape[1])?;
             out.push_str(&format!(
                 "| {} | {:?} | {} | {} |\n",
@@ -90,7 +99,7 @@ pub fn run(table: Option<&str>) -> anyhow::Result<ExitCode> {
 
 /// `spec --write` / `spec --check`: re-render (or compare) the generated regions of `dir/*.md`.
 pub fn docs(dir: &std::path::Path, write: bool) -> anyhow::Result<ExitCode> {
-    use crate::spec::render;
+    use crate::spec_docs as render;
     let mut docs: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(ErrorClass::IoRead, dir, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))

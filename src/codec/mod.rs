@@ -5,6 +5,19 @@
 //! formula) and a fast row decoder; tests prove them bit-identical. Decoding follows the
 //! formula for every byte pattern, including inf/NaN scales and non-canonical base-3
 //! bytes; [`Codec::validate`] is the separate, ggml-like strictness check.
+//!
+//! ```
+//! use ninfer_ternary::{codec::Codec, ErrorClass};
+//!
+//! // 128 weights quantized to one PTQ1_0 block (base-3 trits and an f16 scale), decoded back.
+//! let x: Vec<f32> = (0..128).map(|i| [-0.5f32, 0.0, 0.5][i % 3]).collect();
+//! let block = Codec::Ptq1_0.quantize_to_vec(&x).unwrap();
+//! assert_eq!(block.len(), Codec::Ptq1_0.block_bytes());
+//! assert_eq!(Codec::Ptq1_0.decode_to_vec(&block).unwrap(), x);
+//! // A short payload is refused with its class, never read past.
+//! let e = Codec::Ptq1_0.decode_to_vec(&block[..10]).unwrap_err();
+//! assert_eq!(e.class, ErrorClass::CodecLength);
+//! ```
 
 pub mod base3;
 pub mod direct;

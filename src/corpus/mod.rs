@@ -8,6 +8,16 @@
 //!
 //! Adding a family: write `fn cases() -> Vec<Case>` and list it in [`FAMILIES`]. The verifier
 //! family checks artifact verifiers (PROTOCOL.md §8).
+//!
+//! ```
+//! use ninfer_ternary::corpus::manifest::Manifest;
+//!
+//! // The checked-in corpus: every case names its file, its kind and what a reader must do.
+//! let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance");
+//! let m = Manifest::load(&root.join("MANIFEST.json")).unwrap();
+//! assert!(m.cases.len() > 300);
+//! assert!(m.cases.iter().all(|c| root.join(&c.file).is_file()));
+//! ```
 
 pub mod catalogs;
 pub mod differential;

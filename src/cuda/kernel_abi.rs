@@ -137,8 +137,9 @@ pub fn vocabulary(class: KernelClass) -> (&'static [&'static str], &'static [&'s
     }
 }
 
+/// A sidecar the harness cannot honour (`kernel.abi`).
 fn usage(what: impl Into<String>) -> Error {
-    Error::new(ErrorClass::CliUsage, "abi", what)
+    Error::new(ErrorClass::KernelAbi, "abi", what)
 }
 
 const INT32: &[&str] = &[

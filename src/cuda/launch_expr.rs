@@ -43,7 +43,7 @@ struct Parser<'a> {
 
 fn err(text: &str, why: impl Into<String>) -> Error {
     Error::new(
-        ErrorClass::CliUsage,
+        ErrorClass::KernelAbi,
         "launch",
         format!("launch expression {text:?}: {}", why.into()),
     )
@@ -215,7 +215,7 @@ mod tests {
         assert_eq!(eval("(n + 7) / 8 * 8 - n", &dims).unwrap(), 7); // exact: 44/8*8 - 37
         assert_eq!(
             eval("n / 8 + 1", &dims).unwrap_err().class,
-            ErrorClass::CliUsage
+            ErrorClass::KernelAbi
         );
         assert_eq!(eval("ceil((n + 7) / 8)", &dims).unwrap(), 6);
         assert_eq!(eval(" 2*(t+1) ", &dims).unwrap(), 8);

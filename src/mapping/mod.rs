@@ -1,5 +1,15 @@
 //! Expands `spec/mapping.json` for a model profile: the concrete list of template objects,
 //! which of them are produced from the GGUF (and by which rule), and which are borrowed.
+//!
+//! ```
+//! use ninfer_ternary::{mapping, spec};
+//!
+//! // The nano profile: which template objects the packer produces from the GGUF.
+//! let p = spec::profile("bonsai-nano").unwrap();
+//! let produced = mapping::produced_objects(&p);
+//! assert!(!produced.is_empty());
+//! assert!(produced.iter().all(|o| !mapping::is_borrowed(&o.name)));
+//! ```
 
 pub mod profile;
 

@@ -3,6 +3,16 @@
 //! The tables are compiled in with `include_str!` and parsed once with
 //! `deny_unknown_fields`, so a typo in a table is a test failure, not a silent default.
 //! Code reads formats, geometry constants, type ids and error classes from here.
+//!
+//! ```
+//! use ninfer_ternary::spec;
+//!
+//! // The tables are data: PQ2_0 is ggml type 142, decoded by the pq2_0 codec.
+//! let s = spec::get();
+//! let t = s.ggml.types.iter().find(|t| t.id == 142).unwrap();
+//! assert_eq!(t.name, "PQ2_0");
+//! assert!(s.format("PQ2_0_G128").is_some());
+//! ```
 
 use serde::Deserialize;
 use std::sync::OnceLock;
@@ -11,7 +21,6 @@ pub mod citations;
 mod gates;
 mod kernels;
 mod model;
-pub mod render;
 mod table_vocab;
 mod tables;
 mod tiling;

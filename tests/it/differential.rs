@@ -2,7 +2,7 @@
 //! against the reference itself (negative control), and is deterministic given its seed.
 
 use crate::common::repo_root as root;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 fn diff_fuzz(adapter: &str, seed: u64, out: &Path, extra: &[&str]) -> (bool, serde_json::Value) {
@@ -25,15 +25,18 @@ fn diff_fuzz(adapter: &str, seed: u64, out: &Path, extra: &[&str]) -> (bool, ser
     (st.success(), serde_json::from_str(&text).expect("json"))
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ninfer-diff-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A scratch folder removed when the returned guard drops (no leftovers in the temp dir).
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("ninfer-{name}-"))
+        .tempdir()
+        .expect("scratch dir")
 }
 
 #[test]
 fn finds_the_accept_all_stubs_disagreements_and_minimizes_them() {
-    let out = scratch("accept_all");
+    let out_guard = scratch("accept_all");
+    let out = out_guard.path();
     let stub = root().join("conformance/adapters/stubs/accept_all.sh");
     let (_, doc) = diff_fuzz(stub.to_str().unwrap(), 3, &out, &["--outcome-only"]);
     let cands = doc["candidates"].as_array().unwrap();
@@ -47,26 +50,24 @@ fn finds_the_accept_all_stubs_disagreements_and_minimizes_them() {
         assert_eq!(bytes.len() as u64, c["bytes"].as_u64().unwrap());
         assert!(!c["mutations"].as_array().unwrap().is_empty());
     }
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
 fn reference_against_itself_disagrees_nowhere() {
-    let out = scratch("ref");
+    let out_guard = scratch("ref");
+    let out = out_guard.path();
     let adapter = format!("{} reader-adapter", env!("CARGO_BIN_EXE_ninfer-ternary"));
     let (ok, doc) = diff_fuzz(&adapter, 3, &out, &["--fail-on-disagreement"]);
     assert!(ok, "{doc}");
     assert_eq!(doc["disagreements"], 0);
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
 fn same_seed_same_candidates() {
     let stub = root().join("conformance/adapters/stubs/accept_all.sh");
-    let (a, b) = (scratch("det_a"), scratch("det_b"));
+    let (a_guard, b_guard) = (scratch("det_a"), scratch("det_b"));
+    let (a, b) = (a_guard.path(), b_guard.path());
     let (_, da) = diff_fuzz(stub.to_str().unwrap(), 11, &a, &["--outcome-only"]);
     let (_, db) = diff_fuzz(stub.to_str().unwrap(), 11, &b, &["--outcome-only"]);
     assert_eq!(da["candidates"], db["candidates"]);
-    let _ = std::fs::remove_dir_all(&a);
-    let _ = std::fs::remove_dir_all(&b);
 }

@@ -65,6 +65,8 @@ fn claims() -> Vec<(&'static str, u64)> {
         ("generated, deterministic corpus", cases.len() as u64),
         ("carry an independently", values),
         ("`gguf::hostile_cases`:", hostile),
+        ("`RESULT: PASSED` (", cases.len() as u64),
+        ("`pending` is empty", cases.len() as u64),
     ]
 }
 
@@ -156,4 +158,41 @@ fn the_hostile_catalog_counts_in_the_readme_are_the_catalogs() {
         accepted_controls().len()
     );
     assert!(readme.contains(&want), "README.md must say {want}");
+}
+
+/// PROTOCOL.md quotes the per-family counts of `MANIFEST.json` `families`: each must match.
+#[test]
+fn the_family_counts_in_the_protocol_are_the_manifest_counts() {
+    let text = std::fs::read_to_string(repo_root().join("conformance/PROTOCOL.md")).unwrap();
+    let m = manifest();
+    let families = m["families"].as_object().unwrap();
+    let start = text
+        .find("(today: ")
+        .expect("PROTOCOL.md quotes the family counts")
+        + 8;
+    let quoted = &text[start..start + text[start..].find(" —").unwrap()];
+    let quoted: Vec<(String, u64)> = quoted
+        .split(',')
+        .map(|p| {
+            let mut w = p.split_whitespace();
+            let name = w.next().unwrap().to_string();
+            (name, w.next().unwrap().parse().unwrap())
+        })
+        .collect();
+    let actual: Vec<(String, u64)> = families
+        .iter()
+        .map(|(k, v)| (k.clone(), family_count(v)))
+        .collect();
+    assert_eq!(
+        quoted, actual,
+        "PROTOCOL.md family counts vs MANIFEST.json families"
+    );
+}
+
+/// A family entry is a count or an object holding one.
+fn family_count(v: &serde_json::Value) -> u64 {
+    v.as_u64()
+        .or_else(|| v["cases"].as_u64())
+        .or_else(|| v["count"].as_u64())
+        .expect("a family count")
 }

@@ -72,7 +72,7 @@ const TABLE: &[(&str, How)] = &[
     ("kernel.compile", How::Elsewhere("a kernel that does not compile fails its check (exit 1)", "src/cuda/nvrtc.rs")),
     ("kernel.entry_missing", How::Elsewhere("a failed check of the kernel (exit 1)", "tests/it/kernels.rs")),
     ("kernel.signature", How::Elsewhere("a failed check of the kernel (exit 1)", "src/cuda/nvrtc.rs")),
-    ("kernel.abi", How::Elsewhere("a malformed sidecar", "src/cuda/kernel_abi.rs")),
+    ("kernel.abi", How::Run(&["check-kernel", "--source", "{repo:src/cuda/kernels/dequantize.cu}", "--entry", "ref_dequantize_pq2_0", "--class", "dequantize", "--format", "pq2_0", "--abi", "{text}"])),
     ("kernel.timeout", How::Elsewhere("a failed kernel case (exit 1), not an error", "tests/it/kernels.rs")),
     ("kernel.crash", How::Elsewhere("a failed kernel case (exit 1), not an error", "tests/it/kernels.rs")),
     ("kernel.out_of_bounds", How::Elsewhere("a failed kernel case (exit 1), not an error", "tests/it/kernels.rs")),

@@ -188,8 +188,8 @@ fn order_insensitive_readers_are_held_to_the_unordered_digest() {
 
 #[test]
 fn capabilities_rule_layers_default_to_all_and_reject_unknown_names() {
-    let dir = std::env::temp_dir().join(format!("ninfer-caps-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let p = dir.join("caps.json");
     std::fs::write(&p, r#"{"reader": "x"}"#).unwrap();
     let c = Capabilities::load(&p).unwrap();
@@ -206,7 +206,6 @@ fn capabilities_rule_layers_default_to_all_and_reject_unknown_names() {
     std::fs::write(&p, r#"{"reader": "x", "rule_layers": ["gguf.cpp"]}"#).unwrap();
     let e = Capabilities::load(&p).unwrap_err().to_string();
     assert!(e.contains("not one of mainline"), "{e}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -246,7 +246,8 @@ fn check_kernel_cli_locates_and_names_a_failure_and_keeps_its_exit_codes() {
         "{out}"
     );
     let reference = format!("{dir}/dequantize.cu");
-    let json = std::env::temp_dir().join(format!("ck-{}.json", std::process::id()));
+    let json_dir = tempfile::tempdir().unwrap();
+    let json = json_dir.path().join("ck.json");
     let check_ref = [
         "check-kernel",
         "--source",

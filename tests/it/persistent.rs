@@ -21,11 +21,12 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ninfer-persistent-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
+/// A scratch folder removed when the returned guard drops (no leftovers in the temp dir).
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("ninfer-{name}-"))
+        .tempdir()
+        .expect("scratch dir")
 }
 
 /// Manifest ids starting with `prefix`, in manifest order (independent of the runner's glob).
@@ -69,7 +70,8 @@ struct Run {
 /// `check-reader` on `SUBSET` with `--jobs 1 --timeout 5`, unless `extra` gives its own
 /// `--filter` / `--timeout`.
 fn check_reader(name: &str, adapter: &str, fault: &str, persistent: bool, extra: &[&str]) -> Run {
-    let dir = scratch(name);
+    let dir_guard = scratch(name);
+    let dir = dir_guard.path();
     let json = dir.join("report.json");
     let output = Command::new(BIN)
         .current_dir(root())

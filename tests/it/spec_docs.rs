@@ -3,7 +3,8 @@
 //! `check-reader` on its declared subset (with a negative control that must fail).
 
 use crate::common::{cli_path as bin, repo_root as root};
-use ninfer_ternary::spec::{citations, render};
+use ninfer_ternary::spec::citations;
+use ninfer_ternary::spec_docs as render;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

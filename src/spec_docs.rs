@@ -6,7 +6,7 @@
 //! documents, `spec --check` (and `tests/it/spec_docs.rs`) fails when a committed region differs
 //! from what the tables produce, so prose-side tables cannot drift from the data the code runs on.
 
-use super::{gates, get, mapping, Dim, LayerSet, Produce, Spec};
+use crate::spec::{gates, get, mapping, Dim, LayerSet, Produce, Spec};
 use std::fmt::Write as _;
 
 /// Start marker prefix of a generated region.
@@ -1022,7 +1022,7 @@ fn render_mutations(_s: &Spec) -> Option<String> {
 /// The `dump_formats` region.
 fn render_dump_formats(_s: &Spec) -> Option<String> {
     let mut o = String::new();
-    let d = super::dumps();
+    let d = crate::spec::dumps();
     let _ = writeln!(
         o,
         "Dump format version {}, element type `{}`, layout `{}`.\n",
@@ -1099,7 +1099,7 @@ fn render_error_classes(s: &Spec) -> Option<String> {
 fn render_table_sources(s: &Spec) -> Option<String> {
     let mut o = String::new();
     let g = gates();
-    let d = super::dumps();
+    let d = crate::spec::dumps();
     let m = mapping();
     let mut rows: Vec<Vec<String>> = vec![
         vec!["container.json".into(), cell(&s.container.source)],
@@ -1144,8 +1144,8 @@ fn render_table_sources(s: &Spec) -> Option<String> {
             )),
         ],
     ];
-    for (name, _) in super::PROFILES {
-        if let Some(p) = super::profile(name) {
+    for (name, _) in crate::spec::PROFILES {
+        if let Some(p) = crate::spec::profile(name) {
             rows.push(vec![format!("models/{name}.json"), cell(&p.doc)]);
         }
     }
@@ -1169,8 +1169,8 @@ fn render_kernels(s: &Spec) -> Option<String> {
 
 /// The kernel ABIs of `kernels.json`: one signature table per class, then the acceptance rules,
 /// the reference kernels and the wrong variants with the cases each must fail.
-fn kernels_body(o: &mut String, k: &super::KernelsTable) {
-    let grid = |g: &[super::GridDim]| {
+fn kernels_body(o: &mut String, k: &crate::spec::KernelsTable) {
+    let grid = |g: &[crate::spec::GridDim]| {
         let parts: Vec<String> = g.iter().map(ToString::to_string).collect();
         format!("({})", parts.join(", "))
     };
