@@ -196,7 +196,7 @@ fn verify_gates(cr: &mut Criterion) {
         // Every gate passes on the unmutated artifact: the bench measures the real work.
         let f = run(&ctx).expect("gate runs");
         assert!(
-            f.status == verify::findings::Status::Pass,
+            f.status == verify::Verdict::Pass,
             "{} did not pass: {f:?}",
             step.as_str()
         );

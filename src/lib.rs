@@ -35,7 +35,7 @@
 //! - `npy`: the `.npy` (format 1.0, f32) files `decode -o` writes;
 //! - [`cli`]: the commands behind the `ninfer-ternary` binary.
 //!
-//! Layers (lowest first): `text` < `error` < `le` < `digest` < `rng` < `fsio` < `pool` < `npy`
+//! Layers (lowest first): `text` < `error` < `verdict` < `le` < `digest` < `rng` < `fsio` < `pool` < `npy`
 //! < `spec` < `geometry` < `spec_docs` < `perm` < `hadamard` < `planes` < `codec` < `gguf` < `ninfer`
 //! < `mapping` < `synth` < `pack`, `verify` < `cuda` < `corpus` < `cli`
 //!
@@ -78,6 +78,7 @@ pub mod ninfer;
 pub mod perm;
 pub mod planes;
 pub mod spec;
+pub mod verdict;
 pub mod verify;
 
 /// The command line behind the `ninfer-ternary` binary; its entry point is [`cli::main`]

@@ -39,9 +39,9 @@ fn main() {
                 };
                 let answer = protocol::respond(&case.kind, &case.params, &file, &input);
                 match protocol::judge(&case, &answer, protocol::ClassCheck::Strict) {
-                    protocol::Verdict::Pass => Ok(()),
-                    protocol::Verdict::Fail(why) => Err(why.into()),
-                    protocol::Verdict::Unsupported(f) => {
+                    protocol::Judgement::Pass => Ok(()),
+                    protocol::Judgement::Fail(why) => Err(why.into()),
+                    protocol::Judgement::Unsupported(f) => {
                         Err(format!("reference answered unsupported: {f}").into())
                     }
                 }

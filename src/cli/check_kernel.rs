@@ -207,10 +207,8 @@ fn host_setup(a: &Args) -> crate::Result<HostSetup> {
 
 fn tag(r: &CaseResult) -> String {
     match &r.status {
-        Status::Pass => "PASS".into(),
-        Status::Fail => "FAIL".into(),
-        Status::Error(c) => format!("FAIL [{c}]"),
-        Status::Skipped(c) => format!("SKIP [{c}]"),
+        Status::Pass | Status::Fail => r.status.verdict().word().into(),
+        Status::Error(c) | Status::Skipped(c) => format!("{} [{c}]", r.status.verdict().word()),
     }
 }
 
@@ -218,7 +216,7 @@ fn row(r: &CaseResult) -> Value {
     json!({
         "case": r.case, "status": r.verdict_name(), "detail": r.detail,
         "error_class": match &r.status { Status::Error(c) | Status::Skipped(c) => Value::from(c.id()), _ => Value::Null },
-        "max_err_ratio": r.verdict.as_ref().map(|v| v.max_err_ratio), "nmse": r.verdict.as_ref().map(|v| v.nmse),
+        "max_err_ratio": r.comparison.as_ref().map(|v| v.max_err_ratio), "nmse": r.comparison.as_ref().map(|v| v.nmse),
         "looks_like": r.looks_like,
     })
 }

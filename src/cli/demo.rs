@@ -96,12 +96,12 @@ fn demo_verify(dir: &Path, artifact: &Path, src: &Path, tpl: &Path) -> anyhow::R
     };
     let (an, gn) = (verify::file_name(artifact), verify::file_name(src));
     let r = verify::verify(&an, &am, &gn, &gm, opts())?;
-    use crate::verify::findings::Status;
+    use crate::verify::Verdict;
     println!(
         "verify     {} passed, {} failed, {} skipped (all ten gates, reference dumps){:>14.3}s",
-        r.count(Status::Pass),
-        r.count(Status::Fail),
-        r.count(Status::Skip),
+        r.count(Verdict::Pass),
+        r.count(Verdict::Fail),
+        r.count(Verdict::Skip),
         t0.elapsed().as_secs_f64()
     );
     // Negative control: a permutation bug that keeps every byte count right must be caught.
@@ -116,5 +116,5 @@ fn demo_verify(dir: &Path, artifact: &Path, src: &Path, tpl: &Path) -> anyhow::R
         },
         m.failed_steps().join(", ")
     );
-    Ok(r.ok() && r.count(Status::Skip) == 0 && !m.ok())
+    Ok(r.ok() && r.count(Verdict::Skip) == 0 && !m.ok())
 }

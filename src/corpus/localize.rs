@@ -421,6 +421,39 @@ pub struct Localization {
 }
 
 impl Localization {
+    /// The `localization` object of a check-reader JSON result (schema check-reader-report):
+    /// absent parts are omitted; values are numbers (omitted when not finite) with their f32
+    /// bits beside them, so a NaN or a signed zero survives.
+    pub fn to_json(&self) -> Value {
+        let mut m = serde_json::Map::new();
+        m.insert("target".into(), self.target.clone().into());
+        if let Some(t) = &self.tensor {
+            m.insert("tensor".into(), t.clone().into());
+        }
+        if let Some(r) = self.row {
+            m.insert("row".into(), r.into());
+        }
+        if let Some(e) = self.element {
+            m.insert("element".into(), e.into());
+        }
+        for (key, v) in [("reader", self.got), ("expected", self.expected)] {
+            if let Some(v) = v {
+                if let Some(n) = serde_json::Number::from_f64(f64::from(v)) {
+                    m.insert(key.into(), Value::Number(n));
+                }
+                m.insert(
+                    format!("{key}_bits"),
+                    format!("0x{:08x}", v.to_bits()).into(),
+                );
+            }
+        }
+        m.insert("spec".into(), self.spec.clone().into());
+        if let Some(l) = &self.looks_like {
+            m.insert("looks_like".into(), l.clone().into());
+        }
+        Value::Object(m)
+    }
+
     /// One line: `tensor 'w' (...): row 0, element 1: reader -1.0 (0x...), expected 1.0 (0x...); spec: ...; looks like: ...`.
     pub fn text(&self) -> String {
         let mut s = self.target.clone();

@@ -436,9 +436,9 @@ pub enum ClassCheck {
     Lenient,
 }
 
-/// The verdict on one well-formed answer (process-level failures are judged by the runner).
+/// The judgement of one well-formed answer (process-level failures are judged by the runner).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Judgement {
     /// The answer is what the case requires.
     Pass,
     /// It is not; the text says why.
@@ -509,12 +509,12 @@ pub fn normalize_gguf(obs: &Value, order_insensitive: bool) -> Value {
 }
 
 /// Judges `answer` for `case` with every rule layer and file order (`Judging::new`).
-pub fn judge(case: &CaseEntry, answer: &Answer, classes: ClassCheck) -> Verdict {
+pub fn judge(case: &CaseEntry, answer: &Answer, classes: ClassCheck) -> Judgement {
     judge_with(case, answer, &Judging::new(classes))
 }
 
 /// Judges `answer` for `case` as the reader's capabilities say (`j`).
-pub fn judge_with(case: &CaseEntry, answer: &Answer, j: &Judging) -> Verdict {
+pub fn judge_with(case: &CaseEntry, answer: &Answer, j: &Judging) -> Judgement {
     let exp = &case.expect;
     // An n_ case of a layer the reader does not implement: either outcome.
     let outcome = match exp.outcome {
@@ -522,7 +522,7 @@ pub fn judge_with(case: &CaseEntry, answer: &Answer, j: &Judging) -> Verdict {
         o => o,
     };
     match (outcome, answer) {
-        (_, Answer::Unsupported { feature }) => Verdict::Unsupported(feature.clone()),
+        (_, Answer::Unsupported { feature }) => Judgement::Unsupported(feature.clone()),
         (Outcome::Accept | Outcome::Either, Answer::Accept { observation }) => {
             match &exp.observation {
                 Some(want) => {
@@ -541,38 +541,38 @@ pub fn judge_with(case: &CaseEntry, answer: &Answer, j: &Judging) -> Verdict {
                         (want.clone(), observation.clone())
                     };
                     match contains(&want, &got, "observation") {
-                        Ok(()) => Verdict::Pass,
+                        Ok(()) => Judgement::Pass,
                         Err(why) => {
-                            Verdict::Fail(format!("accepted, but {}", name_paths(&why, &want)))
+                            Judgement::Fail(format!("accepted, but {}", name_paths(&why, &want)))
                         }
                     }
                 }
-                None => Verdict::Pass,
+                None => Judgement::Pass,
             }
         }
-        (Outcome::Accept, Answer::Reject { class, message }) => Verdict::Fail(format!(
+        (Outcome::Accept, Answer::Reject { class, message }) => Judgement::Fail(format!(
             "rejected a case that must be accepted: [{}] {}",
             class.as_deref().unwrap_or("-"),
             first_line(message)
         )),
-        (Outcome::Reject, Answer::Accept { .. }) => Verdict::Fail(format!(
+        (Outcome::Reject, Answer::Accept { .. }) => Judgement::Fail(format!(
             "accepted a case that must be rejected with {} (rule layer {})",
             exp.class.as_deref().unwrap_or("an error"),
             case.rule_layer.as_deref().unwrap_or("-")
         )),
         (Outcome::Reject, Answer::Reject { class, message }) => {
             if j.classes == ClassCheck::Strict && class.as_deref() != exp.class.as_deref() {
-                Verdict::Fail(format!(
+                Judgement::Fail(format!(
                     "rejected with class {}, expected {} ({})",
                     class.as_deref().unwrap_or("none"),
                     exp.class.as_deref().unwrap_or("none"),
                     first_line(message)
                 ))
             } else {
-                Verdict::Pass
+                Judgement::Pass
             }
         }
-        (Outcome::Either, Answer::Reject { .. }) => Verdict::Pass,
+        (Outcome::Either, Answer::Reject { .. }) => Judgement::Pass,
     }
 }
 

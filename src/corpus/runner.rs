@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::manifest::{CaseEntry, Manifest};
 use super::persistent::Session;
 use super::process::{isolate_child, wait_then_kill_group, AdapterCommand};
-use super::protocol::{judge_with, request_json, Answer, ClassCheck, Judging, Verdict};
+use super::protocol::{judge_with, request_json, Answer, ClassCheck, Judgement, Judging};
 use crate::gguf::RuleLayer;
 
 /// The keys a capabilities.json may have (`check-reader --help` documents each).
@@ -367,6 +367,28 @@ pub enum Status {
 }
 
 impl Status {
+    /// What this case means for the run in the suite's pass/fail vocabulary: a known failure
+    /// that failed as listed does not fail the run; a stale entry does.
+    pub fn verdict(self) -> crate::verdict::Verdict {
+        use crate::verdict::Verdict;
+        match self {
+            Status::Pass | Status::KnownFailure => Verdict::Pass,
+            Status::Fail | Status::Stale => Verdict::Fail,
+            Status::Skip => Verdict::Skip,
+        }
+    }
+
+    /// The five-letter tag of a human result line.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Status::Pass => "PASS ",
+            Status::Fail => "FAIL ",
+            Status::Skip => "SKIP ",
+            Status::KnownFailure => "XFAIL",
+            Status::Stale => "STALE",
+        }
+    }
+
     /// The status as written in `--json` reports.
     pub fn name(self) -> &'static str {
         match self {
@@ -390,6 +412,8 @@ pub struct CaseResult {
     pub detail: String,
     /// Wall time of the case, in milliseconds.
     pub ms: u64,
+    /// Where a values mismatch first differs (tensor, row, element, values, spec, looks-like).
+    pub localization: Option<super::localize::Localization>,
 }
 
 /// Counts per status.
@@ -420,7 +444,8 @@ pub struct Report {
 impl Report {
     /// Whether the run passes: no failures, no stale or unknown known-failure entries.
     pub fn ok(&self) -> bool {
-        self.summary.failed == 0 && self.summary.stale == 0 && self.unknown_known.is_empty()
+        let failed = |r: &CaseResult| r.status.verdict() == crate::verdict::Verdict::Fail;
+        !self.results.iter().any(failed) && self.unknown_known.is_empty()
     }
 
     /// The `--json` report.
@@ -438,9 +463,15 @@ impl Report {
                 "stale_known_failures": self.summary.stale,
             },
             "unknown_known_failures": self.unknown_known,
-            "results": self.results.iter().map(|r| json!({
-                "id": r.id, "status": r.status.name(), "detail": r.detail, "ms": r.ms,
-            })).collect::<Vec<_>>(),
+            "results": self.results.iter().map(|r| {
+                let mut v = json!({
+                    "id": r.id, "status": r.status.name(), "detail": r.detail, "ms": r.ms,
+                });
+                if let (Some(l), Some(m)) = (&r.localization, v.as_object_mut()) {
+                    m.insert("localization".into(), l.to_json());
+                }
+                v
+            }).collect::<Vec<_>>(),
         })
     }
 }
@@ -530,7 +561,11 @@ fn tail(s: &str) -> String {
 }
 
 /// Runs one case: the raw verdict before known failures are applied.
-fn run_case(opts: &RunOptions, case: &CaseEntry) -> (bool, String) {
+fn run_case(
+    opts: &RunOptions,
+    case: &CaseEntry,
+    located: &mut Option<super::localize::Localization>,
+) -> (bool, String) {
     match run_process(opts, case) {
         Proc::SpawnError(e) => (false, format!("could not start the adapter: {e}")),
         Proc::Timeout => (
@@ -595,12 +630,17 @@ fn run_case(opts: &RunOptions, case: &CaseEntry) -> (bool, String) {
             if ok {
                 return (ok, why);
             }
-            let why = localized(opts, case, &answer, why, |req| {
-                match run_process_request(opts, case, req.to_string()) {
+            let why = localized(
+                opts,
+                case,
+                &answer,
+                why,
+                located,
+                |req| match run_process_request(opts, case, req.to_string()) {
                     Proc::Done { stdout, .. } => Answer::parse(&stdout).ok(),
                     _ => None,
-                }
-            });
+                },
+            );
             (ok, why)
         }
     }
@@ -624,6 +664,7 @@ fn localized(
     case: &CaseEntry,
     answer: &Answer,
     why: String,
+    located: &mut Option<super::localize::Localization>,
     ask: impl FnOnce(Value) -> Option<Answer>,
 ) -> String {
     let Answer::Accept { observation } = answer else {
@@ -648,7 +689,11 @@ fn localized(
         None
     };
     match super::localize::localize(case, &opts.corpus, observation, extra.as_ref()) {
-        Some(l) => format!("{why} | {}", l.text()),
+        Some(l) => {
+            let line = format!("{why} | {}", l.text());
+            *located = Some(l);
+            line
+        }
         None => why,
     }
 }
@@ -656,9 +701,9 @@ fn localized(
 /// Judges a well-formed answer (either isolation mode).
 fn judge_answer(opts: &RunOptions, case: &CaseEntry, answer: &Answer) -> (bool, String) {
     match judge_with(case, answer, &opts.capabilities.judging()) {
-        Verdict::Pass => (true, String::new()),
-        Verdict::Fail(why) => (false, why),
-        Verdict::Unsupported(feature) => {
+        Judgement::Pass => (true, String::new()),
+        Judgement::Fail(why) => (false, why),
+        Judgement::Unsupported(feature) => {
             if opts.capabilities.declares(&feature) {
                 (false, format!("answered unsupported ({feature}), declared, but the case does not carry that feature"))
             } else {
@@ -675,6 +720,7 @@ fn run_case_persistent(
     case: &CaseEntry,
     session: &mut Option<Session>,
     handshake_failed: &mut Option<String>,
+    located: &mut Option<super::localize::Localization>,
 ) -> (bool, String) {
     // An adapter that cannot complete a handshake is not tried again by this worker: a
     // per-case adapter declared persistent would otherwise cost one timeout per case.
@@ -703,7 +749,7 @@ fn run_case_persistent(
                 return (ok, why);
             }
             let mut dead = false;
-            let why = localized(opts, case, &answer, why, |req| {
+            let why = localized(opts, case, &answer, why, located, |req| {
                 let a = s.ask_request(case, req, &opts.command());
                 dead = a.is_err();
                 a.ok()
@@ -853,13 +899,20 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                     let case = selected[i];
                     let t0 = Instant::now();
                     let known = opts.known_failures.contains(&case.id);
+                    let mut localization = None;
                     let (status, detail) = if let Some(why) = opts.capabilities.skip_reason(case) {
                         (Status::Skip, why)
                     } else {
                         let (ok, why) = if opts.persistent() {
-                            run_case_persistent(opts, case, &mut session, &mut handshake_failed)
+                            run_case_persistent(
+                                opts,
+                                case,
+                                &mut session,
+                                &mut handshake_failed,
+                                &mut localization,
+                            )
                         } else {
-                            run_case(opts, case)
+                            run_case(opts, case, &mut localization)
                         };
                         match (ok, known) {
                             (true, false) => (Status::Pass, why),
@@ -879,6 +932,7 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                         status,
                         detail,
                         ms: t0.elapsed().as_millis() as u64,
+                        localization,
                     });
                     // Print in order as results become available.
                     let mut p = printed.lock().unwrap_or_else(|p| p.into_inner());
@@ -887,13 +941,7 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                         let Some(r) = g.as_ref() else { break };
                         let show = !opts.quiet || matches!(r.status, Status::Fail | Status::Stale);
                         if show {
-                            let tag = match r.status {
-                                Status::Pass => "PASS ",
-                                Status::Fail => "FAIL ",
-                                Status::Skip => "SKIP ",
-                                Status::KnownFailure => "XFAIL",
-                                Status::Stale => "STALE",
-                            };
+                            let tag = r.status.tag();
                             // The id comes from a manifest file, the detail from the adapter.
                             let id = crate::text::escape(&r.id);
                             let line = if r.detail.is_empty() {
@@ -930,6 +978,7 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                     detail: "internal: the worker running this case stopped before it finished"
                         .into(),
                     ms: 0,
+                    localization: None,
                 })
         })
         .collect();

@@ -137,7 +137,7 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
                 case: c.name.clone(),
                 status,
                 detail,
-                verdict: None,
+                comparison: None,
                 looks_like: None,
             };
         }
@@ -148,7 +148,7 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
             case: c.name.clone(),
             status: Status::Error(ErrorClass::KernelCrash),
             detail: "the runner returned no run".into(),
-            verdict: None,
+            comparison: None,
             looks_like: None,
         };
     };
@@ -179,7 +179,7 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
                     "max|err|/bound {:.3e}, NMSE {:.3e}; note: {what} -- rounding only (order-dependent summation, e.g. float atomics), every schedule within the bound",
                     v0.max_err_ratio, v0.nmse
                 ),
-                verdict: Some(v0),
+                comparison: Some(v0),
                 looks_like: None,
             };
         }
@@ -199,7 +199,7 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
                     format!("schedules outside the rule: {}", failing.join(", "))
                 }
             ),
-            verdict: Some(v0),
+            comparison: Some(v0),
             looks_like: None,
         };
     }
@@ -216,7 +216,7 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
             case: c.name.clone(),
             status: Status::Pass,
             detail,
-            verdict: Some(v0),
+            comparison: Some(v0),
             looks_like: None,
         };
     }
@@ -229,7 +229,7 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
         case: c.name.clone(),
         status: Status::Fail,
         detail,
-        verdict: Some(v0),
+        comparison: Some(v0),
         looks_like: looks,
     }
 }

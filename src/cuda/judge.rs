@@ -26,7 +26,7 @@ pub struct BadElement {
 
 /// The judgement of one kernel output against one case.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Verdict {
+pub struct Comparison {
     /// Whether the output meets the class's rule (exact, or within the bound).
     pub pass: bool,
     /// First element that breaks the rule.
@@ -45,7 +45,7 @@ pub struct Verdict {
     pub nmse_exceeded: bool,
 }
 
-impl Verdict {
+impl Comparison {
     /// One line for reports: the first bad element, located, and the error figures.
     pub fn summary(&self, case: &KernelCase, out: Dtype) -> String {
         let exact = case.class.exact();
@@ -203,11 +203,11 @@ pub fn f32_nmse_max() -> f64 {
 }
 
 /// Judges an output buffer (`exp.precision.y` elements, guards stripped) against `exp`.
-pub fn judge(case: &KernelCase, exp: &Expected, out: &[u8]) -> Verdict {
+pub fn judge(case: &KernelCase, exp: &Expected, out: &[u8]) -> Comparison {
     let y = exp.precision.y;
     let n_out = out.len() / y.elem_bytes();
     let got = y.decode(out);
-    let mut v = Verdict {
+    let mut v = Comparison {
         pass: true,
         first_bad: None,
         bad: 0,

@@ -33,7 +33,7 @@ use std::time::Duration;
 
 pub use abi::{KernelClass, Launch};
 pub use cases::KernelCase;
-pub use judge::{judge, Verdict};
+pub use judge::{judge, Comparison};
 pub use kernel_abi::KernelAbi;
 pub use precision::{Dtype, Precision};
 
@@ -99,16 +99,29 @@ pub struct CaseResult {
     pub status: Status,
     /// What happened, in words.
     pub detail: String,
-    /// The judgement, when an output was produced.
-    pub verdict: Option<Verdict>,
+    /// The output compared with the reference, when an output was produced.
+    pub comparison: Option<Comparison>,
     /// The known wrong reading the output matches, when it fails.
     pub looks_like: Option<&'static str>,
+}
+
+impl Status {
+    /// The suite's pass/fail word for this outcome: an error is a failure with its class, a
+    /// tier that cannot run the kernel is a skip.
+    pub fn verdict(&self) -> crate::verdict::Verdict {
+        use crate::verdict::Verdict;
+        match self {
+            Status::Pass => Verdict::Pass,
+            Status::Fail | Status::Error(_) => Verdict::Fail,
+            Status::Skipped(_) => Verdict::Skip,
+        }
+    }
 }
 
 impl CaseResult {
     /// Whether the case failed (a skip is not a failure).
     pub fn failed(&self) -> bool {
-        matches!(self.status, Status::Fail | Status::Error(_))
+        self.status.verdict() == crate::verdict::Verdict::Fail
     }
     /// The verdict's short name: `pass`, `mismatch`, `skipped` or the error class id.
     pub fn verdict_name(&self) -> &'static str {

@@ -69,7 +69,7 @@ pub fn judge_builtin(k: &Builtin, rs: &[CaseResult], random: bool) -> BuiltinVer
     let max_nmse = rs
         .iter()
         .filter(|r| r.status == Status::Pass)
-        .filter_map(|r| r.verdict.as_ref().map(|v| v.nmse))
+        .filter_map(|r| r.comparison.as_ref().map(|v| v.nmse))
         .fold(0f64, f64::max);
     let verdict = first
         .map(|r| r.verdict_name().to_string())

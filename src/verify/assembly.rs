@@ -340,6 +340,76 @@ pub fn negative_controls(
     Ok(out)
 }
 
+/// Audits one resolved section: writes its line (and its located failure when it is not
+/// clean); returns its fingerprints and whether it was clean, or `None` when it could not be
+/// read (reported as an `assembly.audit_read` failure).
+fn audit_section(
+    ctx: &Ctx<'_>,
+    f: &mut Finding,
+    r: &Resolved,
+    cache: &mut FpCache,
+) -> Option<(SectionFps, bool)> {
+    match section_fps(ctx, r, cache) {
+        Ok(fps) => {
+            let c = audit(&fps.artifact, &fps.expected, &fps.selection);
+            f.line(format!(
+                "{}: {} -> {}",
+                r.name,
+                c.describe(),
+                if c.clean() { "ok" } else { "FAILS" }
+            ));
+            if !c.clean() {
+                f.failure(section_failure(ctx, "assembly.audit", &r.name, r, &fps, &c));
+            }
+            Some((fps, c.clean()))
+        }
+        Err(e) => {
+            f.line(format!("{}: {e:#} -> FAILS", r.name));
+            f.failure(Failure {
+                check: "assembly.audit_read".into(),
+                object: Some(r.object.clone()),
+                ..Failure::new(format!("{}: {e}", r.name))
+            });
+            None
+        }
+    }
+}
+
+/// Runs the negative controls on the control audit's fingerprints (`control_name` is its
+/// report name), one line each and a failure for each not caught as documented; returns how
+/// many were caught.
+fn run_controls(
+    ctx: &Ctx<'_>,
+    f: &mut Finding,
+    control_name: &str,
+    fps: &SectionFps,
+) -> Result<usize> {
+    let mut caught = 0;
+    for (name, c, ok, want) in negative_controls(ctx, fps)? {
+        if ok {
+            caught += 1;
+        }
+        f.line(format!(
+            "negative control {name} on {control_name}: {} duplicate_rows={} (documented {want}) -> {}",
+            c.describe(),
+            c.duplicate_rows,
+            if ok { "caught" } else { "NOT caught as documented" }
+        ));
+        if !ok {
+            f.failure(Failure {
+                check: "assembly.negative_control".into(),
+                object: Some(control_name.to_string()),
+                expected: Some(want.clone().into()),
+                observed: Some(c.describe().into()),
+                ..Failure::new(format!(
+                    "negative control {name} on {control_name} not caught as documented"
+                ))
+            });
+        }
+    }
+    Ok(caught)
+}
+
 /// Runs the gate.
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let spec = &gates().assembly;
@@ -354,74 +424,26 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             None => None,
         };
         let r = resolve(ctx, a, l)?;
-        match section_fps(ctx, &r, &mut cache) {
-            Ok(fps) => {
-                let c = audit(&fps.artifact, &fps.expected, &fps.selection);
-                if c.clean() {
-                    passed += 1;
-                }
-                f.line(format!(
-                    "{}: {} -> {}",
-                    r.name,
-                    c.describe(),
-                    if c.clean() { "ok" } else { "FAILS" }
-                ));
-                if !c.clean() {
-                    f.failure(section_failure(
-                        ctx,
-                        "assembly.audit",
-                        &r.name,
-                        &r,
-                        &fps,
-                        &c,
-                    ));
-                }
-                if a.name == spec.control_audit {
-                    control_name = r.name.clone();
-                    control_fps = Some(fps);
-                }
+        if let Some((fps, clean)) = audit_section(ctx, &mut f, &r, &mut cache) {
+            if clean {
+                passed += 1;
             }
-            Err(e) => {
-                f.line(format!("{}: {e:#} -> FAILS", r.name));
-                f.failure(Failure {
-                    check: "assembly.audit_read".into(),
-                    object: Some(r.object.clone()),
-                    ..Failure::new(format!("{}: {e}", r.name))
-                });
+            if a.name == spec.control_audit {
+                control_name = r.name.clone();
+                control_fps = Some(fps);
             }
         }
     }
     let total = spec.audits.len();
-    let mut caught = 0;
-    if let Some(fps) = &control_fps {
-        for (name, c, ok, want) in negative_controls(ctx, fps)? {
-            if ok {
-                caught += 1;
-            }
-            f.line(format!(
-                "negative control {name} on {control_name}: {} duplicate_rows={} (documented {want}) -> {}",
-                c.describe(),
-                c.duplicate_rows,
-                if ok { "caught" } else { "NOT caught as documented" }
-            ));
-            if !ok {
-                f.failure(Failure {
-                    check: "assembly.negative_control".into(),
-                    object: Some(control_name.clone()),
-                    expected: Some(want.clone().into()),
-                    observed: Some(c.describe().into()),
-                    ..Failure::new(format!(
-                        "negative control {name} on {control_name} not caught as documented"
-                    ))
-                });
-            }
-        }
+    let caught = if let Some(fps) = &control_fps {
+        run_controls(ctx, &mut f, &control_name, fps)?
     } else {
         f.line(format!(
             "negative controls not run: the control audit {} failed to read",
             spec.control_audit
         ));
-    }
+        0
+    };
     let nc = spec.negative_controls.len();
     f.num("audits", total)
         .num("audits_passed", passed)

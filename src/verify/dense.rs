@@ -254,52 +254,89 @@ impl Tally {
         let w = elem_bytes(&kind);
         self.values += want.len() / w;
         if got.len() != want.len() {
-            self.mismatched_objects += 1;
-            self.mismatches += want.len() / w;
-            f.line(format!(
-                "{target}: {} bytes, expected {} ({kind})",
-                got.len(),
-                want.len()
-            ));
-            f.failure(Failure {
-                check: "dense_values.byte_length".into(),
-                object: Some(target.into()),
-                expected: Some(want.len().into()),
-                observed: Some(got.len().into()),
-                ..Failure::new(format!(
-                    "{target}: {} bytes, expected {}",
-                    got.len(),
-                    want.len()
-                ))
-            });
+            self.byte_length_mismatch(f, target, &kind, got.len(), want.len(), w);
             return Ok(());
         }
-        let (bad, first, ulps) = compare_values(got, &want, w);
+        self.compare(f, target, &kind, got, &want, w);
+        self.controls(ctx, produce, l, got, &want)
+    }
+
+    /// Counts and reports an object whose byte length is not the recomputation's (every one
+    /// of its expected `w`-byte values counts as a mismatch).
+    fn byte_length_mismatch(
+        &mut self,
+        f: &mut Finding,
+        target: &str,
+        kind: &str,
+        got_len: usize,
+        want_len: usize,
+        w: usize,
+    ) {
+        self.mismatched_objects += 1;
+        self.mismatches += want_len / w;
+        f.line(format!(
+            "{target}: {got_len} bytes, expected {want_len} ({kind})"
+        ));
+        f.failure(Failure {
+            check: "dense_values.byte_length".into(),
+            object: Some(target.into()),
+            expected: Some(want_len.into()),
+            observed: Some(got_len.into()),
+            ..Failure::new(format!("{target}: {got_len} bytes, expected {want_len}"))
+        });
+    }
+
+    /// Compares an object's `w`-byte values with the recomputation's (equally long): counts
+    /// the differing ones and reports the first, with its stored bits.
+    fn compare(
+        &mut self,
+        f: &mut Finding,
+        target: &str,
+        kind: &str,
+        got: &[u8],
+        want: &[u8],
+        w: usize,
+    ) {
+        let (bad, first, ulps) = compare_values(got, want, w);
         self.max_ulps = self.max_ulps.max(ulps);
-        if bad > 0 {
-            self.mismatched_objects += 1;
-            self.mismatches += bad;
-            let at = first.unwrap_or(0);
-            f.line(format!(
-                "{target}: {bad} value(s) differ ({kind}), first at element {at}"
-            ));
-            let bits_at = |b: &[u8]| {
-                b.get(at * w..(at + 1) * w)
-                    .map(|e| format!("0x{:0width$x}", le_bits(e), width = 2 * w))
-            };
-            f.failure(Failure {
-                check: "dense_values.value".into(),
-                object: Some(target.into()),
-                element: Some(at as u64),
-                expected: bits_at(&want).map(Into::into),
-                observed: bits_at(got).map(Into::into),
-                ..Failure::new(format!(
-                    "{target}: {bad} value(s) differ ({kind}), first at element {at} (stored bits)"
-                ))
-            });
+        if bad == 0 {
+            return;
         }
+        self.mismatched_objects += 1;
+        self.mismatches += bad;
+        let at = first.unwrap_or(0);
+        f.line(format!(
+            "{target}: {bad} value(s) differ ({kind}), first at element {at}"
+        ));
+        let bits_at = |b: &[u8]| {
+            b.get(at * w..(at + 1) * w)
+                .map(|e| format!("0x{:0width$x}", le_bits(e), width = 2 * w))
+        };
+        f.failure(Failure {
+            check: "dense_values.value".into(),
+            object: Some(target.into()),
+            element: Some(at as u64),
+            expected: bits_at(want).map(Into::into),
+            observed: bits_at(got).map(Into::into),
+            ..Failure::new(format!(
+                "{target}: {bad} value(s) differ ({kind}), first at element {at} (stored bits)"
+            ))
+        });
+    }
+
+    /// Runs each negative control once, on the first object it applies to: the first expected
+    /// value nudged by one ulp, and a shifted norm recomputed without its −1 shift, must both
+    /// differ from the stored bytes.
+    fn controls(
+        &mut self,
+        ctx: &Ctx<'_>,
+        produce: &Produce,
+        l: Option<u64>,
+        got: &[u8],
+        want: &[u8],
+    ) -> Result<()> {
         if self.ulp_control.is_none() && !want.is_empty() {
-            let mut nudged = want.clone();
+            let mut nudged = want.to_vec();
             nudged[0] ^= 1; // one ulp of the first element's low byte
             self.ulp_control = Some(nudged.as_slice() != got);
         }

@@ -152,6 +152,63 @@ fn detail(o: &Outcome<'_>, format: DumpFormat, used: usize, t: usize) -> String 
     }
 }
 
+/// The dump's distinct-token count and its token problems (too few tokens, or too few distinct
+/// ones, to tell token-major from row-major); a token id outside the object's `rows` rows is
+/// an error.
+fn check_tokens(d: &dumps::EmbeddingArrays, rows: u64) -> Result<(usize, Vec<String>)> {
+    let th = &gates().thresholds;
+    let (t, ids) = (d.tokens, &d.ids);
+    let mut distinct = ids.clone();
+    distinct.sort();
+    distinct.dedup();
+    let mut problems = Vec::new();
+    if t < th.embedding_min_tokens || distinct.len() < th.embedding_min_tokens {
+        problems.push(format!(
+            "T = {t} with {} distinct token(s): need T >= {} distinct tokens (with T = 1 token-major and row-major coincide)",
+            distinct.len(),
+            th.embedding_min_tokens
+        ));
+    }
+    if let Some(bad) = ids.iter().find(|&&i| i < 0 || i as u64 >= rows) {
+        fail!(
+            DumpFormat,
+            "token ids",
+            "token id {bad} outside [0, {rows})"
+        );
+    }
+    Ok((distinct.len(), problems))
+}
+
+/// The failures of a dump that does not match the documented math (worst token beyond
+/// `max`): first the layout one when the row-major control matches instead, then the worst
+/// token's.
+fn mismatch_failures(f: &mut Finding, object: &str, w: &Worst, max: f64, rm_caught: bool) {
+    if !rm_caught {
+        f.failure(Failure {
+            check: "embedding.layout".into(),
+            object: Some(object.to_string()),
+            expected: Some("token-major (t*K+k)".into()),
+            observed: Some("row-major (k*T+t)".into()),
+            ..Failure::new(
+                "the dump is row-major (element (k,t) at k*T+t); the format is token-major (t*K+k)",
+            )
+        });
+    }
+    f.failure(Failure {
+        check: "embedding.token".into(),
+        object: Some(object.to_string()),
+        row: u64::try_from(w.worst_token).ok(),
+        expected: Some(serde_json::json!({ "rel_l2_max": max })),
+        observed: Some(serde_json::json!({ "rel_l2": super::findings::round6(w.documented) })),
+        ..Failure::new(format!(
+            "token {} (row {} of {object}): rel L2 {} > {max}",
+            w.worst_token,
+            w.worst_token,
+            super::findings::round6(w.documented)
+        ))
+    });
+}
+
 /// Runs the gate (SKIP without `--dump`).
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let Some(dir) = ctx.opts.dump else {
@@ -164,26 +221,8 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut rows = ctx.artifact_rows(&object)?;
     let k = rows.view.geom.k as usize;
     let dump = read_dump(dir, format, &object, k)?;
-    let (t, ids) = (dump.tokens, &dump.ids);
-    let mut distinct = ids.clone();
-    distinct.sort();
-    distinct.dedup();
-    let mut problems = Vec::new();
-    if t < th.embedding_min_tokens || distinct.len() < th.embedding_min_tokens {
-        problems.push(format!(
-            "T = {t} with {} distinct token(s): need T >= {} distinct tokens (with T = 1 token-major and row-major coincide)",
-            distinct.len(),
-            th.embedding_min_tokens
-        ));
-    }
-    if let Some(bad) = ids.iter().find(|&&i| i < 0 || i as u64 >= rows.n()) {
-        fail!(
-            DumpFormat,
-            "token ids",
-            "token id {bad} outside [0, {})",
-            rows.n()
-        );
-    }
+    let t = dump.tokens;
+    let (distinct, problems) = check_tokens(&dump, rows.n())?;
     let rot = Rotation::from_artifact(ctx.artifact, &ctx.profile)?;
     let used = t.min(th.embedding_max_tokens);
     let w = score(&mut f, &mut rows, &rot, &dump, k, used)?;
@@ -194,7 +233,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let (rm_caught, sb_caught) = control_lines(&mut f, &w, max);
     f.num("tokens", t)
         .num("tokens_checked", used)
-        .num("distinct_tokens", distinct.len())
+        .num("distinct_tokens", distinct)
         .num("worst_rel_l2", w.documented)
         .num("threshold", max)
         .num("row_major_read_rel_l2", w.row_major);
@@ -202,31 +241,8 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         f.line(p.clone());
     }
     let ok = ok_doc && rm_caught && sb_caught && problems.is_empty();
-    if !ok_doc && !rm_caught {
-        f.failure(Failure {
-            check: "embedding.layout".into(),
-            object: Some(object.clone()),
-            expected: Some("token-major (t*K+k)".into()),
-            observed: Some("row-major (k*T+t)".into()),
-            ..Failure::new(
-                "the dump is row-major (element (k,t) at k*T+t); the format is token-major (t*K+k)",
-            )
-        });
-    }
     if !ok_doc {
-        f.failure(Failure {
-            check: "embedding.token".into(),
-            object: Some(object.clone()),
-            row: u64::try_from(w.worst_token).ok(),
-            expected: Some(serde_json::json!({ "rel_l2_max": max })),
-            observed: Some(serde_json::json!({ "rel_l2": super::findings::round6(w.documented) })),
-            ..Failure::new(format!(
-                "token {} (row {} of {object}): rel L2 {} > {max}",
-                w.worst_token,
-                w.worst_token,
-                super::findings::round6(w.documented)
-            ))
-        });
+        mismatch_failures(&mut f, &object, &w, max, rm_caught);
     }
     for (caught, name) in [
         (rm_caught, "row_major_read"),

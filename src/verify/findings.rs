@@ -5,28 +5,8 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// A gate's verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Status {
-    /// The gate ran and passed.
-    Pass,
-    /// The gate ran and failed (or could not run on what it was given).
-    Fail,
-    /// The gate did not run; its detail names what opens it.
-    Skip,
-}
-
-impl Status {
-    /// The report word: PASS, FAIL or SKIP.
-    pub fn word(self) -> &'static str {
-        match self {
-            Status::Pass => "PASS",
-            Status::Fail => "FAIL",
-            Status::Skip => "SKIP",
-        }
-    }
-}
+/// A gate's verdict: the suite's one pass/fail vocabulary.
+pub use crate::verdict::Verdict;
 
 /// One gate's outcome.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,7 +14,7 @@ pub struct Finding {
     /// Step key from `spec/gates.json`.
     pub step: String,
     /// The verdict.
-    pub status: Status,
+    pub status: Verdict,
     /// One line: what was checked and the verdict in words.
     pub detail: String,
     /// Sub-results (sections, audits, controls, cases), one line each.
@@ -85,7 +65,7 @@ impl Finding {
     pub fn new(step: &str) -> Finding {
         Finding {
             step: step.into(),
-            status: Status::Pass,
+            status: Verdict::Pass,
             detail: String::new(),
             lines: Vec::new(),
             numbers: BTreeMap::new(),
@@ -96,7 +76,7 @@ impl Finding {
     /// A SKIP finding with its reason.
     pub fn skip(step: &str, detail: impl Into<String>) -> Finding {
         Finding {
-            status: Status::Skip,
+            status: Verdict::Skip,
             detail: detail.into(),
             ..Finding::new(step)
         }
@@ -105,7 +85,7 @@ impl Finding {
     /// A FAIL finding with its reason.
     pub fn fail(step: &str, detail: impl Into<String>) -> Finding {
         Finding {
-            status: Status::Fail,
+            status: Verdict::Fail,
             detail: detail.into(),
             ..Finding::new(step)
         }
@@ -133,7 +113,7 @@ impl Finding {
     /// Marks the finding failed (keeps any earlier failure).
     pub fn set_ok(&mut self, ok: bool) {
         if !ok {
-            self.status = Status::Fail;
+            self.status = Verdict::Fail;
         }
     }
 }
@@ -210,18 +190,18 @@ pub struct Report {
 
 impl Report {
     /// How many findings have status `s`.
-    pub fn count(&self, s: Status) -> usize {
+    pub fn count(&self, s: Verdict) -> usize {
         self.findings.iter().filter(|f| f.status == s).count()
     }
     /// True when no gate failed.
     pub fn ok(&self) -> bool {
-        self.count(Status::Fail) == 0
+        self.count(Verdict::Fail) == 0
     }
     /// Step keys of failed gates, in report order.
     pub fn failed_steps(&self) -> Vec<String> {
         self.findings
             .iter()
-            .filter(|f| f.status == Status::Fail)
+            .filter(|f| f.status == Verdict::Fail)
             .map(|f| f.step.clone())
             .collect()
     }

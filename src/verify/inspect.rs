@@ -40,10 +40,9 @@ fn expected_objects(ctx: &Ctx<'_>) -> Result<Vec<Expected>> {
     Ok(want)
 }
 
-/// Runs the gate.
-pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
-    let mut f = Finding::new("inspect");
-    let a = ctx.artifact;
+/// The identity's problems: an empty model_id or weights_id, a weights_id that is not the
+/// folded ternary one (trap T-13), or no objects at all.
+fn identity_problems(a: &crate::ninfer::Artifact<'_>) -> Vec<String> {
     let m = mapping();
     let id = &a.directory.identity;
     let mut problems: Vec<String> = Vec::new();
@@ -59,6 +58,69 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     if a.directory.objects.is_empty() {
         problems.push("no objects".into());
     }
+    problems
+}
+
+/// Counts of the expected objects' check.
+#[derive(Default)]
+struct ObjectCounts {
+    expected: u64,
+    absent: u64,
+    wrong: u64,
+    ternary: u64,
+}
+
+/// Checks that every expected object is present with its mapped format, layout and shape;
+/// each that is not adds a problem and a located failure.
+fn check_objects(
+    ctx: &Ctx<'_>,
+    f: &mut Finding,
+    problems: &mut Vec<String>,
+) -> Result<ObjectCounts> {
+    let a = ctx.artifact;
+    let mut n = ObjectCounts::default();
+    for (name, shape, fmt, layout) in &expected_objects(ctx)? {
+        n.expected += 1;
+        let Some(o) = a.directory.find(name) else {
+            n.absent += 1;
+            problems.push(format!("{name} is absent"));
+            f.failure(Failure {
+                check: "inspect.object_absent".into(),
+                object: Some(name.clone()),
+                ..Failure::new(format!("{name} is absent"))
+            });
+            continue;
+        };
+        let fl = o.format_layout();
+        if fl != Some((fmt.as_str(), layout.as_str())) || o.shape() != shape.as_slice() {
+            n.wrong += 1;
+            let (got, want) = (
+                format!("{:?} {:?}", fl, o.shape()),
+                format!("{fmt} {layout} {shape:?}"),
+            );
+            problems.push(format!("{name}: {got}, mapping says {want}"));
+            f.failure(Failure {
+                check: "inspect.object_mapping".into(),
+                object: Some(name.clone()),
+                expected: Some(want.into()),
+                observed: Some(got.clone().into()),
+                ..Failure::new(format!(
+                    "{name}: {got}, mapping says {fmt} {layout} {shape:?}"
+                ))
+            });
+        } else if *layout == LayoutId::RowSplitK128V1 {
+            n.ternary += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Runs the gate.
+pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
+    let mut f = Finding::new("inspect");
+    let a = ctx.artifact;
+    let id = &a.directory.identity;
+    let mut problems = identity_problems(a);
     // The identity problems, located (the object problems below add their own).
     for p in &problems {
         f.failure(Failure {
@@ -67,54 +129,14 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             ..Failure::new(p.clone())
         });
     }
-    let mut expected = 0u64;
-    let mut absent = 0u64;
-    let mut wrong = 0u64;
-    let mut ternary = 0u64;
-    let want = expected_objects(ctx)?;
-    for (name, shape, fmt, layout) in &want {
-        expected += 1;
-        match a.directory.find(name) {
-            None => {
-                absent += 1;
-                problems.push(format!("{name} is absent"));
-                f.failure(Failure {
-                    check: "inspect.object_absent".into(),
-                    object: Some(name.clone()),
-                    ..Failure::new(format!("{name} is absent"))
-                });
-            }
-            Some(o) => {
-                let fl = o.format_layout();
-                if fl != Some((fmt.as_str(), layout.as_str())) || o.shape() != shape.as_slice() {
-                    wrong += 1;
-                    let (got, want) = (
-                        format!("{:?} {:?}", fl, o.shape()),
-                        format!("{fmt} {layout} {shape:?}"),
-                    );
-                    problems.push(format!("{name}: {got}, mapping says {want}"));
-                    f.failure(Failure {
-                        check: "inspect.object_mapping".into(),
-                        object: Some(name.clone()),
-                        expected: Some(want.into()),
-                        observed: Some(got.clone().into()),
-                        ..Failure::new(format!(
-                            "{name}: {got}, mapping says {fmt} {layout} {shape:?}"
-                        ))
-                    });
-                } else if *layout == LayoutId::RowSplitK128V1 {
-                    ternary += 1;
-                }
-            }
-        }
-    }
+    let n = check_objects(ctx, &mut f, &mut problems)?;
     f.num("objects", a.directory.objects.len())
         .num("payload_offset", a.payload_offset)
         .num("payload_bytes", a.payload_bytes())
-        .num("expected_objects", expected)
-        .num("absent", absent)
-        .num("mismatched", wrong)
-        .num("ternary_objects", ternary);
+        .num("expected_objects", n.expected)
+        .num("absent", n.absent)
+        .num("mismatched", n.wrong)
+        .num("ternary_objects", n.ternary);
     f.line(format!(
         "identity: model_id={} weights_id={}",
         id.model_id, id.weights_id
@@ -128,8 +150,9 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     f.set_ok(problems.is_empty());
     f.detail = if problems.is_empty() {
         format!(
-            "re-opens; {} objects; all {expected} produced + sign objects present as mapped",
-            a.directory.objects.len()
+            "re-opens; {} objects; all {} produced + sign objects present as mapped",
+            a.directory.objects.len(),
+            n.expected
         )
     } else {
         format!("{} problem(s); first: {}", problems.len(), problems[0])

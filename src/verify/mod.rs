@@ -89,7 +89,7 @@ pub mod rules;
 /// Gate `signs`: sign objects and Hadamard metadata.
 pub mod signs;
 
-pub use findings::{Failure, Finding, Report, Status};
+pub use findings::{Failure, Finding, Report, Verdict};
 
 pub use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{self, Gguf, Mode};

@@ -140,36 +140,34 @@ impl OracleTally {
     }
 }
 
-/// (documented rel L2, [(wrong variant, rel L2)]) of one case.
-fn check_case(
-    ctx: &Ctx<'_>,
-    rot: &Rotation,
-    dir: &std::path::Path,
-    c: &dumps::OracleCase,
-) -> Result<(f64, Vec<(String, f64)>)> {
-    let mut rows = ctx.artifact_rows(&c.object)?;
-    let (n, k, t) = (rows.n() as usize, rows.view.geom.k as usize, c.tokens);
-    let variants: Vec<(String, Variant)> =
-        std::iter::once(Ok(("documented".to_string(), Variant::Documented)))
-            .chain(
-                gates()
-                    .engine_oracles
-                    .wrong_variants
-                    .iter()
-                    .filter(|w| w.applies.contains(&c.rotation))
-                    .map(|w| {
-                        let v = Variant::from_name(&w.name).ok_or_else(|| {
-                            err!(
-                                SpecInvalid,
-                                "engine_oracles.wrong_variants",
-                                "unknown wrong variant '{}'",
-                                w.name
-                            )
-                        })?;
-                        Ok((w.name.clone(), v))
-                    }),
-            )
-            .collect::<Result<_>>()?;
+/// The variants a case is reconstructed under: the documented one first, then every wrong
+/// variant of spec/gates.json that applies to its rotation.
+fn case_variants(c: &dumps::OracleCase) -> Result<Vec<(String, Variant)>> {
+    std::iter::once(Ok(("documented".to_string(), Variant::Documented)))
+        .chain(
+            gates()
+                .engine_oracles
+                .wrong_variants
+                .iter()
+                .filter(|w| w.applies.contains(&c.rotation))
+                .map(|w| {
+                    let v = Variant::from_name(&w.name).ok_or_else(|| {
+                        err!(
+                            SpecInvalid,
+                            "engine_oracles.wrong_variants",
+                            "unknown wrong variant '{}'",
+                            w.name
+                        )
+                    })?;
+                    Ok((w.name.clone(), v))
+                }),
+        )
+        .collect()
+}
+
+/// Refuses a case whose dump shape is not the object's `[n, k]` or, for an inverse case, whose
+/// n is not the hidden width `k`.
+fn check_case_shape(c: &dumps::OracleCase, n: usize, k: usize) -> Result<()> {
     if c.rotation == "inverse" && c.n != k {
         fail!(
             DumpFormat,
@@ -188,6 +186,20 @@ fn check_case(
             c.object
         );
     }
+    Ok(())
+}
+
+/// (documented rel L2, [(wrong variant, rel L2)]) of one case.
+fn check_case(
+    ctx: &Ctx<'_>,
+    rot: &Rotation,
+    dir: &std::path::Path,
+    c: &dumps::OracleCase,
+) -> Result<(f64, Vec<(String, f64)>)> {
+    let mut rows = ctx.artifact_rows(&c.object)?;
+    let (n, k, t) = (rows.n() as usize, rows.view.geom.k as usize, c.tokens);
+    let variants = case_variants(c)?;
+    check_case_shape(c, n, k)?;
     let arrays = dumps::parse_oracle_arrays(dir, c)?;
     let ys: Vec<Vec<f64>> = match (&arrays.ids, &arrays.x) {
         (Some(ids), _) => {

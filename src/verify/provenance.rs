@@ -6,7 +6,7 @@ use super::{skip_naming, Ctx, Finding};
 use crate::error::Result;
 use crate::fsio::bulk::{self, Lane};
 use crate::mapping::{is_borrowed, produced_objects_in};
-use crate::ninfer::Artifact;
+use crate::ninfer::{Artifact, Identity};
 use crate::pool;
 use crate::spec::mapping;
 use std::ops::ControlFlow;
@@ -27,6 +27,32 @@ impl Disagreement {
             && self.differing.is_empty()
             && self.extra.is_empty()
             && self.lacking.is_empty()
+    }
+
+    /// The four name lists in report order, each with its failure check and what it says.
+    fn kinds(&self) -> [(&'static str, &'static str, &Vec<String>); 4] {
+        [
+            (
+                "provenance.borrowed_missing",
+                "borrowed object missing from the artifact",
+                &self.missing,
+            ),
+            (
+                "provenance.borrowed_differs",
+                "borrowed object differs from the template",
+                &self.differing,
+            ),
+            (
+                "provenance.borrowed_extra",
+                "borrowed object not in the template",
+                &self.extra,
+            ),
+            (
+                "provenance.produced_extra",
+                "produced object not in the template",
+                &self.lacking,
+            ),
+        ]
     }
 }
 
@@ -104,6 +130,36 @@ fn compare_objects(ctx: &Ctx<'_>, t: &Artifact<'_>) -> Disagreement {
     d
 }
 
+/// The failures of an identity that is not the template's: a different model_id, or a
+/// template whose weights_id is not a groupwise-int one.
+fn identity_failures(f: &mut Finding, ai: &Identity, ti: &Identity) {
+    let m = mapping();
+    if ai.model_id != ti.model_id {
+        f.failure(Failure {
+            check: "provenance.model_id".into(),
+            object: Some("identity.model_id".into()),
+            expected: Some(ti.model_id.clone().into()),
+            observed: Some(ai.model_id.clone().into()),
+            ..Failure::new(format!(
+                "identity.model_id '{}' is not the template's '{}'",
+                ai.model_id, ti.model_id
+            ))
+        });
+    }
+    if ti.weights_id != m.weights_id.template {
+        f.failure(Failure {
+            check: "provenance.template_kind".into(),
+            object: Some("template identity.weights_id".into()),
+            expected: Some(m.weights_id.template.clone().into()),
+            observed: Some(ti.weights_id.clone().into()),
+            ..Failure::new(format!(
+                "the template's weights_id '{}' is not '{}' (not a groupwise-int template)",
+                ti.weights_id, m.weights_id.template
+            ))
+        });
+    }
+}
+
 /// Runs the gate (SKIP without `--template`).
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let Some(t) = ctx.template else {
@@ -136,62 +192,13 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             "NOT a groupwise-int template"
         }
     ));
-    for (what, v) in [
-        ("borrowed object missing from the artifact", &d.missing),
-        ("borrowed object differs from the template", &d.differing),
-        ("borrowed object not in the template", &d.extra),
-        ("produced object not in the template", &d.lacking),
-    ] {
+    for (_, what, v) in d.kinds() {
         for n in v.iter().take(5) {
             f.line(format!("{what}: {n}"));
         }
     }
-    if !model_ok {
-        f.failure(Failure {
-            check: "provenance.model_id".into(),
-            object: Some("identity.model_id".into()),
-            expected: Some(ti.model_id.clone().into()),
-            observed: Some(ai.model_id.clone().into()),
-            ..Failure::new(format!(
-                "identity.model_id '{}' is not the template's '{}'",
-                ai.model_id, ti.model_id
-            ))
-        });
-    }
-    if !tpl_kind_ok {
-        f.failure(Failure {
-            check: "provenance.template_kind".into(),
-            object: Some("template identity.weights_id".into()),
-            expected: Some(m.weights_id.template.clone().into()),
-            observed: Some(ti.weights_id.clone().into()),
-            ..Failure::new(format!(
-                "the template's weights_id '{}' is not '{}' (not a groupwise-int template)",
-                ti.weights_id, m.weights_id.template
-            ))
-        });
-    }
-    for (check, what, v) in [
-        (
-            "provenance.borrowed_missing",
-            "borrowed object missing from the artifact",
-            &d.missing,
-        ),
-        (
-            "provenance.borrowed_differs",
-            "borrowed object differs from the template",
-            &d.differing,
-        ),
-        (
-            "provenance.borrowed_extra",
-            "borrowed object not in the template",
-            &d.extra,
-        ),
-        (
-            "provenance.produced_extra",
-            "produced object not in the template",
-            &d.lacking,
-        ),
-    ] {
+    identity_failures(&mut f, ai, ti);
+    for (check, what, v) in d.kinds() {
         for n in v {
             f.failure(Failure {
                 check: check.into(),

@@ -3,7 +3,7 @@
 //! summary and the verdict; `verify --verbose`) and JSON (`verify --json`, schema
 //! `spec/schemas/verify-report.schema.json`).
 
-use super::findings::{Failure, Finding, Report, Status};
+use super::findings::{Failure, Finding, Report, Verdict};
 use crate::text::escape;
 use serde_json::{json, Map, Value};
 
@@ -56,9 +56,9 @@ pub fn text(r: &Report) -> String {
     }
     out.push_str(&format!(
         "{} passed, {} failed, {} skipped\n",
-        r.count(Status::Pass),
-        r.count(Status::Fail),
-        r.count(Status::Skip)
+        r.count(Verdict::Pass),
+        r.count(Verdict::Fail),
+        r.count(Verdict::Skip)
     ));
     out.push_str(if r.ok() {
         PASSED_VERDICT
@@ -95,9 +95,9 @@ pub fn json(r: &Report) -> Value {
         "profile": r.profile,
         "notes": r.preamble,
         "ok": r.ok(),
-        "passed": r.count(Status::Pass),
-        "failed": r.count(Status::Fail),
-        "skipped": r.count(Status::Skip),
+        "passed": r.count(Verdict::Pass),
+        "failed": r.count(Verdict::Fail),
+        "skipped": r.count(Verdict::Skip),
         "results": results,
     })
 }
@@ -105,7 +105,7 @@ pub fn json(r: &Report) -> Value {
 /// The failures of a finding as report entries (`gate` + the [`Failure`] fields): none unless
 /// it failed; a failed gate that located nothing gives one entry with its detail.
 pub fn failures(f: &Finding) -> Vec<Value> {
-    if f.status != Status::Fail {
+    if f.status != Verdict::Fail {
         return Vec::new();
     }
     let fallback;
@@ -142,9 +142,9 @@ pub const SUMMARY_WIDTH: usize = 100;
 pub fn verdict_line(r: &Report) -> String {
     let counts = format!(
         "{} passed, {} failed, {} skipped",
-        r.count(Status::Pass),
-        r.count(Status::Fail),
-        r.count(Status::Skip)
+        r.count(Verdict::Pass),
+        r.count(Verdict::Fail),
+        r.count(Verdict::Skip)
     );
     if r.ok() {
         format!("PASS: {counts}")
@@ -188,7 +188,7 @@ pub fn summary(r: &Report, verbose: bool) -> String {
     }
     for f in &r.findings {
         let what = match (f.status, f.failures.first()) {
-            (Status::Fail, Some(x)) => x.message.as_str(),
+            (Verdict::Fail, Some(x)) => x.message.as_str(),
             _ => f.detail.as_str(),
         };
         push(

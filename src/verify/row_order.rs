@@ -4,7 +4,7 @@
 //! "source rows MISSING from the artifact". `--sweep` repeats the sections over every layer of
 //! the profile; an absent object fails the sweep.
 
-use super::assembly::{audit, resolve, section_failure, section_fps, Counts, FpCache};
+use super::assembly::{audit, resolve, section_failure, section_fps, Counts, FpCache, Resolved};
 use super::findings::Failure;
 use super::{named_layer, Ctx, Finding};
 use crate::error::Result;
@@ -45,6 +45,106 @@ fn statement(name: &str, c: &Counts) -> String {
     )
 }
 
+/// The outcome of one resolved section of layer `l`, and its artifact rows' fingerprints
+/// (for the attn_q union), or `None` when the section could not be read.
+fn section_outcome(
+    ctx: &Ctx<'_>,
+    l: u64,
+    r: &Resolved,
+    cache: &mut FpCache,
+) -> (SectionOutcome, Option<Vec<u64>>) {
+    match section_fps(ctx, r, cache) {
+        Ok(fps) => {
+            let c = audit(&fps.artifact, &fps.expected, &fps.selection);
+            let failure = (!c.clean()).then(|| {
+                section_failure(
+                    ctx,
+                    "row_order.section",
+                    &format!("L{l} {}", r.name),
+                    r,
+                    &fps,
+                    &c,
+                )
+            });
+            let outcome = SectionOutcome {
+                line: statement(&r.name, &c),
+                ok: c.clean(),
+                counts: Some(c),
+                failure,
+            };
+            (outcome, Some(fps.artifact))
+        }
+        Err(e) => {
+            let outcome = SectionOutcome {
+                line: format!("{}: {e:#}", r.name),
+                ok: false,
+                counts: None,
+                failure: Some(Failure {
+                    check: "row_order.section_read".into(),
+                    object: Some(r.object.clone()),
+                    ..Failure::new(format!("L{l} {}: {e}", r.name))
+                }),
+            };
+            (outcome, None)
+        }
+    }
+}
+
+/// The attn_q union check of attention layer `l`: the query and gate sections' artifact rows
+/// (`union_art`, or `None` when a section failed to read) hold every source row once.
+fn union_outcome(
+    ctx: &Ctx<'_>,
+    l: u64,
+    cache: &mut FpCache,
+    union_art: Option<&[u64]>,
+) -> Result<SectionOutcome> {
+    let u = &gates().row_order.attention_union;
+    let name = ctx.name(&u.name, Some(l))?;
+    let src_name = ctx.name(&u.source, Some(l))?;
+    let n = ctx.dim(&u.rows)?;
+    let Some(union_art) = union_art else {
+        return Ok(SectionOutcome {
+            line: format!("{name}: not checked (a section failed to read)"),
+            ok: false,
+            counts: None,
+            failure: Some(Failure {
+                check: "row_order.attn_q_union".into(),
+                object: Some(src_name.clone()),
+                ..Failure::new(format!(
+                    "L{l} {name}: not checked (a section failed to read)"
+                ))
+            }),
+        });
+    };
+    let src = cache.tensor(ctx, &src_name)?.clone();
+    let ok_len = src.len() as u64 == n;
+    // Expected = the query rows followed by the gate rows, position for position.
+    let c = audit(union_art, union_art, &src);
+    let ok = ok_len && c.repeated == 0 && c.missing == 0;
+    Ok(SectionOutcome {
+        line: format!(
+            "{name}: {} source rows; {}: {}; {}: {}",
+            src.len(),
+            gates().row_order.statements[1],
+            c.repeated,
+            gates().row_order.statements[2],
+            c.missing
+        ),
+        ok,
+        counts: Some(c),
+        failure: (!ok).then(|| Failure {
+            check: "row_order.attn_q_union".into(),
+            object: Some(src_name.clone()),
+            ..Failure::new(format!(
+                "L{l} {name}: {} source rows (want {n}), {} duplicated, {} missing",
+                src.len(),
+                c.repeated,
+                c.missing
+            ))
+        }),
+    })
+}
+
 /// The sections of layer `l` (GDN or attention), including the attn_q union check.
 pub fn layer_sections(ctx: &Ctx<'_>, l: u64, cache: &mut FpCache) -> Result<Vec<SectionOutcome>> {
     let spec = &gates().row_order;
@@ -59,89 +159,16 @@ pub fn layer_sections(ctx: &Ctx<'_>, l: u64, cache: &mut FpCache) -> Result<Vec<
     let mut union_ok = true;
     for s in secs {
         let r = resolve(ctx, s, Some(l))?;
-        match section_fps(ctx, &r, cache) {
-            Ok(fps) => {
-                let c = audit(&fps.artifact, &fps.expected, &fps.selection);
-                union_art.extend_from_slice(&fps.artifact);
-                let failure = (!c.clean()).then(|| {
-                    section_failure(
-                        ctx,
-                        "row_order.section",
-                        &format!("L{l} {}", r.name),
-                        &r,
-                        &fps,
-                        &c,
-                    )
-                });
-                out.push(SectionOutcome {
-                    line: statement(&r.name, &c),
-                    ok: c.clean(),
-                    counts: Some(c),
-                    failure,
-                });
-            }
-            Err(e) => {
-                union_ok = false;
-                out.push(SectionOutcome {
-                    line: format!("{}: {e:#}", r.name),
-                    ok: false,
-                    counts: None,
-                    failure: Some(Failure {
-                        check: "row_order.section_read".into(),
-                        object: Some(r.object.clone()),
-                        ..Failure::new(format!("L{l} {}: {e}", r.name))
-                    }),
-                });
-            }
+        let (outcome, artifact) = section_outcome(ctx, l, &r, cache);
+        match artifact {
+            Some(a) => union_art.extend(a),
+            None => union_ok = false,
         }
+        out.push(outcome);
     }
     if attention {
-        let u = &spec.attention_union;
-        let name = ctx.name(&u.name, Some(l))?;
-        let src_name = ctx.name(&u.source, Some(l))?;
-        let n = ctx.dim(&u.rows)?;
-        if union_ok {
-            let src = cache.tensor(ctx, &src_name)?.clone();
-            let ok_len = src.len() as u64 == n;
-            // Expected = the query rows followed by the gate rows, position for position.
-            let c = audit(&union_art, &union_art, &src);
-            let ok = ok_len && c.repeated == 0 && c.missing == 0;
-            out.push(SectionOutcome {
-                line: format!(
-                    "{name}: {} source rows; {}: {}; {}: {}",
-                    src.len(),
-                    gates().row_order.statements[1],
-                    c.repeated,
-                    gates().row_order.statements[2],
-                    c.missing
-                ),
-                ok,
-                counts: Some(c),
-                failure: (!ok).then(|| Failure {
-                    check: "row_order.attn_q_union".into(),
-                    object: Some(src_name.clone()),
-                    ..Failure::new(format!(
-                        "L{l} {name}: {} source rows (want {n}), {} duplicated, {} missing",
-                        src.len(),
-                        c.repeated,
-                        c.missing
-                    ))
-                }),
-            });
-        } else {
-            out.push(SectionOutcome {
-                line: format!("{name}: not checked (a section failed to read)"),
-                ok: false,
-                counts: None,
-                failure: Some(Failure {
-                    check: "row_order.attn_q_union".into(),
-                    object: Some(src_name.clone()),
-                    ..Failure::new(format!(
-                        "L{l} {name}: not checked (a section failed to read)"
-                    ))
-                }),
-            });
-        }
+        let union = union_ok.then_some(union_art.as_slice());
+        out.push(union_outcome(ctx, l, cache, union)?);
     }
     Ok(out)
 }

@@ -4,7 +4,7 @@
 use super::findings::Failure;
 use super::{Ctx, Finding};
 use crate::error::Result;
-use crate::spec::gates;
+use crate::spec::{gates, SignsSpec};
 
 /// The artifact's sign table and widths (as stored).
 pub fn artifact_signs(a: &crate::ninfer::Artifact<'_>) -> Result<(Vec<f32>, Vec<i32>)> {
@@ -62,15 +62,10 @@ fn gguf_sign_values(g: &crate::gguf::Gguf<'_>, key: &str) -> Result<Vec<f64>> {
     }
 }
 
-/// Runs the gate (SKIP when the GGUF carries no sign table).
-pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
-    let s = &gates().signs;
-    if ctx.gguf.get(&s.gguf_signs).is_none() && ctx.gguf.get(&s.gguf_widths).is_none() {
-        return Ok(super::skip_naming("signs"));
-    }
-    let gw = ctx.gguf.get_array_as::<i32>(&s.gguf_widths)?;
-    // The declared count is compared with the widths before any value is copied: a sparse
-    // file declaring 10^9 signs is refused here, not allocated.
+/// Refuses a GGUF whose sign table declares a count other than the sum of its widths `gw`,
+/// before any value is copied: a sparse file declaring 10^9 signs is refused here, not
+/// allocated.
+fn check_declared_count(ctx: &Ctx<'_>, s: &SignsSpec, gw: &[i32]) -> Result<()> {
     let widths_total = gw
         .iter()
         .try_fold(0u64, |t, &w| t.checked_add(u64::try_from(w).ok()?));
@@ -90,99 +85,154 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             ),
         ));
     }
+    Ok(())
+}
+
+/// The artifact's sign values and widths against the GGUF's.
+struct Comparison {
+    /// The artifact's sign values and widths.
+    av: Vec<f32>,
+    aw: Vec<i32>,
+    /// The GGUF's sign values and widths.
+    gv: Vec<f64>,
+    gw: Vec<i32>,
+    /// Values that differ, counting each one only one side has.
+    mismatches: usize,
+    len_ok: bool,
+    widths_ok: bool,
+}
+
+impl Comparison {
+    fn new(av: Vec<f32>, aw: Vec<i32>, gv: Vec<f64>, gw: Vec<i32>) -> Self {
+        let mismatches = av
+            .iter()
+            .zip(&gv)
+            .filter(|(a, g)| **a as f64 != **g)
+            .count()
+            + av.len().abs_diff(gv.len());
+        Self {
+            len_ok: av.len() == gv.len(),
+            widths_ok: aw == gw,
+            mismatches,
+            av,
+            aw,
+            gv,
+            gw,
+        }
+    }
+
+    /// The largest absolute difference of two values both sides have.
+    fn max_diff(&self) -> f64 {
+        self.av
+            .iter()
+            .zip(&self.gv)
+            .map(|(a, g)| (*a as f64 - *g).abs())
+            .fold(0.0, f64::max)
+    }
+
+    /// The located failures, in report order: the first differing value, the value count,
+    /// the widths.
+    fn failures(&self, f: &mut Finding, s: &SignsSpec) {
+        let (av, aw, gv, gw) = (&self.av, &self.aw, &self.gv, &self.gw);
+        let mismatches = self.mismatches;
+        if let Some(i) = av.iter().zip(gv).position(|(a, g)| *a as f64 != *g) {
+            f.failure(Failure {
+                check: "signs.value".into(),
+                object: Some(s.artifact_signs.clone()),
+                element: Some(i as u64),
+                expected: Some(crate::verify::findings::round6(gv[i])),
+                observed: Some(crate::verify::findings::round6(av[i] as f64)),
+                ..Failure::new(format!(
+                    "{}[{i}] = {}, the GGUF's {} holds {} ({mismatches} value mismatch(es))",
+                    s.artifact_signs, av[i], s.gguf_signs, gv[i]
+                ))
+            });
+        }
+        if !self.len_ok {
+            f.failure(Failure {
+                check: "signs.count".into(),
+                object: Some(s.artifact_signs.clone()),
+                expected: Some(gv.len().into()),
+                observed: Some(av.len().into()),
+                ..Failure::new(format!(
+                    "{} holds {} values, the GGUF's {} {}",
+                    s.artifact_signs,
+                    av.len(),
+                    s.gguf_signs,
+                    gv.len()
+                ))
+            });
+        }
+        if !self.widths_ok {
+            f.failure(Failure {
+                check: "signs.widths".into(),
+                object: Some(s.artifact_widths.clone()),
+                expected: Some(serde_json::json!(gw)),
+                observed: Some(serde_json::json!(aw)),
+                ..Failure::new(format!(
+                    "{} {aw:?}, the GGUF's {} {gw:?}",
+                    s.artifact_widths, s.gguf_widths
+                ))
+            });
+        }
+    }
+
+    /// The gate's detail: broken source metadata when the objects themselves agree, else the
+    /// match or what differs.
+    fn detail(&self, metadata: &[String]) -> String {
+        let equal = self.len_ok && self.mismatches == 0 && self.widths_ok;
+        if let Some(first) = metadata.first().filter(|_| equal) {
+            format!(
+                "the source's prism.hadamard metadata breaks spec/hadamard.json ({} key(s)): {first}",
+                metadata.len()
+            )
+        } else if equal && metadata.is_empty() {
+            format!(
+                "{} sign values and {} widths equal the GGUF's exactly",
+                self.gv.len(),
+                self.gw.len()
+            )
+        } else {
+            format!(
+                "sign objects differ from prism.hadamard.*: {} value mismatch(es), widths {}",
+                self.mismatches,
+                if self.widths_ok { "equal" } else { "DIFFER" }
+            )
+        }
+    }
+}
+
+/// Runs the gate (SKIP when the GGUF carries no sign table).
+pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
+    let s = &gates().signs;
+    if ctx.gguf.get(&s.gguf_signs).is_none() && ctx.gguf.get(&s.gguf_widths).is_none() {
+        return Ok(super::skip_naming("signs"));
+    }
+    let gw = ctx.gguf.get_array_as::<i32>(&s.gguf_widths)?;
+    check_declared_count(ctx, s, &gw)?;
     let gv = gguf_sign_values(ctx.gguf, &s.gguf_signs)?;
     let mut f = Finding::new("signs");
     let (av, aw) = artifact_signs(ctx.artifact)?;
-    let len_ok = av.len() == gv.len();
-    let mismatches = av
-        .iter()
-        .zip(&gv)
-        .filter(|(a, g)| **a as f64 != **g)
-        .count()
-        + av.len().abs_diff(gv.len());
-    let max_diff = av
-        .iter()
-        .zip(&gv)
-        .map(|(a, g)| (*a as f64 - *g).abs())
-        .fold(0.0, f64::max);
-    let widths_ok = aw == gw;
-    f.num("values", gv.len())
-        .num("value_mismatches", mismatches)
-        .num("max_abs_diff", max_diff)
-        .num("widths_equal", widths_ok);
-    f.line(format!("widths: artifact {aw:?}, GGUF {gw:?}"));
+    let cmp = Comparison::new(av, aw, gv, gw);
+    f.num("values", cmp.gv.len())
+        .num("value_mismatches", cmp.mismatches)
+        .num("max_abs_diff", cmp.max_diff())
+        .num("widths_equal", cmp.widths_ok);
+    f.line(format!("widths: artifact {:?}, GGUF {:?}", cmp.aw, cmp.gw));
     // Lines only on failure: a conforming file's report is unchanged.
     let metadata = super::hadamard_meta::problems(ctx.gguf, &ctx.profile);
     for p in &metadata {
         f.line(format!("prism.hadamard metadata: {p}"));
     }
-    if let Some(i) = av.iter().zip(&gv).position(|(a, g)| *a as f64 != *g) {
-        f.failure(Failure {
-            check: "signs.value".into(),
-            object: Some(s.artifact_signs.clone()),
-            element: Some(i as u64),
-            expected: Some(crate::verify::findings::round6(gv[i])),
-            observed: Some(crate::verify::findings::round6(av[i] as f64)),
-            ..Failure::new(format!(
-                "{}[{i}] = {}, the GGUF's {} holds {} ({mismatches} value mismatch(es))",
-                s.artifact_signs, av[i], s.gguf_signs, gv[i]
-            ))
-        });
-    }
-    if !len_ok {
-        f.failure(Failure {
-            check: "signs.count".into(),
-            object: Some(s.artifact_signs.clone()),
-            expected: Some(gv.len().into()),
-            observed: Some(av.len().into()),
-            ..Failure::new(format!(
-                "{} holds {} values, the GGUF's {} {}",
-                s.artifact_signs,
-                av.len(),
-                s.gguf_signs,
-                gv.len()
-            ))
-        });
-    }
-    if !widths_ok {
-        f.failure(Failure {
-            check: "signs.widths".into(),
-            object: Some(s.artifact_widths.clone()),
-            expected: Some(serde_json::json!(gw)),
-            observed: Some(serde_json::json!(aw)),
-            ..Failure::new(format!(
-                "{} {aw:?}, the GGUF's {} {gw:?}",
-                s.artifact_widths, s.gguf_widths
-            ))
-        });
-    }
+    cmp.failures(&mut f, s);
     for p in &metadata {
         f.failure(Failure {
             check: "signs.hadamard_metadata".into(),
             ..Failure::new(format!("prism.hadamard metadata: {p}"))
         });
     }
-    let ok = len_ok && mismatches == 0 && widths_ok && metadata.is_empty();
+    let ok = cmp.len_ok && cmp.mismatches == 0 && cmp.widths_ok && metadata.is_empty();
     f.set_ok(ok);
-    f.detail = if let Some(first) = metadata
-        .first()
-        .filter(|_| len_ok && mismatches == 0 && widths_ok)
-    {
-        format!(
-            "the source's prism.hadamard metadata breaks spec/hadamard.json ({} key(s)): {first}",
-            metadata.len()
-        )
-    } else if ok {
-        format!(
-            "{} sign values and {} widths equal the GGUF's exactly",
-            gv.len(),
-            gw.len()
-        )
-    } else {
-        format!(
-            "sign objects differ from prism.hadamard.*: {mismatches} value mismatch(es), widths {}",
-            if widths_ok { "equal" } else { "DIFFER" }
-        )
-    };
+    f.detail = cmp.detail(&metadata);
     Ok(f)
 }

@@ -110,7 +110,7 @@ pub fn check_pack(data: &[u8]) {
     let r =
         ninfer_ternary::verify::verify("artifact", &art, "gguf", &gguf, opts).expect("verify runs");
     for f in &r.findings {
-        if f.status == ninfer_ternary::verify::findings::Status::Fail {
+        if f.status == ninfer_ternary::verify::Verdict::Fail {
             assert_eq!(
                 f.step, "payload_order",
                 "gate {} failed on a freshly packed artifact: {}",

@@ -120,6 +120,69 @@ fn a_reversed_2bit_reader_gets_tensor_row_element_values_anchor_and_looks_like()
 }
 
 #[test]
+fn the_json_report_carries_the_localization_as_fields_and_conforms_to_its_schema() {
+    let dir = scratch("reversed-json");
+    let caps = write_caps(
+        dir.path(),
+        serde_json::json!({"reader": "t", "localize": true}),
+    );
+    let c = caps.display().to_string();
+    let out = check_reader(&[
+        "--adapter",
+        STUB,
+        "--filter",
+        GGUF_CASE,
+        "--capabilities",
+        &c,
+        "--json",
+        "-",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    crate::common::conforms(&v, &crate::common::schema("check-reader-report"), "$")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let l = &v["results"][0]["localization"];
+    assert_eq!(l["tensor"], "w", "{l}");
+    assert_eq!(
+        (l["row"].as_u64(), l["element"].as_u64()),
+        (Some(0), Some(1)),
+        "{l}"
+    );
+    assert_eq!(l["reader_bits"], "0xbf7f6000", "{l}");
+    assert_eq!(l["expected_bits"], "0x00000000", "{l}");
+    assert_eq!(l["expected"].as_f64(), Some(0.0), "{l}");
+    assert!(
+        l["looks_like"]
+            .as_str()
+            .unwrap()
+            .starts_with("reversed 2-bit order"),
+        "{l}"
+    );
+    assert!(
+        l["spec"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == "spec/codecs.md#pq2-0"),
+        "{l}"
+    );
+    // Negative control: the schema refuses a localization without its target.
+    let mut broken = v.clone();
+    broken["results"][0]["localization"]
+        .as_object_mut()
+        .unwrap()
+        .remove("target");
+    assert!(
+        crate::common::conforms(&broken, &crate::common::schema("check-reader-report"), "$")
+            .is_err()
+    );
+    // A correct reader's results carry no localization.
+    let adapter = format!("{BIN} reader-adapter");
+    let out = check_reader(&["--adapter", &adapter, "--filter", GGUF_CASE, "--json", "-"]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert!(v["results"][0].get("localization").is_none(), "{v}");
+}
+
+#[test]
 fn without_the_localize_opt_in_the_values_come_from_the_matching_known_bug() {
     let rows = details(STUB, None);
     let g = detail_of(&rows, GGUF_CASE);

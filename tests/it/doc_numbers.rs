@@ -160,39 +160,45 @@ fn the_hostile_catalog_counts_in_the_readme_are_the_catalogs() {
     assert!(readme.contains(&want), "README.md must say {want}");
 }
 
-/// PROTOCOL.md quotes the per-family counts of `MANIFEST.json` `families`: each must match.
-#[test]
-fn the_family_counts_in_the_protocol_are_the_manifest_counts() {
-    let text = std::fs::read_to_string(repo_root().join("conformance/PROTOCOL.md")).unwrap();
-    let m = manifest();
-    let families = m["families"].as_object().unwrap();
+/// The per-family counts a text quotes as `(today: name N, …, name N — …)`.
+fn quoted_family_counts(text: &str) -> Vec<(String, u64)> {
     let start = text
         .find("(today: ")
         .expect("PROTOCOL.md quotes the family counts")
         + 8;
     let quoted = &text[start..start + text[start..].find(" —").unwrap()];
-    let quoted: Vec<(String, u64)> = quoted
+    quoted
         .split(',')
         .map(|p| {
             let mut w = p.split_whitespace();
             let name = w.next().unwrap().to_string();
             (name, w.next().unwrap().parse().unwrap())
         })
-        .collect();
-    let actual: Vec<(String, u64)> = families
-        .iter()
-        .map(|(k, v)| (k.clone(), family_count(v)))
-        .collect();
-    assert_eq!(
-        quoted, actual,
-        "PROTOCOL.md family counts vs MANIFEST.json families"
-    );
+        .collect()
 }
 
-/// A family entry is a count or an object holding one.
-fn family_count(v: &serde_json::Value) -> u64 {
-    v.as_u64()
-        .or_else(|| v["cases"].as_u64())
-        .or_else(|| v["count"].as_u64())
-        .expect("a family count")
+/// `MANIFEST.json` `families` as (family, case count), in the manifest's (sorted) order.
+fn manifest_family_counts() -> Vec<(String, u64)> {
+    let m = manifest();
+    m["families"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v["cases"].as_u64().unwrap()))
+        .collect()
+}
+
+/// PROTOCOL.md quotes the per-family counts of `MANIFEST.json` `families`: each must match.
+#[test]
+fn the_family_counts_in_the_protocol_are_the_manifest_counts() {
+    let text = std::fs::read_to_string(repo_root().join("conformance/PROTOCOL.md")).unwrap();
+    assert_eq!(
+        quoted_family_counts(&text),
+        manifest_family_counts(),
+        "PROTOCOL.md family counts vs MANIFEST.json families"
+    );
+    // Negative control: one family's count off by one is seen.
+    let (name, n) = manifest_family_counts()[0].clone();
+    let stale = text.replacen(&format!("{name} {n}"), &format!("{name} {}", n + 1), 1);
+    assert_ne!(quoted_family_counts(&stale), manifest_family_counts());
 }

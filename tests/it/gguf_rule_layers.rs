@@ -4,7 +4,7 @@
 //! digest, and the legacy id-42 cases are unambiguous (a g64 reading fails them).
 
 use ninfer_ternary::corpus::manifest::{CaseEntry, Manifest, Outcome};
-use ninfer_ternary::corpus::protocol::{self, judge_with, Answer, ClassCheck, Judging, Verdict};
+use ninfer_ternary::corpus::protocol::{self, judge_with, Answer, ClassCheck, Judgement, Judging};
 use ninfer_ternary::corpus::runner::Capabilities;
 use ninfer_ternary::gguf::{self, Id42Policy, Mode, Options, RuleLayer};
 use serde_json::{json, Value};
@@ -112,20 +112,26 @@ fn an_n_case_of_an_undeclared_layer_is_judged_like_an_i_case() {
     let mainline_only = only(&[RuleLayer::Mainline]);
     assert_eq!(
         judge_with(&bool2, &accept(obs.clone()), &mainline_only),
-        Verdict::Pass
+        Judgement::Pass
     );
-    assert_eq!(judge_with(&bool2, &reject(), &mainline_only), Verdict::Pass);
+    assert_eq!(
+        judge_with(&bool2, &reject(), &mainline_only),
+        Judgement::Pass
+    );
     // Negative controls: a declared layer must reject.
     assert!(matches!(
         judge_with(&magic, &accept(obs.clone()), &mainline_only),
-        Verdict::Fail(_)
+        Judgement::Fail(_)
     ));
     let all = Judging::new(ClassCheck::Lenient);
     assert!(matches!(
         judge_with(&bool2, &accept(obs), &all),
-        Verdict::Fail(_)
+        Judgement::Fail(_)
     ));
-    assert_eq!(judge_with(&magic, &reject(), &mainline_only), Verdict::Pass);
+    assert_eq!(
+        judge_with(&magic, &reject(), &mainline_only),
+        Judgement::Pass
+    );
 }
 
 fn gguf_case_with(obs: Value) -> CaseEntry {
@@ -141,13 +147,16 @@ fn ne_is_compared_modulo_trailing_ones() {
     let j = Judging::new(ClassCheck::Strict);
     let ok =
         json!({"tensors": [{"name": "a", "ne": [8, 1, 1, 1]}, {"name": "b", "ne": [4, 2, 1, 1]}]});
-    assert_eq!(judge_with(&c, &accept(ok), &j), Verdict::Pass);
+    assert_eq!(judge_with(&c, &accept(ok), &j), Judgement::Pass);
     for bad in [
         json!({"tensors": [{"name": "a", "ne": [8, 2]}, {"name": "b", "ne": [4, 2]}]}),
         json!({"tensors": [{"name": "a", "ne": [1, 8]}, {"name": "b", "ne": [4, 2]}]}),
         json!({"tensors": [{"name": "a", "ne": [8]}, {"name": "b", "ne": [4]}]}),
     ] {
-        assert!(matches!(judge_with(&c, &accept(bad), &j), Verdict::Fail(_)));
+        assert!(matches!(
+            judge_with(&c, &accept(bad), &j),
+            Judgement::Fail(_)
+        ));
     }
 }
 
@@ -163,16 +172,19 @@ fn order_insensitive_readers_are_held_to_the_unordered_digest() {
     let mut j = Judging::new(ClassCheck::Strict);
     assert!(matches!(
         judge_with(&c, &accept(shuffled.clone()), &j),
-        Verdict::Fail(_)
+        Judgement::Fail(_)
     ));
     j.order_insensitive = true;
-    assert_eq!(judge_with(&c, &accept(shuffled.clone()), &j), Verdict::Pass);
+    assert_eq!(
+        judge_with(&c, &accept(shuffled.clone()), &j),
+        Judgement::Pass
+    );
     // The unordered digest is still checked.
     let mut wrong = shuffled;
     wrong["metadata_unordered_sha256"] = json!("00");
     assert!(matches!(
         judge_with(&c, &accept(wrong), &j),
-        Verdict::Fail(_)
+        Judgement::Fail(_)
     ));
     // An ordered reader need not report the unordered digest.
     let mut ordered = want;
@@ -182,7 +194,7 @@ fn order_insensitive_readers_are_held_to_the_unordered_digest() {
         .remove("metadata_unordered_sha256");
     assert_eq!(
         judge_with(&c, &accept(ordered), &Judging::new(ClassCheck::Strict)),
-        Verdict::Pass
+        Judgement::Pass
     );
 }
 

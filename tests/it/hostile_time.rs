@@ -289,7 +289,7 @@ fn verify_with_many_borrowed_objects_is_linear() {
         };
         let r = verify::verify("a.ninfer", artifact, "g.gguf", &packed.gguf, opts).unwrap();
         let prov = r.findings.iter().find(|f| f.step == "provenance").unwrap();
-        assert_eq!(prov.status, verify::Status::Pass, "{prov:?}");
+        assert_eq!(prov.status, verify::Verdict::Pass, "{prov:?}");
     };
     let r = growth(10_000, 100_000, 2, |n| with_borrowed(&packed, n), run);
     assert!(

@@ -8,7 +8,7 @@ use ninfer_ternary::ninfer::Artifact;
 use ninfer_ternary::pack::{pack_bytes, PackOptions};
 use ninfer_ternary::spec::{gates, profile, Produce};
 use ninfer_ternary::synth::{model, template};
-use ninfer_ternary::verify::{self, dumps, mutate, report, Options, Report, Status};
+use ninfer_ternary::verify::{self, dumps, mutate, report, Options, Report, Verdict};
 use std::path::{Path, PathBuf};
 
 struct Fixture {
@@ -100,8 +100,8 @@ fn healthy_nano_artifacts_pass_every_gate_with_nothing_skipped() {
         let (e, o) = fx.dumps("healthy");
         let r = fx.run("", &fx.artifact, fx.full(&e, &o));
         assert!(r.ok(), "{}", report::text(&r));
-        assert_eq!(r.count(Status::Pass), 10, "{}", report::text(&r));
-        assert_eq!(r.count(Status::Skip), 0);
+        assert_eq!(r.count(Verdict::Pass), 10, "{}", report::text(&r));
+        assert_eq!(r.count(Verdict::Skip), 0);
         snap(&format!("healthy_{}", fx.tag), &r);
     }
 }
@@ -122,7 +122,7 @@ fn without_dumps_the_two_dump_gates_skip_naming_what_opens_them() {
         let skipped: Vec<_> = r
             .findings
             .iter()
-            .filter(|f| f.status == Status::Skip)
+            .filter(|f| f.status == Verdict::Skip)
             .collect();
         assert_eq!(skipped.len(), 2);
         assert!(skipped[0].step == "embedding" && skipped[0].detail.contains("--dump"));
@@ -131,7 +131,7 @@ fn without_dumps_the_two_dump_gates_skip_naming_what_opens_them() {
         // Nothing but the GGUF: provenance, sweep and the dump gates skip; nothing fails.
         let r = fx.run("", &fx.artifact, Options::default());
         assert!(r.ok());
-        assert_eq!(r.count(Status::Skip), 4);
+        assert_eq!(r.count(Verdict::Skip), 4);
     }
 }
 
@@ -170,7 +170,7 @@ fn every_mutation_fails_exactly_the_gates_the_spec_names() {
                     report::text(&r)
                 ));
             }
-            assert_eq!(r.count(Status::Skip), 0, "{} {}", fx.tag, m.kind);
+            assert_eq!(r.count(Verdict::Skip), 0, "{} {}", fx.tag, m.kind);
             snap(&format!("mutation_{}_{}", fx.tag, m.kind), &r);
         }
     }
@@ -368,7 +368,7 @@ fn a_reduced_model_packs_unpacks_and_verifies() {
     };
     let r = verify::verify("reduced", &art, "reduced.gguf", &gguf, opts).unwrap();
     assert!(r.ok(), "{}", report::text(&r));
-    assert_eq!(r.count(Status::Pass), 10, "{}", report::text(&r));
+    assert_eq!(r.count(Verdict::Pass), 10, "{}", report::text(&r));
     let sweep = r
         .findings
         .iter()
@@ -415,11 +415,11 @@ fn engine_format_embedding_dumps_pass_and_the_transposed_one_fails() {
     for format in [None, Some(verify::DumpFormat::Engine)] {
         let r = run(&good, format).unwrap();
         let e = r.findings.iter().find(|f| f.step == "embedding").unwrap();
-        assert_eq!(e.status, Status::Pass, "{}", report::text(&r));
+        assert_eq!(e.status, Verdict::Pass, "{}", report::text(&r));
         assert!(e.detail.contains("engine bf16 dump"), "{}", e.detail);
         let r = run(&bad, format).unwrap();
         let e = r.findings.iter().find(|f| f.step == "embedding").unwrap();
-        assert_eq!(e.status, Status::Fail, "{}", report::text(&r));
+        assert_eq!(e.status, Verdict::Fail, "{}", report::text(&r));
         assert!(e.detail.contains("row-major"), "{}", e.detail);
     }
     // A native directory named as engine, and a truncated engine file, are refused clearly.
@@ -475,7 +475,7 @@ fn engine_harness_directories_pass_and_signs_after_rotation_fails() {
             .iter()
             .find(|f| f.step == "engine_oracles")
             .unwrap();
-        assert_eq!(e.status, Status::Pass, "{}", report::text(&r));
+        assert_eq!(e.status, Verdict::Pass, "{}", report::text(&r));
         assert!(e.detail.starts_with("7/7 engine harness"), "{}", e.detail);
     }
     let rot_bad = write(
@@ -496,7 +496,7 @@ fn engine_harness_directories_pass_and_signs_after_rotation_fails() {
             .iter()
             .find(|f| f.step == "engine_oracles")
             .unwrap();
-        assert_eq!(e.status, Status::Fail, "{}", report::text(&r));
+        assert_eq!(e.status, Verdict::Fail, "{}", report::text(&r));
         assert!(e.detail.starts_with(want), "{}: {}", d.display(), e.detail);
     }
     // A native oracle directory read as harness has no harness files: a failure, not a panic.
@@ -524,7 +524,7 @@ fn a_token_count_that_wraps_the_length_check_is_refused_not_a_panic() {
     std::fs::write(&manifest, &wrapped).unwrap();
     let r = fx.run("", &fx.artifact, fx.full(&e, &o));
     let emb = r.findings.iter().find(|f| f.step == "embedding").unwrap();
-    assert_eq!(emb.status, Status::Fail, "{}", report::text(&r));
+    assert_eq!(emb.status, Verdict::Fail, "{}", report::text(&r));
     assert!(emb.detail.contains("overflow"), "{}", emb.detail);
     assert!(emb.detail.contains("dump.format"), "{}", emb.detail);
 
@@ -875,7 +875,7 @@ fn a_template_with_one_borrowed_byte_changed_fails_provenance() {
     };
     assert_eq!(
         status(&fx.run("", &fx.artifact, opts(&fx.template))),
-        Status::Pass
+        Verdict::Pass
     );
     let t = Artifact::parse(&fx.template).unwrap();
     let o = t
@@ -889,7 +889,7 @@ fn a_template_with_one_borrowed_byte_changed_fails_provenance() {
     edited[at] ^= 0x01;
     assert_eq!(
         status(&fx.run("", &fx.artifact, opts(&edited))),
-        Status::Fail
+        Verdict::Fail
     );
 }
 

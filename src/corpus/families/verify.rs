@@ -125,9 +125,8 @@ pub fn observe(
             profile: None,
             dump_format: None,
         };
-        let r = verify::verify("artifact", artifact, "gguf", gguf, opts).map_err(|e| {
-            crate::Error::new(crate::ErrorClass::CliUsage, "verify", format!("{e:#}"))
-        })?;
+        // The verifier's own class travels as it is (a malformed case is verify.input, not cli.usage).
+        let r = verify::verify("artifact", artifact, "gguf", gguf, opts)?;
         let gates: serde_json::Map<String, serde_json::Value> = r
             .findings
             .iter()
