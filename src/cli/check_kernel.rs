@@ -698,14 +698,16 @@ pub fn dump_reference_device(
             );
             return Ok(ExitCode::from(2));
         }
-        let code = super::verify_cmd::dump_reference(
-            artifact,
-            output,
-            tokens,
+        // The host writer lays out manifests and inputs; the device then rewrites the outputs.
+        let code = super::verify_cmd::dump_reference(super::verify_cmd::DumpReferenceArgs {
+            artifact: artifact.to_path_buf(),
+            output: output.to_path_buf(),
+            tokens: tokens.map(str::to_string),
             seed,
-            crate::verify::DumpFormat::Native,
+            format: crate::verify::DumpFormat::Native,
             force,
-        )?;
+            device: "host".into(),
+        })?;
         if code != ExitCode::SUCCESS {
             return Ok(code);
         }

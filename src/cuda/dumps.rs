@@ -41,31 +41,6 @@ fn run(src: &str, entry: &str, class: KernelClass, l: Launch) -> Result<Vec<f32>
     device::launch_once(&text, entry, class, &l)
 }
 
-/// A failure of the verify layer (dump manifests and arrays, artifact rows, the rotation) as a
-/// crate error: the first crate error in its chain keeps its class, offset and field, with the
-/// outer context prepended to its detail; a chain without one is `class` naming `field`.
-/// (Any error type that derefs to its `dyn Error` chain, as the verify layer's does.)
-fn lower<E>(class: ErrorClass, field: &str) -> impl FnOnce(E) -> Error + '_
-where
-    E: AsRef<dyn std::error::Error + Send + Sync>,
-{
-    move |e| {
-        let mut context = Vec::new();
-        let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e.as_ref());
-        while let Some(c) = cur {
-            if let Some(inner) = c.downcast_ref::<Error>() {
-                let mut inner = inner.clone();
-                if !context.is_empty() {
-                    inner.detail = format!("{}: {}", context.join(": "), inner.detail);
-                }
-                return inner;
-            }
-            context.push(c.to_string());
-            cur = c.source();
-        }
-        Error::new(class, field, context.join(": "))
-    }
-}
 
 /// `y = H_B(s ⊙ x)` on the GPU, x token-major [t][k].
 fn rotate(x: &[f32], signs: &[f32], k: usize, t: usize, block: usize) -> Result<Vec<f32>> {
@@ -132,8 +107,7 @@ fn inverse(rot: &Rotation, z: &[f32], k: usize, t: usize) -> Result<Vec<f32>> {
     let ones = vec![1f32; k];
     let hz = rotate(z, &ones, k, t, rot.block)?;
     let s = rot
-        .signs_for(k, false)
-        .map_err(lower(ErrorClass::VerifyInput, "prism.hadamard.sign_values"))?;
+        .signs_for(k, false)?;
     Ok(hz
         .chunks(k)
         .flat_map(|r| {
@@ -194,8 +168,7 @@ fn matvec(rows: &ArtifactRows<'_>, u: &[f32], t: usize) -> Result<Vec<f32>> {
 /// Returns the number of files recomputed.
 pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
     device::available()?;
-    let p = crate::verify::profile_for_artifact(a)
-        .map_err(lower(ErrorClass::VerifyInput, "artifact"))?;
+    let p = crate::verify::profile_for_artifact(a)?;
     let format = crate::verify::artifact_format(a).ok_or_else(|| {
         Error::new(
             ErrorClass::VerifyInput,
@@ -211,23 +184,21 @@ pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
         )
     })?;
     let blocks =
-        Blocks::for_format(format).map_err(lower(ErrorClass::VerifyInput, &format.name))?;
-    let rot = Rotation::from_artifact(a, &p).map_err(lower(ErrorClass::VerifyInput, "artifact"))?;
+        Blocks::for_format(format)?;
+    let rot = Rotation::from_artifact(a, &p)?;
     let spec = crate::spec::dumps();
     let open = |name: &str| -> Result<ArtifactRows<'_>> {
-        ArtifactRows::new(a.row_split(name)?, blocks).map_err(lower(ErrorClass::VerifyInput, name))
+        ArtifactRows::new(a.row_split(name)?, blocks)
     };
     let mut done = 0;
     // Embedding: h = s ⊙ (H · decode(token_embedding[id])).
     let edir = dir.join("embedding");
-    let em: EmbeddingManifest = read_manifest(&edir, &spec.embedding.manifest)
-        .map_err(lower(ErrorClass::DumpFormat, &spec.embedding.manifest))?;
+    let em: EmbeddingManifest = read_manifest(&edir, &spec.embedding.manifest)?;
     let ids: Vec<u64> = read_i32s(
         &crate::fsio::read_input(&edir.join(&em.tokens_file))?,
         "tokens",
         em.tokens,
-    )
-    .map_err(lower(ErrorClass::DumpFormat, &em.tokens_file))?
+    )?
     .into_iter()
     .map(|v| v as u64)
     .collect();
@@ -238,8 +209,7 @@ pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
     done += 1;
     // Kernel oracles.
     let odir = dir.join("oracles");
-    let om: OracleManifest = read_manifest(&odir, &spec.kernel_oracles.manifest)
-        .map_err(lower(ErrorClass::DumpFormat, &spec.kernel_oracles.manifest))?;
+    let om: OracleManifest = read_manifest(&odir, &spec.kernel_oracles.manifest)?;
     for c in &om.cases {
         let mut rows = open(&c.object)?;
         let y = if c.rotation == "inverse" {
@@ -250,8 +220,7 @@ pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
                     "an inverse-rotation case names no token ids file",
                 )
             })?;
-            let ids: Vec<u64> = read_i32s(&crate::fsio::read_input(&odir.join(tf))?, tf, c.tokens)
-                .map_err(lower(ErrorClass::DumpFormat, tf))?
+            let ids: Vec<u64> = read_i32s(&crate::fsio::read_input(&odir.join(tf))?, tf, c.tokens)?
                 .into_iter()
                 .map(|v| v as u64)
                 .collect();
@@ -269,8 +238,7 @@ pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
                 &crate::fsio::read_input(&odir.join(xf))?,
                 xf,
                 c.k * c.tokens,
-            )
-            .map_err(lower(ErrorClass::DumpFormat, xf))?;
+            )?;
             // P (the ssm_out gather) is an index shuffle; signs and H run in the kernel.
             let perm = (c.rotation == "perm")
                 .then(|| crate::verify::rules::ssm_out_gather(&p, c.k as u64));
@@ -283,8 +251,7 @@ pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
                 }
             }
             let s: Vec<f32> = rot
-                .signs_for(c.k, false)
-                .map_err(lower(ErrorClass::VerifyInput, "prism.hadamard.sign_values"))?
+                .signs_for(c.k, false)?
                 .into_iter()
                 .map(|v| v as f32)
                 .collect();
@@ -302,22 +269,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_verify_failure_keeps_the_class_of_its_crate_error_with_the_context() {
-        let inner = Error::at(ErrorClass::DumpFormat, 8, "y.bin", "too short");
-        let e = anyhow::Error::new(inner.clone()).context("oracle case q");
-        let got = lower(ErrorClass::VerifyInput, "artifact")(e);
-        assert_eq!(got.class, ErrorClass::DumpFormat);
-        assert_eq!((got.offset, got.field.as_str()), (Some(8), "y.bin"));
-        assert_eq!(got.detail, "oracle case q: too short");
-        // Without context the crate error comes back as it was.
-        let got = lower(ErrorClass::VerifyInput, "artifact")(anyhow::Error::new(inner.clone()));
-        assert_eq!(got, inner);
-    }
-
-    #[test]
-    fn a_verify_failure_without_a_crate_error_gets_the_callers_class_and_field() {
-        let e = read_f32s(&[0u8; 6], "x.bin", 2).unwrap_err();
-        let got = lower(ErrorClass::DumpFormat, "x.bin")(e);
+    fn a_short_dump_file_is_a_dump_format_error_naming_the_file() {
+        let got = read_f32s(&[0u8; 6], "x.bin", 2).unwrap_err();
         assert_eq!(got.class, ErrorClass::DumpFormat);
         assert_eq!(got.field, "x.bin");
         assert!(got.detail.contains("6 bytes, expected 2 f32"), "{got}");
