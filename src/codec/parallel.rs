@@ -1,4 +1,4 @@
-//! Whole-tensor decode on every core: block-aligned chunks, one [`crate::pool::workers`] worker
+//! Whole-tensor decode on every core: block-aligned chunks, one `crate::pool::workers` worker
 //! each (the calling thread the first; a spawn the OS refuses runs its chunk on the calling
 //! thread), every chunk through the same fast decoder as [`Codec::decode`] (so the output is
 //! the same bytes).

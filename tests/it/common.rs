@@ -6,7 +6,7 @@ use ninfer_ternary::pack::{pack_bytes, PackOptions};
 use ninfer_ternary::spec::{self, ModelProfile};
 use ninfer_ternary::synth::model::{model_bytes, TernaryType};
 use ninfer_ternary::synth::template::template_bytes;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The repository root (the root crate's manifest directory).
@@ -283,4 +283,30 @@ pub fn conforms(v: &serde_json::Value, s: &serde_json::Value, at: &str) -> Resul
         }
     }
     Ok(())
+}
+
+/// A folder for a fixture that lives as long as the test process (held in a static, and
+/// statics are never dropped, so a `TempDir` there would be left behind): under cargo's
+/// scratch folder for integration tests (`CARGO_TARGET_TMPDIR`, inside `target/`), one per
+/// fixture and process. Folders of processes that have ended are removed first, so nothing
+/// accumulates and nothing is left in the system temp folder.
+pub fn process_fixture_dir(name: &str) -> PathBuf {
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let prefix = format!("{name}-");
+    // Which processes are alive is only known where /proc is; elsewhere nothing is swept.
+    if Path::new("/proc/self").exists() {
+        for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = n.strip_prefix(&prefix).and_then(|p| p.parse::<u32>().ok()) else {
+                continue;
+            };
+            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let d = base.join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
 }

@@ -89,7 +89,6 @@ const TABLE: &[(&str, How)] = &[
 const JSON_COMMANDS: &[&str] = &["inspect", "verify", "check-reader", "check-kernel"];
 
 struct Fixture {
-    _dir: tempfile::TempDir,
     g: PathBuf,
     g2: PathBuf,
     t: PathBuf,
@@ -101,15 +100,11 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let d = tempfile::tempdir().unwrap();
-        let (g, t, a) = (
-            d.path().join("n.gguf"),
-            d.path().join("t.ninfer"),
-            d.path().join("a.ninfer"),
-        );
-        let text = d.path().join("notes.txt");
+        let d = crate::common::process_fixture_dir("exit-codes");
+        let (g, t, a) = (d.join("n.gguf"), d.join("t.ninfer"), d.join("a.ninfer"));
+        let text = d.join("notes.txt");
         // A PTQ1_0 model: the PQ2_0 artifact was not packed from it.
-        let g2 = d.path().join("n2.gguf");
+        let g2 = d.join("n2.gguf");
         std::fs::write(&text, "not a model\n").unwrap();
         for args in [
             vec!["synth", "-o", g.to_str().unwrap()],
@@ -132,10 +127,9 @@ fn fixture() -> &'static Fixture {
                 String::from_utf8_lossy(&o.stderr)
             );
         }
-        let out_dir = d.path().join("out");
+        let out_dir = d.join("out");
         std::fs::create_dir(&out_dir).unwrap();
         Fixture {
-            _dir: d,
             g,
             g2,
             t,

@@ -77,15 +77,11 @@ fn ok(args: &[&str]) {
 }
 
 /// nano GGUF, template and artifact, built once per test binary.
-fn nano() -> &'static (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
-    static NANO: OnceLock<(tempfile::TempDir, PathBuf, PathBuf, PathBuf)> = OnceLock::new();
+fn nano() -> &'static (PathBuf, PathBuf, PathBuf, PathBuf) {
+    static NANO: OnceLock<(PathBuf, PathBuf, PathBuf, PathBuf)> = OnceLock::new();
     NANO.get_or_init(|| {
-        let d = tempfile::tempdir().unwrap();
-        let (g, t, a) = (
-            d.path().join("n.gguf"),
-            d.path().join("t.ninfer"),
-            d.path().join("a.ninfer"),
-        );
+        let d = crate::common::process_fixture_dir("hostile-io");
+        let (g, t, a) = (d.join("n.gguf"), d.join("t.ninfer"), d.join("a.ninfer"));
         ok(&["synth", "-o", s(&g)]);
         ok(&["synth-template", "-o", s(&t)]);
         ok(&["pack", "--gguf", s(&g), "--template", s(&t), "-o", s(&a)]);
