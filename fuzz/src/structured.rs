@@ -390,7 +390,10 @@ pub fn render(d: &GgufDesc) -> Option<Rendered> {
     }
     let mut seen: HashSet<String> = keys.iter().cloned().collect();
     // Keys equal up to a NUL byte are refused in strict mode (gguf.name_nul_twin).
-    let mut seen_c: HashSet<String> = keys.iter().map(|k| gguf::c_string_form(k).to_owned()).collect();
+    let mut seen_c: HashSet<String> = keys
+        .iter()
+        .map(|k| gguf::c_string_form(k).to_owned())
+        .collect();
     for (i, kv) in d.kvs.iter().take(MAX_KVS).enumerate() {
         let key = match &kv.key {
             KeyChoice::Fresh => format!("fz.{i}"),

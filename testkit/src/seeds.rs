@@ -126,7 +126,10 @@ pub fn for_target(target: &str) -> BTreeMap<String, Vec<u8>> {
 fn dumps_parse_seeds(out: &mut BTreeMap<String, Vec<u8>>) {
     use ninfer_ternary::codec::TernaryType;
     use ninfer_ternary::verify::{dump_bundle::encode, dumps, engine_dump, reference};
-    for (tag, ty) in [("pq2_0", TernaryType::Pq2_0), ("ptq1_0", TernaryType::Ptq1_0)] {
+    for (tag, ty) in [
+        ("pq2_0", TernaryType::Pq2_0),
+        ("ptq1_0", TernaryType::Ptq1_0),
+    ] {
         let art = crate::nano::packed(ty, 0).artifact;
         let a = ninfer_ternary::ninfer::Artifact::parse(&art).expect("artifact");
         let files = reference::reference_files(&a, None, 0, Default::default()).expect("dumps");
