@@ -128,17 +128,18 @@ pub fn corpus(action: CorpusAction) -> crate::Result<ExitCode> {
             };
             std::fs::create_dir_all(&out)
                 .map_err(crate::fsio::write_err(&out.display().to_string()))?;
-            let work = out.join("work");
-            let report = differential::run(&manifest, &opts, &work)?;
-            let _ = std::fs::remove_dir_all(&work);
+            // Mutants go to a private scratch folder of the library's, never under --out.
+            let report = differential::run(&manifest, &opts)?;
             differential::write_candidates(&report, &opts, &out)?;
             println!("{}", differential::summary(&report));
             println!("candidates: {}", out.join("candidates.json").display());
-            Ok(if fail_on_disagreement && report.disagreements > 0 {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
+            Ok(
+                if report.stopped.is_some() || (fail_on_disagreement && report.disagreements > 0) {
+                    ExitCode::from(1)
+                } else {
+                    ExitCode::SUCCESS
+                },
+            )
         }
     }
 }
