@@ -351,9 +351,13 @@ pub(crate) fn check_reader(args: CheckReaderArgs) -> crate::Result<ExitCode> {
         per_case: args.per_case,
         human_to_stderr: to_stderr,
     };
+    // The corpus is data (#32): confined and as the manifest records it, before and after.
+    let selected = manifest.selected(|id| opts.filter.matches(id));
+    manifest.verify_integrity(&opts.corpus, &selected, corpus::integrity::Stage::Before)?;
     runner::preflight(&manifest, &opts)?;
     let t0 = std::time::Instant::now();
     let report = runner::run(&manifest, &opts);
+    manifest.verify_integrity(&opts.corpus, &selected, corpus::integrity::Stage::After)?;
     let summary = runner::summary_text(&report);
     if to_stderr {
         eprintln!("{summary}");

@@ -20,6 +20,7 @@ mod gguf_reader_writer;
 mod gguf_rule_layers;
 mod gguf_transcode_limits;
 mod host_types;
+mod hostile_corpus;
 mod hostile_io;
 mod hostile_limits;
 mod hostile_run;
