@@ -60,7 +60,14 @@ fn none_left(marker: &str) -> bool {
         }
         std::thread::sleep(Duration::from_millis(25));
     }
-    eprintln!("left behind: {:?}", with_marker(marker));
+    for pid in with_marker(marker) {
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        eprintln!(
+            "left behind: {pid} {:?} {stat}",
+            String::from_utf8_lossy(&cmd)
+        );
+    }
     false
 }
 
@@ -156,13 +163,13 @@ fn item1_a_detached_grandchild_holding_stdout_fails_its_case_fast_and_is_killed(
     let adapter = script(
         d.path(),
         "forever.sh",
-        &format!("setsid sh -c 'exec -a sleep-{marker}-inf sleep infinity' &\nexec {BIN} reader-adapter \"$1\""),
+        &format!("setsid sleep 9{marker}9 &\nexec {BIN} reader-adapter \"$1\""),
     );
     let t0 = Instant::now();
     let (_, res) = check_reader(d.path(), &adapter, false, CASE, &["--timeout", "2"]);
     assert!(t0.elapsed() < Duration::from_secs(10));
     assert_eq!(res[0].1, "fail");
-    assert!(none_left(&format!("sleep-{marker}-inf")));
+    assert!(none_left(&format!("9{marker}9")));
     // Control: the reference passes the case and leaves nothing.
     let (out, res) = check_reader(d.path(), &reference(d.path()), false, CASE, &[]);
     assert!(
@@ -242,16 +249,32 @@ fn item2_a_persistent_adapter_that_never_reads_stdin_times_out_instead_of_hangin
     s.finish();
 }
 
-/// Starts `check-reader --jobs 2` over slow adapters, waits until both are running, sends
-/// `sig` to check-reader, and checks that no adapter survives it.
+/// Kills the child when the test fails before it could (no stray check-reader after a panic).
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `check-reader --jobs 2` over slow adapters, waits until an adapter runs (the
+/// pre-flight case, then two jobs), sends `sig` to check-reader, and checks that no adapter
+/// survives it.
 fn stop_with(sig: i32, marker: &str) {
     let d = scratch(&format!("signal-{sig}"));
+    // Fast for the pre-flight case, then slow: two jobs are sleeping when the signal comes.
+    let flag = d.path().join("preflight-done");
     let adapter = script(
         d.path(),
         "slow.sh",
-        &format!("sleep {marker}; exec {BIN} reader-adapter \"$1\""),
+        &format!(
+            "if [ -e {f} ]; then sleep {marker}; else : > {f}; fi\nexec {BIN} reader-adapter \"$1\"",
+            f = flag.display()
+        ),
     );
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .current_dir(root())
         .args(["check-reader", "--adapter", &adapter, "--jobs", "2"])
         .args(["--filter", "codec/y_*", "--timeout", "60"])
@@ -261,15 +284,20 @@ fn stop_with(sig: i32, marker: &str) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let mut child = KillOnDrop(child);
     let t0 = Instant::now();
     while with_marker(marker).len() < 2 && t0.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(with_marker(marker).len() >= 2, "two adapters never ran");
+    assert_eq!(
+        with_marker(marker).len(),
+        2,
+        "two adapters never ran side by side"
+    );
     unsafe {
-        libc::kill(child.id() as i32, sig);
+        libc::kill(child.0.id() as i32, sig);
     }
-    let st = child.wait().unwrap();
+    let st = child.0.wait().unwrap();
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(st.signal(), Some(sig), "{st:?}");
     assert!(
