@@ -145,6 +145,12 @@ pub fn corpus(action: CorpusAction) -> crate::Result<ExitCode> {
 
 fn generate(out: &Path, check: bool) -> crate::Result<ExitCode> {
     let t0 = std::time::Instant::now();
+    if !check {
+        // Before the generation (seconds): a missing or read-only folder, a file or a foreign
+        // folder at OUTPUT fails now. The full per-file claim is in Corpus::write.
+        crate::fsio::check_parent(out)?;
+        corpus::check_output_folder(out)?;
+    }
     let c = corpus::generate()?;
     let counts: Vec<String> = c
         .manifest
@@ -175,7 +181,10 @@ fn generate(out: &Path, check: bool) -> crate::Result<ExitCode> {
         println!("corpus under {} differs from a fresh generation: run `ninfer-ternary corpus generate -o {}`", out.display(), out.display());
         return Ok(ExitCode::from(1));
     }
-    c.write(out)?;
+    let left = c.write(out)?;
+    for f in &left {
+        println!("LEFT    {} (not written by this tool; not removed)", crate::text::escape(f));
+    }
     println!(
         "wrote {} cases, {} files, {} bytes to {} in {:.2}s\n  {}",
         c.manifest.cases.len(),

@@ -207,6 +207,7 @@ enum Command {
 /// Runs the CLI; returns the process exit code.
 pub fn main() -> ExitCode {
     stdout::install_panic_hook();
+    crate::fsio::install_process_guards();
     use clap::{CommandFactory, FromArgMatches};
     let parsed = help::decorate(Cli::command())
         .try_get_matches()

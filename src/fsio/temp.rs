@@ -1,5 +1,6 @@
-//! Temporary files of atomic writes: their names, their removal on SIGINT/SIGTERM, and the
-//! removal of ones a killed earlier run left behind.
+//! Temporary files of atomic writes: their names, their removal on SIGINT/SIGTERM/SIGHUP and
+//! SIGBUS, and the removal of ones a killed earlier run left behind. Also the process-wide
+//! guards of output writing ([`install_process_guards`]): SIGXFSZ ignored, SIGBUS handled.
 //!
 //! Name scheme: `.<output name>.tmp-<pid>` beside the output. When that would exceed
 //! NAME_MAX (255 bytes on Linux file systems), the output name is cut and a hash of the whole
@@ -157,6 +158,41 @@ extern "C" fn on_signal(sig: libc::c_int) {
     unsafe {
         libc::signal(sig, libc::SIG_DFL);
         libc::raise(sig);
+    }
+}
+
+/// The stderr line of the SIGBUS handler (a mapped input shrank under the reader).
+const BUS_MESSAGE: &[u8] = b"error: [io.read] an input file changed while being read: a memory-mapped \
+input became shorter than when it was opened (another process truncated or rewrote it); \
+the temporary output files were removed and nothing was written\n";
+
+/// SIGBUS: a read of a mapped input past its new end. Returning would fault again, so the
+/// handler removes the live temporary files, says what happened and exits 2 (an input
+/// error). Async-signal-safe: atomic loads, `unlink`, `write`, `_exit`.
+extern "C" fn on_bus(_sig: libc::c_int) {
+    remove_live_temps();
+    // SAFETY: write(2) and _exit(2) are async-signal-safe; the buffer is a static.
+    unsafe {
+        libc::write(2, BUS_MESSAGE.as_ptr().cast(), BUS_MESSAGE.len());
+        libc::_exit(2);
+    }
+}
+
+/// Process-wide guards of output writing, installed once at the start of the binary:
+/// SIGXFSZ is ignored, so a file-size limit (`ulimit -f`) makes the write fail with EFBIG,
+/// which the writer reports as `io.write` naming the output and answers by removing its
+/// temporary file, instead of the signal killing the process with the temporary left behind;
+/// SIGBUS (a mapped input truncated by another process) runs [`on_bus`].
+pub fn install_process_guards() {
+    // SAFETY: plain sigaction calls; SIG_IGN for SIGXFSZ only changes a signal this process
+    // never relies on, and on_bus is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        let mut act: libc::sigaction = std::mem::zeroed();
+        act.sa_sigaction = on_bus as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut act.sa_mask);
+        act.sa_flags = 0;
+        libc::sigaction(libc::SIGBUS, &act, std::ptr::null_mut());
     }
 }
 
