@@ -183,6 +183,35 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: Replace) -> Result<()> {
     )
 }
 
+/// Rewrites `path` (a document edited in place: `spec --write`, `corpus matrix --splice`)
+/// atomically: the new text goes to a temporary file beside the real file (a symlink is
+/// followed to it, so the link survives), with the old file's permissions, and replaces it only
+/// if the file still holds `original` — an edit made while the command ran is never lost; the
+/// command then fails with `io.write` naming `path`.
+pub fn rewrite_in_place(path: &Path, original: &[u8], new: &[u8]) -> Result<()> {
+    let real = std::fs::canonicalize(path).map_err(|e| Error::io(ErrorClass::IoWrite, path, e))?;
+    let perms = std::fs::metadata(&real)
+        .map_err(|e| Error::io(ErrorClass::IoWrite, path, e))?
+        .permissions();
+    write_atomic_with(
+        &real,
+        Replace::Allow,
+        |w| w.write_all(new).map_err(|e| Error::io(ErrorClass::IoWrite, path, e)),
+        |tmp| {
+            std::fs::set_permissions(tmp, perms)
+                .map_err(|e| Error::io(ErrorClass::IoWrite, path, e))?;
+            match std::fs::read(&real) {
+                Ok(now) if now == original => Ok(()),
+                _ => Err(Error::new(
+                    ErrorClass::IoWrite,
+                    path.display().to_string(),
+                    "changed while the command ran; it is left as it is — run the command again",
+                )),
+            }
+        },
+    )
+}
+
 /// Refuses to rename over an existing FIFO, device, socket or directory.
 fn refuse_non_regular_target(path: &Path) -> Result<()> {
     match std::fs::metadata(path) {
@@ -231,6 +260,28 @@ mod tests {
         assert!(!p.exists());
         write_bytes_atomic(&p, b"ok").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"ok");
+    }
+
+    #[test]
+    fn rewrite_in_place_keeps_links_modes_and_concurrent_edits() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let doc = dir.path().join("doc.md");
+        std::fs::write(&doc, b"old").unwrap();
+        std::fs::set_permissions(&doc, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&doc, &link).unwrap();
+        rewrite_in_place(&link, b"old", b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(&doc).unwrap(), b"new");
+        let mode = std::fs::metadata(&doc).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+        // Someone edited it after it was read: the edit survives, no temporary is left.
+        let e = rewrite_in_place(&doc, b"what we read", b"ours").unwrap_err();
+        assert_eq!(e.class, ErrorClass::IoWrite);
+        assert_eq!(e.field, doc.display().to_string());
+        assert_eq!(std::fs::read(&doc).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
     #[test]
