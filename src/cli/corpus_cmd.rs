@@ -191,7 +191,10 @@ fn generate(out: &Path, check: bool) -> crate::Result<ExitCode> {
     }
     let left = c.write(out)?;
     for f in &left {
-        println!("LEFT    {} (not written by this tool; not removed)", crate::text::escape(f));
+        println!(
+            "LEFT    {} (not written by this tool; not removed)",
+            crate::text::escape(f)
+        );
     }
     println!(
         "wrote {} cases, {} files, {} bytes to {} in {:.2}s\n  {}",

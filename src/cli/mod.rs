@@ -479,7 +479,9 @@ pub(crate) fn parse_jobs(s: &str) -> Result<usize, String> {
         .parse()
         .map_err(|_| format!("'{s}' is not a whole number of processes"))?;
     if v == 0 || v > MAX_JOBS {
-        return Err(format!("'{s}': between 1 and {MAX_JOBS} parallel processes"));
+        return Err(format!(
+            "'{s}': between 1 and {MAX_JOBS} parallel processes"
+        ));
     }
     Ok(v)
 }

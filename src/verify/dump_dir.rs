@@ -79,7 +79,11 @@ fn fill(
     let marker = tmp.join(crate::fsio::MARKER);
     std::fs::write(
         &marker,
-        concat!("written by ninfer-ternary ", env!("CARGO_PKG_VERSION"), "\n"),
+        concat!(
+            "written by ninfer-ternary ",
+            env!("CARGO_PKG_VERSION"),
+            "\n"
+        ),
     )
     .map_err(err(&marker))?;
     let mut dirs = vec![tmp.to_path_buf()];
