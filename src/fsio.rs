@@ -5,7 +5,6 @@
 
 use crate::error::{Error, ErrorClass, Result};
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 pub mod bulk;

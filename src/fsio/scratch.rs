@@ -27,8 +27,12 @@ impl Scratch {
 
 /// Creates a scratch folder `$TMPDIR/ninfer-ternary-<tag>-<random>` (mode 0700).
 pub fn scratch_dir(tag: &str) -> Result<Scratch> {
+    use std::os::unix::fs::PermissionsExt;
+    // tempfile creates the folder with mkdir(2) (exclusive) and a random name; the mode is
+    // ours to set (its default follows the umask).
     let dir = tempfile::Builder::new()
         .prefix(&format!("ninfer-ternary-{tag}-"))
+        .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir()
         .map_err(|e| {
             Error::new(

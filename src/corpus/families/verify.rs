@@ -111,7 +111,7 @@ pub fn observe(
     let root = scratch.path();
     (|| {
         if let Some(b) = dumps {
-            unbundle(b, &root)?;
+            unbundle(b, root)?;
         }
         let (emb, ora) = (root.join("embedding"), root.join("oracles"));
         // An engine-format embedding dump travels as the single file `embedding.bin`.
