@@ -4,9 +4,10 @@
 //! symlink or file there first; removed when the [`Scratch`] is dropped (every return and
 //! error path, and a panic's unwind).
 //!
-//! Signals: the one hook point is [`on_shutdown`]. Until the crate's shutdown thread
-//! (`crate::shutdown`) lands, it registers nothing, so a scratch folder outlives SIGINT,
-//! SIGTERM and SIGHUP (it is in `$TMPDIR`, named `ninfer-ternary-<tag>-XXXXXX`).
+//! Signals: [`on_shutdown`] registers the folder's removal with the shutdown thread
+//! (`crate::shutdown`, stage `Scratch`, after the temporary files), so SIGINT, SIGTERM and
+//! SIGHUP remove it too. SIGKILL and SIGBUS leave it in `$TMPDIR`
+//! (`ninfer-ternary-<tag>-XXXXXX`).
 
 use crate::error::{Error, ErrorClass, Result};
 use std::path::Path;
@@ -47,13 +48,16 @@ pub fn scratch_dir(tag: &str) -> Result<Scratch> {
     })
 }
 
-/// The registration of a scratch folder's removal on SIGINT/SIGTERM/SIGHUP.
-struct ShutdownHook;
+/// The registration of a scratch folder's removal on SIGINT/SIGTERM/SIGHUP (dropping it
+/// unregisters).
+type ShutdownHook = crate::shutdown::Registration;
 
-/// THE hook point for signals: wire to `crate::shutdown::on_signal(Stage::Scratch, ...)`
-/// (removing `_path` recursively on the shutdown thread) once that module is on main.
-fn on_shutdown(_path: &Path) -> ShutdownHook {
-    ShutdownHook
+/// The one hook point for signals: the shutdown thread removes `path` recursively.
+fn on_shutdown(path: &Path) -> ShutdownHook {
+    let path = path.to_path_buf();
+    crate::shutdown::on_signal(crate::shutdown::Stage::Scratch, move || {
+        let _ = std::fs::remove_dir_all(&path);
+    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! Temporary files of atomic writes: their names, their removal on SIGINT/SIGTERM/SIGHUP and
-//! SIGBUS, and the removal of ones a killed earlier run left behind. Also the process-wide
-//! guards of output writing ([`install_process_guards`]): SIGXFSZ ignored, SIGBUS handled.
+//! Temporary files of atomic writes: their names, their removal on SIGINT/SIGTERM/SIGHUP
+//! (through `crate::shutdown`) and on SIGBUS (a handler of its own: a fault signal cannot wait
+//! for the signal thread), and the removal of ones a killed earlier run left behind.
 //!
 //! Name scheme: `.<output name>.tmp-<pid>` beside the output. When that would exceed
 //! NAME_MAX (255 bytes on Linux file systems), the output name is cut and a hash of the whole
@@ -150,17 +150,6 @@ pub fn remove_live_temps() {
     }
 }
 
-/// Async-signal-safe: only atomic loads, `unlink`, `signal` and `raise`.
-extern "C" fn on_signal(sig: libc::c_int) {
-    remove_live_temps();
-    // SAFETY: restore the default action and re-deliver, so the exit status still says
-    // "killed by SIGTERM/SIGINT" to the parent.
-    unsafe {
-        libc::signal(sig, libc::SIG_DFL);
-        libc::raise(sig);
-    }
-}
-
 /// The stderr line of the SIGBUS handler (a mapped input shrank under the reader).
 const BUS_MESSAGE: &[u8] = b"error: [io.read] an input file changed while being read: a memory-mapped \
 input became shorter than when it was opened (another process truncated or rewrote it); \
@@ -178,16 +167,14 @@ extern "C" fn on_bus(_sig: libc::c_int) {
     }
 }
 
-/// Process-wide guards of output writing, installed once at the start of the binary:
-/// SIGXFSZ is ignored, so a file-size limit (`ulimit -f`) makes the write fail with EFBIG,
-/// which the writer reports as `io.write` naming the output and answers by removing its
-/// temporary file, instead of the signal killing the process with the temporary left behind;
-/// SIGBUS (a mapped input truncated by another process) runs [`on_bus`].
+/// Process-wide guards of output writing, installed once at the start of the binary: the
+/// shutdown thread (`crate::shutdown::install`, which also ignores SIGXFSZ, so a file-size
+/// limit makes the write fail with EFBIG, reported as `io.write` naming the output, temporary
+/// removed) and the SIGBUS handler [`on_bus`] (a mapped input truncated by another process).
 pub fn install_process_guards() {
-    // SAFETY: plain sigaction calls; SIG_IGN for SIGXFSZ only changes a signal this process
-    // never relies on, and on_bus is async-signal-safe.
+    crate::shutdown::install();
+    // SAFETY: one sigaction call; on_bus is async-signal-safe.
     unsafe {
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
         let mut act: libc::sigaction = std::mem::zeroed();
         act.sa_sigaction = on_bus as extern "C" fn(libc::c_int) as libc::sighandler_t;
         libc::sigemptyset(&mut act.sa_mask);
@@ -196,25 +183,15 @@ pub fn install_process_guards() {
     }
 }
 
+/// Temporary files go first when a stop signal arrives (`crate::shutdown`).
 fn install_handlers() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            // SAFETY: sigaction with a plain handler; an ignored signal (nohup) stays ignored.
-            unsafe {
-                let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
-                    || old.sa_sigaction == libc::SIG_IGN
-                {
-                    continue;
-                }
-                let mut act: libc::sigaction = std::mem::zeroed();
-                act.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-                libc::sigemptyset(&mut act.sa_mask);
-                act.sa_flags = 0;
-                libc::sigaction(sig, &act, std::ptr::null_mut());
-            }
-        }
+        // Registered for the life of the process: the slots outlive every write.
+        std::mem::forget(crate::shutdown::on_signal(
+            crate::shutdown::Stage::Temps,
+            remove_live_temps,
+        ));
     });
 }
 
