@@ -73,8 +73,13 @@ pub enum CorpusAction {
         timeout: f64,
         #[arg(long, default_value_t = 4096)]
         memory_mb: u64,
+        /// Folder for candidates.json and cases/: created, or empty, or one this command wrote
+        /// before (it carries the tool's marker; then --force); a foreign folder is refused.
         #[arg(short, long)]
         out: PathBuf,
+        /// Write into an existing output folder of this tool, replacing its candidates.
+        #[arg(long)]
+        force: bool,
         /// Exit 1 when any disagreement is found (negative controls).
         #[arg(long)]
         fail_on_disagreement: bool,
@@ -115,8 +120,16 @@ pub fn corpus(action: CorpusAction) -> crate::Result<ExitCode> {
             timeout,
             memory_mb,
             out,
+            force,
             fail_on_disagreement,
         } => {
+            // Claimed before any work: never a foreign folder, never one holding the corpus.
+            crate::fsio::claim_output(
+                &out,
+                crate::fsio::OutputKind::Directory,
+                force,
+                &[corpus.as_path()],
+            )?;
             let manifest = Manifest::load(&corpus.join("MANIFEST.json"))?;
             let caps = match capabilities {
                 Some(p) => runner::Capabilities::load(&p)?,
@@ -134,11 +147,25 @@ pub fn corpus(action: CorpusAction) -> crate::Result<ExitCode> {
                 outcome_only,
                 filter,
             };
-            std::fs::create_dir_all(&out)
-                .map_err(crate::fsio::write_err(&out.display().to_string()))?;
+            // The seeds are data: confined to the corpus and as the manifest records them.
+            let seeds = differential::seed_cases(&manifest, &opts);
+            manifest.verify_integrity(&opts.corpus, &seeds, corpus::integrity::Stage::Before)?;
             // Mutants go to a private scratch folder of the library's, never under --out.
             let report = differential::run(&manifest, &opts)?;
-            differential::write_candidates(&report, &opts, &out)?;
+            manifest.verify_integrity(&opts.corpus, &seeds, corpus::integrity::Stage::After)?;
+            std::fs::create_dir_all(&out)
+                .map_err(crate::fsio::write_err(&out.display().to_string()))?;
+            crate::fsio::write_file(
+                &out.join(crate::fsio::MARKER),
+                b"corpus diff-fuzz output\n",
+                crate::fsio::Replace::Allow,
+            )?;
+            differential::write_candidates(
+                &report,
+                &opts,
+                &out,
+                crate::fsio::Replace::from_force(force),
+            )?;
             println!("{}", differential::summary(&report));
             println!("candidates: {}", out.join("candidates.json").display());
             Ok(
