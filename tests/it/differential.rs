@@ -5,7 +5,9 @@ use crate::common::repo_root as root;
 use std::path::Path;
 use std::process::Command;
 
-fn diff_fuzz(adapter: &str, seed: u64, out: &Path, extra: &[&str]) -> (bool, serde_json::Value) {
+/// Runs diff-fuzz into `dir/out` (a folder it creates: an existing one needs --force).
+fn diff_fuzz(adapter: &str, seed: u64, dir: &Path, extra: &[&str]) -> (bool, serde_json::Value) {
+    let out = dir.join("out");
     let st = Command::new(env!("CARGO_BIN_EXE_ninfer-ternary"))
         .current_dir(root())
         .args([
@@ -17,7 +19,7 @@ fn diff_fuzz(adapter: &str, seed: u64, out: &Path, extra: &[&str]) -> (bool, ser
             "24",
         ])
         .args(["--seed", &seed.to_string(), "--out"])
-        .arg(out)
+        .arg(&out)
         .args(extra)
         .status()
         .expect("run diff-fuzz");
@@ -45,7 +47,7 @@ fn finds_the_accept_all_stubs_disagreements_and_minimizes_them() {
     for c in cands {
         assert_eq!(c["kind"], "reader-accepts", "{c}");
         assert!(c["reference"].as_str().unwrap().starts_with("reject"));
-        let file = out.join(c["file"].as_str().unwrap());
+        let file = out.join("out").join(c["file"].as_str().unwrap());
         let bytes = std::fs::read(&file).unwrap();
         assert_eq!(bytes.len() as u64, c["bytes"].as_u64().unwrap());
         assert!(!c["mutations"].as_array().unwrap().is_empty());

@@ -400,7 +400,14 @@ fn diff_fuzz(dir: &Path, out: &Path, extra: &[&str]) -> Output {
     Command::new(BIN)
         .current_dir(root())
         .args(["corpus", "diff-fuzz", "--adapter", &reference(dir)])
-        .args(["--iterations", "3", "--filter", "gguf/y_*", "--timeout", "20"])
+        .args([
+            "--iterations",
+            "3",
+            "--filter",
+            "gguf/y_*",
+            "--timeout",
+            "20",
+        ])
         .arg("--out")
         .arg(out)
         .args(extra)
@@ -421,7 +428,13 @@ fn item32_2_diff_fuzz_never_touches_a_work_folder_or_a_symlink_under_out() {
     for extra in [&[][..], &["--force"][..]] {
         let run = diff_fuzz(d.path(), &out, extra);
         let err = String::from_utf8_lossy(&run.stderr);
-        assert!(err.contains("[io.foreign_output]"), "{extra:?}: {err}");
+        // Without --force an existing folder is refused as existing; with it, as foreign.
+        let want = if extra.is_empty() {
+            "[io.output_exists]"
+        } else {
+            "[io.foreign_output]"
+        };
+        assert!(err.contains(want), "{extra:?}: {err}");
         assert_eq!(std::fs::read(out.join("work/keep.txt")).unwrap(), b"mine");
         assert_eq!(std::fs::read(&outside).unwrap(), b"not yours");
         assert!(std::fs::symlink_metadata(out.join("work/mutant.gguf"))
@@ -433,7 +446,11 @@ fn item32_2_diff_fuzz_never_touches_a_work_folder_or_a_symlink_under_out() {
     // Control: a new folder is written (mutants never under it), a rerun needs --force.
     let fresh = d.path().join("fresh");
     let run = diff_fuzz(d.path(), &fresh, &[]);
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     assert!(fresh.join("candidates.json").is_file());
     assert!(!fresh.join("work").exists());
     let again = diff_fuzz(d.path(), &fresh, &[]);
@@ -443,5 +460,9 @@ fn item32_2_diff_fuzz_never_touches_a_work_folder_or_a_symlink_under_out() {
         String::from_utf8_lossy(&again.stderr)
     );
     let forced = diff_fuzz(d.path(), &fresh, &["--force"]);
-    assert!(forced.status.success(), "{}", String::from_utf8_lossy(&forced.stderr));
+    assert!(
+        forced.status.success(),
+        "{}",
+        String::from_utf8_lossy(&forced.stderr)
+    );
 }
