@@ -68,6 +68,15 @@ pub struct Args {
     /// Per-case timeout in seconds (host tier).
     #[arg(long)]
     pub timeout: Option<u64>,
+    /// Wall-clock limit of one host-tier compile, in seconds (default 120).
+    #[arg(long, value_name = "SECONDS")]
+    pub compile_timeout: Option<u64>,
+    /// Address-space cap of the host compiler in MiB (default 4096; 0: none).
+    #[arg(long, value_name = "MIB")]
+    pub compile_memory_mb: Option<u64>,
+    /// Address-space cap of the host-tier kernel process in MiB (default 4096; 0: none).
+    #[arg(long, value_name = "MIB")]
+    pub memory_mb: Option<u64>,
     /// Check every shipped kernel instead: references and correct-but-unusual kernels pass,
     /// wrong variants are caught with their expected verdict.
     #[arg(long)]
@@ -116,17 +125,9 @@ fn show(e: &Error) -> String {
 }
 
 fn read_source(path: &Path, include_dirs: &[PathBuf]) -> crate::Result<String> {
-    let text = crate::fsio::read_input_string(path)?;
-    let dirs: Vec<String> = include_dirs
-        .iter()
-        .map(|d| d.display().to_string())
-        .collect();
-    sources::resolve(
-        &text,
-        &path.display().to_string(),
-        &|p| crate::fsio::read_input_string(Path::new(p)).ok(),
-        &dirs,
-    )
+    // Includes confined to the kernel's folder and the -I folders, each file checked before
+    // it is read (kernel.include).
+    cuda::confine::read_source(path, include_dirs)
 }
 
 fn write_json(path: Option<&Path>, v: &Value) -> anyhow::Result<()> {
@@ -202,7 +203,25 @@ fn host_setup(a: &Args) -> crate::Result<HostSetup> {
             .map(Duration::from_secs)
             .unwrap_or_else(cuda::host_timeout),
         schedule_seed: a.seed,
+        compile_timeout: match a.compile_timeout {
+            Some(0) => return Err(usage("--compile-timeout", "0: at least 1 second")),
+            Some(t) => Duration::from_secs(t),
+            None => cuda::host::DEFAULT_COMPILE_TIMEOUT,
+        },
+        compile_memory_mb: mib("--compile-memory-mb", a.compile_memory_mb)?
+            .unwrap_or(cuda::host::DEFAULT_COMPILE_MEMORY_MB),
+        memory_mb: mib("--memory-mb", a.memory_mb)?.unwrap_or(cuda::host::DEFAULT_MEMORY_MB),
     })
+}
+
+/// A memory cap option: 0 (none) or at least 64 MiB (less cannot even start a compiler).
+fn mib(flag: &str, v: Option<u64>) -> crate::Result<Option<u64>> {
+    match v {
+        Some(n) if n != 0 && n < 64 => {
+            Err(usage(flag, format!("{n}: 0 (no cap) or at least 64 MiB")))
+        }
+        v => Ok(v),
+    }
 }
 
 fn tag(r: &CaseResult) -> String {

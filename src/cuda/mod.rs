@@ -11,6 +11,8 @@
 pub mod abi;
 pub mod cases;
 pub mod check;
+pub mod confine;
+pub(crate) mod contain_shim;
 pub mod diagnose;
 pub mod expected;
 pub mod generate;
