@@ -125,6 +125,7 @@ error_classes! {
     VerifyMutation => "verify.mutation",
     CorpusManifest => "corpus.manifest",
     CorpusFilter => "corpus.filter",
+    CorpusIntegrity => "corpus.integrity",
     ReaderCapabilities => "reader.capabilities",
     ReaderAdapter => "reader.adapter",
     KernelAbi => "kernel.abi",

@@ -20,6 +20,9 @@
 //!   quantizers, PTQ1_0 ↔ PQ2_0 transcoding);
 //! - [`geometry`]: row-split plane geometry of a grouped tensor;
 //! - [`planes`]: ggml blocks ↔ row-split planes;
+//! - `shutdown`: cleanups run on SIGINT/SIGTERM/SIGHUP (temporary files, scratch folders);
+//! - `contain`: running foreign code (adapters, compilers, kernels) under a supervisor with
+//!   deadlines, limits and every descendant killed;
 //! - `pool`: one thread budget for nested fan-out (verify's gates and row ranges, the unpack
 //!   proof), `NINFER_TERNARY_THREADS`, a sequential fallback when a spawn is refused;
 //! - [`perm`]: the row and head permutations of the GGUF → ninfer mapping;
@@ -35,7 +38,7 @@
 //! - `npy`: the `.npy` (format 1.0, f32) files `decode -o` writes;
 //! - [`cli`]: the commands behind the `ninfer-ternary` binary.
 //!
-//! Layers (lowest first): `text` < `error` < `verdict` < `le` < `digest` < `rng` < `fsio` < `pool` < `npy`
+//! Layers (lowest first): `text` < `error` < `verdict` < `le` < `digest` < `rng` < `shutdown` < `fsio` < `contain` < `pool` < `npy`
 //! < `spec` < `geometry` < `spec_docs` < `perm` < `hadamard` < `planes` < `codec` < `gguf` < `ninfer`
 //! < `mapping` < `synth` < `pack`, `verify` < `cuda` < `corpus` < `cli`
 //!
@@ -87,6 +90,7 @@ pub mod verify;
 pub mod cli;
 
 // Plumbing: public only with the `internals` feature.
+internal_mod!(contain);
 internal_mod!(cuda);
 internal_mod!(digest);
 internal_mod!(fsio);
@@ -95,6 +99,7 @@ internal_mod!(npy);
 internal_mod!(pack);
 internal_mod!(pool);
 internal_mod!(rng);
+internal_mod!(shutdown);
 internal_mod!(spec_docs);
 internal_mod!(synth);
 internal_mod!(text);

@@ -128,17 +128,18 @@ pub fn corpus(action: CorpusAction) -> crate::Result<ExitCode> {
             };
             std::fs::create_dir_all(&out)
                 .map_err(crate::fsio::write_err(&out.display().to_string()))?;
-            let work = out.join("work");
-            let report = differential::run(&manifest, &opts, &work)?;
-            let _ = std::fs::remove_dir_all(&work);
+            // Mutants go to a private scratch folder of the library's, never under --out.
+            let report = differential::run(&manifest, &opts)?;
             differential::write_candidates(&report, &opts, &out)?;
             println!("{}", differential::summary(&report));
             println!("candidates: {}", out.join("candidates.json").display());
-            Ok(if fail_on_disagreement && report.disagreements > 0 {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
+            Ok(
+                if report.stopped.is_some() || (fail_on_disagreement && report.disagreements > 0) {
+                    ExitCode::from(1)
+                } else {
+                    ExitCode::SUCCESS
+                },
+            )
         }
     }
 }
@@ -350,9 +351,13 @@ pub(crate) fn check_reader(args: CheckReaderArgs) -> crate::Result<ExitCode> {
         per_case: args.per_case,
         human_to_stderr: to_stderr,
     };
+    // The corpus is data (#32): confined and as the manifest records it, before and after.
+    let selected = manifest.selected(|id| opts.filter.matches(id));
+    manifest.verify_integrity(&opts.corpus, &selected, corpus::integrity::Stage::Before)?;
     runner::preflight(&manifest, &opts)?;
     let t0 = std::time::Instant::now();
     let report = runner::run(&manifest, &opts);
+    manifest.verify_integrity(&opts.corpus, &selected, corpus::integrity::Stage::After)?;
     let summary = runner::summary_text(&report);
     if to_stderr {
         eprintln!("{summary}");

@@ -9,16 +9,15 @@
 
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
-use std::io::{Read, Write};
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::manifest::{CaseEntry, Manifest};
 use super::observe::sha256_hex;
+use super::process::AdapterCommand;
 use super::protocol::{self, Answer};
 use super::runner::glob_match;
+use crate::contain::End;
 use crate::rng::Rng;
 
 /// Values a mutated length, count, offset or dimension is set to: the framing boundaries.
@@ -155,6 +154,8 @@ pub enum Kind {
     ReaderAbnormal,
     /// The reference panicked (a defect in this crate).
     ReferencePanic,
+    /// The reference gave no answer within the deadline (a defect in this crate).
+    ReferenceTimeout,
 }
 
 impl Kind {
@@ -166,6 +167,7 @@ impl Kind {
             Kind::Observation => "observation",
             Kind::ReaderAbnormal => "reader-abnormal",
             Kind::ReferencePanic => "reference-panic",
+            Kind::ReferenceTimeout => "reference-timeout",
         }
     }
 }
@@ -226,6 +228,8 @@ pub struct DiffReport {
     pub disagreements: usize,
     /// Unique after minimization (by kind and minimized bytes), in iteration order.
     pub findings: Vec<Finding>,
+    /// Why the campaign ended before its last iteration (a reference that did not answer).
+    pub stopped: Option<String>,
 }
 
 fn describe(o: &ReaderResult) -> String {
@@ -240,61 +244,90 @@ fn describe(o: &ReaderResult) -> String {
     }
 }
 
-/// Runs the reader's adapter on `file` with `request` on stdin, as check-reader does (own
-/// process group, address-space cap, timeout), and classifies what comes back.
+/// Runs the reader's adapter on `file` with `request` on stdin, as check-reader does (under
+/// `crate::contain`: deadline, limits, every descendant killed), and classifies what comes back.
 pub fn run_reader(adapter: &str, file: &Path, request: &Value, opts: &DiffOptions) -> ReaderResult {
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(format!("{adapter} \"$1\""))
-        .arg("adapter")
-        .arg(file)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .env("OPENBLAS_NUM_THREADS", "1")
-        .env("OMP_NUM_THREADS", "1");
-    super::process::isolate_child(&mut cmd, opts.memory_mb);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => return ReaderResult::Abnormal(format!("spawn: {e}")),
+    let cmd = AdapterCommand {
+        corpus: opts.corpus.clone(),
+        adapter: adapter.to_string(),
+        timeout: opts.timeout,
+        memory_mb: opts.memory_mb,
     };
-    let pid = child.id() as i32;
-    let request = request.to_string();
-    let writer = child.stdin.take().map(|mut s| {
-        std::thread::spawn(move || {
-            let _ = s.write_all(request.as_bytes());
-        })
-    });
-    let reader = child.stdout.take().map(|mut o| {
-        std::thread::spawn(move || {
-            let mut b = Vec::new();
-            let _ = o.by_ref().take(16 << 20).read_to_end(&mut b);
-            b
-        })
-    });
-    let status = super::process::wait_then_kill_group(&mut child, pid, opts.timeout);
-    let _ = child.wait();
-    if let Some(w) = writer {
-        let _ = w.join();
-    }
-    let stdout = reader
-        .and_then(|r| r.join().ok())
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default();
-    let Some(status) = status else {
-        return ReaderResult::Abnormal("timeout".into());
+    let o = crate::contain::run(
+        &cmd.job(file, false)
+            .stdin_bytes(request.to_string().into_bytes())
+            .stdout_cap(16 << 20)
+            .stderr_cap(0),
+    );
+    let code = match o.end {
+        End::SpawnFailed(e) => return ReaderResult::Abnormal(format!("spawn: {e}")),
+        End::TimedOut => return ReaderResult::Abnormal("timeout".into()),
+        End::Signaled(sig) => return ReaderResult::Abnormal(format!("signal {sig}")),
+        End::Exited(c) => c,
     };
-    if let Some(sig) = status.signal() {
-        return ReaderResult::Abnormal(format!("signal {sig}"));
+    if o.leftovers > 0 {
+        return ReaderResult::Abnormal(super::process::leftovers_reason(o.leftovers));
     }
+    let stdout = String::from_utf8_lossy(&o.stdout);
     match Answer::parse(&stdout) {
-        Err(e) => ReaderResult::Abnormal(format!("exit {:?}, {e}", status.code())),
-        Ok(a) if status.code() != Some(a.exit_code()) => ReaderResult::Abnormal(format!(
+        Err(e) => ReaderResult::Abnormal(format!("exit {:?}, {e}", Some(code))),
+        Ok(a) if code != a.exit_code() => ReaderResult::Abnormal(format!(
             "exit {:?} with answer {}",
-            status.code(),
+            Some(code),
             describe(&ReaderResult::Answer(a))
         )),
         Ok(a) => ReaderResult::Answer(a),
+    }
+}
+
+/// Why the in-process reference gave no answer: a panic or a deadline (both are defects in
+/// this crate, never the reader's).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReferenceFault {
+    /// It panicked, with this message.
+    Panic(String),
+    /// It was still working after the deadline (the thread is abandoned; the campaign stops).
+    Timeout(Duration),
+}
+
+impl std::fmt::Display for ReferenceFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReferenceFault::Panic(p) => write!(f, "panic: {p}"),
+            ReferenceFault::Timeout(t) => {
+                write!(f, "no answer within {:.1}s", t.as_secs_f64())
+            }
+        }
+    }
+}
+
+/// The reference's answer, in process, on a thread of its own with the run's deadline: a
+/// panic is caught, a reference still running at the deadline is reported and left behind
+/// (a thread cannot be killed; the caller stops the campaign, and the process exit ends it).
+pub fn run_reference_within(
+    kind: &str,
+    params: &Value,
+    bytes: &[u8],
+    deadline: Duration,
+) -> Result<Answer, ReferenceFault> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (kind, params, bytes) = (kind.to_string(), params.clone(), bytes.to_vec());
+    let spawned = std::thread::Builder::new()
+        .name("diff-fuzz-reference".into())
+        .spawn(move || {
+            let _ = tx.send(run_reference(&kind, &params, &bytes));
+        });
+    if spawned.is_err() {
+        return Err(ReferenceFault::Panic(
+            "the reference thread could not be started".into(),
+        ));
+    }
+    match rx.recv_timeout(deadline) {
+        Ok(r) => r.map_err(ReferenceFault::Panic),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(ReferenceFault::Timeout(deadline)),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(ReferenceFault::Panic(
+            "the reference thread ended without an answer".into(),
+        )),
     }
 }
 
@@ -343,12 +376,13 @@ fn comparable(observation: &Value, unsupported: &[String]) -> Value {
 /// The disagreement between the two answers, if any (`None` also when the reader says
 /// `unsupported`: not a disagreement about the format).
 pub fn classify(
-    reference: &Result<Answer, String>,
+    reference: &Result<Answer, ReferenceFault>,
     reader: &ReaderResult,
     opts: &DiffOptions,
 ) -> Option<Kind> {
     let r = match reference {
-        Err(_) => return Some(Kind::ReferencePanic),
+        Err(ReferenceFault::Panic(_)) => return Some(Kind::ReferencePanic),
+        Err(ReferenceFault::Timeout(_)) => return Some(Kind::ReferenceTimeout),
         Ok(a) => a,
     };
     let x = match reader {
@@ -406,9 +440,17 @@ impl Trial<'_> {
     }
 
     /// Both answers on the mutated bytes.
-    fn run(&mut self, muts: &[Mutation]) -> (Vec<u8>, Result<Answer, String>, ReaderResult) {
+    fn run(
+        &mut self,
+        muts: &[Mutation],
+    ) -> (Vec<u8>, Result<Answer, ReferenceFault>, ReaderResult) {
         let bytes = mutate(self.original, muts);
-        let reference = run_reference(&self.case.kind, &self.case.params, &bytes);
+        let reference = run_reference_within(
+            &self.case.kind,
+            &self.case.params,
+            &bytes,
+            self.opts.timeout,
+        );
         let reader = match std::fs::write(&self.path, &bytes) {
             Ok(()) => {
                 self.runs += 1;
@@ -420,8 +462,10 @@ impl Trial<'_> {
     }
 }
 
-/// Runs the campaign. `work` is a scratch directory for the mutated file.
-pub fn run(manifest: &Manifest, opts: &DiffOptions, work: &Path) -> crate::Result<DiffReport> {
+/// Runs the campaign. Mutants are written to a private scratch folder (mkdtemp: random name,
+/// mode 0700, under the system temp folder) that is removed at the end and on a stop signal;
+/// nothing else is written or removed.
+pub fn run(manifest: &Manifest, opts: &DiffOptions) -> crate::Result<DiffReport> {
     let seeds = seed_cases(manifest, opts);
     if seeds.is_empty() {
         return Err(crate::Error::new(
@@ -430,13 +474,22 @@ pub fn run(manifest: &Manifest, opts: &DiffOptions, work: &Path) -> crate::Resul
             "no GGUF seed case is selected and supported by this reader",
         ));
     }
-    std::fs::create_dir_all(work).map_err(crate::fsio::write_err(&work.display().to_string()))?;
+    let scratch = tempfile::Builder::new()
+        .prefix("ninfer-diff-fuzz-")
+        .tempdir()
+        .map_err(crate::fsio::write_err("diff-fuzz scratch folder"))?;
+    let work = scratch.path().to_path_buf();
+    let cleanup = work.clone();
+    let _on_signal = crate::shutdown::on_signal(crate::shutdown::Stage::Scratch, move || {
+        let _ = std::fs::remove_dir_all(&cleanup);
+    });
     let mut report = DiffReport {
         iterations: opts.iterations,
         seeds: seeds.len(),
         reader_runs: 0,
         disagreements: 0,
         findings: Vec::new(),
+        stopped: None,
     };
     let mut seen = BTreeSet::new();
     for it in 0..opts.iterations {
@@ -460,6 +513,26 @@ pub fn run(manifest: &Manifest, opts: &DiffOptions, work: &Path) -> crate::Resul
             continue;
         };
         report.disagreements += 1;
+        if kind == Kind::ReferenceTimeout {
+            // Its thread is still running: re-running it to minimize would pile up more.
+            let fault = reference.err().map(|f| f.to_string()).unwrap_or_default();
+            let bytes = mutate(&original, &muts);
+            report.findings.push(Finding {
+                iteration: it,
+                seed_case: case.id.clone(),
+                kind,
+                mutations: muts,
+                bytes,
+                reference: fault.clone(),
+                reader: describe(&reader),
+            });
+            report.reader_runs += t.runs;
+            report.stopped = Some(format!(
+                "the reference ({}) on a mutant of {}: {fault}; the campaign stopped (a defect in this crate, not the reader's)",
+                case.kind, case.id
+            ));
+            break;
+        }
         // Minimize: drop each mutation in turn while the disagreement keeps its kind.
         let mut kept = muts;
         let mut i = kept.len();
@@ -488,7 +561,7 @@ pub fn run(manifest: &Manifest, opts: &DiffOptions, work: &Path) -> crate::Resul
             bytes,
             reference: match &reference {
                 Ok(a) => describe(&ReaderResult::Answer(a.clone())),
-                Err(p) => format!("panic: {p}"),
+                Err(p) => p.to_string(),
             },
             reader: describe(&reader),
         });
@@ -561,11 +634,15 @@ pub fn summary(report: &DiffReport) -> String {
         Kind::Observation,
         Kind::ReaderAbnormal,
         Kind::ReferencePanic,
+        Kind::ReferenceTimeout,
     ] {
         let n = report.findings.iter().filter(|f| f.kind == k).count();
         if n > 0 {
             s.push_str(&format!("\n  {:<16} {n}", k.name()));
         }
+    }
+    if let Some(why) = &report.stopped {
+        s.push_str(&format!("\n  stopped early: {why}"));
     }
     s
 }

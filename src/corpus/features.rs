@@ -175,62 +175,183 @@ pub fn all_names(manifest: &Manifest) -> Vec<String> {
     v
 }
 
-/// Glob matching: `*` (any run), `?` (one character), `[abc]`, `[a-z]` and `[!x]` (one
-/// character of / not of a class). An unclosed `[` matches itself.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    glob_at(&p, &t)
+/// The longest glob accepted (characters) in `--filter` and in capabilities: matching costs at
+/// most pattern × text steps, so a cap keeps every match small.
+pub const MAX_GLOB_LEN: usize = 256;
+
+/// Why `pattern` is refused as a glob (too long), if it is.
+pub fn glob_problem(pattern: &str) -> Option<String> {
+    let n = pattern.chars().count();
+    (n > MAX_GLOB_LEN).then(|| format!("a glob of {n} characters (at most {MAX_GLOB_LEN})"))
 }
 
-/// The class at the start of `p` (just after `[`): (matches `c`, chars consumed incl. `]`).
-fn class_match(p: &[char], c: char) -> Option<(bool, usize)> {
+/// One element of a glob.
+#[derive(Debug)]
+enum Tok {
+    /// Any run of characters.
+    Star,
+    /// Any one character.
+    One,
+    /// One character of (or, negated, not of) a class.
+    Class { neg: bool, items: Vec<(char, char)> },
+    /// This character.
+    Lit(char),
+}
+
+impl Tok {
+    fn matches(&self, c: char) -> bool {
+        match self {
+            Tok::Star | Tok::One => true,
+            Tok::Class { neg, items } => items.iter().any(|&(lo, hi)| lo <= c && c <= hi) != *neg,
+            Tok::Lit(x) => *x == c,
+        }
+    }
+}
+
+/// The class at the start of `p` (just after `[`): the token and the chars consumed incl. `]`;
+/// `None` when it is not closed.
+fn parse_class(p: &[char]) -> Option<(Tok, usize)> {
     let (neg, mut i) = match p.first() {
         Some('!') | Some('^') => (true, 1),
         _ => (false, 0),
     };
-    let mut hit = false;
+    let mut items = Vec::new();
     let mut first = true;
     loop {
         let x = *p.get(i)?;
         if x == ']' && !first {
-            return Some((hit != neg, i + 1));
+            return Some((Tok::Class { neg, items }, i + 1));
         }
         first = false;
         if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|e| *e != ']') {
-            let hi = *p.get(i + 2)?;
-            hit |= x <= c && c <= hi;
+            items.push((x, *p.get(i + 2)?));
             i += 3;
         } else {
-            hit |= x == c;
+            items.push((x, x));
             i += 1;
         }
     }
 }
 
-fn glob_at(p: &[char], t: &[char]) -> bool {
-    let Some((&pc, prest)) = p.split_first() else {
-        return t.is_empty();
-    };
-    match pc {
-        '*' => (0..=t.len()).any(|k| t.get(k..).is_some_and(|rest| glob_at(prest, rest))),
-        '?' => t.split_first().is_some_and(|(_, tr)| glob_at(prest, tr)),
-        '[' => match t.split_first() {
-            None => false,
-            Some((&c, tr)) => match class_match(prest, c) {
-                Some((ok, used)) => ok && prest.get(used..).is_some_and(|pr| glob_at(pr, tr)),
-                None => c == '[' && glob_at(prest, tr),
+fn tokens(pattern: &str) -> Vec<Tok> {
+    let p: Vec<char> = pattern.chars().collect();
+    let mut out = Vec::with_capacity(p.len());
+    let mut i = 0;
+    while let Some(&c) = p.get(i) {
+        i += 1;
+        out.push(match c {
+            '*' => {
+                // Runs of stars are one star.
+                if matches!(out.last(), Some(Tok::Star)) {
+                    continue;
+                }
+                Tok::Star
+            }
+            '?' => Tok::One,
+            // An unclosed `[` matches itself.
+            '[' => match p.get(i..).and_then(parse_class) {
+                Some((tok, used)) => {
+                    i += used;
+                    tok
+                }
+                None => Tok::Lit('['),
             },
-        },
-        _ => t
-            .split_first()
-            .is_some_and(|(&c, tr)| c == pc && glob_at(prest, tr)),
+            c => Tok::Lit(c),
+        });
     }
+    out
+}
+
+/// Glob matching: `*` (any run), `?` (one character), `[abc]`, `[a-z]` and `[!x]` (one
+/// character of / not of a class). An unclosed `[` matches itself.
+///
+/// Iterative with one backtrack point (the last `*`): at most pattern × text steps, so no
+/// pattern can make a match exponential (`*?*?*?…X` was).
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p = tokens(pattern);
+    let t: Vec<char> = text.chars().collect();
+    let (mut i, mut j) = (0usize, 0usize);
+    // The last star seen: the token after it, and the text position it is tried from.
+    let mut star: Option<(usize, usize)> = None;
+    while i < t.len() {
+        match p.get(j) {
+            Some(Tok::Star) => {
+                star = Some((j + 1, i));
+                j += 1;
+            }
+            Some(tok) if tok.matches(t[i]) => {
+                i += 1;
+                j += 1;
+            }
+            _ => match star {
+                // Let the star take one more character and retry.
+                Some((sj, si)) => {
+                    star = Some((sj, si + 1));
+                    i = si + 1;
+                    j = sj;
+                }
+                None => return false,
+            },
+        }
+    }
+    p[j.min(p.len())..]
+        .iter()
+        .all(|tok| matches!(tok, Tok::Star))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn glob_matching_is_linear_in_the_pattern_not_exponential() {
+        // 29 characters of `*?` then a character the text lacks: exponential before (> 60 s).
+        let evil = format!("{}X", "*?".repeat(14));
+        let text = "gguf/n_tensor_data_out_of_bounds_and_more_text_here";
+        let t0 = std::time::Instant::now();
+        for _ in 0..100 {
+            assert!(!glob_match(&evil, text));
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(1),
+            "{:?}",
+            t0.elapsed()
+        );
+        // The same shape that can match does (the star/one semantics kept).
+        assert!(glob_match(&format!("{}e", "*?".repeat(14)), text));
+        assert!(!glob_match(&format!("{}e", "*?".repeat(40)), "short-e"));
+        // At the length cap a pattern of pure stars still answers at once.
+        let stars = "*".repeat(MAX_GLOB_LEN);
+        assert!(glob_match(&stars, text));
+        assert!(glob_problem(&stars).is_none());
+        assert!(glob_problem(&format!("{stars}*")).is_some());
+    }
+
+    #[test]
+    fn glob_backtracking_cases_agree_with_the_definition() {
+        for (p, t, want) in [
+            ("*", "", true),
+            ("", "", true),
+            ("", "a", false),
+            ("a*", "a", true),
+            ("*a", "ba", true),
+            ("*a", "ab", false),
+            ("a*b*c", "aXbYc", true),
+            ("a*b*c", "aXcYb", false),
+            ("*ab", "aab", true),
+            ("?", "", false),
+            ("??", "ab", true),
+            ("a*?", "a", false),
+            ("a*?", "ab", true),
+            ("*[0-9]", "abc7", true),
+            ("*[!0-9]", "abc7", false),
+            ("codec/*", "codec/y_f32", true),
+            ("[", "[", true),
+            ("a[b", "a[b", true),
+        ] {
+            assert_eq!(glob_match(p, t), want, "{p:?} on {t:?}");
+        }
+    }
 
     #[test]
     fn glob_classes_ranges_negation_and_literal_brackets() {

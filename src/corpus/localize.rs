@@ -244,9 +244,30 @@ pub struct Target {
     pub got_rows: Option<Vec<String>>,
 }
 
+/// The largest case file localisation reads (a hostile corpus may hold any size; a larger
+/// case is reported without a location).
+pub const MAX_CASE_BYTES: u64 = 64 << 20;
+/// The most elements localisation decodes for one target (16 Mi f32 = 64 MiB per copy; at
+/// most three copies live at once: expected, one wrong decoder's, the reader's).
+pub const MAX_ELEMENTS: usize = 1 << 24;
+
+/// Whether decoding `t` stays within [`MAX_ELEMENTS`].
+fn within_cap(t: &Target) -> bool {
+    t.codec
+        .blocks_in(t.bytes.len())
+        .ok()
+        .and_then(|n| n.checked_mul(t.codec.block_elems()))
+        .is_some_and(|n| n <= MAX_ELEMENTS)
+}
+
 /// Finds the first tensor/vector of `case` whose values digest the reader got wrong.
 pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Target> {
-    let bytes = crate::fsio::read_input(&corpus.join(&case.file)).ok()?;
+    let path = corpus.join(&case.file);
+    // Sized before it is read: localisation is a courtesy, never worth gigabytes.
+    if std::fs::metadata(&path).ok()?.len() > MAX_CASE_BYTES {
+        return None;
+    }
+    let bytes = crate::fsio::read_input(&path).ok()?;
     let want = case.expect.observation.as_ref()?;
     match case.kind.as_str() {
         "codec" => {
@@ -488,6 +509,9 @@ pub fn localize(
     localize: Option<&Value>,
 ) -> Option<Localization> {
     let t = find_target(case, corpus, got)?;
+    if !within_cap(&t) {
+        return None;
+    }
     let expected = trim(&t, t.codec.decode_to_vec(&t.bytes).ok()?);
     let mut spec: Vec<String> = case.spec_refs.clone();
     let anchor = codec_anchor(t.codec);

@@ -23,6 +23,7 @@ pub mod catalogs;
 pub mod differential;
 pub mod families;
 pub mod features;
+pub mod integrity;
 pub mod localize;
 pub mod manifest;
 pub mod matrix;

@@ -147,11 +147,16 @@ pub fn observe_gguf_with(
     consumer: Option<&Decode>,
 ) -> Result<Value> {
     // A real big-endian file is read through its little-endian transcoding (same layout);
-    // `data_sha256` stays the digest of the bytes in the file. A file that only looks
-    // big-endian (one swapped field) fails the transcoding and is refused as big-endian.
+    // `data_sha256` stays the digest of the bytes in the file. The transcoding validates under
+    // this request's rules first, so its refusal is the reader's own class and detail, kept as
+    // it is (a mixed-endian file is refused there as `gguf.big_endian`).
     let raw = bytes;
     let swapped = if gguf::is_big_endian(bytes) {
-        gguf::swap_byte_order(bytes, gguf::ByteOrder::Big).ok()
+        Some(gguf::swap_byte_order_with(
+            bytes,
+            gguf::ByteOrder::Big,
+            Options { mode, id42 },
+        )?)
     } else {
         None
     };

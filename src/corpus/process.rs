@@ -1,12 +1,13 @@
-//! Running an adapter process (PROTOCOL.md §5.1): isolation (own process group, address-space
-//! cap, no core dumps), the timeout that kills the whole group, and what a persistent session
-//! needs to start one. Shared by the per-case runner, persistent sessions and the differential
-//! fuzzer, so that none of them imports another.
+//! Starting an adapter (PROTOCOL.md §5.1): the command line, the environment and the limits of
+//! one adapter process, run under [`crate::contain`] (own process group under a supervisor,
+//! deadlines on every pipe, resource limits, every descendant killed). Shared by the per-case
+//! runner, persistent sessions and the differential fuzzer, so that none imports another.
 
-use std::os::unix::process::CommandExt;
+use std::ffi::OsStr;
 use std::path::PathBuf;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::contain::{Job, Limits};
 
 /// How to start and bound an adapter: the part of `runner::RunOptions` a process needs.
 #[derive(Clone, Debug)]
@@ -21,50 +22,37 @@ pub struct AdapterCommand {
     pub memory_mb: u64,
 }
 
-/// Puts an adapter child in its own process group (so a timeout kills everything it started),
-/// caps its address space at `memory_mb` MiB (0 = no cap) and disables core dumps.
-pub(crate) fn isolate_child(cmd: &mut Command, memory_mb: u64) {
-    let mem = memory_mb.saturating_mul(1 << 20);
-    // SAFETY: only async-signal-safe calls (setpgid, setrlimit) between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::setpgid(0, 0);
-            if mem > 0 {
-                let lim = libc::rlimit {
-                    rlim_cur: mem as libc::rlim_t,
-                    rlim_max: mem as libc::rlim_t,
-                };
-                libc::setrlimit(libc::RLIMIT_AS, &lim);
-            }
-            let core = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            libc::setrlimit(libc::RLIMIT_CORE, &core);
-            Ok(())
-        });
+impl AdapterCommand {
+    /// The limits of one adapter process: the deadline and address-space cap asked for, the
+    /// contain defaults for the rest (CPU seconds from the deadline, 1 GiB files, processes).
+    /// A persistent adapter lives for the whole run, so it has no CPU-seconds cap (each of its
+    /// answers has the deadline).
+    pub fn limits(&self, persistent: bool) -> Limits {
+        let mut l = Limits::with_timeout(self.timeout);
+        l.memory_mb = self.memory_mb;
+        if persistent {
+            l.cpu_seconds = 0;
+        }
+        l
+    }
+
+    /// The adapter as a contained job: `/bin/sh -c '<adapter> "$1"' adapter <arg>`, one thread
+    /// per numeric library (cases run side by side).
+    pub fn job(&self, arg: impl AsRef<OsStr>, persistent: bool) -> Job {
+        Job::shell(&format!("{} \"$1\"", self.adapter), "adapter")
+            .arg(arg)
+            .env("OPENBLAS_NUM_THREADS", "1")
+            .env("OMP_NUM_THREADS", "1")
+            .env("MKL_NUM_THREADS", "1")
+            .limits(self.limits(persistent))
     }
 }
 
-/// Polls `child` until it exits or `timeout` passes, then kills its whole process group
-/// (grandchildren included) in every case; `None` means it timed out or could not be waited on.
-pub(crate) fn wait_then_kill_group(
-    child: &mut std::process::Child,
-    pid: i32,
-    timeout: Duration,
-) -> Option<std::process::ExitStatus> {
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if start.elapsed() >= timeout => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(_) => break None,
-        }
-    };
-    // SAFETY: kill(2) on the adapter's own process group.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-    }
-    status
+/// The failure text of an adapter that left processes running after it exited.
+pub(crate) fn leftovers_reason(n: u32) -> String {
+    format!(
+        "left {n} process{} running after it exited, holding its pipes or detached \
+         (PROTOCOL.md §5.1: an adapter ends everything it starts; they were killed)",
+        if n == 1 { "" } else { "es" }
+    )
 }

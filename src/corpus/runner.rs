@@ -4,18 +4,16 @@
 
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::manifest::{CaseEntry, Manifest};
 use super::persistent::Session;
-use super::process::{isolate_child, wait_then_kill_group, AdapterCommand};
+use super::process::AdapterCommand;
 use super::protocol::{judge_with, request_json, Answer, ClassCheck, Judgement, Judging};
+use crate::contain::End;
 use crate::gguf::RuleLayer;
 
 /// The keys a capabilities.json may have (`check-reader --help` documents each).
@@ -121,6 +119,9 @@ impl Capabilities {
                             ))
                         }
                     };
+                    if let Some(why) = super::features::glob_problem(&name) {
+                        return Err(bad(&format!("unsupported[{i}]"), why));
+                    }
                     for tag in super::features::expand(&name) {
                         unsupported.push(tag);
                         declared.push((name.clone(), why.clone()));
@@ -277,6 +278,13 @@ impl Filter {
     /// case id as a hint (`corpus.filter`).
     pub fn check(&self, manifest: &Manifest) -> crate::Result<()> {
         for g in &self.globs {
+            if let Some(why) = super::features::glob_problem(g) {
+                return Err(crate::Error::new(
+                    crate::ErrorClass::CorpusFilter,
+                    "--filter",
+                    format!("'{}…' is {why}", g.chars().take(40).collect::<String>()),
+                ));
+            }
             if !manifest.cases.iter().any(|c| glob_match(g, &c.id)) {
                 let hint =
                     super::features::closest(g, manifest.cases.iter().map(|c| c.id.as_str()))
@@ -483,6 +491,8 @@ enum Proc {
         signal: Option<i32>,
         stdout: String,
         stderr: String,
+        /// Processes the adapter left running after it exited (killed by the supervisor).
+        leftovers: u32,
     },
     Timeout,
     SpawnError(String),
@@ -492,64 +502,29 @@ fn run_process(opts: &RunOptions, case: &CaseEntry) -> Proc {
     run_process_request(opts, case, request_json(case, &opts.corpus).to_string())
 }
 
+/// One adapter process for `case` under `crate::contain` (deadline on every pipe, bounded
+/// capture: 16 MiB of stdout, the last 1 MiB of stderr; every descendant killed).
 fn run_process_request(opts: &RunOptions, case: &CaseEntry, request: String) -> Proc {
-    let file = opts.corpus.join(&case.file);
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(format!("{} \"$1\"", opts.adapter))
-        .arg("adapter")
-        .arg(&file)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    let job = opts
+        .command()
+        .job(opts.corpus.join(&case.file), false)
         .env("NINFER_CASE_ID", &case.id)
-        .env("OPENBLAS_NUM_THREADS", "1")
-        .env("OMP_NUM_THREADS", "1")
-        .env("MKL_NUM_THREADS", "1");
-    isolate_child(&mut cmd, opts.memory_mb);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => return Proc::SpawnError(e.to_string()),
+        .stdin_bytes(request.into_bytes())
+        .stdout_cap(16 << 20)
+        .stderr_cap(1 << 20);
+    let o = crate::contain::run(&job);
+    let (code, signal) = match o.end {
+        End::Exited(c) => (Some(c), None),
+        End::Signaled(s) => (None, Some(s)),
+        End::TimedOut => return Proc::Timeout,
+        End::SpawnFailed(e) => return Proc::SpawnError(e),
     };
-    let pid = child.id() as i32;
-    let (Some(mut stdin), Some(mut out), Some(mut err)) =
-        (child.stdin.take(), child.stdout.take(), child.stderr.take())
-    else {
-        // All three are Stdio::piped() above; a child without them cannot be talked to.
-        let _ = child.kill();
-        let _ = child.wait();
-        return Proc::SpawnError("the adapter's stdin/stdout/stderr pipes are missing".into());
-    };
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(request.as_bytes());
-    });
-    let out_t = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = out.by_ref().take(16 << 20).read_to_end(&mut b);
-        b
-    });
-    let err_t = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = err.by_ref().take(1 << 20).read_to_end(&mut b);
-        b
-    });
-    let status = wait_then_kill_group(&mut child, pid, opts.timeout);
-    let status = match status {
-        Some(s) => s,
-        None => {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Proc::Timeout;
-        }
-    };
-    let _ = writer.join();
-    let stdout = String::from_utf8_lossy(&out_t.join().unwrap_or_default()).into_owned();
-    let stderr = String::from_utf8_lossy(&err_t.join().unwrap_or_default()).into_owned();
     Proc::Done {
-        code: status.code(),
-        signal: status.signal(),
-        stdout,
-        stderr,
+        code,
+        signal,
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        leftovers: o.leftovers,
     }
 }
 
@@ -572,6 +547,9 @@ fn run_case(
             false,
             format!("timeout after {:.1}s", opts.timeout.as_secs_f64()),
         ),
+        Proc::Done { leftovers, .. } if leftovers > 0 => {
+            (false, super::process::leftovers_reason(leftovers))
+        }
         Proc::Done {
             signal: Some(s),
             stderr,
@@ -801,7 +779,7 @@ pub fn preflight(manifest: &Manifest, opts: &RunOptions) -> crate::Result<()> {
             }
             Err(_) => None,
             Ok(s) => {
-                s.finish();
+                let _ = s.finish();
                 None
             }
         }
@@ -813,6 +791,7 @@ pub fn preflight(manifest: &Manifest, opts: &RunOptions) -> crate::Result<()> {
                 signal: None,
                 stdout,
                 stderr,
+                ..
             } if code == 126
                 || code == 127
                 || (code > 1 && code < 128 && stdout.trim().is_empty()) =>
@@ -960,7 +939,13 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                     }
                 }
                 if let Some(s) = session {
-                    s.finish();
+                    let left = s.finish();
+                    if left > 0 {
+                        eprintln!(
+                            "warning: the persistent adapter {} after its last case",
+                            super::process::leftovers_reason(left)
+                        );
+                    }
                 }
             });
         }

@@ -1,4 +1,5 @@
-//! Temporary files of atomic writes: their names, their removal on SIGINT/SIGTERM, and the
+//! Temporary files of atomic writes: their names, their removal on SIGINT/SIGTERM/SIGHUP
+//! (through `crate::shutdown`), and the
 //! removal of ones a killed earlier run left behind.
 //!
 //! Name scheme: `.<output name>.tmp-<pid>` beside the output. When that would exceed
@@ -149,36 +150,15 @@ pub fn remove_live_temps() {
     }
 }
 
-/// Async-signal-safe: only atomic loads, `unlink`, `signal` and `raise`.
-extern "C" fn on_signal(sig: libc::c_int) {
-    remove_live_temps();
-    // SAFETY: restore the default action and re-deliver, so the exit status still says
-    // "killed by SIGTERM/SIGINT" to the parent.
-    unsafe {
-        libc::signal(sig, libc::SIG_DFL);
-        libc::raise(sig);
-    }
-}
-
+/// Temporary files go first when a stop signal arrives (`crate::shutdown`).
 fn install_handlers() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            // SAFETY: sigaction with a plain handler; an ignored signal (nohup) stays ignored.
-            unsafe {
-                let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
-                    || old.sa_sigaction == libc::SIG_IGN
-                {
-                    continue;
-                }
-                let mut act: libc::sigaction = std::mem::zeroed();
-                act.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-                libc::sigemptyset(&mut act.sa_mask);
-                act.sa_flags = 0;
-                libc::sigaction(sig, &act, std::ptr::null_mut());
-            }
-        }
+        // Registered for the life of the process: the slots outlive every write.
+        std::mem::forget(crate::shutdown::on_signal(
+            crate::shutdown::Stage::Temps,
+            remove_live_temps,
+        ));
     });
 }
 

@@ -5,11 +5,21 @@
 //! (`gguf.big_endian`); the conformance observer accepts real big-endian files through this
 //! module (feature `gguf:big-endian`, PROTOCOL.md §4.2).
 //!
-//! The walk is bounded by the file: every record consumes bytes or fails with
-//! `gguf.truncated`, so no count is trusted. Tensor data is swapped per element for the plain
-//! types (F32, F16, BF16, I8..I64, F64) and per block scale for Q8_0; other quantized types have
-//! no defined big-endian form here and are refused.
+//! Validate, then transform. The metadata (header, KVs, tensor infos) is swapped first, in one
+//! bounded pass that consumes bytes for every record, so no count is trusted; the little-endian
+//! reader then validates that image with all its rules (counts, names, duplicates, types,
+//! offsets, sizes, overlaps, bounds), and any refusal keeps the reader's class. Only then is
+//! tensor data swapped, over the validated ranges, which are disjoint: each byte is swapped at
+//! most once and the cost is linear in the file, whatever the tensor records claim. Data is
+//! swapped per element for the plain types (F32, F16, BF16, I8..I64, F64) and per block scale
+//! for Q8_0; other quantized types have no defined big-endian form here and are refused
+//! (`gguf.big_endian`, naming the tensor and type).
+//!
+//! A file whose version alone reads big-endian while its counts fit the file only read
+//! little-endian is mixed-endian and refused as `gguf.big_endian` (the corpus's
+//! `n_big_endian_*` cases).
 
+use super::{Mode, Options};
 use crate::error::{Error, ErrorClass as C, Result};
 
 /// The byte order a file is written in.
@@ -33,100 +43,151 @@ pub fn is_big_endian(bytes: &[u8]) -> bool {
 }
 
 /// Swaps every multi-byte field of a GGUF file written in byte order `from`; the result is the
-/// same file in the other byte order (the layout and every offset are unchanged).
+/// same file in the other byte order (the layout and every offset are unchanged). The file is
+/// validated under spec-mode rules (the most lenient rule set that still guarantees disjoint
+/// tensor ranges); [`swap_byte_order_with`] validates under the caller's rules.
 pub fn swap_byte_order(bytes: &[u8], from: ByteOrder) -> Result<Vec<u8>> {
+    swap_byte_order_with(bytes, from, Options::from(Mode::Spec))
+}
+
+/// [`swap_byte_order`] validating with the little-endian reader under `opts`: a file that
+/// reader refuses is refused with the reader's class and detail before any tensor byte moves.
+pub fn swap_byte_order_with(bytes: &[u8], from: ByteOrder, opts: Options) -> Result<Vec<u8>> {
+    if from == ByteOrder::Little {
+        // Already little-endian: validate as it is.
+        super::parse_with(bytes, opts)?;
+    } else {
+        refuse_mixed_endian(bytes)?;
+    }
     let mut w = Walk {
         b: bytes,
         out: bytes.to_vec(),
         pos: 0,
         from,
     };
-    w.skip(4, "header.magic")?;
-    w.int(4, "header.version")?;
-    let n_tensors = w.int(8, "header.tensor_count")?;
-    let n_kv = w.int(8, "header.kv_count")?;
-    let alignment = swap_kvs(&mut w, n_kv)?;
-    let mut tensors = Vec::new();
-    for i in 0..n_tensors {
-        let field = format!("tensor_infos[{i}]");
-        let nlen = w.int(8, &field)?;
-        w.skip(nlen, &field)?;
-        let n_dims = w.int(4, &field)?;
-        let mut ne = Vec::new();
-        for _ in 0..n_dims {
-            ne.push(w.int(8, &field)?);
-        }
-        let ty = w.int(4, &field)? as u32;
-        let offset = w.int(8, &field)?;
-        tensors.push((ne, ty, offset));
+    if let Err(walk) = w.metadata() {
+        // The walk stops at the first field it cannot swap, with every earlier field (and an
+        // integer field that failed its own check) already swapped: the reader, run on that
+        // image, names the fault with its own class; the walk's error only if it does not.
+        let image: &[u8] = match from {
+            ByteOrder::Little => bytes,
+            ByteOrder::Big => &w.out,
+        };
+        return Err(super::parse_with(image, opts).err().unwrap_or(walk));
     }
-    if alignment == 0 || !alignment.is_power_of_two() {
-        // The reader refuses it with its own class; nothing below depends on it then.
-        return Ok(w.out);
-    }
-    // pos <= file length and alignment <= u32::MAX: cannot wrap; checked anyway.
-    let Some(data_offset) = (w.pos as u64).div_ceil(alignment).checked_mul(alignment) else {
-        return Ok(w.out); // the reader reports it
+    let ranges = {
+        let le: &[u8] = match from {
+            ByteOrder::Little => bytes,
+            ByteOrder::Big => &w.out,
+        };
+        let g = super::parse_with(le, opts)?;
+        // Spec mode checked this already and strict mode's running-sum offsets imply it; kept
+        // so the at-most-once swap below never rests on a rule-table flag.
+        super::layout::check_no_overlap(&g.tensors)?;
+        g.tensors
+            .iter()
+            .map(|t| DataRange {
+                index: t.index,
+                name: t.name.to_string(),
+                ggml: t.ggml,
+                start: t.abs_offset,
+                nbytes: t.nbytes,
+                info_offset: t.info_offset,
+            })
+            .collect::<Vec<_>>()
     };
-    let spec = crate::spec::get();
-    for (i, (ne, ty, offset)) in tensors.iter().enumerate() {
-        let t = spec.ggml_type(*ty).ok_or_else(|| {
-            Error::new(
-                C::GgufTensorType,
-                format!("tensor_infos[{i}].type"),
-                format!("ggml type {ty} is unknown"),
-            )
-        })?;
-        // (block bytes, byte ranges within a block to reverse)
-        let (block, fields): (usize, &[(usize, usize)]) = match t.name.as_str() {
-            "F32" | "I32" => (4, &[(0, 4)]),
-            "F16" | "BF16" | "I16" => (2, &[(0, 2)]),
-            "F64" | "I64" => (8, &[(0, 8)]),
-            "I8" => (1, &[]),
-            "Q8_0" => (34, &[(0, 2)]),
-            other => {
-                return Err(Error::new(
-                    C::GgufBigEndian,
-                    format!("tensor_infos[{i}].type"),
-                    format!("tensor data of type {other} has no big-endian form this reader swaps (plain types and Q8_0 only)"),
-                ))
-            }
-        };
-        let (_, nbytes) = super::tensor_size(ne, t)
-            .map_err(|(class, detail)| Error::new(class, format!("tensor_infos[{i}]"), detail))?;
-        let start = data_offset.checked_add(*offset);
-        let end = start.and_then(|s| s.checked_add(nbytes));
-        let (Some(start), Some(end)) = (start, end) else {
-            return Ok(w.out); // the reader reports the overflow
-        };
-        if end > bytes.len() as u64 {
-            return Ok(w.out); // the reader reports the bounds error
-        }
-        let data = &mut w.out[start as usize..end as usize];
-        for blk in data.chunks_exact_mut(block) {
-            for &(a, n) in fields {
-                blk[a..a + n].reverse();
-            }
-        }
+    for r in &ranges {
+        swap_data(&mut w.out, r)?;
     }
     Ok(w.out)
 }
 
-/// Swaps the KV block in place; returns the layout alignment it declares (the default when
-/// `general.alignment` is absent or not a U32).
-fn swap_kvs(w: &mut Walk<'_>, n_kv: u64) -> Result<u64> {
-    let mut alignment = crate::spec::get().gguf.default_alignment as u64;
-    for i in 0..n_kv {
-        let field = format!("kv[{i}]");
-        let klen = w.int(8, &field)?;
-        let key = w.skip(klen, &field)?;
-        let ty = w.int(4, &field)?;
-        let v = w.value(ty as u32, &field)?;
-        if key == b"general.alignment" && ty == 4 {
-            alignment = v;
+/// One validated tensor's data: where it is and how its elements are laid out.
+struct DataRange {
+    index: usize,
+    name: String,
+    ggml: &'static crate::spec::GgmlType,
+    start: u64,
+    nbytes: u64,
+    info_offset: u64,
+}
+
+/// Swaps one tensor's elements (plain types) or block scales (Q8_0) in place.
+fn swap_data(out: &mut [u8], r: &DataRange) -> Result<()> {
+    // (block bytes, byte ranges within a block to reverse)
+    let (block, fields): (usize, &[(usize, usize)]) = match r.ggml.name.as_str() {
+        "F32" | "I32" => (4, &[(0, 4)]),
+        "F16" | "BF16" | "I16" => (2, &[(0, 2)]),
+        "F64" | "I64" => (8, &[(0, 8)]),
+        "I8" => (1, &[]),
+        "Q8_0" => (34, &[(0, 2)]),
+        other => {
+            return Err(Error::at(
+                C::GgufBigEndian,
+                r.info_offset,
+                format!("tensor_infos[{}]('{}').type", r.index, r.name),
+                format!(
+                    "tensor '{}' has type {other}, which has no big-endian form this reader \
+                     swaps (plain types and Q8_0 only)",
+                    r.name
+                ),
+            ))
+        }
+    };
+    if fields.is_empty() {
+        return Ok(());
+    }
+    // The reader checked start + nbytes <= file length; `get_mut` keeps this total anyway.
+    let range = usize::try_from(r.start)
+        .ok()
+        .zip(usize::try_from(r.nbytes).ok())
+        .and_then(|(s, n)| Some(s..s.checked_add(n)?));
+    let Some(data) = range.and_then(|rg| out.get_mut(rg)) else {
+        return Err(Error::at(
+            C::GgufTensorOutOfBounds,
+            r.info_offset,
+            format!("tensor_infos[{}]('{}')", r.index, r.name),
+            format!(
+                "tensor '{}' bytes [{}, +{}) are not inside the file",
+                r.name, r.start, r.nbytes
+            ),
+        ));
+    };
+    for blk in data.chunks_exact_mut(block) {
+        for &(a, n) in fields {
+            blk[a..a + n].reverse();
         }
     }
-    Ok(alignment)
+    Ok(())
+}
+
+/// A big-endian version with counts that fit the file only when read little-endian is a
+/// mixed-endian file (the version field alone swapped), not a big-endian one.
+fn refuse_mixed_endian(bytes: &[u8]) -> Result<()> {
+    let (Some(t), Some(k)) = (bytes.get(8..16), bytes.get(16..24)) else {
+        return Ok(()); // too short for counts: the walk reports the truncation
+    };
+    let rem = (bytes.len() - 24) as u64;
+    let be = |s: &[u8]| s.iter().fold(0u64, |v, &b| (v << 8) | b as u64);
+    let le = |s: &[u8]| s.iter().rev().fold(0u64, |v, &b| (v << 8) | b as u64);
+    let big_fits = super::header::check_counts_fit(be(t), be(k), rem).is_ok();
+    if big_fits || super::header::check_counts_fit(le(t), le(k), rem).is_err() {
+        return Ok(());
+    }
+    Err(Error::at(
+        C::GgufBigEndian,
+        4,
+        "header.version",
+        format!(
+            "mixed-endian GGUF: the version reads big-endian but the counts fit the file only \
+             read little-endian (tensor_count {}, kv_count {}; big-endian they would be {} and \
+             {}); only whole-file big-endian files are read",
+            le(t),
+            le(k),
+            be(t),
+            be(k)
+        ),
+    ))
 }
 
 struct Walk<'a> {
@@ -137,6 +198,34 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
+    /// Swaps the header, the KV block and the tensor infos in place (tensor data untouched).
+    fn metadata(&mut self) -> Result<()> {
+        self.skip(4, "header.magic")?;
+        self.int(4, "header.version")?;
+        let n_tensors = self.int(8, "header.tensor_count")?;
+        let n_kv = self.int(8, "header.kv_count")?;
+        // Every record below consumes bytes or fails, so neither count is trusted.
+        for i in 0..n_kv {
+            let field = format!("kv[{i}]");
+            let klen = self.int(8, &field)?;
+            self.skip(klen, &field)?;
+            let ty = self.int(4, &field)?;
+            self.value(ty as u32, &field)?;
+        }
+        for i in 0..n_tensors {
+            let field = format!("tensor_infos[{i}]");
+            let nlen = self.int(8, &field)?;
+            self.skip(nlen, &field)?;
+            let n_dims = self.int(4, &field)?;
+            for _ in 0..n_dims {
+                self.int(8, &field)?;
+            }
+            self.int(4, &field)?; // type
+            self.int(8, &field)?; // offset
+        }
+        Ok(())
+    }
+
     fn skip(&mut self, n: u64, field: &str) -> Result<&'a [u8]> {
         let rem = self.b.len() - self.pos;
         match usize::try_from(n) {
@@ -173,7 +262,7 @@ impl<'a> Walk<'a> {
         Ok(v)
     }
 
-    /// Swaps one value of GGUF type `ty`; returns it when it is an integer (for the alignment).
+    /// Swaps one value of GGUF type `ty`; returns it when it is an integer.
     fn value(&mut self, ty: u32, field: &str) -> Result<u64> {
         match ty {
             0 | 1 | 7 => self.int(1, field),

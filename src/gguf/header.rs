@@ -75,7 +75,7 @@ fn read_version(c: &mut Cur<'_>) -> Result<u32> {
 
 /// Each tensor info and each KV needs a minimum number of bytes, so the counts are bounded by
 /// `rem` (the bytes after the header); the products below cannot wrap after the divisions.
-fn check_counts_fit(tensor_count: u64, kv_count: u64, rem: u64) -> Result<()> {
+pub(super) fn check_counts_fit(tensor_count: u64, kv_count: u64, rem: u64) -> Result<()> {
     if tensor_count > rem / MIN_TENSOR_INFO_BYTES {
         return Err(Error::at(
             C::GgufCountOverflow,

@@ -58,7 +58,7 @@ pub mod transcode;
 mod value;
 mod writer;
 
-pub use endian::{is_big_endian, swap_byte_order, ByteOrder};
+pub use endian::{is_big_endian, swap_byte_order, swap_byte_order_with, ByteOrder};
 pub use header::{MIN_KV_BYTES, MIN_TENSOR_INFO_BYTES};
 pub use nul_twin::c_string_form;
 pub use reader::{parse, parse_with, Gguf, Kv, TensorInfo};

@@ -18,8 +18,8 @@ use crate::common::{cli, repo_root};
 /// How a class is reached.
 enum How {
     /// A command line; placeholders: `{g}` nano GGUF, `{t}` template, `{a}` artifact, `{o}`
-    /// a fresh output path, `{text}` a text file, `{corpus}` the corpus, `{case:ID}` a corpus
-    /// case file.
+    /// a fresh output path, `{text}` a text file, `{corpus}` the corpus, `{escaping_corpus}` a
+    /// corpus naming a file outside it, `{case:ID}` a corpus case file.
     Run(&'static [&'static str]),
     /// As `Run`, with standard output on `/dev/full`.
     RunStdoutFull(&'static [&'static str]),
@@ -66,6 +66,7 @@ const TABLE: &[(&str, How)] = &[
     ("verify.mutation", How::Elsewhere("the CLI refuses unknown kinds first (cli.usage, with a suggestion); the library API refuses them with this class", "tests/it/verify_gates.rs")),
     ("corpus.manifest", How::Run(&["check-reader", "--adapter", "true", "--corpus", "/nonexistent/corpus"])),
     ("corpus.filter", How::Run(&["check-reader", "--adapter", "true", "--corpus", "{corpus}", "--filter", "no-such-case-*"])),
+    ("corpus.integrity", How::Run(&["check-reader", "--adapter", "true", "--corpus", "{escaping_corpus}"])),
     ("reader.capabilities", How::Run(&["check-reader", "--adapter", "true", "--corpus", "{corpus}", "--capabilities", "{text}"])),
     ("reader.adapter", How::Run(&["check-reader", "--adapter", "/nonexistent/adapter", "--corpus", "{corpus}"])),
     ("kernel.case", How::Elsewhere("a malformed .kcase bundle: the corpus reader path", "src/cuda/cases.rs")),
@@ -95,6 +96,8 @@ struct Fixture {
     a: PathBuf,
     text: PathBuf,
     out_dir: PathBuf,
+    /// A corpus whose one case names a file outside it (`corpus.integrity`).
+    escaping_corpus: PathBuf,
 }
 
 fn fixture() -> &'static Fixture {
@@ -129,7 +132,21 @@ fn fixture() -> &'static Fixture {
         }
         let out_dir = d.join("out");
         std::fs::create_dir(&out_dir).unwrap();
+        let escaping_corpus = d.join("escaping-corpus");
+        std::fs::create_dir(&escaping_corpus).unwrap();
+        let mut m: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(repo_root().join("conformance/MANIFEST.json")).unwrap(),
+        )
+        .unwrap();
+        m["cases"].as_array_mut().unwrap().truncate(1);
+        m["cases"][0]["file"] = "../notes.txt".into();
+        std::fs::write(
+            escaping_corpus.join("MANIFEST.json"),
+            serde_json::to_vec(&m).unwrap(),
+        )
+        .unwrap();
         Fixture {
+            escaping_corpus,
             g,
             g2,
             t,
@@ -154,6 +171,7 @@ fn expand(args: &[&str], n: usize) -> Vec<String> {
                 "{text}" => s(&f.text),
                 "{o}" => s(&f.out_dir.join(format!("o{n}"))),
                 "{corpus}" => s(&corpus),
+                "{escaping_corpus}" => s(&f.escaping_corpus),
                 other => match other
                     .strip_prefix("{case:")
                     .and_then(|r| r.strip_suffix('}'))

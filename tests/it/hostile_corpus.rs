@@ -1,0 +1,430 @@
+//! Issue #32 items 8–10: the corpus is data (confined paths, checked digests, before and after a
+//! `check-reader` run), and big-endian GGUF is validated before it is transformed (each byte
+//! swapped at most once; a refusal keeps the little-endian reader's class).
+
+use ninfer_ternary::corpus::families::gguf::big_endian_twin;
+use ninfer_ternary::corpus::observe::observe_gguf;
+use ninfer_ternary::gguf::{self, ByteOrder, Mode};
+use ninfer_ternary::ErrorClass;
+use std::time::Instant;
+
+/// A big-endian GGUF v3 written field by field (the writer only writes little-endian):
+/// string KVs, then tensor infos `(name, dims, type id, offset)`, then `data_len` zero bytes
+/// at the default alignment of 32.
+fn be_gguf(kvs: &[(&str, &str)], tensors: &[(&str, &[u64], u32, u64)], data_len: usize) -> Vec<u8> {
+    let mut b = b"GGUF".to_vec();
+    b.extend_from_slice(&3u32.to_be_bytes());
+    b.extend_from_slice(&(tensors.len() as u64).to_be_bytes());
+    b.extend_from_slice(&(kvs.len() as u64).to_be_bytes());
+    for (k, v) in kvs {
+        b.extend_from_slice(&(k.len() as u64).to_be_bytes());
+        b.extend_from_slice(k.as_bytes());
+        b.extend_from_slice(&8u32.to_be_bytes());
+        b.extend_from_slice(&(v.len() as u64).to_be_bytes());
+        b.extend_from_slice(v.as_bytes());
+    }
+    for (name, dims, ty, offset) in tensors {
+        b.extend_from_slice(&(name.len() as u64).to_be_bytes());
+        b.extend_from_slice(name.as_bytes());
+        b.extend_from_slice(&(dims.len() as u32).to_be_bytes());
+        for d in *dims {
+            b.extend_from_slice(&d.to_be_bytes());
+        }
+        b.extend_from_slice(&ty.to_be_bytes());
+        b.extend_from_slice(&offset.to_be_bytes());
+    }
+    b.resize(b.len().div_ceil(32) * 32 + data_len, 0);
+    b
+}
+
+const ARCH: (&str, &str) = ("general.architecture", "be");
+
+/// Thousands of tensors all claiming the same 32 MiB: before #32 the swapper walked every
+/// range (tensors × range, > 120 s); now the reader refuses the layout before any data moves.
+#[test]
+fn big_endian_overlap_bomb_is_refused_fast_with_the_readers_class() {
+    let n = 2000;
+    let names: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();
+    let dims: &[u64] = &[8 << 20];
+    let tensors: Vec<(&str, &[u64], u32, u64)> = names
+        .iter()
+        .map(|s| (s.as_str(), dims, 0u32, 0u64))
+        .collect();
+    let bomb = be_gguf(&[ARCH], &tensors, 32 << 20);
+    assert!(gguf::is_big_endian(&bomb));
+    for (mode, class) in [
+        (Mode::Spec, ErrorClass::GgufTensorOverlap),
+        (Mode::Strict, ErrorClass::GgufTensorOffsetSequence),
+    ] {
+        let t0 = Instant::now();
+        let e = observe_gguf(&bomb, mode, None).unwrap_err();
+        let took = t0.elapsed();
+        assert_eq!(e.class, class, "{mode:?}: {e}");
+        assert!(took.as_secs_f64() < 1.0, "{mode:?}: {took:?}");
+        eprintln!(
+            "overlap bomb ({n} tensors, {} MiB), {mode:?}: {took:?}",
+            bomb.len() >> 20
+        );
+    }
+    // The plain swapper (spec-mode rules) refuses it the same way.
+    let e = gguf::swap_byte_order(&bomb, ByteOrder::Big).unwrap_err();
+    assert_eq!(e.class, ErrorClass::GgufTensorOverlap, "{e}");
+}
+
+/// A big-endian file refused for a reason that is not its byte order keeps that reason's class
+/// (before #32 every one became `gguf.big_endian` "only little-endian files are supported").
+#[test]
+fn a_big_endian_refusal_keeps_its_real_class() {
+    let f32s: &[u64] = &[8];
+    let cases: Vec<(&str, Vec<u8>, ErrorClass)> = vec![
+        (
+            "duplicate key",
+            be_gguf(&[ARCH, ("k", "a"), ("k", "b")], &[("t", f32s, 0, 0)], 32),
+            ErrorClass::GgufKeyDuplicate,
+        ),
+        (
+            "unknown ggml type",
+            be_gguf(&[ARCH], &[("t", f32s, 9999, 0)], 32),
+            ErrorClass::GgufTensorType,
+        ),
+        (
+            "duplicate tensor name",
+            be_gguf(&[ARCH], &[("t", f32s, 0, 0), ("t", f32s, 0, 32)], 64),
+            ErrorClass::GgufTensorNameDuplicate,
+        ),
+        (
+            "tensor past the end",
+            be_gguf(&[ARCH], &[("t", f32s, 0, 0)], 16),
+            ErrorClass::GgufTensorOutOfBounds,
+        ),
+        (
+            "architecture missing (strict)",
+            be_gguf(&[], &[("t", f32s, 0, 0)], 32),
+            ErrorClass::GgufArchitectureMissing,
+        ),
+        (
+            // A type with no big-endian form that is also out of bounds: the layout fault is
+            // found first, by the reader, before the swapper looks at the type.
+            "PQ2_0 past the end",
+            be_gguf(&[ARCH], &[("t", &[128], 142, 0)], 10),
+            ErrorClass::GgufTensorOutOfBounds,
+        ),
+    ];
+    for (what, bytes, class) in cases {
+        assert!(gguf::is_big_endian(&bytes), "{what}");
+        let e = observe_gguf(&bytes, Mode::Strict, None).unwrap_err();
+        assert_eq!(e.class, class, "{what}: {e}");
+    }
+}
+
+/// A well-formed big-endian PQ2_0 file: the only refusal is the swapper's own, and its detail
+/// (the tensor and the type) reaches the caller instead of a generic "little-endian only".
+#[test]
+fn a_well_formed_big_endian_pq2_0_file_is_refused_with_the_swappers_reason() {
+    let bytes = be_gguf(&[ARCH], &[("w", &[128], 142, 0)], 34);
+    let e = observe_gguf(&bytes, Mode::Strict, None).unwrap_err();
+    assert_eq!(e.class, ErrorClass::GgufBigEndian, "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("PQ2_0") && msg.contains("'w'"), "{msg}");
+    assert!(!msg.contains("only little-endian"), "{msg}");
+}
+
+/// Every prefix of the big-endian twin is refused exactly as the same prefix of its
+/// little-endian twin (class and offset): the big-endian path applies the reader's rules.
+#[test]
+fn every_big_endian_prefix_fails_like_its_little_endian_twin() {
+    let le = big_endian_twin(3).unwrap();
+    let be = gguf::swap_byte_order(&le, ByteOrder::Little).unwrap();
+    let mut refused = 0;
+    for n in 8..be.len() {
+        // Prefixes that only drop the last tensor's padding are accepted by both.
+        match (
+            observe_gguf(&le[..n], Mode::Strict, None),
+            observe_gguf(&be[..n], Mode::Strict, None),
+        ) {
+            (Err(a), Err(b)) => {
+                assert_eq!(
+                    (a.class, a.offset),
+                    (b.class, b.offset),
+                    "prefix {n}: {a} / {b}"
+                );
+                refused += 1;
+            }
+            (Ok(_), Ok(_)) => {}
+            (a, b) => panic!(
+                "prefix {n}: little-endian {:?}, big-endian {:?}",
+                a.err(),
+                b.err()
+            ),
+        }
+    }
+    assert!(refused > be.len() / 2, "{refused}");
+}
+
+/// The corpus's mixed-endian cases (the version field alone swapped) stay `gguf.big_endian`:
+/// their counts fit the file only read little-endian.
+#[test]
+fn mixed_endian_files_are_still_refused_as_big_endian() {
+    let root = crate::common::repo_root().join("conformance/gguf");
+    for f in ["n_big_endian_v3.gguf", "n_big_endian_v2.gguf"] {
+        let bytes = std::fs::read(root.join(f)).unwrap();
+        let e = observe_gguf(&bytes, Mode::Strict, None).unwrap_err();
+        assert_eq!(e.class, ErrorClass::GgufBigEndian, "{f}: {e}");
+        assert!(e.to_string().contains("mixed-endian"), "{f}: {e}");
+    }
+}
+
+// ---- The corpus is data (items 8 and 9) ----------------------------------------------------
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const SECRET: &[u8] = b"hunter2: the outside secret";
+
+/// A fresh copy of the corpus (MANIFEST.json and every file it names) at `<tmp>/corpus`, and
+/// a secret file beside it, outside the root: `<tmp>/secret`.
+struct Copy {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    secret: PathBuf,
+}
+
+fn corpus_copy() -> Copy {
+    let dir = tempfile::tempdir().unwrap();
+    let src = crate::common::repo_root().join("conformance");
+    let root = dir.path().join("corpus");
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(src.join("MANIFEST.json")).unwrap()).unwrap();
+    for c in m["cases"].as_array().unwrap() {
+        let rel = c["file"].as_str().unwrap();
+        std::fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
+        std::fs::copy(src.join(rel), root.join(rel)).unwrap();
+    }
+    std::fs::copy(src.join("MANIFEST.json"), root.join("MANIFEST.json")).unwrap();
+    let secret = dir.path().join("secret");
+    std::fs::write(&secret, SECRET).unwrap();
+    Copy {
+        _dir: dir,
+        root,
+        secret,
+    }
+}
+
+impl Copy {
+    /// Rewrites the manifest's `file` of case `id`.
+    fn set_file(&self, id: &str, file: &str) {
+        let p = self.root.join("MANIFEST.json");
+        let mut m: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        for c in m["cases"].as_array_mut().unwrap() {
+            if c["id"] == id {
+                c["file"] = file.into();
+            }
+        }
+        std::fs::write(&p, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    }
+
+    /// `check-reader --json -` with the reference adapter (per case, one job) over `args`.
+    fn check(&self, adapter: &str, args: &[&str]) -> Output {
+        Command::new(crate::common::cli_path())
+            .args(["check-reader", "--adapter", adapter, "--corpus"])
+            .arg(&self.root)
+            .args(["--jobs", "1", "--json", "-"])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+fn reference() -> String {
+    format!("{} reader-adapter", crate::common::cli_path())
+}
+
+/// Exit 2 with `corpus.integrity` naming `file`, as the error line and the JSON error report,
+/// and no reader verdict (no summary, no report of results).
+fn assert_integrity(o: &Output, file: &str, why: &str) -> String {
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}\n{out}");
+    let line = format!("error: [corpus.integrity] {file}");
+    assert!(err.contains(&line), "want '{line}' in:\n{err}");
+    assert!(err.contains(why), "want '{why}' in:\n{err}");
+    assert!(
+        !err.contains("RESULT:") && !out.contains("RESULT:"),
+        "{err}\n{out}"
+    );
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(v["error"]["class"], "corpus.integrity", "{v}");
+    assert!(v.get("results").is_none(), "{v}");
+    format!("{out}\n{err}")
+}
+
+/// Nothing of the outside file — its bytes, a prefix, their hex or its digest — is printed.
+fn assert_no_secret(all: &str) {
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let digest = ninfer_ternary::digest::sha256_hex(SECRET);
+    for needle in [
+        String::from_utf8_lossy(SECRET).into_owned(),
+        "hunter".into(),
+        hex(&SECRET[..4]),
+        digest.clone(),
+        digest[..12].to_string(),
+        ninfer_ternary::digest::sha256_hex(&SECRET[..2]),
+    ] {
+        assert!(!all.contains(&needle), "'{needle}' leaked:\n{all}");
+    }
+}
+
+#[test]
+fn the_untouched_corpus_copy_passes_with_the_reference_adapter() {
+    let c = corpus_copy();
+    let caps = c.root.join("../caps.json");
+    std::fs::write(&caps, r#"{"persistent": true}"#).unwrap();
+    let o = c.check(&reference(), &["--capabilities", caps.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["summary"]["failed"], 0);
+    assert!(
+        v["summary"]["passed"].as_u64().unwrap() > 300,
+        "{}",
+        v["summary"]
+    );
+}
+
+#[test]
+fn a_case_whose_bytes_were_replaced_is_an_integrity_error_not_a_reader_failure() {
+    let c = corpus_copy();
+    // Same size, one byte changed: only the digest can tell.
+    let p = c.root.join("gguf/n_bool_2.gguf");
+    let mut b = std::fs::read(&p).unwrap();
+    b[40] ^= 0xff;
+    std::fs::write(&p, &b).unwrap();
+    let o = c.check(&reference(), &["--filter", "gguf/n_bool_2"]);
+    let all = assert_integrity(&o, "gguf/n_bool_2.gguf", "sha256 is");
+    assert!(!all.contains("FAIL "), "{all}");
+}
+
+#[test]
+fn a_case_copied_over_by_another_file_is_an_integrity_error() {
+    // The issue's scenario: y_alignment_64 copied over n_bool_2 (another size).
+    let c = corpus_copy();
+    std::fs::copy(
+        c.root.join("gguf/y_alignment_64.gguf"),
+        c.root.join("gguf/n_bool_2.gguf"),
+    )
+    .unwrap();
+    let o = c.check(&reference(), &["--filter", "gguf/*bool*"]);
+    let all = assert_integrity(&o, "gguf/n_bool_2.gguf", "the manifest records 93");
+    assert!(!all.contains("FAIL "), "{all}");
+}
+
+#[test]
+fn an_input_a_case_reads_is_checked_too() {
+    let c = corpus_copy();
+    let p = c.root.join("pack/y_nano_template.ninfer");
+    let mut b = std::fs::read(&p).unwrap();
+    let last = b.len() - 1;
+    b[last] ^= 1;
+    std::fs::write(&p, &b).unwrap();
+    let o = c.check(&reference(), &["--filter", "pack/y_pack_pq2_0"]);
+    assert_integrity(&o, "pack/y_nano_template.ninfer", "sha256 is");
+}
+
+#[test]
+fn paths_leaving_the_corpus_are_refused_and_nothing_outside_is_read() {
+    for (how, file) in [
+        ("absolute", None),
+        ("parent", Some("../secret")),
+        ("deep parent", Some("gguf/../../secret")),
+    ] {
+        let c = corpus_copy();
+        let file = file
+            .map(String::from)
+            .unwrap_or_else(|| c.secret.display().to_string());
+        c.set_file("gguf/n_bool_2", &file);
+        let o = c.check(&reference(), &["--filter", "gguf/n_bool_2"]);
+        let why = if how == "absolute" {
+            "absolute"
+        } else {
+            "'..'"
+        };
+        let all = assert_integrity(&o, &file, why);
+        assert_no_secret(&all);
+    }
+}
+
+#[test]
+fn a_symlink_leaving_the_corpus_is_refused_and_its_target_not_read() {
+    let c = corpus_copy();
+    let p = c.root.join("gguf/n_bool_2.gguf");
+    std::fs::remove_file(&p).unwrap();
+    std::os::unix::fs::symlink(&c.secret, &p).unwrap();
+    let o = c.check(&reference(), &["--filter", "gguf/n_bool_2"]);
+    let all = assert_integrity(&o, "gguf/n_bool_2.gguf", "outside the corpus root");
+    assert_no_secret(&all);
+    // Nor its size (the issue printed the size of /etc/hostname).
+    assert!(!all.contains(&format!(" {} bytes", SECRET.len())), "{all}");
+}
+
+/// Decided: a symlink whose target resolves inside the root is followed (what a deduplicating
+/// copy makes); the target's bytes are what is checked against the manifest.
+#[test]
+fn a_symlink_inside_the_corpus_to_a_file_inside_it_is_allowed() {
+    let c = corpus_copy();
+    let store = c.root.join(".store");
+    std::fs::create_dir(&store).unwrap();
+    let p = c.root.join("gguf/n_bool_2.gguf");
+    std::fs::rename(&p, store.join("n_bool_2.gguf")).unwrap();
+    std::os::unix::fs::symlink("../.store/n_bool_2.gguf", &p).unwrap();
+    let o = c.check(&reference(), &["--filter", "gguf/n_bool_2"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // ... and a tampered target behind it is still caught.
+    std::fs::write(store.join("n_bool_2.gguf"), [0u8; 93]).unwrap();
+    let o = c.check(&reference(), &["--filter", "gguf/n_bool_2"]);
+    assert_integrity(&o, "gguf/n_bool_2.gguf", "sha256 is");
+}
+
+/// An adapter that overwrites a case file while the run goes on: the check after the run turns
+/// the run into `corpus.integrity` naming the file; no report of reader results is written.
+#[test]
+fn a_case_file_changed_during_the_run_voids_the_run() {
+    let c = corpus_copy();
+    let script = c.root.join("../tamper.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "cp '{}' '{}'\nexec {} \"$1\"\n",
+            c.root.join("gguf/y_alignment_64.gguf").display(),
+            c.root.join("gguf/n_bool_2.gguf").display(),
+            reference()
+        ),
+    )
+    .unwrap();
+    let adapter = format!("sh {}", script.display());
+    let o = c.check(&adapter, &["--filter", "gguf/*bool*"]);
+    assert_integrity(&o, "gguf/n_bool_2.gguf", "changed while the adapters ran");
+}
+
+/// Hashing every file of the full corpus (~36 MB, ~400 cases) costs well under a second.
+#[test]
+fn the_integrity_check_of_the_whole_corpus_is_fast() {
+    use ninfer_ternary::corpus::{integrity::Stage, manifest::Manifest};
+    let root = crate::common::repo_root().join("conformance");
+    let m = Manifest::load(&root.join("MANIFEST.json")).unwrap();
+    let all = m.selected(|_| true);
+    let t0 = Instant::now();
+    m.verify_integrity(&root, &all, Stage::Before).unwrap();
+    let took = t0.elapsed();
+    let mb = m.cases.iter().map(|c| c.bytes).sum::<u64>() as f64 / 1e6;
+    eprintln!(
+        "integrity check: {} cases, {mb:.1} MB in {took:?}",
+        all.len()
+    );
+    assert!(took.as_secs_f64() < 1.0, "{took:?}");
+}
