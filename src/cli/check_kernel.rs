@@ -12,9 +12,7 @@ use std::time::{Duration, Instant};
 use crate::cuda::check::{self, HostSetup};
 use crate::cuda::kernel_abi::{AbiSidecar, KernelAbi};
 use crate::cuda::suite::{judge_builtin, markdown_table, run_builtins_host, BuiltinVerdict};
-use crate::cuda::{
-    self, sources, Builtin, CaseResult, KernelCase, KernelClass, Precision, Role, Status, Tier,
-};
+use crate::cuda::{self, sources, Builtin, CaseResult, KernelClass, Precision, Role, Status, Tier};
 use crate::error::{Error, ErrorClass};
 
 /// The command's options.
@@ -142,15 +140,12 @@ fn usage(field: &str, what: impl Into<String>) -> Error {
     Error::new(ErrorClass::CliUsage, field, what)
 }
 
-/// The most random cases per format one run draws (each is built in memory up front).
+/// The most random cases per format one run draws (built and run a chunk at a time).
 const MAX_RANDOM: usize = 100_000;
 
-/// The case list of a run: fixed (corpus + generated matrix) or random, then the filters.
-fn select_cases(
-    class: KernelClass,
-    formats: &[String],
-    a: &Args,
-) -> crate::Result<Vec<KernelCase>> {
+/// The case plan of a run: fixed (corpus + generated matrix) or random (built lazily, after
+/// `--case` picked them by name), then the filters.
+fn select_cases(class: KernelClass, formats: &[String], a: &Args) -> crate::Result<cuda::CasePlan> {
     if let Some(n) = a.random {
         if n == 0 || n > MAX_RANDOM {
             return Err(usage(
@@ -159,23 +154,26 @@ fn select_cases(
             ));
         }
     }
-    let mut cs = match a.random {
-        Some(n) => cuda::random_cases(class, formats, n, a.seed)?,
-        None => cuda::cases_for(class, formats)?,
-    };
-    if !a.case.is_empty() {
-        cs.retain(|c| a.case.iter().any(|t| c.name.contains(t.as_str())));
+    if a.block.is_some() && class != KernelClass::HadamardRotate {
+        return Err(usage(
+            "--block",
+            "only hadamard_rotate cases have a block size",
+        ));
     }
-    if let Some(b) = a.block {
-        if class != KernelClass::HadamardRotate {
-            return Err(usage(
-                "--block",
-                "only hadamard_rotate cases have a block size",
-            ));
+    let plan = match a.random {
+        Some(n) => cuda::CasePlan::random(class, formats, n, a.seed, &a.case, a.block),
+        None => {
+            let mut cs = cuda::cases_for(class, formats)?;
+            if !a.case.is_empty() {
+                cs.retain(|c| a.case.iter().any(|t| c.name.contains(t.as_str())));
+            }
+            if let Some(b) = a.block {
+                cs.retain(|c| c.dims.block == b);
+            }
+            cuda::CasePlan::Fixed(cs)
         }
-        cs.retain(|c| c.dims.block == b);
-    }
-    if cs.is_empty() {
+    };
+    if plan.is_empty() {
         return Err(Error::new(
             ErrorClass::CorpusFilter,
             "--case",
@@ -185,7 +183,7 @@ fn select_cases(
             ),
         ));
     }
-    Ok(cs)
+    Ok(plan)
 }
 
 fn host_setup(a: &Args) -> crate::Result<HostSetup> {
@@ -337,9 +335,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
-            check::run_host(&source, &entry, &abi, &cases, &setup)
+            cases.run(&mut |cs| check::run_host(&source, &entry, &abi, cs, &setup))
         }),
-        Tier::Device => cuda::run_device(&source, &entry, &abi, &cases),
+        Tier::Device => cases.run(&mut |cs| cuda::run_device(&source, &entry, &abi, cs)),
         Tier::Compile => {
             let archs: Vec<String> = match &a.arch {
                 Some(x) => vec![x.clone()],

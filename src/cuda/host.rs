@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use super::abi::{KernelClass, Launch, LaunchArg};
-use super::contain_shim as contain;
+use crate::contain;
 use super::sources::{HOST_SHIM, HOST_TYPES};
 use crate::error::{Error, ErrorClass, Result};
 
@@ -69,11 +69,9 @@ pub fn available() -> Result<String> {
 /// Limits of the compiler's quick probes (`--version`, the UBSan probe, its search folders).
 fn probe_limits() -> contain::Limits {
     contain::Limits {
-        timeout: Duration::from_secs(60),
         memory_mb: 4096,
-        cpu_seconds: 0,
         file_size_mb: 256,
-        processes: 0,
+        ..contain::Limits::with_timeout(Duration::from_secs(60))
     }
 }
 
@@ -625,11 +623,9 @@ impl HostBinary {
             return Ok(bin(sha));
         }
         let limits = contain::Limits {
-            timeout: opts.compile_timeout,
             memory_mb: opts.compile_memory_mb,
-            cpu_seconds: 0,
             file_size_mb: 1024,
-            processes: 0,
+            ..contain::Limits::with_timeout(opts.compile_timeout)
         };
         let inc = fake_include_dir(&cache)?;
         flags.push(format!("-I{}", inc.display()));
@@ -921,14 +917,14 @@ impl HostBinary {
             outcome.why = e.to_string();
             return outcome;
         }
-        // Its own process group, an address-space cap, a cap on file writes; the runner
-        // sends its standard error to `errf` itself (argv[3]). Nothing here waits on a pipe
-        // a descendant could hold open: the loop below polls the child, and the end kills
-        // the group and every descendant before the reader is joined.
+        // Contained (a supervisor that kills every descendant, its own process group, an
+        // address-space cap, a cap on file writes), standard error to `errf`. Nothing here
+        // waits on a pipe a descendant could hold open: the loop below polls the child, and
+        // the end kills every descendant (the pipe then closes) before the reader is joined.
+        let _ = std::fs::remove_file(&errf);
         let job = contain::Job::new(&self.exe)
             .arg(lf)
             .arg(start.to_string())
-            .arg(&errf)
             .env(
                 "UBSAN_OPTIONS",
                 format!(
@@ -936,13 +932,13 @@ impl HostBinary {
                 ),
             )
             .current_dir(dir.path())
-            .stderr_cap(0)
+            .stderr_file(&errf)
             .limits(contain::Limits {
-                timeout: Duration::ZERO,
                 memory_mb: self.memory_mb,
+                // One runner takes many cases; the watchdog bounds each.
                 cpu_seconds: 0,
                 file_size_mb: KERNEL_FILE_MB,
-                processes: 0,
+                ..contain::Limits::with_timeout(timeout)
             });
         let mut child = match contain::Running::spawn(&job) {
             Ok(c) => c,

@@ -625,15 +625,7 @@ static void nt_run_case(long ci, nt_reader& rd, int skip) {
 }
 
 int main(int argc, char** argv) {
-    if (argc != 3 && argc != 4) return 2;
-    // argv[3]: where standard error goes (the harness reads it after the run; it does not
-    // hold a pipe a forked child could keep open).
-    if (argc == 4) {
-        int ef = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (ef < 0) return 2;
-        dup2(ef, 2);
-        close(ef);
-    }
+    if (argc != 3) return 2;
     // The protocol keeps the original stdout; the kernel's printf goes to stderr.
     nt_proto = dup(1);
     dup2(2, 1);
