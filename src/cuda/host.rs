@@ -436,7 +436,7 @@ fn precompiled_prelude(
             .current_dir(&dir)
             .stdout_cap(0)
             .stderr_cap(0)
-            .limits(limits.clone()),
+            .limits(*limits),
     );
     if o.end != contain::End::Exited(0)
         || std::fs::rename(&tmp, &gch).is_err()
@@ -656,7 +656,7 @@ impl HostBinary {
                 .current_dir(dir.path())
                 .stdout_cap(64 << 10)
                 .stderr_cap(256 << 10)
-                .limits(limits.clone()),
+                .limits(limits),
         );
         let fail = |e: Error| {
             let _ = std::fs::remove_file(&tmp_exe);
