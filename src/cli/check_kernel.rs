@@ -376,7 +376,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         Err(e)
             if matches!(
                 e.class,
-                ErrorClass::CliUsage | ErrorClass::IoRead | ErrorClass::IoWrite
+                ErrorClass::CliUsage
+                    | ErrorClass::IoRead
+                    | ErrorClass::IoWrite
+                    | ErrorClass::KernelCache
             ) =>
         {
             return Err(e.into())
