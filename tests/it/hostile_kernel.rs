@@ -66,6 +66,11 @@ fn check_kernel(dir: &Path, args: &[&str], cap: u64, deadline: Duration) -> (Cap
 
 const GIB: u64 = 1 << 30;
 
+/// How a class shows in the output: `[id]`.
+fn cls(id: &str) -> String {
+    format!("[{id}]")
+}
+
 fn write(p: &Path, text: &str) -> PathBuf {
     if let Some(d) = p.parent() {
         std::fs::create_dir_all(d).unwrap();
@@ -142,7 +147,7 @@ fn a_forked_child_holding_the_output_pipe_cannot_defeat_the_timeout() {
         r.stdout
     );
     assert!(
-        r.stdout.contains("[kernel.timeout]"),
+        r.stdout.contains(&cls("kernel.timeout")),
         "{}\n{}",
         r.stdout,
         r.stderr
@@ -203,7 +208,7 @@ fn a_memory_hog_kernel_is_stopped_by_the_memory_cap() {
         Duration::from_secs(180),
     );
     assert!(
-        r.stdout.contains("[kernel.crash]"),
+        r.stdout.contains(&cls("kernel.crash")),
         "{t:?}\n{}\n{}",
         r.stdout,
         r.stderr
@@ -254,7 +259,7 @@ fn a_constexpr_compile_bomb_is_stopped_by_the_compile_timeout() {
         Duration::from_secs(120),
     );
     assert!(
-        r.stdout.contains("[kernel.compile_limit]"),
+        r.stdout.contains(&cls("kernel.compile_limit")),
         "{t:?}\n{}\n{}",
         r.stdout,
         r.stderr
@@ -299,7 +304,7 @@ fn an_include_of_dev_zero_is_refused_or_stopped_fast() {
         Duration::from_secs(60),
     );
     assert!(
-        r.stderr.contains("[kernel.include]"),
+        r.stderr.contains(&cls("kernel.include")),
         "{t:?}\n{}\n{}",
         r.stdout,
         r.stderr
@@ -315,7 +320,7 @@ fn an_include_of_dev_zero_is_refused_or_stopped_fast() {
         Duration::from_secs(60),
     );
     assert!(
-        r.stderr.contains("[kernel.include]"),
+        r.stderr.contains(&cls("kernel.include")),
         "{}\n{}",
         r.stdout,
         r.stderr
@@ -335,7 +340,8 @@ fn an_include_of_dev_zero_is_refused_or_stopped_fast() {
         Duration::from_secs(120),
     );
     assert!(
-        r.stdout.contains("[kernel.compile_limit]") || r.stdout.contains("[kernel.include]"),
+        r.stdout.contains(&cls("kernel.compile_limit"))
+            || r.stdout.contains(&cls("kernel.include")),
         "{t:?}\n{}\n{}",
         r.stdout,
         r.stderr
@@ -392,7 +398,7 @@ fn an_unsafe_cache_is_refused_and_a_tampered_runner_is_never_run() {
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
     let r = run_with(&open);
     assert!(
-        r.stderr.contains("[kernel.cache]"),
+        r.stderr.contains(&cls("kernel.cache")),
         "{}\n{}",
         r.stdout,
         r.stderr
@@ -406,7 +412,7 @@ fn an_unsafe_cache_is_refused_and_a_tampered_runner_is_never_run() {
     std::os::unix::fs::symlink(&real, &link).unwrap();
     let r = run_with(&link);
     assert!(
-        r.stderr.contains("[kernel.cache]"),
+        r.stderr.contains(&cls("kernel.cache")),
         "{}\n{}",
         r.stdout,
         r.stderr
@@ -420,7 +426,7 @@ fn an_unsafe_cache_is_refused_and_a_tampered_runner_is_never_run() {
         std::os::unix::fs::chown(&other, Some(65534), Some(65534)).unwrap();
         let r = run_with(&other);
         assert!(
-            r.stderr.contains("[kernel.cache]"),
+            r.stderr.contains(&cls("kernel.cache")),
             "{}\n{}",
             r.stdout,
             r.stderr
@@ -506,26 +512,26 @@ fn includes_outside_the_kernel_folder_are_refused_and_never_shown() {
         "abs.cu",
         &kernel(&format!("#include \"{sp}\""), ""),
         &[],
-        "[kernel.include]",
+        &cls("kernel.include"),
     );
     check(
         "up.cu",
         &kernel("#include \"../private/passwd\"", ""),
         &[],
-        "[kernel.include]",
+        &cls("kernel.include"),
     );
     let rel_from_root = sp.trim_start_matches('/').to_string();
     check(
         "root.cu",
         &kernel(&format!("#include \"{rel_from_root}\""), ""),
         &["-I", "/"],
-        "[kernel.include]",
+        &cls("kernel.include"),
     );
     check(
         "etc.cu",
         &kernel("#include \"passwd\"", ""),
         &["-I", "/etc"],
-        "[kernel.include]",
+        &cls("kernel.include"),
     );
     // Computed, behind a `#line`, or through the assembler: the compiler may read it, but
     // nothing it read outside the allowed folders, and no quoted line, is shown.
@@ -533,19 +539,19 @@ fn includes_outside_the_kernel_folder_are_refused_and_never_shown() {
         "computed.cu",
         &kernel(&format!("#define NT_S \"{sp}\"\n#include NT_S"), ""),
         &[],
-        "[kernel.include]",
+        &cls("kernel.include"),
     );
     check(
         "line.cu",
         &kernel(&format!("#line 1 \"{sp}\"\nint x = not_declared_here;"), ""),
         &[],
-        "[kernel.compile]",
+        &cls("kernel.compile"),
     );
     check(
         "asm.cu",
         &kernel(&format!("asm(\".include \\\"{sp}\\\"\");"), ""),
         &[],
-        "[kernel.unsupported]",
+        &cls("kernel.unsupported"),
     );
     // `asm` spelled by token pasting gets past the source scan: the assembler reads the file
     // and complains about its text, and its messages are never shown.
@@ -556,7 +562,7 @@ fn includes_outside_the_kernel_folder_are_refused_and_never_shown() {
             "",
         ),
         &[],
-        "[kernel.compile]",
+        &cls("kernel.compile"),
     );
     // An include inside a raw string literal or a comment is text, not a directive: never
     // read (the kernel compiles and runs).
@@ -617,7 +623,7 @@ fn many_random_cases_are_built_lazily() {
     a.extend_from_slice(&["--case", "nomatch"]);
     let (r, t) = check_kernel(d.path(), &a, GIB, Duration::from_secs(60));
     assert!(
-        r.stderr.contains("[corpus.filter]"),
+        r.stderr.contains(&cls("corpus.filter")),
         "{t:?}\n{}\n{}",
         r.stdout,
         r.stderr

@@ -236,6 +236,9 @@ fn check_kernel_cli_locates_and_names_a_failure_and_keeps_its_exit_codes() {
         "dequantize",
         "--format",
         "ptq1_0",
+        // wrong/ includes "../common.cuh": includes reach only the kernel's folder and -I.
+        "-I",
+        dir,
     ];
     let (code, out) = cli(&check_wrong);
     assert_eq!(code, 1, "{out}");
