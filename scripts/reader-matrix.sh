@@ -108,9 +108,10 @@ for r in hf_gguf gguf_inspect gguf_py candle; do
   extra=()
   [ $r = candle ] && extra=(--outcome-only)  # candle cannot report file order
   "$B" corpus diff-fuzz --adapter "$A/$r/adapter.sh" --capabilities "$A/$r/capabilities.json" \
-    --seed 1 --iterations "${DIFF_ITERATIONS:-60}" "${extra[@]}" -o "$OUT/diff-$r" | sed "s/^/$r: /"
-  if grep -q '"kind": "reference-panic"' "$OUT/diff-$r/candidates.json"; then
-    echo "DEVIATION: the reference panicked under diff-fuzz ($OUT/diff-$r/candidates.json)"; fail=1
+    --seed 1 --iterations "${DIFF_ITERATIONS:-60}" "${extra[@]}" -o "$OUT/diff-$r" --force | sed "s/^/$r: /" \
+    || { echo "DEVIATION: diff-fuzz against $r stopped early (see above)"; fail=1; }
+  if grep -q '"kind": "reference-\(panic\|timeout\)"' "$OUT/diff-$r/candidates.json"; then
+    echo "DEVIATION: the reference panicked or missed its deadline under diff-fuzz ($OUT/diff-$r/candidates.json)"; fail=1
   fi
 done
 

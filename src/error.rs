@@ -47,6 +47,8 @@ error_classes! {
     IoNotRegular => "io.not_regular",
     IoSameFile => "io.same_file",
     IoOutputExists => "io.output_exists",
+    IoInputInOutput => "io.input_in_output",
+    IoForeignOutput => "io.foreign_output",
     IoStdout => "io.stdout",
     IoMemory => "io.memory",
     GgufTruncated => "gguf.truncated",

@@ -1,20 +1,33 @@
 //! File plumbing shared by every writer and reader: opening inputs (regular files only),
-//! memory maps, claiming outputs and atomic replacement.
+//! memory maps, and the one output discipline — claim before any work ([`claim_output`]),
+//! write a temporary file beside the output, commit it by a rename that replaces nothing
+//! without `--force` ([`write_atomic`], [`write_file`]), scratch folders ([`scratch_dir`]).
 
 use crate::error::{Error, ErrorClass, Result};
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 pub mod bulk;
+mod claim;
+mod commit;
 mod direct_io;
 mod input;
 mod output;
+mod scratch;
 mod temp;
 
+pub use claim::{
+    check_ours, check_parent, claim_output, foreign, is_ours_or_empty, replace_for, OutputKind,
+    Replace,
+    MARKER,
+};
+pub use commit::{appeared, rename_into_place};
 pub use input::{open_input, read_input, read_input_string, require_file_or_dir};
 pub use output::{OutputFile, WriteMode};
-pub use temp::{remove_live_temps, remove_stale_temps, temp_path_for, NAME_MAX};
+pub use scratch::{scratch_dir, Scratch};
+pub use temp::{
+    install_process_guards, remove_live_temps, remove_stale_temps, temp_path_for, NAME_MAX,
+};
 
 /// Maps `path` read-only. An empty file maps to an empty slice (memmap2 refuses length 0).
 /// Anything but a regular file is refused before it is opened ([`open_input`]). The map is
@@ -31,8 +44,10 @@ pub fn map_file(path: &Path) -> Result<Mapped> {
             map: None,
         });
     }
-    // SAFETY: the map is read-only; a concurrent truncation by another process is outside
-    // what any mmap reader can defend against and is documented in the README.
+    // SAFETY: the map is read-only. A concurrent truncation by another process makes a read
+    // past the new end raise SIGBUS; no mmap reader can prevent that. The SIGBUS handler
+    // ([`install_process_guards`]) removes the live temporary outputs and exits 2 with
+    // "input changed while being read"; README "Limits" says so.
     let map =
         unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(ErrorClass::IoRead, path, e))?;
     Ok(Mapped {
@@ -98,81 +113,24 @@ impl std::ops::Deref for Mapped {
     }
 }
 
-/// What kind of node an output is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutputKind {
-    /// A single file, replaced by rename.
-    File,
-    /// A directory the command writes files into.
-    Directory,
-}
-
-/// Checks, before any work, that a command may write `path`: an existing output needs
-/// `force` ([`ErrorClass::IoOutputExists`]); it must be a regular file (or, for
-/// [`OutputKind::Directory`], a directory) — a FIFO, device or socket is never replaced
-/// ([`ErrorClass::IoNotRegular`]); and it must not be the same file (device + inode, so
-/// hard links, symlinks and other spellings count) as any of `inputs`
-/// ([`ErrorClass::IoSameFile`]), which `--force` would otherwise destroy.
-pub fn claim_output(path: &Path, kind: OutputKind, force: bool, inputs: &[&Path]) -> Result<()> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        // A dangling symlink or an absent path: nothing to compare, nothing replaced but
-        // the link itself.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io(ErrorClass::IoWrite, path, e)),
-    };
-    let right_kind = match kind {
-        OutputKind::File => meta.is_file(),
-        OutputKind::Directory => meta.is_dir(),
-    };
-    if !right_kind {
-        let want = match kind {
-            OutputKind::File => "output",
-            OutputKind::Directory => "output directory",
-        };
-        let mut e = input::not_regular(path, &meta, want);
-        if kind == OutputKind::Directory {
-            e.detail = format!(
-                "is {}; the output must be a directory",
-                input::kind_of(&meta)
-            );
-        }
-        return Err(e);
-    }
-    for input in inputs {
-        if let Ok(im) = std::fs::metadata(input) {
-            if (im.dev(), im.ino()) == (meta.dev(), meta.ino()) {
-                return Err(Error::new(
-                    ErrorClass::IoSameFile,
-                    path.display().to_string(),
-                    format!(
-                        "is the same file as the input {} (device {}, inode {}); \
-                         writing it would destroy the input",
-                        input.display(),
-                        meta.dev(),
-                        meta.ino()
-                    ),
-                ));
-            }
-        }
-    }
-    if !force {
-        return Err(Error::new(
-            ErrorClass::IoOutputExists,
-            path.display().to_string(),
-            "exists; pass --force to replace it",
-        ));
-    }
-    Ok(())
-}
-
 /// Writes `path` atomically: `fill` writes into a temporary file in the same directory,
-/// which is flushed, synced and renamed over `path` only if `fill` (and `check`, given the
-/// finished temporary path) succeed. On any error the temporary file is removed and `path`
-/// is untouched; on SIGINT/SIGTERM/SIGHUP the temporary file is removed before the process
-/// dies, and temporary files of killed earlier runs for the same output are removed first.
-/// A `path` that exists as anything but a regular file is never replaced.
+/// which is flushed, synced and renamed to `path` only if `fill` (and `check`, given the
+/// finished temporary path) succeed. An existing `path` is replaced only as its claim allows
+/// ([`replace_for`]: `--force`); one that appeared during the run is never replaced without it.
+/// On any error the temporary file is removed, `path` is untouched and the error names `path`
+/// (not the temporary name); on SIGINT/SIGTERM/SIGHUP/SIGBUS the temporary file is removed
+/// before the process dies, and temporary files of killed earlier runs for the same output are
+/// removed first. A `path` that exists as anything but a regular file is never replaced.
 pub fn write_atomic<F, C>(path: &Path, fill: F, check: C) -> Result<()>
+where
+    F: FnOnce(&mut OutputFile) -> Result<()>,
+    C: FnOnce(&Path) -> Result<()>,
+{
+    write_atomic_with(path, replace_for(path), fill, check)
+}
+
+/// [`write_atomic`] with the replace policy given by the caller instead of by the claim.
+pub fn write_atomic_with<F, C>(path: &Path, replace: Replace, fill: F, check: C) -> Result<()>
 where
     F: FnOnce(&mut OutputFile) -> Result<()>,
     C: FnOnce(&Path) -> Result<()>,
@@ -181,25 +139,26 @@ where
     remove_stale_temps(path);
     let tmp = temp_path_for(path);
     let _live = temp::LiveTemp::register(&tmp);
+    // Errors name the user's path; the temporary name means nothing to them.
+    let io = |e: std::io::Error| Error::io(ErrorClass::IoWrite, path, e);
     let result = (|| {
         let _ = std::fs::remove_file(&tmp);
+        // create_new (O_EXCL): never opens through a symlink planted at the temporary name.
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&tmp)
-            .map_err(|e| Error::io(ErrorClass::IoWrite, &tmp, e))?;
+            .map_err(io)?;
         let file = std::sync::Arc::new(file);
         let mut w = OutputFile::new(file.clone(), WriteMode::from_env());
         fill(&mut w)?;
-        w.finish()
-            .map_err(|e| Error::io(ErrorClass::IoWrite, &tmp, e))?;
-        file.sync_all()
-            .map_err(|e| Error::io(ErrorClass::IoWrite, &tmp, e))?;
+        w.finish().map_err(io)?;
+        file.sync_all().map_err(io)?;
         drop(file);
         check(&tmp)?;
         // Again just before the rename: the node may have been swapped while we wrote.
         refuse_non_regular_target(path)?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(ErrorClass::IoWrite, path, e))
+        commit::rename_into_place(&tmp, path, replace)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -207,15 +166,48 @@ where
     result
 }
 
-/// Writes a whole byte buffer atomically.
+/// Writes a whole byte buffer atomically (policy of [`write_atomic`]).
 pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic(
+    write_file(path, bytes, replace_for(path))
+}
+
+/// Writes a whole byte buffer atomically with an explicit policy: with [`Replace::Never`] an
+/// existing `path` (claimed or not) makes it fail with `io.output_exists`, untouched.
+pub fn write_file(path: &Path, bytes: &[u8], replace: Replace) -> Result<()> {
+    write_atomic_with(
         path,
-        |w| {
-            w.write_all(bytes)
-                .map_err(|e| Error::io(ErrorClass::IoWrite, path, e))
-        },
+        replace,
+        |w| w.write_all(bytes).map_err(|e| Error::io(ErrorClass::IoWrite, path, e)),
         |_| Ok(()),
+    )
+}
+
+/// Rewrites `path` (a document edited in place: `spec --write`, `corpus matrix --splice`)
+/// atomically: the new text goes to a temporary file beside the real file (a symlink is
+/// followed to it, so the link survives), with the old file's permissions, and replaces it only
+/// if the file still holds `original` — an edit made while the command ran is never lost; the
+/// command then fails with `io.write` naming `path`.
+pub fn rewrite_in_place(path: &Path, original: &[u8], new: &[u8]) -> Result<()> {
+    let real = std::fs::canonicalize(path).map_err(|e| Error::io(ErrorClass::IoWrite, path, e))?;
+    let perms = std::fs::metadata(&real)
+        .map_err(|e| Error::io(ErrorClass::IoWrite, path, e))?
+        .permissions();
+    write_atomic_with(
+        &real,
+        Replace::Allow,
+        |w| w.write_all(new).map_err(|e| Error::io(ErrorClass::IoWrite, path, e)),
+        |tmp| {
+            std::fs::set_permissions(tmp, perms)
+                .map_err(|e| Error::io(ErrorClass::IoWrite, path, e))?;
+            match std::fs::read(&real) {
+                Ok(now) if now == original => Ok(()),
+                _ => Err(Error::new(
+                    ErrorClass::IoWrite,
+                    path.display().to_string(),
+                    "changed while the command ran; it is left as it is — run the command again",
+                )),
+            }
+        },
     )
 }
 
@@ -270,34 +262,25 @@ mod tests {
     }
 
     #[test]
-    fn claim_output_refuses_inputs_by_identity_and_non_regular_nodes() {
+    fn rewrite_in_place_keeps_links_modes_and_concurrent_edits() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let input = dir.path().join("in.gguf");
-        std::fs::write(&input, b"in").unwrap();
-        let hard = dir.path().join("hard");
-        std::fs::hard_link(&input, &hard).unwrap();
-        let soft = dir.path().join("soft");
-        std::os::unix::fs::symlink(&input, &soft).unwrap();
-        let dotted = dir.path().join(".").join("in.gguf");
-        for spelling in [&input, &hard, &soft, &dotted] {
-            let e = claim_output(spelling, OutputKind::File, true, &[&input]).unwrap_err();
-            assert_eq!(e.class, ErrorClass::IoSameFile, "{}", spelling.display());
-        }
-        // Negative control: a different existing file with --force is allowed, without is not.
-        let other = dir.path().join("other");
-        std::fs::write(&other, b"o").unwrap();
-        claim_output(&other, OutputKind::File, true, &[&input]).unwrap();
-        let e = claim_output(&other, OutputKind::File, false, &[&input]).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoOutputExists);
-        claim_output(&dir.path().join("new"), OutputKind::File, false, &[&input]).unwrap();
-        // Non-regular outputs, even with --force.
-        let e = claim_output(Path::new("/dev/null"), OutputKind::File, true, &[]).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoNotRegular);
-        let e = claim_output(dir.path(), OutputKind::File, true, &[]).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoNotRegular);
-        claim_output(dir.path(), OutputKind::Directory, true, &[]).unwrap();
-        let e = claim_output(&other, OutputKind::Directory, true, &[]).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoNotRegular);
+        let doc = dir.path().join("doc.md");
+        std::fs::write(&doc, b"old").unwrap();
+        std::fs::set_permissions(&doc, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&doc, &link).unwrap();
+        rewrite_in_place(&link, b"old", b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(&doc).unwrap(), b"new");
+        let mode = std::fs::metadata(&doc).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+        // Someone edited it after it was read: the edit survives, no temporary is left.
+        let e = rewrite_in_place(&doc, b"what we read", b"ours").unwrap_err();
+        assert_eq!(e.class, ErrorClass::IoWrite);
+        assert_eq!(e.field, doc.display().to_string());
+        assert_eq!(std::fs::read(&doc).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
     #[test]

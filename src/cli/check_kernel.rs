@@ -60,11 +60,11 @@ pub struct Args {
     /// spec/schemas/check-kernel-report.schema.json.
     #[arg(long, value_name = "PATH|-")]
     pub json: Option<PathBuf>,
-    /// Replace an existing --json file.
+    /// Replace an existing --json or --markdown file.
     #[arg(long)]
     pub force: bool,
-    /// Per-case timeout in seconds (host tier).
-    #[arg(long)]
+    /// Per-case timeout in seconds (host tier; 1 to 86400).
+    #[arg(long, value_parser = super::parse_timeout_whole)]
     pub timeout: Option<u64>,
     /// Wall-clock limit of one host-tier compile, in seconds (default 120).
     #[arg(long, value_name = "SECONDS")]
@@ -255,6 +255,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         .map(|p| p.as_path())
         .collect();
     super::json_out::JsonTarget::claim(a.json.as_deref(), a.force, &inputs)?;
+    // --markdown is claimed the same way (--force replaces an existing table).
+    if let Some(md) = &a.markdown {
+        crate::fsio::claim_output(md, crate::fsio::OutputKind::File, a.force, &inputs)?;
+    }
     if a.builtin {
         if !a.case.is_empty() || a.block.is_some() {
             return Err(usage(

@@ -38,6 +38,9 @@ pub enum CorpusAction {
         /// `<!-- BEGIN group-matrix -->`/`END` in this file (conformance/INTEROP.md).
         #[arg(long)]
         splice: Option<PathBuf>,
+        /// Replace an existing --output or --html file.
+        #[arg(long)]
+        force: bool,
     },
     /// Differential fuzzing: mutate corpus GGUF files, run the reference and a reader adapter on
     /// each, minimize every disagreement and write it as a candidate case (OUT/candidates.json,
@@ -65,12 +68,18 @@ pub enum CorpusAction {
         /// Only seed cases whose id matches this glob.
         #[arg(long)]
         filter: Option<String>,
-        #[arg(long, default_value_t = 10.0)]
+        /// Seconds per adapter run (more than 0, at most 86400).
+        #[arg(long, default_value_t = 10.0, value_parser = super::parse_timeout)]
         timeout: f64,
         #[arg(long, default_value_t = 4096)]
         memory_mb: u64,
+        /// Folder for candidates.json and cases/: created, or empty, or one this command wrote
+        /// before (it carries the tool's marker; then --force); a foreign folder is refused.
         #[arg(short, long)]
         out: PathBuf,
+        /// Write into an existing output folder of this tool, replacing its candidates.
+        #[arg(long)]
+        force: bool,
         /// Exit 1 when any disagreement is found (negative controls).
         #[arg(long)]
         fail_on_disagreement: bool,
@@ -87,13 +96,17 @@ pub fn corpus(action: CorpusAction) -> crate::Result<ExitCode> {
             output,
             html,
             splice,
+            force,
         } => matrix(
             &corpus,
             &runs,
             &caps,
-            output.as_deref(),
-            html.as_deref(),
-            splice.as_deref(),
+            MatrixOut {
+                output: output.as_deref(),
+                html: html.as_deref(),
+                splice: splice.as_deref(),
+                force,
+            },
         ),
         CorpusAction::DiffFuzz {
             corpus,
@@ -107,8 +120,16 @@ pub fn corpus(action: CorpusAction) -> crate::Result<ExitCode> {
             timeout,
             memory_mb,
             out,
+            force,
             fail_on_disagreement,
         } => {
+            // Claimed before any work: never a foreign folder, never one holding the corpus.
+            crate::fsio::claim_output(
+                &out,
+                crate::fsio::OutputKind::Directory,
+                force,
+                &[corpus.as_path()],
+            )?;
             let manifest = Manifest::load(&corpus.join("MANIFEST.json"))?;
             let caps = match capabilities {
                 Some(p) => runner::Capabilities::load(&p)?,
@@ -126,11 +147,25 @@ pub fn corpus(action: CorpusAction) -> crate::Result<ExitCode> {
                 outcome_only,
                 filter,
             };
-            std::fs::create_dir_all(&out)
-                .map_err(crate::fsio::write_err(&out.display().to_string()))?;
+            // The seeds are data: confined to the corpus and as the manifest records them.
+            let seeds = differential::seed_cases(&manifest, &opts);
+            manifest.verify_integrity(&opts.corpus, &seeds, corpus::integrity::Stage::Before)?;
             // Mutants go to a private scratch folder of the library's, never under --out.
             let report = differential::run(&manifest, &opts)?;
-            differential::write_candidates(&report, &opts, &out)?;
+            manifest.verify_integrity(&opts.corpus, &seeds, corpus::integrity::Stage::After)?;
+            std::fs::create_dir_all(&out)
+                .map_err(crate::fsio::write_err(&out.display().to_string()))?;
+            crate::fsio::write_file(
+                &out.join(crate::fsio::MARKER),
+                b"corpus diff-fuzz output\n",
+                crate::fsio::Replace::Allow,
+            )?;
+            differential::write_candidates(
+                &report,
+                &opts,
+                &out,
+                crate::fsio::Replace::from_force(force),
+            )?;
             println!("{}", differential::summary(&report));
             println!("candidates: {}", out.join("candidates.json").display());
             Ok(
@@ -146,6 +181,12 @@ pub fn corpus(action: CorpusAction) -> crate::Result<ExitCode> {
 
 fn generate(out: &Path, check: bool) -> crate::Result<ExitCode> {
     let t0 = std::time::Instant::now();
+    if !check {
+        // Before the generation (seconds): a missing or read-only folder, a file or a foreign
+        // folder at OUTPUT fails now. The full per-file claim is in Corpus::write.
+        crate::fsio::check_parent(out)?;
+        corpus::check_output_folder(out)?;
+    }
     let c = corpus::generate()?;
     let counts: Vec<String> = c
         .manifest
@@ -176,7 +217,13 @@ fn generate(out: &Path, check: bool) -> crate::Result<ExitCode> {
         println!("corpus under {} differs from a fresh generation: run `ninfer-ternary corpus generate -o {}`", out.display(), out.display());
         return Ok(ExitCode::from(1));
     }
-    c.write(out)?;
+    let left = c.write(out)?;
+    for f in &left {
+        println!(
+            "LEFT    {} (not written by this tool; not removed)",
+            crate::text::escape(f)
+        );
+    }
     println!(
         "wrote {} cases, {} files, {} bytes to {} in {:.2}s\n  {}",
         c.manifest.cases.len(),
@@ -235,14 +282,15 @@ pub(crate) struct CheckReaderArgs {
     /// Replace an existing --json file.
     #[arg(long)]
     pub force: bool,
-    /// Seconds per case.
-    #[arg(long, default_value_t = 20.0)]
+    /// Seconds per case (more than 0, at most 86400).
+    #[arg(long, default_value_t = 20.0, value_parser = super::parse_timeout)]
     pub timeout: f64,
     /// Address-space cap per adapter process (MiB; 0 = none).
     #[arg(long, default_value_t = 4096)]
     pub memory_mb: u64,
-    /// Parallel adapter processes (default: available CPUs).
-    #[arg(long)]
+    /// Parallel adapter processes (default: available CPUs; 1 to 256, never more than the
+    /// selected cases).
+    #[arg(long, value_parser = super::parse_jobs)]
     pub jobs: Option<usize>,
     /// Print only failures and the summary.
     #[arg(long)]
@@ -335,6 +383,7 @@ pub(crate) fn check_reader(args: CheckReaderArgs) -> crate::Result<ExitCode> {
     };
     capabilities.check_features(&manifest)?;
     let corpus_abs = canonical(&corpus)?;
+    let jobs = jobs_for(args.jobs, &manifest, &filter);
     let opts = runner::RunOptions {
         corpus: corpus_abs,
         adapter,
@@ -346,7 +395,7 @@ pub(crate) fn check_reader(args: CheckReaderArgs) -> crate::Result<ExitCode> {
         filter,
         timeout: Duration::from_secs_f64(args.timeout),
         memory_mb: args.memory_mb,
-        jobs: args.jobs.unwrap_or_else(crate::pool::available_threads),
+        jobs,
         quiet: args.quiet,
         per_case: args.per_case,
         human_to_stderr: to_stderr,
@@ -385,6 +434,21 @@ pub(crate) fn check_reader(args: CheckReaderArgs) -> crate::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Parallel adapters: `--jobs` or the CPUs, never more than [`super::MAX_JOBS`] nor than the
+/// cases the filter selects (a thread per idle adapter would be spawned for nothing).
+fn jobs_for(given: Option<usize>, manifest: &Manifest, filter: &runner::Filter) -> usize {
+    let selected = manifest
+        .cases
+        .iter()
+        .filter(|c| filter.matches(&c.id))
+        .count();
+    given
+        .unwrap_or_else(crate::pool::available_threads)
+        .min(super::MAX_JOBS)
+        .min(selected)
+        .max(1)
 }
 
 /// `reader-adapter FILE` (one case) or `reader-adapter --persistent` (request lines on stdin).
@@ -429,15 +493,40 @@ fn read_json(path: &Path) -> crate::Result<serde_json::Value> {
     })
 }
 
+/// Where `corpus matrix` writes.
+struct MatrixOut<'a> {
+    output: Option<&'a Path>,
+    html: Option<&'a Path>,
+    splice: Option<&'a Path>,
+    force: bool,
+}
+
 fn matrix(
     corpus: &Path,
     runs: &[String],
     caps: &[String],
-    output: Option<&Path>,
-    html: Option<&Path>,
-    splice: Option<&Path>,
+    out: MatrixOut<'_>,
 ) -> crate::Result<ExitCode> {
+    let MatrixOut {
+        output,
+        html,
+        splice,
+        force,
+    } = out;
     let manifest_path = corpus.join("MANIFEST.json");
+    // Claim the outputs before reading anything: never an input (a --run file, a --caps file,
+    // the manifest, the --splice document), an existing file only with --force.
+    let mut inputs: Vec<PathBuf> = vec![manifest_path.clone()];
+    for r in runs.iter().chain(caps) {
+        if let Some((_, p)) = r.split_once('=') {
+            inputs.push(PathBuf::from(p));
+        }
+    }
+    inputs.extend(splice.map(Path::to_path_buf));
+    let input_refs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    for p in output.iter().chain(html.iter()) {
+        crate::fsio::claim_output(p, crate::fsio::OutputKind::File, force, &input_refs)?;
+    }
     let manifest = Manifest::load(&manifest_path)?;
     let raw_manifest = read_json(&manifest_path)?;
     let mut capabilities = std::collections::BTreeMap::new();
@@ -460,8 +549,8 @@ fn matrix(
     let by_reader = matrix::render_readers(&raw_manifest, &readers);
     let by_group = runner::render_matrix(&manifest, &cols);
     if let Some(p) = splice {
-        let doc = crate::fsio::read_input_string(p)?;
-        let doc = matrix::splice(&doc, "reader-matrix", &by_reader)
+        let original = crate::fsio::read_input_string(p)?;
+        let doc = matrix::splice(&original, "reader-matrix", &by_reader)
             .and_then(|d| matrix::splice(&d, "group-matrix", &by_group))
             .ok_or_else(|| {
                 crate::Error::new(
@@ -471,7 +560,7 @@ fn matrix(
                      <!-- BEGIN group-matrix --> and <!-- END group-matrix --> markers",
                 )
             })?;
-        crate::fsio::write_bytes_atomic(p, doc.as_bytes())?;
+        crate::fsio::rewrite_in_place(p, original.as_bytes(), doc.as_bytes())?;
     }
     if let Some(p) = html {
         let page = matrix::render_html(

@@ -44,8 +44,17 @@ impl JsonTarget {
         matches!(self, JsonTarget::Stdout)
     }
 
-    /// Writes `body` (an object) under the report header of `schema` (e.g. `verify-report`).
+    /// Writes `body` (an object) under the report header of `schema` (e.g. `verify-report`);
+    /// a file replaces an existing one only as its claim allows (`--force`).
     pub(crate) fn write(&self, schema: &str, body: Value) -> Result<()> {
+        let replace = match self {
+            JsonTarget::File(p) => crate::fsio::replace_for(p),
+            JsonTarget::Stdout => crate::fsio::Replace::Never,
+        };
+        self.write_with(schema, body, replace)
+    }
+
+    fn write_with(&self, schema: &str, body: Value, replace: crate::fsio::Replace) -> Result<()> {
         let v = with_header(schema, body)?;
         let mut s = serde_json::to_string_pretty(&v).map_err(|e| {
             Error::new(
@@ -63,7 +72,7 @@ impl JsonTarget {
                     .and_then(|_| out.flush())
                     .map_err(|e| Error::new(ErrorClass::IoStdout, "standard output", e.to_string()))
             }
-            JsonTarget::File(p) => crate::fsio::write_bytes_atomic(p, s.as_bytes()),
+            JsonTarget::File(p) => crate::fsio::write_file(p, s.as_bytes(), replace),
         }
     }
 }
@@ -161,7 +170,10 @@ impl ErrorReportTarget {
             return false;
         }
         let body = error_body(self.command, class, err, message);
-        self.target.write("error-report", body).is_ok()
+        // Never over a file that appeared since the command started.
+        self.target
+            .write_with("error-report", body, crate::fsio::Replace::Never)
+            .is_ok()
     }
 }
 

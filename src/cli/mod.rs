@@ -207,6 +207,7 @@ enum Command {
 /// Runs the CLI; returns the process exit code.
 pub fn main() -> ExitCode {
     stdout::install_panic_hook();
+    crate::fsio::install_process_guards();
     use clap::{CommandFactory, FromArgMatches};
     let parsed = help::decorate(Cli::command())
         .try_get_matches()
@@ -435,6 +436,54 @@ pub(crate) fn check_output_dir(
 ) -> anyhow::Result<()> {
     crate::fsio::claim_output(path, crate::fsio::OutputKind::Directory, force, inputs)?;
     Ok(())
+}
+
+/// The longest `--timeout` any command takes: one day.
+pub(crate) const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
+
+/// The most parallel adapter processes (`--jobs`); a run also never starts more than it has
+/// cases.
+pub(crate) const MAX_JOBS: usize = 256;
+
+/// `--timeout SECONDS` (clap value parser, so a bad value is `cli.usage` before any work):
+/// a finite number of seconds, more than 0 and at most one day. `Duration::from_secs_f64`
+/// panics on a negative, NaN or huge value, and 0 would fail every case.
+pub(crate) fn parse_timeout(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !v.is_finite() || v <= 0.0 || v > MAX_TIMEOUT_SECONDS {
+        return Err(format!(
+            "'{s}': a timeout is a finite number of seconds, more than 0 and at most \
+             {MAX_TIMEOUT_SECONDS} (one day)"
+        ));
+    }
+    Ok(v)
+}
+
+/// `--timeout SECONDS` in whole seconds (check-kernel): 1 to one day.
+pub(crate) fn parse_timeout_whole(s: &str) -> Result<u64, String> {
+    let v = parse_timeout(s)?;
+    if v.fract() != 0.0 || v < 1.0 {
+        return Err(format!("'{s}': whole seconds, 1 to {MAX_TIMEOUT_SECONDS}"));
+    }
+    Ok(v as u64)
+}
+
+/// `--jobs N`: 1 to [`MAX_JOBS`] (0 would run nothing; a million threads for one case help no
+/// one).
+pub(crate) fn parse_jobs(s: &str) -> Result<usize, String> {
+    let v: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number of processes"))?;
+    if v == 0 || v > MAX_JOBS {
+        return Err(format!(
+            "'{s}': between 1 and {MAX_JOBS} parallel processes"
+        ));
+    }
+    Ok(v)
 }
 
 /// A command-line error (`cli.usage`) about `field` (a flag or argument).

@@ -117,7 +117,7 @@ pub fn docs(dir: &std::path::Path, write: bool) -> anyhow::Result<ExitCode> {
             let fresh = render::apply(&text)
                 .map_err(|e| Error::new(ErrorClass::SpecInvalid, p.display().to_string(), e))?;
             if fresh != text {
-                crate::fsio::write_bytes_atomic(p, fresh.as_bytes())?;
+                crate::fsio::rewrite_in_place(p, text.as_bytes(), fresh.as_bytes())?;
                 println!("rewrote {}", p.display());
             }
         } else {

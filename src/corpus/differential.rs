@@ -570,10 +570,13 @@ pub fn run(manifest: &Manifest, opts: &DiffOptions) -> crate::Result<DiffReport>
 }
 
 /// Writes the candidate cases: `cases/<nnn>_<kind>_<seed name>.gguf` and `candidates.json`.
+/// `replace`: whether files of an earlier run may be replaced (`--force`); a file that is
+/// there otherwise, or appears during the run, is never overwritten (`io.output_exists`).
 pub fn write_candidates(
     report: &DiffReport,
     opts: &DiffOptions,
     out: &Path,
+    replace: crate::fsio::Replace,
 ) -> crate::Result<Value> {
     let dir = out.join("cases");
     std::fs::create_dir_all(&dir).map_err(crate::fsio::write_err(&dir.display().to_string()))?;
@@ -581,7 +584,7 @@ pub fn write_candidates(
     for (n, f) in report.findings.iter().enumerate() {
         let seed_name = f.seed_case.rsplit('/').next().unwrap_or("case");
         let name = format!("{n:03}_{}_{seed_name}.gguf", f.kind.name());
-        crate::fsio::write_bytes_atomic(&dir.join(&name), &f.bytes)?;
+        crate::fsio::write_file(&dir.join(&name), &f.bytes, replace)?;
         list.push(json!({
             "file": format!("cases/{name}"),
             "sha256": sha256_hex(&f.bytes),
@@ -614,7 +617,7 @@ pub fn write_candidates(
         )
     })?;
     text.push('\n');
-    crate::fsio::write_bytes_atomic(&out.join("candidates.json"), text.as_bytes())?;
+    crate::fsio::write_file(&out.join("candidates.json"), text.as_bytes(), replace)?;
     Ok(doc)
 }
 

@@ -626,6 +626,27 @@ mod tests {
     }
 
     #[test]
+    fn localisation_decodes_nothing_past_its_cap() {
+        let target = |elems: usize| Target {
+            label: String::new(),
+            tensor: None,
+            codec: Codec::Pq2_0,
+            bytes: vec![0; Codec::Pq2_0.bytes_for(elems).unwrap()],
+            cols: 128,
+            stored_cols: 128,
+            got_sha256: None,
+            got_rows: None,
+        };
+        assert!(within_cap(&target(MAX_ELEMENTS)));
+        // One block more is refused before anything is decoded.
+        assert!(!within_cap(&target(MAX_ELEMENTS + 128)));
+        // So are bytes that are not whole blocks (the decode would fail anyway).
+        let mut t = target(128);
+        t.bytes.push(0);
+        assert!(!within_cap(&t));
+    }
+
+    #[test]
     fn every_bug_changes_some_block() {
         let mut bytes = Vec::new();
         for i in 0..4096u32 {

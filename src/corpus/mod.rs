@@ -435,12 +435,49 @@ impl Corpus {
         m
     }
 
-    /// Writes the corpus under `dir`, removing stale files in the family folders.
-    pub fn write(&self, dir: &Path) -> crate::Result<()> {
+    /// Writes the corpus under `dir` and returns the files there it left alone (it did not
+    /// write them). `dir` must be absent, empty, or a corpus this tool wrote (its MANIFEST.json
+    /// names this generator): any other folder is refused (`io.foreign_output`) before anything
+    /// is written. A stale file is removed only when the previous MANIFEST.json listed it (this
+    /// tool wrote it); a file the tool did not write is never removed, and one at a path the
+    /// corpus needs is refused (`io.foreign_output`), again before anything is written. A
+    /// family folder that is a symlink is refused: the tool never writes through a link.
+    pub fn write(&self, dir: &Path) -> crate::Result<Vec<String>> {
         let all = self.all_files();
-        for stale in self.compare(dir)?.extra {
+        let owned = owned_files(dir)?;
+        let cmp = self.compare(dir)?;
+        // Claim everything first: nothing is written or removed unless all of it may be.
+        for rel in all.keys().chain(cmp.extra.iter()) {
+            let p = dir.join(rel);
+            if let Some(parent) = p.parent() {
+                refuse_link(dir, parent)?;
+            }
+            match std::fs::symlink_metadata(&p) {
+                Err(_) => {}
+                Ok(m) if m.is_file() && owned.contains(rel.as_str()) => {}
+                // Not ours: a stale path is left alone, a needed path is refused.
+                Ok(_) if !all.contains_key(rel) => {}
+                Ok(_) => {
+                    return Err(crate::Error::new(
+                        crate::ErrorClass::IoForeignOutput,
+                        p.display().to_string(),
+                        format!(
+                            "exists, and the corpus MANIFEST.json in {} does not list it: this \
+                             tool did not write it, so it is never replaced — move it away",
+                            dir.display()
+                        ),
+                    ));
+                }
+            }
+        }
+        let mut left = Vec::new();
+        for stale in cmp.extra {
             let p = dir.join(&stale);
-            std::fs::remove_file(&p).map_err(crate::fsio::write_err(&stale))?;
+            if owned.contains(stale.as_str()) {
+                std::fs::remove_file(&p).map_err(crate::fsio::write_err(&stale))?;
+            } else {
+                left.push(stale);
+            }
         }
         for (rel, bytes) in &all {
             let p = dir.join(rel);
@@ -450,9 +487,16 @@ impl Corpus {
             if let Some(parent) = p.parent() {
                 std::fs::create_dir_all(parent).map_err(crate::fsio::write_err(rel))?;
             }
-            crate::fsio::write_bytes_atomic(&p, bytes)?;
+            // Replace only what the previous manifest listed; anything that appeared since
+            // the claim above survives.
+            let replace = if owned.contains(rel.as_str()) {
+                crate::fsio::Replace::Allow
+            } else {
+                crate::fsio::Replace::Never
+            };
+            crate::fsio::write_file(&p, bytes, replace)?;
         }
-        Ok(())
+        Ok(left)
     }
 
     /// Byte-compares with the corpus under `dir`.
@@ -487,6 +531,81 @@ impl Corpus {
     pub fn total_bytes(&self) -> u64 {
         self.all_files().values().map(|b| b.len() as u64).sum()
     }
+}
+
+/// The files of the corpus this tool wrote under `dir`: `MANIFEST.json` and every case file
+/// it lists, when its `generator` is this tool. An absent or empty `dir` has none; any other
+/// non-empty folder is not a corpus of this tool and is refused (`io.foreign_output`).
+fn owned_files(dir: &Path) -> crate::Result<std::collections::BTreeSet<String>> {
+    let mut owned = std::collections::BTreeSet::new();
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return Ok(owned);
+    };
+    if !meta.is_dir() {
+        return Err(crate::Error::new(
+            crate::ErrorClass::IoNotRegular,
+            dir.display().to_string(),
+            "is not a directory; the corpus output must be a directory",
+        ));
+    }
+    let manifest = dir.join("MANIFEST.json");
+    let text = std::fs::symlink_metadata(&manifest)
+        .ok()
+        .filter(|m| m.is_file())
+        .and_then(|_| std::fs::read_to_string(&manifest).ok());
+    let parsed: Option<Value> = text.and_then(|t| serde_json::from_str(&t).ok());
+    let ours = parsed.as_ref().is_some_and(|v| {
+        v["generator"]
+            .as_str()
+            .is_some_and(|g| g.starts_with("ninfer-ternary ") && g.ends_with(" corpus generate"))
+    });
+    if !ours {
+        if crate::fsio::is_ours_or_empty(dir) {
+            return Ok(owned);
+        }
+        return Err(crate::Error::new(
+            crate::ErrorClass::IoForeignOutput,
+            dir.display().to_string(),
+            "is a non-empty folder without a corpus MANIFEST.json written by this tool; \
+             `corpus generate` writes only into a new or empty folder or a corpus it wrote",
+        ));
+    }
+    owned.insert("MANIFEST.json".to_string());
+    if let Some(cases) = parsed.as_ref().and_then(|v| v["cases"].as_array()) {
+        for c in cases {
+            if let Some(f) = c["file"].as_str() {
+                owned.insert(f.to_string());
+            }
+        }
+    }
+    Ok(owned)
+}
+
+/// Refuses, before the generation, an output folder [`Corpus::write`] would refuse: a
+/// non-directory, or a non-empty folder that is not a corpus this tool wrote.
+pub fn check_output_folder(dir: &Path) -> crate::Result<()> {
+    owned_files(dir).map(drop)
+}
+
+/// Refuses a folder between `root` and a corpus file that is a symlink (writes would land
+/// outside the corpus).
+fn refuse_link(root: &Path, folder: &Path) -> crate::Result<()> {
+    let mut p = folder;
+    while p != root && p.starts_with(root) {
+        if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(crate::Error::new(
+                crate::ErrorClass::IoNotRegular,
+                p.display().to_string(),
+                "is a symbolic link; corpus folders must be real folders (the tool never \
+                 writes through a link)",
+            ));
+        }
+        match p.parent() {
+            Some(q) => p = q,
+            None => break,
+        }
+    }
+    Ok(())
 }
 
 /// Result of [`Corpus::compare`].

@@ -1,6 +1,6 @@
 //! Temporary files of atomic writes: their names, their removal on SIGINT/SIGTERM/SIGHUP
-//! (through `crate::shutdown`), and the
-//! removal of ones a killed earlier run left behind.
+//! (through `crate::shutdown`) and on SIGBUS (a handler of its own: a fault signal cannot wait
+//! for the signal thread), and the removal of ones a killed earlier run left behind.
 //!
 //! Name scheme: `.<output name>.tmp-<pid>` beside the output. When that would exceed
 //! NAME_MAX (255 bytes on Linux file systems), the output name is cut and a hash of the whole
@@ -147,6 +147,39 @@ pub fn remove_live_temps() {
             // SAFETY: `p` is a NUL-terminated string that is never freed.
             unsafe { libc::unlink(p) };
         }
+    }
+}
+
+/// The stderr line of the SIGBUS handler (a mapped input shrank under the reader).
+const BUS_MESSAGE: &[u8] = b"error: [io.read] an input file changed while being read: a memory-mapped \
+input became shorter than when it was opened (another process truncated or rewrote it); \
+the temporary output files were removed and nothing was written\n";
+
+/// SIGBUS: a read of a mapped input past its new end. Returning would fault again, so the
+/// handler removes the live temporary files, says what happened and exits 2 (an input
+/// error). Async-signal-safe: atomic loads, `unlink`, `write`, `_exit`.
+extern "C" fn on_bus(_sig: libc::c_int) {
+    remove_live_temps();
+    // SAFETY: write(2) and _exit(2) are async-signal-safe; the buffer is a static.
+    unsafe {
+        libc::write(2, BUS_MESSAGE.as_ptr().cast(), BUS_MESSAGE.len());
+        libc::_exit(2);
+    }
+}
+
+/// Process-wide guards of output writing, installed once at the start of the binary: the
+/// shutdown thread (`crate::shutdown::install`, which also ignores SIGXFSZ, so a file-size
+/// limit makes the write fail with EFBIG, reported as `io.write` naming the output, temporary
+/// removed) and the SIGBUS handler [`on_bus`] (a mapped input truncated by another process).
+pub fn install_process_guards() {
+    crate::shutdown::install();
+    // SAFETY: one sigaction call; on_bus is async-signal-safe.
+    unsafe {
+        let mut act: libc::sigaction = std::mem::zeroed();
+        act.sa_sigaction = on_bus as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut act.sa_mask);
+        act.sa_flags = 0;
+        libc::sigaction(libc::SIGBUS, &act, std::ptr::null_mut());
     }
 }
 

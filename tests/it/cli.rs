@@ -370,3 +370,64 @@ fn inspect_json_is_typed_and_its_file_is_claimed() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("[io.same_file]"));
     assert!(std::fs::read(&g).unwrap().starts_with(b"GGUF"));
 }
+
+/// #31 item 6: `--timeout` must be finite, more than 0 and at most a day, `--jobs` 1..=256 —
+/// usage errors before any work (they used to panic with exit 101, fail every case, or spawn a
+/// million threads).
+#[test]
+fn timeouts_and_jobs_out_of_range_are_usage_errors() {
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/conformance");
+    let reader = ["check-reader", "--adapter", "true", "--corpus", corpus];
+    let fuzz = [
+        "corpus",
+        "diff-fuzz",
+        "--adapter",
+        "true",
+        "--corpus",
+        corpus,
+        "--out",
+        "/nonexistent/x",
+    ];
+    let kernel = ["check-kernel", "--builtin"];
+    let mut cases: Vec<Vec<String>> = Vec::new();
+    for t in ["-1", "nan", "inf", "1e300", "0", "86401", "x"] {
+        for base in [&reader[..], &fuzz[..], &kernel[..]] {
+            let mut v: Vec<String> = base.iter().map(|x| x.to_string()).collect();
+            v.push(format!("--timeout={t}"));
+            cases.push(v);
+        }
+    }
+    for j in ["0", "257", "1000000"] {
+        let mut v: Vec<String> = reader.iter().map(|x| x.to_string()).collect();
+        v.push(format!("--jobs={j}"));
+        cases.push(v);
+    }
+    cases.push(
+        kernel
+            .iter()
+            .map(|x| x.to_string())
+            .chain(["--timeout=0.5".into()])
+            .collect(),
+    );
+    for args in &cases {
+        let o = bin().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("[cli.usage]"), "{args:?}: {err}");
+    }
+    // Negative control: in-range values run the check (one case, the reference adapter).
+    let adapter = format!("'{}' reader-adapter", env!("CARGO_BIN_EXE_ninfer-ternary"));
+    ok(&[
+        "check-reader",
+        "--adapter",
+        &adapter,
+        "--corpus",
+        corpus,
+        "--filter",
+        "gguf/y_valid_small",
+        "--timeout",
+        "86400",
+        "--jobs",
+        "256",
+    ]);
+}

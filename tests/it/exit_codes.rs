@@ -40,6 +40,8 @@ const TABLE: &[(&str, How)] = &[
     ("io.not_regular", How::Run(&["inspect", "/dev/null"])),
     ("io.same_file", How::Run(&["inspect", "{g}", "--json", "{g}", "--force"])),
     ("io.output_exists", How::Run(&["synth-template", "-o", "{t}"])),
+    ("io.input_in_output", How::Run(&["dump-reference", "{a}", "-o", "/", "--force"])),
+    ("io.foreign_output", How::Run(&["corpus", "generate", "-o", "{case:adapters}"])),
     ("io.stdout", How::RunStdoutFull(&["inspect", "{g}"])),
     ("io.memory", How::Elsewhere("needs an address-space cap", "tests/it/hostile_limits.rs")),
     ("gguf.metadata_type", How::Adapter("gguf/n_scalar_type_confusion")),

@@ -114,7 +114,8 @@ fn non_regular_inputs_are_refused_before_they_are_opened() {
         vec!["verify", a, "--gguf", g, "--template", f],
         vec!["verify", a, "--gguf", g, "--dump", f],
         vec!["mutate", f, "--kind", "perm48-on-rows", "-o", o],
-        vec!["dump-reference", f, "-o", outdir, "--force"],
+        // Not `-o` the FIFO's own folder: that folder holds the input (io.input_in_output).
+        vec!["dump-reference", f, "-o", o, "--force"],
         vec![
             "check-kernel",
             "--source",
@@ -510,4 +511,351 @@ fn a_value_outside_the_cli_vocabulary_is_a_usage_error() {
     ok(&["inspect", "--mode", "spec", g]);
     ok(&["synth", "--format", "PTQ1", "-o", o]);
     assert!(std::fs::metadata(o).is_ok());
+}
+
+// ---- Issue #32: never destroy what we did not write (output half) ----
+
+/// Every regular file and symlink under `root` with its bytes (a symlink as its target), for
+/// byte-for-byte "it survived" checks.
+fn snapshot(root: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut m = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let t = std::fs::symlink_metadata(&p).unwrap().file_type();
+            if t.is_symlink() {
+                let target = std::fs::read_link(&p).unwrap();
+                m.insert(p, target.into_os_string().into_encoded_bytes());
+            } else if t.is_dir() {
+                stack.push(p);
+            } else {
+                m.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    m
+}
+
+/// Runs the binary with extra environment; returns (status, stdout, stderr).
+fn run_env(args: &[&str], env: &[(&str, &Path)]) -> (ExitStatus, String, String) {
+    let mut c = bin();
+    c.args(args).stdin(Stdio::null());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    (
+        o.status,
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// #32 item 1 (and item 6: the verify family's scratch folders): `corpus generate` writes only
+/// into a new or empty folder or a corpus it wrote; it never removes or replaces a file it did
+/// not write, never writes through a symlinked folder, and its scratch (in `$TMPDIR`) is private
+/// and gone afterwards — a symlink planted at the old predictable scratch name is not followed.
+#[test]
+fn corpus_generate_never_removes_or_replaces_files_it_did_not_write() {
+    let d = tempfile::tempdir().unwrap();
+    // The filer's reproduction: a folder of the user's own models.
+    let models = d.path().join("models");
+    std::fs::create_dir_all(models.join("gguf")).unwrap();
+    std::fs::create_dir_all(models.join("codec")).unwrap();
+    std::fs::write(models.join("gguf/user-model.gguf"), b"the user's model").unwrap();
+    std::fs::write(models.join("codec/bench.csv"), b"a,b\n1,2\n").unwrap();
+    let before = snapshot(&models);
+    let t0 = Instant::now();
+    let err = refused(
+        &["corpus", "generate", "-o", s(&models)],
+        ErrorClass::IoForeignOutput,
+    );
+    assert!(err.contains(s(&models)), "{err}");
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "refused before the generation"
+    );
+    assert_eq!(
+        snapshot(&models),
+        before,
+        "every foreign file survives byte for byte"
+    );
+
+    // A corpus it wrote: regenerating leaves planted files and links alone (and says so).
+    let tmp = d.path().join("tmpdir");
+    std::fs::create_dir(&tmp).unwrap();
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, b"victim").unwrap();
+    // The old scheme's name for this process's first scratch folder (pid unknown in advance:
+    // plant a spread of them).
+    for n in 0..4 {
+        std::os::unix::fs::symlink(&victim, tmp.join(format!("ninfer-ternary-dumps-{n}-0")))
+            .unwrap();
+    }
+    let c = d.path().join("c");
+    let (st, _, err) = run_env(
+        &["corpus", "generate", "-o", s(&c)],
+        &[("TMPDIR", tmp.as_path())],
+    );
+    assert!(st.success(), "{err}");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"victim");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert_eq!(
+        left.len(),
+        4,
+        "only the planted links remain in TMPDIR: {left:?}"
+    );
+    std::fs::write(c.join("gguf/user-model.gguf"), b"mine").unwrap();
+    std::os::unix::fs::symlink(&victim, c.join("codec/link.bin")).unwrap();
+    let planted = (c.join("gguf/user-model.gguf"), c.join("codec/link.bin"));
+    let (st, out, err) = run_env(&["corpus", "generate", "-o", s(&c)], &[]);
+    assert!(st.success(), "{err}");
+    assert!(out.contains("LEFT    gguf/user-model.gguf"), "{out}");
+    assert_eq!(std::fs::read(&planted.0).unwrap(), b"mine");
+    assert_eq!(std::fs::read_link(&planted.1).unwrap(), victim);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"victim");
+    // A family folder swapped for a symlink is refused before anything is written.
+    let elsewhere = d.path().join("elsewhere");
+    std::fs::rename(c.join("pack"), &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, c.join("pack")).unwrap();
+    // One file missing there, so a write through the link would be needed.
+    let first = snapshot(&elsewhere).into_keys().next().unwrap();
+    std::fs::remove_file(first).unwrap();
+    let mark = snapshot(&elsewhere);
+    refused(
+        &["corpus", "generate", "-o", s(&c)],
+        ErrorClass::IoNotRegular,
+    );
+    assert_eq!(snapshot(&elsewhere), mark);
+    // (The negative control of the refusals is the fresh `c` above, written without error.)
+    // A missing parent folder is refused up front too.
+    refused(
+        &["corpus", "generate", "-o", s(&d.path().join("missing/sub"))],
+        ErrorClass::IoWrite,
+    );
+}
+
+/// #32 item 3: `dump-reference` and `mutate --kind dump-*` never replace a directory that holds
+/// their input, nor one this tool did not write, `--force` or not.
+#[test]
+fn dump_outputs_never_hold_their_input_or_replace_foreign_folders() {
+    let (_, _, _, a) = nano();
+    let d = tempfile::tempdir().unwrap();
+    let holder = d.path().join("D");
+    std::fs::create_dir(&holder).unwrap();
+    let art = holder.join("a.ninfer");
+    std::fs::copy(a, &art).unwrap();
+    let before = snapshot(&holder);
+    for args in [
+        vec!["dump-reference", s(&art), "-o", s(&holder), "--force"],
+        vec!["dump-reference", s(&art), "-o", s(&holder)],
+        vec![
+            "mutate",
+            s(&art),
+            "--kind",
+            "dump-row-major",
+            "-o",
+            s(&holder),
+            "--force",
+        ],
+    ] {
+        let err = refused(&args, ErrorClass::IoInputInOutput);
+        assert!(err.contains("a.ninfer"), "{err}");
+        assert_eq!(snapshot(&holder), before, "{args:?}");
+    }
+    // A folder of someone else's files.
+    let foreign = d.path().join("F");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.txt"), b"mine").unwrap();
+    let before = snapshot(&foreign);
+    refused(
+        &["dump-reference", s(a), "-o", s(&foreign), "--force"],
+        ErrorClass::IoForeignOutput,
+    );
+    assert_eq!(snapshot(&foreign), before);
+    // Negative control: its own dumps are replaced with --force (and need it).
+    let dumps = d.path().join("dumps");
+    ok(&["dump-reference", s(a), "-o", s(&dumps)]);
+    refused(
+        &["dump-reference", s(a), "-o", s(&dumps)],
+        ErrorClass::IoOutputExists,
+    );
+    ok(&["dump-reference", s(a), "-o", s(&dumps), "--force"]);
+    ok(&[
+        "mutate",
+        s(a),
+        "--kind",
+        "dump-row-major",
+        "-o",
+        s(&dumps),
+        "--force",
+    ]);
+}
+
+/// #32 item 4: an existing file is never replaced without `--force` — claimed before the run
+/// (check-kernel --markdown, corpus matrix -o/--html, a --run file named as the output) or
+/// appearing during it (a --json report the adapter creates mid-run).
+#[test]
+fn outputs_are_never_replaced_without_force_even_when_they_appear_mid_run() {
+    let d = tempfile::tempdir().unwrap();
+    let kept = d.path().join("kept.md");
+    std::fs::write(&kept, b"kept").unwrap();
+    let t0 = Instant::now();
+    refused(
+        &["check-kernel", "--builtin", "--markdown", s(&kept)],
+        ErrorClass::IoOutputExists,
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "claimed before the run"
+    );
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/conformance");
+    let adapter = d.path().join("adapter.sh");
+    let report = d.path().join("r.json");
+    // The adapter plants the report path while the run is under way, then answers as the
+    // reference reader.
+    std::fs::write(
+        &adapter,
+        format!(
+            "#!/bin/sh\necho planted > \"$PLANT\"\nexec '{}' reader-adapter \"$1\"\n",
+            env!("CARGO_BIN_EXE_ninfer-ternary")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &adapter,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let filter = ["--filter", "gguf/y_valid_small"];
+    let base = ["check-reader", "--adapter", s(&adapter), "--corpus", corpus];
+    let (st, _, err) = run_env(
+        &[&base[..], &filter, &["--json", s(&report)]].concat(),
+        &[("PLANT", report.as_path())],
+    );
+    assert_eq!(st.code(), Some(2), "{err}");
+    assert_eq!(class_of(&err), Some(ErrorClass::IoOutputExists), "{err}");
+    assert!(err.contains(s(&report)) && !err.contains(".tmp-"), "{err}");
+    assert_eq!(std::fs::read(&report).unwrap(), b"planted\n");
+    assert_eq!(temps_in(d.path()), Vec::<PathBuf>::new());
+    // Negative control: with --force the report replaces the planted file.
+    let (st, _, err) = run_env(
+        &[&base[..], &filter, &["--json", s(&report), "--force"]].concat(),
+        &[("PLANT", report.as_path())],
+    );
+    assert_eq!(st.code(), Some(0), "{err}");
+    assert!(std::fs::read_to_string(&report)
+        .unwrap()
+        .contains("check-reader-report"));
+    // corpus matrix: the run file as the output; existing -o / --html files.
+    let run = format!("r={}", s(&report));
+    let m = ["corpus", "matrix", "--corpus", corpus, "--run", &run];
+    refused(
+        &[&m[..], &["-o", s(&report), "--force"]].concat(),
+        ErrorClass::IoSameFile,
+    );
+    for flag in ["-o", "--html"] {
+        refused(
+            &[&m[..], &[flag, s(&kept)]].concat(),
+            ErrorClass::IoOutputExists,
+        );
+        assert_eq!(std::fs::read(&kept).unwrap(), b"kept");
+    }
+    ok(&[&m[..], &["-o", s(&kept), "--force"]].concat());
+    assert!(std::fs::read_to_string(&kept).unwrap().contains("Readers"));
+}
+
+/// #32 item 5: a `--json` path in a missing or unwritable folder is refused before the run,
+/// fast, with `io.write`, naming the user's path (never the temporary file).
+#[test]
+fn a_bad_json_folder_is_refused_before_the_run_by_the_users_path() {
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/conformance");
+    for p in ["/nonexistent/dir/r.json", "/proc/r.json"] {
+        for args in [
+            vec!["check-kernel", "--builtin", "--json", p],
+            vec![
+                "check-reader",
+                "--adapter",
+                "true",
+                "--corpus",
+                corpus,
+                "--json",
+                p,
+            ],
+        ] {
+            let t0 = Instant::now();
+            let err = refused(&args, ErrorClass::IoWrite);
+            assert!(t0.elapsed() < Duration::from_secs(5), "{args:?} ran first");
+            assert!(err.contains(p) && !err.contains(".tmp-"), "{err}");
+        }
+    }
+    // Negative control: a writable folder is accepted and the run goes ahead.
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path().join("r.json");
+    let args = [
+        "check-reader",
+        "--adapter",
+        "true",
+        "--corpus",
+        corpus,
+        "--filter",
+        "gguf/y_valid_small",
+        "--json",
+        s(&r),
+    ];
+    let (st, _) = run_limited(&args, Duration::from_secs(60)).unwrap();
+    assert_eq!(st.code(), Some(1));
+    assert!(r.exists());
+}
+
+/// #32 item 7: a file-size limit (SIGXFSZ ignored) is an `io.write` error naming the output,
+/// with the temporary file removed; SIGBUS (what a truncated mapped input raises) removes the
+/// temporary file and exits 2 saying the input changed.
+#[test]
+fn a_size_limit_and_sigbus_leave_no_temp_and_a_classed_error() {
+    use std::os::unix::process::CommandExt;
+    let (_, g, t, _) = nano();
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("a.ninfer");
+    let mut c = bin();
+    c.args(["pack", "--gguf", s(g), "--template", s(t), "-o", s(&out)])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    // SAFETY: setrlimit is async-signal-safe; it only lowers this child's file-size limit.
+    unsafe {
+        c.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 64 << 10,
+                rlim_max: 64 << 10,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = c.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.signal(), None, "not killed by SIGXFSZ: {err}");
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(class_of(&err), Some(ErrorClass::IoWrite), "{err}");
+    assert!(err.contains(s(&out)) && !err.contains(".tmp-"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "no temp, no output"
+    );
+    // Negative control: without the limit the same pack succeeds.
+    ok(&["pack", "--gguf", s(g), "--template", s(t), "-o", s(&out)]);
+    // SIGBUS mid-write: temp removed, exit 2, io.read, the reason in words.
+    let d = tempfile::tempdir().unwrap();
+    let child = synth_mid_write(d.path());
+    unsafe { libc::kill(child.id() as i32, libc::SIGBUS) };
+    let (st, err) = wait_for(child, Duration::from_secs(30)).expect("exits on SIGBUS");
+    assert_eq!(st.code(), Some(2), "{st:?} {err}");
+    assert_eq!(class_of(&err), Some(ErrorClass::IoRead), "{err}");
+    assert!(err.contains("changed while being read"), "{err}");
+    assert_eq!(temps_in(d.path()), Vec::<PathBuf>::new());
+    assert!(!d.path().join("big.gguf").exists());
 }

@@ -395,40 +395,53 @@ fn item7_a_backtracking_glob_cannot_stall_a_run_and_an_overlong_one_is_refused()
     assert_eq!(res.len(), 1);
 }
 
+/// `corpus diff-fuzz` into `out` (3 iterations), with `extra` options.
+fn diff_fuzz(dir: &Path, out: &Path, extra: &[&str]) -> Output {
+    Command::new(BIN)
+        .current_dir(root())
+        .args(["corpus", "diff-fuzz", "--adapter", &reference(dir)])
+        .args(["--iterations", "3", "--filter", "gguf/y_*", "--timeout", "20"])
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn item32_2_diff_fuzz_never_touches_a_work_folder_or_a_symlink_under_out() {
     let d = scratch("diff-fuzz-out");
-    let out = d.path().join("out");
+    // A folder of the user's with a work/ folder and a planted symlink: refused whole.
+    let out = d.path().join("project");
     std::fs::create_dir_all(out.join("work")).unwrap();
     std::fs::write(out.join("work/keep.txt"), b"mine").unwrap();
     let outside = d.path().join("outside.bin");
     std::fs::write(&outside, b"not yours").unwrap();
     std::os::unix::fs::symlink(&outside, out.join("work/mutant.gguf")).unwrap();
-    let run = Command::new(BIN)
-        .current_dir(root())
-        .args(["corpus", "diff-fuzz", "--adapter", &reference(d.path())])
-        .args([
-            "--iterations",
-            "3",
-            "--filter",
-            "gguf/y_*",
-            "--timeout",
-            "20",
-        ])
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    for extra in [&[][..], &["--force"][..]] {
+        let run = diff_fuzz(d.path(), &out, extra);
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(err.contains("[io.foreign_output]"), "{extra:?}: {err}");
+        assert_eq!(std::fs::read(out.join("work/keep.txt")).unwrap(), b"mine");
+        assert_eq!(std::fs::read(&outside).unwrap(), b"not yours");
+        assert!(std::fs::symlink_metadata(out.join("work/mutant.gguf"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(!out.join("candidates.json").exists());
+    }
+    // Control: a new folder is written (mutants never under it), a rerun needs --force.
+    let fresh = d.path().join("fresh");
+    let run = diff_fuzz(d.path(), &fresh, &[]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(fresh.join("candidates.json").is_file());
+    assert!(!fresh.join("work").exists());
+    let again = diff_fuzz(d.path(), &fresh, &[]);
     assert!(
-        run.status.success(),
+        String::from_utf8_lossy(&again.stderr).contains("[io.output_exists]"),
         "{}",
-        String::from_utf8_lossy(&run.stderr)
+        String::from_utf8_lossy(&again.stderr)
     );
-    assert_eq!(std::fs::read(out.join("work/keep.txt")).unwrap(), b"mine");
-    assert_eq!(std::fs::read(&outside).unwrap(), b"not yours");
-    assert!(std::fs::symlink_metadata(out.join("work/mutant.gguf"))
-        .unwrap()
-        .file_type()
-        .is_symlink());
-    assert!(out.join("candidates.json").exists());
+    let forced = diff_fuzz(d.path(), &fresh, &["--force"]);
+    assert!(forced.status.success(), "{}", String::from_utf8_lossy(&forced.stderr));
 }

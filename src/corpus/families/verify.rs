@@ -83,20 +83,20 @@ pub fn unbundle(bytes: &[u8], root: &Path) -> crate::Result<()> {
             std::fs::create_dir_all(parent)
                 .map_err(|e| crate::Error::io(crate::ErrorClass::IoWrite, parent, e))?;
         }
-        std::fs::write(&p, a.object_bytes(o))
+        // create_new: a name listed twice, or a link in the way, is an error, never followed.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, a.object_bytes(o)))
             .map_err(|e| crate::Error::io(crate::ErrorClass::IoWrite, &p, e))?;
     }
     Ok(())
 }
 
-fn scratch(tag: &str) -> std::path::PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    std::env::temp_dir().join(format!(
-        "ninfer-ternary-{tag}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ))
+/// A private scratch folder (mkdtemp: random name, 0700), removed when dropped.
+fn scratch(tag: &str) -> crate::Result<crate::fsio::Scratch> {
+    crate::fsio::scratch_dir(tag)
 }
 
 /// The verifier's verdict on `artifact`, as a case observation.
@@ -107,10 +107,11 @@ pub fn observe(
     dumps: Option<&[u8]>,
 ) -> crate::Result<serde_json::Value> {
     use crate::verify::{self, Options};
-    let root = scratch("dumps");
-    let result = (|| {
+    let scratch = scratch("dumps")?;
+    let root = scratch.path();
+    (|| {
         if let Some(b) = dumps {
-            unbundle(b, &root)?;
+            unbundle(b, root)?;
         }
         let (emb, ora) = (root.join("embedding"), root.join("oracles"));
         // An engine-format embedding dump travels as the single file `embedding.bin`.
@@ -133,22 +134,20 @@ pub fn observe(
             .map(|f| (f.step.clone(), f.status.word().into()))
             .collect();
         Ok(serde_json::json!({"ok": r.ok(), "gates": gates}))
-    })();
-    let _ = std::fs::remove_dir_all(&root);
-    result
+    })()
 }
 
 /// A bundle holding only the engine's embedding dump file (`embedding.bin`), written correctly
 /// or with the transposed layout (k*T + t).
 fn engine_dump_bundle(artifact: &[u8], transposed: bool) -> crate::Result<Vec<u8>> {
-    let root = scratch("engine");
-    std::fs::create_dir_all(&root).map_err(crate::fsio::write_err(&root.display().to_string()))?;
+    let scratch = scratch("engine")?;
+    let root = scratch.path();
     let a = Artifact::parse(artifact).map_err(|e| super::bug("healthy artifact", e))?;
     let f = root.join("embedding.bin");
     crate::verify::dumps::write_engine_embedding(&a, &f, None, transposed)
         .map_err(|e| super::bug("engine dump", e))?;
     let b = crate::fsio::read_input(&f)?;
-    let _ = std::fs::remove_dir_all(&root);
+    drop(scratch);
     let dir = plan(
         Identity {
             model_id: "dump-bundle".into(),
@@ -167,7 +166,8 @@ fn harness_bundle(
     fault: crate::verify::harness::HarnessFault,
 ) -> crate::Result<Vec<u8>> {
     use crate::verify::{self, harness};
-    let root = scratch("harness");
+    let scratch = scratch("harness")?;
+    let root = scratch.path();
     let a = Artifact::parse(artifact).map_err(|e| super::bug("healthy artifact", e))?;
     let p = verify::profile_for_artifact(&a).map_err(|e| super::bug("profile", e))?;
     let layers = verify::artifact_layers(&a);
@@ -181,13 +181,13 @@ fn harness_bundle(
     let d = root.join("oracles");
     harness::write_rotation(&d, fault).map_err(|e| super::bug("rotation harness", e))?;
     harness::write_gemm(&a, &d, &obj, fault).map_err(|e| super::bug("gemm oracle", e))?;
-    let b = bundle_dir(&root)?;
-    let _ = std::fs::remove_dir_all(&root);
-    Ok(b)
+    bundle_dir(root)
 }
 
 fn write_dumps(artifact: &[u8], mutation: Option<&str>) -> crate::Result<Vec<u8>> {
-    let root = scratch("gen");
+    let scratch = scratch("gen")?;
+    // A fresh folder inside the scratch: the dump writer renames its directory into place.
+    let root = scratch.path().join("dumps");
     let a = Artifact::parse(artifact).map_err(|e| super::bug("healthy artifact", e))?;
     match mutation {
         None => crate::verify::dumps::write_reference(&a, &root, None, 0, Default::default())
@@ -195,9 +195,7 @@ fn write_dumps(artifact: &[u8], mutation: Option<&str>) -> crate::Result<Vec<u8>
         Some(kind) => crate::verify::mutate::mutate_dumps(&a, kind, &root, 0)
             .map_err(|e| super::bug("dump mutation", e))?,
     }
-    let b = bundle_dir(&root)?;
-    let _ = std::fs::remove_dir_all(&root);
-    Ok(b)
+    bundle_dir(&root)
 }
 
 /// Every case of the `verify` family, in a fixed order (the corpus is byte-identical across runs).
