@@ -640,3 +640,62 @@ fn many_random_cases_are_built_lazily() {
         r.stderr
     );
 }
+
+#[test]
+fn a_huge_include_is_refused_before_it_is_read() {
+    if !host_ready() {
+        return;
+    }
+    let d = scratch("huge");
+    // 1.5 GiB (sparse): before, read whole (3.15 GB RSS) before the 32 MiB limit applied; now
+    // its size is checked on the open handle first, under a 1 GiB address-space cap.
+    let huge = d.path().join("k/huge.cuh");
+    write(&huge, "");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&huge)
+        .unwrap()
+        .set_len(1536 << 20)
+        .unwrap();
+    let src = write(
+        &d.path().join("k/k.cu"),
+        &kernel("#include \"huge.cuh\"", ""),
+    );
+    let (r, t) = check_kernel(
+        d.path(),
+        &args(src.to_str().unwrap(), &[]),
+        GIB,
+        Duration::from_secs(60),
+    );
+    assert!(
+        r.stderr.contains(&cls("kernel.include")),
+        "{t:?}\n{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(r.stderr.contains("nothing was read"), "{}", r.stderr);
+    assert!(t < Duration::from_secs(10), "{t:?}");
+    // Control: a 1 MiB header (comments) in the kernel's folder is read and compiled.
+    let mut text = String::from("#pragma once\n");
+    while text.len() < 1 << 20 {
+        text.push_str("// filler line of a large but ordinary header, kept as a comment\n");
+    }
+    text.push_str("#define NT_BIG 1\n");
+    write(&d.path().join("k/big.cuh"), &text);
+    let src = write(
+        &d.path().join("k/ok.cu"),
+        &kernel("#include \"big.cuh\"", "(void)NT_BIG;"),
+    );
+    let (r, _) = check_kernel(
+        d.path(),
+        &args(src.to_str().unwrap(), &[]),
+        8 * GIB,
+        Duration::from_secs(180),
+    );
+    assert!(
+        r.stdout.contains("FAIL g_dequantize"),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+}

@@ -400,7 +400,14 @@ fn diff_fuzz(dir: &Path, out: &Path, extra: &[&str]) -> Output {
     Command::new(BIN)
         .current_dir(root())
         .args(["corpus", "diff-fuzz", "--adapter", &reference(dir)])
-        .args(["--iterations", "3", "--filter", "gguf/y_*", "--timeout", "20"])
+        .args([
+            "--iterations",
+            "3",
+            "--filter",
+            "gguf/y_*",
+            "--timeout",
+            "20",
+        ])
         .arg("--out")
         .arg(out)
         .args(extra)
@@ -433,7 +440,11 @@ fn item32_2_diff_fuzz_never_touches_a_work_folder_or_a_symlink_under_out() {
     // Control: a new folder is written (mutants never under it), a rerun needs --force.
     let fresh = d.path().join("fresh");
     let run = diff_fuzz(d.path(), &fresh, &[]);
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     assert!(fresh.join("candidates.json").is_file());
     assert!(!fresh.join("work").exists());
     let again = diff_fuzz(d.path(), &fresh, &[]);
@@ -443,5 +454,9 @@ fn item32_2_diff_fuzz_never_touches_a_work_folder_or_a_symlink_under_out() {
         String::from_utf8_lossy(&again.stderr)
     );
     let forced = diff_fuzz(d.path(), &fresh, &["--force"]);
-    assert!(forced.status.success(), "{}", String::from_utf8_lossy(&forced.stderr));
+    assert!(
+        forced.status.success(),
+        "{}",
+        String::from_utf8_lossy(&forced.stderr)
+    );
 }
