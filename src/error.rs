@@ -144,6 +144,9 @@ error_classes! {
     KernelDeadlock => "kernel.deadlock",
     KernelUnsupported => "kernel.unsupported",
     KernelTierUnavailable => "kernel.tier_unavailable",
+    KernelInclude => "kernel.include",
+    KernelCache => "kernel.cache",
+    KernelCompileLimit => "kernel.compile_limit",
     InternalInvariant => "internal.invariant",
 }
 

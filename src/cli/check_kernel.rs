@@ -12,9 +12,7 @@ use std::time::{Duration, Instant};
 use crate::cuda::check::{self, HostSetup};
 use crate::cuda::kernel_abi::{AbiSidecar, KernelAbi};
 use crate::cuda::suite::{judge_builtin, markdown_table, run_builtins_host, BuiltinVerdict};
-use crate::cuda::{
-    self, sources, Builtin, CaseResult, KernelCase, KernelClass, Precision, Role, Status, Tier,
-};
+use crate::cuda::{self, sources, Builtin, CaseResult, KernelClass, Precision, Role, Status, Tier};
 use crate::error::{Error, ErrorClass};
 
 /// The command's options.
@@ -68,6 +66,15 @@ pub struct Args {
     /// Per-case timeout in seconds (host tier; 1 to 86400).
     #[arg(long, value_parser = super::parse_timeout_whole)]
     pub timeout: Option<u64>,
+    /// Wall-clock limit of one host-tier compile, in seconds (default 120).
+    #[arg(long, value_name = "SECONDS")]
+    pub compile_timeout: Option<u64>,
+    /// Address-space cap of the host compiler in MiB (default 4096; 0: none).
+    #[arg(long, value_name = "MIB")]
+    pub compile_memory_mb: Option<u64>,
+    /// Address-space cap of the host-tier kernel process in MiB (default 4096; 0: none).
+    #[arg(long, value_name = "MIB")]
+    pub memory_mb: Option<u64>,
     /// Check every shipped kernel instead: references and correct-but-unusual kernels pass,
     /// wrong variants are caught with their expected verdict.
     #[arg(long)]
@@ -116,17 +123,9 @@ fn show(e: &Error) -> String {
 }
 
 fn read_source(path: &Path, include_dirs: &[PathBuf]) -> crate::Result<String> {
-    let text = crate::fsio::read_input_string(path)?;
-    let dirs: Vec<String> = include_dirs
-        .iter()
-        .map(|d| d.display().to_string())
-        .collect();
-    sources::resolve(
-        &text,
-        &path.display().to_string(),
-        &|p| crate::fsio::read_input_string(Path::new(p)).ok(),
-        &dirs,
-    )
+    // Includes confined to the kernel's folder and the -I folders, each file checked before
+    // it is read (kernel.include).
+    cuda::confine::read_source(path, include_dirs)
 }
 
 fn write_json(path: Option<&Path>, v: &Value) -> anyhow::Result<()> {
@@ -141,15 +140,12 @@ fn usage(field: &str, what: impl Into<String>) -> Error {
     Error::new(ErrorClass::CliUsage, field, what)
 }
 
-/// The most random cases per format one run draws (each is built in memory up front).
+/// The most random cases per format one run draws (built and run a chunk at a time).
 const MAX_RANDOM: usize = 100_000;
 
-/// The case list of a run: fixed (corpus + generated matrix) or random, then the filters.
-fn select_cases(
-    class: KernelClass,
-    formats: &[String],
-    a: &Args,
-) -> crate::Result<Vec<KernelCase>> {
+/// The case plan of a run: fixed (corpus + generated matrix) or random (built lazily, after
+/// `--case` picked them by name), then the filters.
+fn select_cases(class: KernelClass, formats: &[String], a: &Args) -> crate::Result<cuda::CasePlan> {
     if let Some(n) = a.random {
         if n == 0 || n > MAX_RANDOM {
             return Err(usage(
@@ -158,23 +154,26 @@ fn select_cases(
             ));
         }
     }
-    let mut cs = match a.random {
-        Some(n) => cuda::random_cases(class, formats, n, a.seed)?,
-        None => cuda::cases_for(class, formats)?,
-    };
-    if !a.case.is_empty() {
-        cs.retain(|c| a.case.iter().any(|t| c.name.contains(t.as_str())));
+    if a.block.is_some() && class != KernelClass::HadamardRotate {
+        return Err(usage(
+            "--block",
+            "only hadamard_rotate cases have a block size",
+        ));
     }
-    if let Some(b) = a.block {
-        if class != KernelClass::HadamardRotate {
-            return Err(usage(
-                "--block",
-                "only hadamard_rotate cases have a block size",
-            ));
+    let plan = match a.random {
+        Some(n) => cuda::CasePlan::random(class, formats, n, a.seed, &a.case, a.block),
+        None => {
+            let mut cs = cuda::cases_for(class, formats)?;
+            if !a.case.is_empty() {
+                cs.retain(|c| a.case.iter().any(|t| c.name.contains(t.as_str())));
+            }
+            if let Some(b) = a.block {
+                cs.retain(|c| c.dims.block == b);
+            }
+            cuda::CasePlan::Fixed(cs)
         }
-        cs.retain(|c| c.dims.block == b);
-    }
-    if cs.is_empty() {
+    };
+    if plan.is_empty() {
         return Err(Error::new(
             ErrorClass::CorpusFilter,
             "--case",
@@ -184,7 +183,7 @@ fn select_cases(
             ),
         ));
     }
-    Ok(cs)
+    Ok(plan)
 }
 
 fn host_setup(a: &Args) -> crate::Result<HostSetup> {
@@ -202,7 +201,25 @@ fn host_setup(a: &Args) -> crate::Result<HostSetup> {
             .map(Duration::from_secs)
             .unwrap_or_else(cuda::host_timeout),
         schedule_seed: a.seed,
+        compile_timeout: match a.compile_timeout {
+            Some(0) => return Err(usage("--compile-timeout", "0: at least 1 second")),
+            Some(t) => Duration::from_secs(t),
+            None => cuda::host::DEFAULT_COMPILE_TIMEOUT,
+        },
+        compile_memory_mb: mib("--compile-memory-mb", a.compile_memory_mb)?
+            .unwrap_or(cuda::host::DEFAULT_COMPILE_MEMORY_MB),
+        memory_mb: mib("--memory-mb", a.memory_mb)?.unwrap_or(cuda::host::DEFAULT_MEMORY_MB),
     })
+}
+
+/// A memory cap option: 0 (none) or at least 64 MiB (less cannot even start a compiler).
+fn mib(flag: &str, v: Option<u64>) -> crate::Result<Option<u64>> {
+    match v {
+        Some(n) if n != 0 && n < 64 => {
+            Err(usage(flag, format!("{n}: 0 (no cap) or at least 64 MiB")))
+        }
+        v => Ok(v),
+    }
 }
 
 fn tag(r: &CaseResult) -> String {
@@ -322,9 +339,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
-            check::run_host(&source, &entry, &abi, &cases, &setup)
+            cases.run(&mut |cs| check::run_host(&source, &entry, &abi, cs, &setup))
         }),
-        Tier::Device => cuda::run_device(&source, &entry, &abi, &cases),
+        Tier::Device => cases.run(&mut |cs| cuda::run_device(&source, &entry, &abi, cs)),
         Tier::Compile => {
             let archs: Vec<String> = match &a.arch {
                 Some(x) => vec![x.clone()],
@@ -363,7 +380,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         Err(e)
             if matches!(
                 e.class,
-                ErrorClass::CliUsage | ErrorClass::IoRead | ErrorClass::IoWrite
+                ErrorClass::CliUsage
+                    | ErrorClass::IoRead
+                    | ErrorClass::IoWrite
+                    | ErrorClass::KernelCache
             ) =>
         {
             return Err(e.into())

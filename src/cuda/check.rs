@@ -29,6 +29,12 @@ pub struct HostSetup {
     pub timeout: Duration,
     /// Seed of the random thread schedule.
     pub schedule_seed: u64,
+    /// Wall-clock limit of one compile (`--compile-timeout`).
+    pub compile_timeout: Duration,
+    /// The compiler's address-space cap in MiB (`--compile-memory-mb`, 0: none).
+    pub compile_memory_mb: u64,
+    /// The kernel process's address-space cap in MiB (`--memory-mb`, 0: none).
+    pub memory_mb: u64,
 }
 
 impl Default for HostSetup {
@@ -39,6 +45,9 @@ impl Default for HostSetup {
             archs: Vec::new(),
             timeout: super::host_timeout(),
             schedule_seed: 1,
+            compile_timeout: super::host::DEFAULT_COMPILE_TIMEOUT,
+            compile_memory_mb: super::host::DEFAULT_COMPILE_MEMORY_MB,
+            memory_mb: super::host::DEFAULT_MEMORY_MB,
         }
     }
 }
@@ -88,6 +97,9 @@ pub fn compile_host(
             defines: setup.defines.clone(),
             include_dirs: setup.include_dirs.clone(),
             cuda_arch: arch,
+            compile_timeout: setup.compile_timeout,
+            compile_memory_mb: setup.compile_memory_mb,
+            memory_mb: setup.memory_mb,
         },
     )
 }

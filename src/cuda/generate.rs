@@ -321,56 +321,55 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
 /// `n` random cases of `class` / `format` from `seed`, named `r<seed>_<i>_...` so a failure
 /// names what to replay.
 pub fn random(class: KernelClass, format: &str, n: usize, seed: u64) -> Result<Vec<KernelCase>> {
+    (0..n).map(|i| random_one(class, format, i, seed)).collect()
+}
+
+/// The name of random case `i` (known without drawing it, so `--case` selects before any
+/// case is built).
+pub fn random_name(class: KernelClass, format: &str, i: usize, seed: u64) -> String {
+    format!("r{seed}_{i}_{}_{}", class.name(), format.to_lowercase())
+}
+
+/// Random case `i` of `class` / `format` from `seed` (the same case [`random`] gives at `i`).
+pub fn random_one(class: KernelClass, format: &str, i: usize, seed: u64) -> Result<KernelCase> {
     use KernelClass::*;
-    let mut out = Vec::new();
-    let f = format.to_lowercase();
-    for i in 0..n {
-        let cs = seed
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .wrapping_add((i as u64) << 20)
-            .wrapping_add(class as u64 * 7919 + format.len() as u64);
-        let mut r = Rng::new(cs);
-        let mut pick = |lo: u64, hi: u64| lo + r.next_u64() % (hi - lo + 1);
-        let qk = match class {
-            HadamardRotate => 1,
-            _ => codec_of(format)?.block_elems() as u64,
-        };
-        let scales = match pick(0, 9) {
-            0..=5 => Scales::Signed,
-            6..=8 => Scales::Finite,
-            _ => Scales::All,
-        };
-        let s = match class {
-            Dequantize => shape(pick(1, 300), 0, 0, 0, 0),
-            GetRows => {
-                let n = pick(1, 24);
-                shape(n, qk * pick(1, 40), 0, pick(1, 12), 0)
-            }
-            MulMatVec => shape(pick(1, 140), qk * pick(1, 40), 1, 0, 0),
-            MulMatVecPlanes => {
-                let prefix = match pick(0, 2) {
-                    0 => 0,
-                    1 => 16 * pick(1, 64) as usize,
-                    _ => 4096 + 16 * pick(0, 255) as usize,
-                };
-                shape(pick(1, 140), 128 * pick(1, 40), 1, 0, prefix)
-            }
-            MulMat => shape(pick(1, 70), qk * pick(1, 6), pick(1, 40), 0, 0),
-            HadamardRotate => {
-                let b = 1u64 << pick(6, 10);
-                shape(0, b * pick(1, 12), pick(1, 9), b, 0)
-            }
-        };
-        out.push(build(
-            format!("r{seed}_{i}_{}_{f}", class.name()),
-            class,
-            format,
-            &s,
-            scales,
-            cs,
-        )?);
-    }
-    Ok(out)
+    let cs = seed
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        .wrapping_add((i as u64) << 20)
+        .wrapping_add(class as u64 * 7919 + format.len() as u64);
+    let mut r = Rng::new(cs);
+    let mut pick = |lo: u64, hi: u64| lo + r.next_u64() % (hi - lo + 1);
+    let qk = match class {
+        HadamardRotate => 1,
+        _ => codec_of(format)?.block_elems() as u64,
+    };
+    let scales = match pick(0, 9) {
+        0..=5 => Scales::Signed,
+        6..=8 => Scales::Finite,
+        _ => Scales::All,
+    };
+    let s = match class {
+        Dequantize => shape(pick(1, 300), 0, 0, 0, 0),
+        GetRows => {
+            let n = pick(1, 24);
+            shape(n, qk * pick(1, 40), 0, pick(1, 12), 0)
+        }
+        MulMatVec => shape(pick(1, 140), qk * pick(1, 40), 1, 0, 0),
+        MulMatVecPlanes => {
+            let prefix = match pick(0, 2) {
+                0 => 0,
+                1 => 16 * pick(1, 64) as usize,
+                _ => 4096 + 16 * pick(0, 255) as usize,
+            };
+            shape(pick(1, 140), 128 * pick(1, 40), 1, 0, prefix)
+        }
+        MulMat => shape(pick(1, 70), qk * pick(1, 6), pick(1, 40), 0, 0),
+        HadamardRotate => {
+            let b = 1u64 << pick(6, 10);
+            shape(0, b * pick(1, 12), pick(1, 9), b, 0)
+        }
+    };
+    build(random_name(class, format, i, seed), class, format, &s, scales, cs)
 }
 
 #[cfg(test)]

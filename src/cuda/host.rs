@@ -10,6 +10,7 @@
 //! misaligned vector loads are caught by UBSan where the compiler has it. One child runs many
 //! launches; a crash in one is reported against it and the next child starts after it.
 
+mod cache;
 mod rewrite;
 #[cfg(test)]
 mod tests;
@@ -17,7 +18,6 @@ mod tests;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use super::abi::{KernelClass, Launch, LaunchArg};
+use crate::contain;
 use super::sources::{HOST_SHIM, HOST_TYPES};
 use crate::error::{Error, ErrorClass, Result};
 
@@ -39,27 +40,38 @@ pub fn compiler() -> String {
 /// Whether the host compiler runs at all (`kernel.tier_unavailable` explains why not).
 pub fn available() -> Result<String> {
     let cxx = compiler();
-    match Command::new(&cxx)
-        .arg("--version")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .output()
-    {
-        Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout)
+    let o = contain::run(
+        &contain::Job::new(&cxx)
+            .arg("--version")
+            .stdout_cap(64 << 10)
+            .stderr_cap(0)
+            .limits(probe_limits()),
+    );
+    match o.end {
+        contain::End::Exited(0) => Ok(String::from_utf8_lossy(&o.stdout)
             .lines()
             .next()
             .unwrap_or("")
             .to_string()),
-        Ok(o) => Err(Error::new(
-            ErrorClass::KernelTierUnavailable,
-            cxx,
-            format!("`--version` exited with {}", o.status),
-        )),
-        Err(e) => Err(Error::new(
+        contain::End::SpawnFailed(e) => Err(Error::new(
             ErrorClass::KernelTierUnavailable,
             cxx,
             format!("host C++ compiler not runnable ({e}); install g++ or set NINFER_CXX"),
         )),
+        end => Err(Error::new(
+            ErrorClass::KernelTierUnavailable,
+            cxx,
+            format!("`--version` ended with {end:?}"),
+        )),
+    }
+}
+
+/// Limits of the compiler's quick probes (`--version`, the UBSan probe, its search folders).
+fn probe_limits() -> contain::Limits {
+    contain::Limits {
+        memory_mb: 4096,
+        file_size_mb: 256,
+        ..contain::Limits::with_timeout(Duration::from_secs(60))
     }
 }
 
@@ -75,13 +87,23 @@ impl TempDir {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let p = std::env::temp_dir().join(format!(
-            "ninfer-{tag}-{}-{}-{nanos}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&p).map_err(|e| Error::io(ErrorClass::IoWrite, &p, e))?;
-        Ok(TempDir(p))
+        // Made fresh (never an existing folder someone else made first), mode 0700.
+        use std::os::unix::fs::DirBuilderExt;
+        let mut last = None;
+        for _ in 0..16 {
+            let p = std::env::temp_dir().join(format!(
+                "ninfer-{tag}-{}-{}-{nanos}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+            match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+                Ok(()) => return Ok(TempDir(p)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some((p, e)),
+                Err(e) => return Err(Error::io(ErrorClass::IoWrite, &p, e)),
+            }
+        }
+        let (p, e) = last.unwrap_or_else(|| (std::env::temp_dir(), std::io::ErrorKind::AlreadyExists.into()));
+        Err(Error::io(ErrorClass::IoWrite, &p, e))
     }
     /// The folder.
     pub fn path(&self) -> &Path {
@@ -110,11 +132,26 @@ pub struct EntrySig {
 pub struct HostOptions {
     /// `NAME` or `NAME=VALUE`, passed as `-D`.
     pub defines: Vec<String>,
-    /// Folders for `#include <...>`, passed as `-I`.
+    /// Folders for `#include <...>`, passed as `-I` (no system folder: `kernel.include`).
     pub include_dirs: Vec<PathBuf>,
     /// The value of `__CUDA_ARCH__` (e.g. 800).
     pub cuda_arch: u32,
+    /// Wall-clock limit of one compile (`kernel.compile_limit` past it).
+    pub compile_timeout: Duration,
+    /// Address-space cap of the compiler in MiB (0: none).
+    pub compile_memory_mb: u64,
+    /// Address-space cap of the kernel process in MiB (0: none).
+    pub memory_mb: u64,
 }
+
+/// Default `--compile-timeout`.
+pub const DEFAULT_COMPILE_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default `--compile-memory-mb`.
+pub const DEFAULT_COMPILE_MEMORY_MB: u64 = 4096;
+/// Default `--memory-mb` (the kernel process).
+pub const DEFAULT_MEMORY_MB: u64 = 4096;
+/// Most bytes the kernel process may write to a file (its standard error).
+const KERNEL_FILE_MB: u64 = 64;
 
 impl Default for HostOptions {
     fn default() -> Self {
@@ -122,6 +159,9 @@ impl Default for HostOptions {
             defines: Vec::new(),
             include_dirs: Vec::new(),
             cuda_arch: 800,
+            compile_timeout: DEFAULT_COMPILE_TIMEOUT,
+            compile_memory_mb: DEFAULT_COMPILE_MEMORY_MB,
+            memory_mb: DEFAULT_MEMORY_MB,
         }
     }
 }
@@ -130,8 +170,11 @@ impl Default for HostOptions {
 #[derive(Debug)]
 pub struct HostBinary {
     exe: PathBuf,
+    /// SHA-256 of `exe` when it was built or checked; re-checked before every start.
+    sha: [u8; 32],
     entries: Vec<EntrySig>,
     ubsan: bool,
+    memory_mb: u64,
 }
 
 /// Every schedule's output for one launch; `runs[0]` is the canonical (forward) run.
@@ -159,17 +202,6 @@ const BAND: usize = 1024;
 /// The guard pattern of Out.
 const SENTINEL: u32 = 0x7fa5_a5a5;
 
-fn cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("NINFER_KERNEL_CACHE") {
-        return PathBuf::from(d);
-    }
-    use std::os::unix::fs::MetadataExt;
-    let uid = std::fs::metadata("/proc/self")
-        .map(|m| m.uid())
-        .unwrap_or(0);
-    std::env::temp_dir().join(format!("ninfer-kernel-cache-{uid}"))
-}
-
 fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -189,17 +221,13 @@ const FAKE_HEADERS: &[&str] = &[
     "mma.h",
 ];
 
+/// The stand-in headers' folder in the (private) cache, each header checked to hold exactly
+/// our text (rewritten when not).
 fn fake_include_dir(cache: &Path) -> Result<PathBuf> {
     let d = cache.join("include");
-    std::fs::create_dir_all(&d).map_err(|e| Error::io(ErrorClass::IoWrite, &d, e))?;
+    self::cache::private_dir(&d)?;
     for h in FAKE_HEADERS {
-        let p = d.join(h);
-        if !p.exists() {
-            let tmp = d.join(format!("{h}.{}.tmp", std::process::id()));
-            std::fs::write(&tmp, "// provided by the ninfer host shim\n")
-                .and_then(|_| std::fs::rename(&tmp, &p))
-                .map_err(|e| Error::io(ErrorClass::IoWrite, &p, e))?;
-        }
+        self::cache::ensure_file(&d.join(h), b"// provided by the ninfer host shim\n")?;
     }
     Ok(d)
 }
@@ -221,27 +249,123 @@ fn ubsan_available(cxx: &str) -> bool {
             return false;
         }
         let exe = dir.path().join("p");
-        let ok = Command::new(cxx)
-            .args([
-                "-fsanitize=alignment",
-                "-fno-sanitize-recover=alignment",
-                "-o",
-            ])
-            .arg(&exe)
-            .arg(&src)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        ok && Command::new(&exe)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
+        let quiet = |j: contain::Job| {
+            contain::run(&j.stdout_cap(0).stderr_cap(0).limits(probe_limits())).end
+                == contain::End::Exited(0)
+        };
+        quiet(
+            contain::Job::new(cxx)
+                .args([
+                    "-fsanitize=alignment",
+                    "-fno-sanitize-recover=alignment",
+                    "-o",
+                ])
+                .arg(&exe)
+                .arg(&src)
+                .env("TMPDIR", dir.path())
+                .current_dir(dir.path()),
+        ) && quiet(contain::Job::new(&exe))
     })
+}
+
+/// The compiler's own search folders for `#include <...>` (canonical), probed once per
+/// compiler: files under them are the system's headers, which a kernel may include.
+fn system_include_dirs(cxx: &str, flags: &[String]) -> Vec<PathBuf> {
+    static DIRS: std::sync::Mutex<Vec<(String, Vec<PathBuf>)>> = std::sync::Mutex::new(Vec::new());
+    let mut g = DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, d)) = g.iter().find(|(c, _)| c == cxx) {
+        return d.clone();
+    }
+    let std_flags: Vec<&String> = flags.iter().filter(|f| f.starts_with("-std=")).collect();
+    let o = contain::run(
+        &contain::Job::new(cxx)
+            .args(std_flags)
+            .args(["-x", "c++", "-E", "-v", "/dev/null"])
+            .env("LC_ALL", "C")
+            .stdout_cap(0)
+            .stderr_cap(256 << 10)
+            .limits(probe_limits()),
+    );
+    let text = String::from_utf8_lossy(&o.stderr);
+    let mut dirs = Vec::new();
+    let mut on = false;
+    for l in text.lines() {
+        if l.starts_with("#include <...> search starts here") {
+            on = true;
+        } else if l.starts_with("End of search list") {
+            break;
+        } else if on {
+            let d = l.trim().trim_end_matches(" (framework directory)");
+            if let Ok(c) = std::fs::canonicalize(d) {
+                // Never a root that would let anything through.
+                if c != Path::new("/") {
+                    dirs.push(c);
+                }
+            }
+        }
+    }
+    g.push((cxx.to_string(), dirs.clone()));
+    dirs
+}
+
+/// The files a `-MD` dependency file lists (Make syntax: `\\` continuations, `\\ ` spaces).
+fn dep_paths(text: &str) -> Vec<String> {
+    let joined = text.replace("\\\n", " ");
+    let mut out = Vec::new();
+    for rule in joined.lines() {
+        // `target: deps...`; the target is our own output path (no ': ' in it).
+        let Some(p) = rule.find(": ") else { continue };
+        let deps = &rule[p + 2..];
+        let mut cur = String::new();
+        let mut chars = deps.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if matches!(chars.peek(), Some(' ') | Some('#') | Some('\\')) => {
+                    if let Some(n) = chars.next() {
+                        cur.push(n);
+                    }
+                }
+                '$' if chars.peek() == Some(&'$') => {
+                    chars.next();
+                    cur.push('$');
+                }
+                ' ' | '\t' => {
+                    if !cur.is_empty() {
+                        out.push(std::mem::take(&mut cur));
+                    }
+                }
+                _ => cur.push(c),
+            }
+        }
+        if !cur.is_empty() {
+            out.push(cur);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Every file the compiler read (its `-MD` list) lies under `allowed` (after symlinks); else
+/// `kernel.include`, and nothing the compiler printed is shown.
+fn check_deps(deps: &Path, cwd: &Path, allowed: &[PathBuf]) -> Result<()> {
+    let text = super::confine::read_bounded(deps, 16 << 20, ErrorClass::KernelInclude)?;
+    for p in dep_paths(&text) {
+        let path = cwd.join(&p);
+        let ok = std::fs::canonicalize(&path)
+            .map(|c| allowed.iter().any(|a| c.starts_with(a)) && c.is_file())
+            .unwrap_or(false);
+        if !ok {
+            return Err(Error::new(
+                ErrorClass::KernelInclude,
+                p.clone(),
+                format!(
+                    "the compiler read {p}, which is outside the allowed folders (the compiler's system headers, the -I folders): a computed #include, a `..` or a symbolic link reached it; nothing the compiler printed is shown"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// How a kernel parameter's slot is read in the generated call.
@@ -273,6 +397,7 @@ fn precompiled_prelude(
     cache: &Path,
     flags: &[String],
     version: &str,
+    limits: &contain::Limits,
 ) -> Option<PathBuf> {
     let text = prelude();
     let mut h = Sha256::new();
@@ -282,41 +407,46 @@ fn precompiled_prelude(
     h.update(cxx.as_bytes());
     let dir = cache.join(format!("pch-{}", hex(&h.finalize()[..12])));
     let gch = dir.join("nt_prelude.h.gch");
-    if gch.exists() {
-        return Some(dir);
-    }
     // One builder per process: threads compiling in parallel would each build the same
     // header (hundreds of MB of compiler memory at once) instead of waiting for the first.
-    static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one = BUILD.lock().unwrap_or_else(|e| e.into_inner());
-    if gch.exists() {
+    // A header this process built or checked (against the hash sidecar we wrote when we
+    // built it) is not hashed again.
+    static BUILD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut done = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    if done.contains(&dir) {
         return Some(dir);
     }
-    std::fs::create_dir_all(&dir).ok()?;
+    self::cache::private_dir(&dir).ok()?;
     let hdr = dir.join("nt_prelude.h");
-    if !hdr.exists() {
-        let tmp = dir.join(format!("nt_prelude.h.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, &text).ok()?;
-        std::fs::rename(&tmp, &hdr).ok()?;
+    self::cache::ensure_file(&hdr, text.as_bytes()).ok()?;
+    if self::cache::verified(&gch).is_some() {
+        done.push(dir.clone());
+        return Some(dir);
     }
     let tmp = dir.join(format!("nt_prelude.{}.tmp.gch", std::process::id()));
-    let ok = Command::new(cxx)
-        .args(flags)
-        .args(["-x", "c++-header"])
-        .arg(&hdr)
-        .arg("-o")
-        .arg(&tmp)
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if !ok || std::fs::rename(&tmp, &gch).is_err() {
+    let o = contain::run(
+        &contain::Job::new(cxx)
+            .args(flags)
+            .args(["-x", "c++-header"])
+            .arg(&hdr)
+            .arg("-o")
+            .arg(&tmp)
+            .env("LC_ALL", "C")
+            .env("TMPDIR", &dir)
+            .current_dir(&dir)
+            .stdout_cap(0)
+            .stderr_cap(0)
+            .limits(*limits),
+    );
+    if o.end != contain::End::Exited(0)
+        || std::fs::rename(&tmp, &gch).is_err()
+        || self::cache::seal(&gch).is_err()
+    {
         let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(&gch);
         return None;
     }
+    done.push(dir.clone());
     Some(dir)
 }
 
@@ -353,14 +483,38 @@ fn driver_source(source: &str, entries: &[EntrySig]) -> String {
     )
 }
 
-fn trim_diag(s: &str) -> String {
-    let pick: Vec<&str> = s.lines().filter(|l| l.contains("error")).take(8).collect();
-    let lines = if pick.is_empty() {
-        s.lines().take(8).collect::<Vec<_>>()
-    } else {
-        pick
+/// Whether a compiler output line is an error message we may show: `file:line:col: error:`
+/// (the compiler's own message about the translation unit; source lines are never quoted,
+/// the compile runs with `-fno-diagnostics-show-caret`), a driver-level `tool: error:`, or a
+/// linker's undefined reference. Assembler messages (they can quote a file an `asm(".include")`
+/// read), quoted source lines and everything else are dropped.
+fn shown_diag_line(l: &str) -> bool {
+    if l.contains("undefined reference to") {
+        return true;
+    }
+    let Some(p) = l.find(": error: ").or_else(|| l.find(": fatal error: ")) else {
+        return false;
     };
-    lines
+    let head = &l[..p];
+    if head.starts_with(char::is_whitespace) || head.is_empty() {
+        return false;
+    }
+    let mut parts = head.rsplitn(3, ':');
+    let col = parts.next().unwrap_or("");
+    let line = parts.next().unwrap_or("");
+    let numbered = !col.is_empty()
+        && col.bytes().all(|c| c.is_ascii_digit())
+        && !line.is_empty()
+        && line.bytes().all(|c| c.is_ascii_digit());
+    // A driver-level message: `c++: error: ...`, `cc1plus: error: ...`, `<command-line>: error:`.
+    let tool = !head.contains('/') && !head.contains(':');
+    numbered || tool
+}
+
+fn trim_diag(s: &str) -> String {
+    let all = s.lines().count();
+    let pick: Vec<&str> = s.lines().filter(|l| shown_diag_line(l)).take(8).collect();
+    let mut lines: Vec<String> = pick
         .iter()
         .map(|l| {
             if l.len() > 300 {
@@ -373,8 +527,13 @@ fn trim_diag(s: &str) -> String {
                 l.to_string()
             }
         })
-        .collect::<Vec<_>>()
-        .join("\n")
+        .collect();
+    if lines.is_empty() {
+        lines.push(format!(
+            "(the compiler printed {all} lines, none an error message that may be shown: source lines and assembler messages are never quoted)"
+        ));
+    }
+    lines.join("\n")
 }
 
 /// The parameter list a source declares for `entry`, for messages (best effort).
@@ -410,14 +569,27 @@ impl HostBinary {
         if let Some(what) = rewrite::unsupported_feature(source) {
             return Err(Error::new(ErrorClass::KernelUnsupported, "source", what));
         }
+        // `-I` folders: real folders, no system folder (also for library callers).
+        let include_dirs = opts
+            .include_dirs
+            .iter()
+            .map(|d| super::confine::check_include_dir(d))
+            .collect::<Result<Vec<_>>>()?;
         let cxx = compiler();
         let ubsan = ubsan_available(&cxx);
         let text = driver_source(&rewrite::rewrite_source(source), entries);
         let mut flags: Vec<String> = crate::spec::get().kernels.host.flags.clone();
         flags.extend(
-            ["-fno-threadsafe-statics", "-fno-strict-aliasing"]
-                .iter()
-                .map(|s| s.to_string()),
+            [
+                "-fno-threadsafe-statics",
+                "-fno-strict-aliasing",
+                // Diagnostics never quote source lines (the compiler would read them back
+                // from whatever file a `#line` names).
+                "-fno-diagnostics-show-caret",
+                "-fdiagnostics-color=never",
+            ]
+            .iter()
+            .map(|s| s.to_string()),
         );
         flags.push(format!("-D__CUDA_ARCH__={}", opts.cuda_arch));
         if ubsan {
@@ -427,7 +599,7 @@ impl HostBinary {
         for d in &opts.defines {
             flags.push(format!("-D{d}"));
         }
-        for d in &opts.include_dirs {
+        for d in &include_dirs {
             flags.push(format!("-I{}", d.display()));
         }
         let mut h = Sha256::new();
@@ -437,22 +609,29 @@ impl HostBinary {
         h.update(version.as_bytes());
         h.update(cxx.as_bytes());
         let key = hex(&h.finalize()[..16]);
-        let cache = cache_dir();
-        std::fs::create_dir_all(&cache).map_err(|e| Error::io(ErrorClass::IoWrite, &cache, e))?;
+        let cache = self::cache::dir()?;
         let exe = cache.join(format!("k-{key}"));
-        let bin = HostBinary {
+        let bin = |sha| HostBinary {
             exe: exe.clone(),
+            sha,
             entries: entries.to_vec(),
             ubsan,
+            memory_mb: opts.memory_mb,
         };
-        if exe.exists() {
-            return Ok(bin);
+        // A runner from an earlier run is used only when it hashes to what we recorded.
+        if let Some(sha) = self::cache::verified(&exe) {
+            return Ok(bin(sha));
         }
+        let limits = contain::Limits {
+            memory_mb: opts.compile_memory_mb,
+            file_size_mb: 1024,
+            ..contain::Limits::with_timeout(opts.compile_timeout)
+        };
         let inc = fake_include_dir(&cache)?;
         flags.push(format!("-I{}", inc.display()));
         let dir = TempDir::new("host")?;
         let cpp = dir.path().join("driver.cpp");
-        let pch = precompiled_prelude(&cxx, &cache, &flags, &version);
+        let pch = precompiled_prelude(&cxx, &cache, &flags, &version, &limits);
         let body = match &pch {
             Some(_) => text.replacen(PRELUDE_MARK, "#include \"nt_prelude.h\"", 1),
             None => text.replacen(PRELUDE_MARK, &prelude(), 1),
@@ -461,32 +640,98 @@ impl HostBinary {
             flags.push(format!("-I{}", p.display()));
         }
         std::fs::write(&cpp, &body).map_err(|e| Error::io(ErrorClass::IoWrite, &cpp, e))?;
+        let deps = dir.path().join("driver.d");
         let tmp_exe = cache.join(format!("k-{key}.{}.tmp", std::process::id()));
-        let out = Command::new(&cxx)
-            .args(&flags)
-            .arg("-o")
-            .arg(&tmp_exe)
-            .arg(&cpp)
-            .env("LC_ALL", "C")
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| {
-                Error::new(
+        let out = contain::run(
+            &contain::Job::new(&cxx)
+                .args(&flags)
+                .arg("-MD")
+                .arg("-MF")
+                .arg(&deps)
+                .arg("-o")
+                .arg(&tmp_exe)
+                .arg(&cpp)
+                .env("LC_ALL", "C")
+                .env("TMPDIR", dir.path())
+                .current_dir(dir.path())
+                .stdout_cap(64 << 10)
+                .stderr_cap(256 << 10)
+                .limits(limits),
+        );
+        let fail = |e: Error| {
+            let _ = std::fs::remove_file(&tmp_exe);
+            Err(e)
+        };
+        let diag = String::from_utf8_lossy(&out.stderr);
+        let limit_hit = |what: String| {
+            Error::new(
+                ErrorClass::KernelCompileLimit,
+                cxx.clone(),
+                format!("the host compiler {what}; the kernel is not run (a compile bomb: a constexpr or template loop, a huge or endless include)"),
+            )
+        };
+        match &out.end {
+            contain::End::TimedOut => {
+                return fail(limit_hit(format!(
+                    "did not finish within {} s (--compile-timeout)",
+                    opts.compile_timeout.as_secs_f64()
+                )))
+            }
+            contain::End::SpawnFailed(e) => {
+                return fail(Error::new(
                     ErrorClass::KernelTierUnavailable,
                     cxx.clone(),
-                    e.to_string(),
-                )
-            })?;
-        if !out.status.success() {
-            let _ = std::fs::remove_file(&tmp_exe);
-            return Err(Self::compile_error(
-                &String::from_utf8_lossy(&out.stderr),
-                source,
-                entries,
+                    e.clone(),
+                ))
+            }
+            contain::End::Signaled(sig) => {
+                return fail(limit_hit(format!(
+                    "was killed by signal {sig} (limits: {} MiB of memory, --compile-memory-mb)",
+                    opts.compile_memory_mb
+                )))
+            }
+            contain::End::Exited(_) => {}
+        }
+        let out_of_memory = ["out of memory", "virtual memory exhausted", "Cannot allocate memory", "Killed signal terminated program", "std::bad_alloc"];
+        if out.end != contain::End::Exited(0) && out_of_memory.iter().any(|m| diag.contains(m)) {
+            return fail(limit_hit(format!(
+                "ran out of its {} MiB of memory (--compile-memory-mb)",
+                opts.compile_memory_mb
+            )));
+        }
+        // What the compiler read must lie where a kernel may include from; checked before
+        // anything it printed is looked at.
+        let mut allowed = system_include_dirs(&cxx, &flags);
+        allowed.extend(include_dirs.iter().cloned());
+        allowed.push(inc.clone());
+        allowed.extend(pch.iter().cloned());
+        if let Ok(d) = std::fs::canonicalize(dir.path()) {
+            allowed.push(d);
+        }
+        let allowed: Vec<PathBuf> = allowed
+            .into_iter()
+            .filter_map(|a| std::fs::canonicalize(a).ok())
+            .collect();
+        if deps.exists() {
+            if let Err(e) = check_deps(&deps, dir.path(), &allowed) {
+                return fail(e);
+            }
+        } else if out.end == contain::End::Exited(0) {
+            return fail(Error::new(
+                ErrorClass::KernelInclude,
+                cxx.clone(),
+                "the compiler wrote no list of the files it read (-MD), so the runner is not used",
             ));
         }
-        std::fs::rename(&tmp_exe, &exe).map_err(|e| Error::io(ErrorClass::IoWrite, &exe, e))?;
-        Ok(bin)
+        if out.end != contain::End::Exited(0) {
+            return fail(Self::compile_error(&diag, source, entries));
+        }
+        if let Err(e) = std::fs::rename(&tmp_exe, &exe) {
+            return fail(Error::io(ErrorClass::IoWrite, &exe, e));
+        }
+        self::cache::owner_only(&exe, 0o700)?;
+        let sha = self::cache::seal(&exe)?;
+        Ok(bin(sha))
     }
 
     fn compile_error(diag: &str, source: &str, entries: &[EntrySig]) -> Error {
@@ -666,14 +911,18 @@ impl HostBinary {
             next: start,
             why: String::new(),
         };
-        let stderr_file = match std::fs::File::create(&errf) {
-            Ok(f) => f,
-            Err(e) => {
-                outcome.why = e.to_string();
-                return outcome;
-            }
-        };
-        let child = Command::new(&self.exe)
+        // The runner is started only when it still hashes to what was recorded when it was
+        // built or checked (the cache is private, and this is checked anyway).
+        if let Err(e) = self::cache::check_before_exec(&self.exe, &self.sha) {
+            outcome.why = e.to_string();
+            return outcome;
+        }
+        // Contained (a supervisor that kills every descendant, its own process group, an
+        // address-space cap, a cap on file writes), standard error to `errf`. Nothing here
+        // waits on a pipe a descendant could hold open: the loop below polls the child, and
+        // the end kills every descendant (the pipe then closes) before the reader is joined.
+        let _ = std::fs::remove_file(&errf);
+        let job = contain::Job::new(&self.exe)
             .arg(lf)
             .arg(start.to_string())
             .env(
@@ -682,23 +931,37 @@ impl HostBinary {
                     "exitcode={UBSAN_EXIT}:print_stacktrace=0:halt_on_error=1:report_error_type=1"
                 ),
             )
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(stderr_file))
-            .spawn();
-        let mut child = match child {
-            Ok(c) => KillOnDrop(c),
+            .current_dir(dir.path())
+            .stderr_file(&errf)
+            .limits(contain::Limits {
+                memory_mb: self.memory_mb,
+                // One runner takes many cases; the watchdog bounds each.
+                cpu_seconds: 0,
+                file_size_mb: KERNEL_FILE_MB,
+                ..contain::Limits::with_timeout(timeout)
+            });
+        let mut child = match contain::Running::spawn(&job) {
+            Ok(c) => c,
             Err(e) => {
                 outcome.why = format!("cannot start the kernel process: {e}");
                 return outcome;
             }
         };
-        let Some(stdout) = child.0.stdout.take() else {
+        let Some(stdout) = child.take_stdout() else {
             outcome.why = "the kernel process has no stdout pipe (it is spawned piped)".into();
             return outcome;
         };
+        let max_run = launches
+            .iter()
+            .flat_map(|(_, l)| l.args.iter())
+            .map(|a| match a {
+                LaunchArg::Out { bytes, .. } => *bytes,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0);
         let (tx, rx) = mpsc::channel::<Rec>();
-        let reader = std::thread::spawn(move || read_records(stdout, tx));
+        let reader = std::thread::spawn(move || read_records(stdout, tx, max_run));
         let mut maps: BTreeMap<usize, Vec<BufMap>> = BTreeMap::new();
         let mut runs: Vec<ScheduleRun> = Vec::new();
         let mut current: Option<usize> = None;
@@ -713,9 +976,16 @@ impl HostBinary {
             _ => format!("random:{}", seeds[todo[k]]),
         };
         let mut ended_by: Option<Rec> = None;
+        let mut exited_at: Option<Instant> = None;
         loop {
             let left = watchdog.saturating_sub(last.elapsed());
-            match rx.recv_timeout(left.max(Duration::from_millis(1))) {
+            // Polled, so a descendant holding the pipe open cannot keep this waiting: once
+            // the runner has exited, the rest of its tree is killed (the pipe then ends).
+            if exited_at.is_none() && child.try_wait().is_some() {
+                exited_at = Some(Instant::now());
+                child.kill_all();
+            }
+            match rx.recv_timeout(left.clamp(Duration::from_millis(1), Duration::from_millis(50))) {
                 Ok(rec) => {
                     last = Instant::now();
                     match rec {
@@ -797,10 +1067,11 @@ impl HostBinary {
                         Rec::Eof => break,
                     }
                 }
+                Err(mpsc::RecvTimeoutError::Timeout) if last.elapsed() < watchdog => {}
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     // The child's own alarm did not fire (or it is stuck in the kernel with
-                    // signals blocked): the watchdog ends it.
-                    let _ = child.0.kill();
+                    // signals blocked): the watchdog ends it and everything it started.
+                    child.kill_all();
                     let k = current.unwrap_or(outcome.next);
                     if k < todo.len() {
                         outcome.results.push((
@@ -822,7 +1093,18 @@ impl HostBinary {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
-        let status = child.0.wait().ok();
+        // The runner closed its output: give it a moment to exit by itself (its status tells
+        // a crash from a clean end), then end whatever is left of its tree.
+        let grace = Instant::now();
+        while exited_at.is_none() && grace.elapsed() < Duration::from_secs(2) {
+            if child.try_wait().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let end = child.try_wait();
+        child.kill_all();
+        let status = end.or_else(|| child.try_wait());
         let _ = reader.join();
         if let Some(k) = current {
             let stderr = read_tail(&errf, 64 * 1024);
@@ -841,14 +1123,14 @@ impl HostBinary {
                 Some(Rec::Signal { sig, addr, write, thread, block, stack_overflow, .. }) => {
                     fault_error(entry, &name_of(k), l, m, sig, addr, write, thread, block, stack_overflow)
                 }
-                _ => exit_error(entry, &name_of(k), l, m, status, &stderr),
+                _ => exit_error(entry, &name_of(k), l, m, status, &stderr, self.memory_mb),
             };
             outcome.results.push((k, Err(err)));
             outcome.next = k + 1;
-        } else if outcome.next < todo.len() && status.map(|s| !s.success()).unwrap_or(true) {
+        } else if outcome.next < todo.len() && status != Some(contain::End::Exited(0)) {
             outcome.why = format!(
                 "exited with {} before case {}: {}",
-                status.map(|s| s.to_string()).unwrap_or_default(),
+                status.as_ref().map(end_text).unwrap_or_default(),
                 name_of(outcome.next),
                 read_tail(&errf, 2000).trim()
             );
@@ -865,18 +1147,6 @@ struct ChildOutcome {
     /// The first case the next child should start at.
     next: usize,
     why: String,
-}
-
-/// Kills and reaps the child if the parent leaves early (no child outlives a call).
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
 }
 
 fn splitmix(mut z: u64) -> u64 {
@@ -1025,15 +1295,33 @@ enum Rec {
     Eof,
 }
 
-fn read_records(out: std::process::ChildStdout, tx: mpsc::Sender<Rec>) {
+/// The longest protocol line kept (a longer one, e.g. a kernel's own printing, is cut).
+const MAX_LINE: u64 = 64 << 10;
+
+/// Reads the runner's records. Bounded: a line is cut at [`MAX_LINE`], an output run longer
+/// than the largest Out buffer of the launches (`max_run`) ends the stream.
+fn read_records(out: std::process::ChildStdout, tx: mpsc::Sender<Rec>, max_run: usize) {
     let mut r = BufReader::with_capacity(1 << 16, out);
-    let mut line = String::new();
+    let mut raw = Vec::new();
     loop {
-        line.clear();
-        match r.read_line(&mut line) {
+        raw.clear();
+        match (&mut r).take(MAX_LINE).read_until(b'\n', &mut raw) {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
+        if raw.last() != Some(&b'\n') {
+            // Cut: skip the rest of the line.
+            let mut sink = Vec::new();
+            loop {
+                sink.clear();
+                match (&mut r).take(MAX_LINE).read_until(b'\n', &mut sink) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if sink.last() == Some(&b'\n') => break,
+                    Ok(_) => {}
+                }
+            }
+        }
+        let line = String::from_utf8_lossy(&raw);
         let l = line.trim_end_matches('\n');
         let mut w = l.split(' ');
         let tag = w.next().unwrap_or("");
@@ -1046,6 +1334,9 @@ fn read_records(out: std::process::ChildStdout, tx: mpsc::Sender<Rec>) {
                 let case = num() as usize;
                 let run = num() as usize;
                 let n = num() as usize;
+                if n > max_run {
+                    break;
+                }
                 let mut bytes = vec![0u8; n];
                 if r.read_exact(&mut bytes).is_err() {
                     break;
@@ -1349,11 +1640,11 @@ fn exit_error(
     case: &str,
     l: &Launch,
     maps: &[BufMap],
-    status: Option<std::process::ExitStatus>,
+    status: Option<contain::End>,
     stderr: &str,
+    memory_mb: u64,
 ) -> Error {
-    use std::os::unix::process::ExitStatusExt;
-    if status.and_then(|s| s.code()) == Some(UBSAN_EXIT) || stderr.contains("misaligned address") {
+    if status == Some(contain::End::Exited(UBSAN_EXIT)) || stderr.contains("misaligned address") {
         if let Some(line) = stderr.lines().find(|l| l.contains("misaligned address")) {
             return misaligned_error(entry, case, l, maps, line);
         }
@@ -1364,25 +1655,39 @@ fn exit_error(
         lines.into_iter().rev().collect::<Vec<_>>().join("\n")
     };
     let how = match status {
-        Some(s) if s.signal() == Some(6) => "aborted (assert, __trap or abort)".to_string(),
-        Some(s) if s.signal().is_some() => {
-            format!("was killed by signal {}", s.signal().unwrap_or(0))
-        }
-        Some(s) => format!("exited with {s}"),
+        Some(contain::End::Signaled(6)) => "aborted (assert, __trap or abort)".to_string(),
+        Some(e) => end_text(&e),
         None => "ended".to_string(),
     };
+    let oom = ["bad_alloc", "out of memory", "Cannot allocate memory"]
+        .iter()
+        .any(|m| stderr.contains(m));
     Error::new(
         ErrorClass::KernelCrash,
         case,
         format!(
-            "{entry} {how} while running this case{}",
+            "{entry} {how} while running this case{}{}",
             if tail.is_empty() {
                 String::new()
             } else {
                 format!(": {tail}")
+            },
+            if oom {
+                format!(" (the kernel process may use {memory_mb} MiB of address space: --memory-mb)")
+            } else {
+                String::new()
             }
         ),
     )
+}
+
+fn end_text(e: &contain::End) -> String {
+    match e {
+        contain::End::Exited(c) => format!("exited with code {c}"),
+        contain::End::Signaled(s) => format!("was killed by signal {s}"),
+        contain::End::TimedOut => "ran out of time".into(),
+        contain::End::SpawnFailed(w) => format!("did not start ({w})"),
+    }
 }
 
 /// `... runtime error: load of misaligned address 0x... for type 'const float4', which requires 16 byte alignment`

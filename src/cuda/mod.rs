@@ -11,6 +11,7 @@
 pub mod abi;
 pub mod cases;
 pub mod check;
+pub mod confine;
 pub mod diagnose;
 pub mod expected;
 pub mod generate;
@@ -266,6 +267,111 @@ pub fn cases_for(class: KernelClass, formats: &[String]) -> Result<Vec<KernelCas
         v.extend(generate::matrix(class, f)?);
     }
     Ok(v)
+}
+
+/// The cases of a run, built as they are run: fixed cases (a bounded set) up front, random
+/// ones [`CasePlan::CHUNK`] at a time after `--case` picked them by name, so memory does not
+/// grow with `--random N` and a filter that matches nothing builds nothing.
+#[derive(Clone, Debug)]
+pub enum CasePlan {
+    /// Built cases.
+    Fixed(Vec<KernelCase>),
+    /// Random cases `(format, i)` of `class` from `seed`, kept only when their block size is
+    /// `block` (when given).
+    Random {
+        /// The class.
+        class: KernelClass,
+        /// Formats, indexed by `picks`.
+        formats: Vec<String>,
+        /// `--seed`.
+        seed: u64,
+        /// (format index, case index) in run order.
+        picks: Vec<(u32, u32)>,
+        /// `--block`.
+        block: Option<u64>,
+    },
+}
+
+impl CasePlan {
+    /// Random cases built and run at a time.
+    pub const CHUNK: usize = 128;
+
+    /// `n` random cases per format whose names contain one of `filters` (all when empty).
+    pub fn random(
+        class: KernelClass,
+        formats: &[String],
+        n: usize,
+        seed: u64,
+        filters: &[String],
+        block: Option<u64>,
+    ) -> CasePlan {
+        let mut picks = Vec::new();
+        for (fi, f) in formats.iter().enumerate() {
+            for i in 0..n {
+                if filters.is_empty() || {
+                    let name = generate::random_name(class, f, i, seed);
+                    filters.iter().any(|t| name.contains(t.as_str()))
+                } {
+                    picks.push((fi as u32, i as u32));
+                }
+            }
+        }
+        CasePlan::Random {
+            class,
+            formats: formats.to_vec(),
+            seed,
+            picks,
+            block,
+        }
+    }
+
+    /// Whether no case is planned (a `--block` filter of random cases is only known later).
+    pub fn is_empty(&self) -> bool {
+        match self {
+            CasePlan::Fixed(v) => v.is_empty(),
+            CasePlan::Random { picks, .. } => picks.is_empty(),
+        }
+    }
+
+    /// Runs `f` over the cases, chunk by chunk; the results in order. A random plan whose
+    /// `--block` filter kept no case is `corpus.filter`.
+    pub fn run(
+        &self,
+        f: &mut dyn FnMut(&[KernelCase]) -> Result<Vec<CaseResult>>,
+    ) -> Result<Vec<CaseResult>> {
+        let (class, formats, seed, picks, block) = match self {
+            CasePlan::Fixed(v) => return f(v),
+            CasePlan::Random {
+                class,
+                formats,
+                seed,
+                picks,
+                block,
+            } => (*class, formats, *seed, picks, *block),
+        };
+        let mut out = Vec::new();
+        for chunk in picks.chunks(Self::CHUNK) {
+            let mut cs = Vec::with_capacity(chunk.len());
+            for &(fi, i) in chunk {
+                let fmt = formats.get(fi as usize).map(String::as_str).unwrap_or("");
+                let c = generate::random_one(class, fmt, i as usize, seed)?;
+                if block.is_none_or(|b| c.dims.block == b) {
+                    cs.push(c);
+                }
+            }
+            if !cs.is_empty() {
+                out.extend(f(&cs)?);
+            }
+        }
+        if out.is_empty() {
+            return Err(crate::error::Error::new(
+                ErrorClass::CorpusFilter,
+                "--block",
+                format!("no random case has block size {}", block.unwrap_or(0)),
+            ));
+        }
+        Ok(out)
+    }
 }
 
 /// `n` random cases of `class` per format (`--random N --seed S`).

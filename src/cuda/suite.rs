@@ -223,11 +223,14 @@ fn run_source(
             if matches!(merged[slot], Some(Err(_))) {
                 continue;
             }
-            let cases = match random {
-                Some(n) => super::random_cases(k.class, &k.formats, n, seed),
-                None => super::cases_for(k.class, &k.formats),
+            // Random cases are built a chunk at a time (memory does not grow with --random N).
+            let plan = match random {
+                Some(n) => Ok(super::CasePlan::random(k.class, &k.formats, n, seed, &[], None)),
+                None => super::cases_for(k.class, &k.formats).map(super::CasePlan::Fixed),
             };
-            let r = cases.and_then(|cs| check::run_compiled(&bin, &k.entry, &k.abi, &cs, setup));
+            let r = plan.and_then(|p| {
+                p.run(&mut |cs| check::run_compiled(&bin, &k.entry, &k.abi, cs, setup))
+            });
             merged[slot] = Some(match (merged[slot].take(), r) {
                 (_, Err(e)) => Err(e),
                 (None, Ok(rs)) => Ok(check::merge_arch(None, rs, arch, archs.len())),

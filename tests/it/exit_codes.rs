@@ -85,6 +85,9 @@ const TABLE: &[(&str, How)] = &[
     ("kernel.deadlock", How::Elsewhere("a failed kernel case (exit 1), not an error", "tests/it/kernels.rs")),
     ("kernel.unsupported", How::Elsewhere("a SKIPPED kernel case (exit 2 for the run), not an error line", "tests/it/kernels.rs")),
     ("kernel.tier_unavailable", How::Elsewhere("depends on the machine (NVRTC, a GPU)", "tests/it/kernels.rs")),
+    ("kernel.include", How::Elsewhere("a refused include fails the kernel's check (exit 1)", "tests/it/hostile_kernel.rs")),
+    ("kernel.cache", How::Elsewhere("needs an unsafe cache folder (NINFER_KERNEL_CACHE) and a host compiler", "tests/it/hostile_kernel.rs")),
+    ("kernel.compile_limit", How::Elsewhere("a compile bomb fails the kernel's check (exit 1)", "tests/it/hostile_kernel.rs")),
     ("internal.invariant", How::Untested("a bug in this tool: no input reaches it by design")),
 ];
 

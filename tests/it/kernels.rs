@@ -201,7 +201,7 @@ fn bad_kernels_get_their_error_class() {
         // A wild write far outside every buffer.
         (body("*(volatile float*)16 = 1.0f;"), 30, ErrorClass::KernelCrash),
     ] {
-        let src = cuda::sources::resolve(&format!("#include \"common.cuh\"\n{src}"), "test.cu", &|_| None, &[]).unwrap();
+        let src = cuda::sources::resolve(&format!("#include \"common.cuh\"\n{src}"), "test.cu", &|_, _| Ok(cuda::sources::Lookup::Missing), &[]).unwrap();
         let r = run(&src, d, &cases, t).unwrap_or_else(|e| panic!("{src}: {e}"));
         assert_eq!(r[0].status, Status::Error(class), "{src}\n{}", r[0].detail);
     }
@@ -236,6 +236,9 @@ fn check_kernel_cli_locates_and_names_a_failure_and_keeps_its_exit_codes() {
         "dequantize",
         "--format",
         "ptq1_0",
+        // wrong/ includes "../common.cuh": includes reach only the kernel's folder and -I.
+        "-I",
+        dir,
     ];
     let (code, out) = cli(&check_wrong);
     assert_eq!(code, 1, "{out}");

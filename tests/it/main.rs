@@ -22,6 +22,7 @@ mod gguf_transcode_limits;
 mod host_types;
 mod hostile_corpus;
 mod hostile_io;
+mod hostile_kernel;
 mod hostile_limits;
 mod hostile_run;
 mod hostile_text;
