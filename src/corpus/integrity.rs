@@ -56,10 +56,35 @@ impl Manifest {
                 format!("the corpus root cannot be resolved: {e}"),
             )
         })?;
-        for (rel, want) in self.expected(selected, stage)? {
-            check_file(&root, rel, &want, stage)?;
+        let files: Vec<(&str, Expected<'_>)> =
+            self.expected(selected, stage)?.into_iter().collect();
+        // Hashing is most of a persistent run's overhead (tens of MB, twice): one file at a
+        // time per core; the first error in file order is reported, whichever thread found it.
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let errors: std::sync::Mutex<Vec<(usize, crate::Error)>> = Default::default();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((rel, want)) = files.get(i) else {
+                        return;
+                    };
+                    if let Err(e) = check_file(&root, rel, want, stage) {
+                        errors
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push((i, e));
+                    }
+                });
+            }
+        });
+        let mut errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
+        errors.sort_by_key(|(i, _)| *i);
+        match errors.into_iter().next() {
+            Some((_, e)) => Err(e),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Every distinct file of `selected` with what the manifest records for it. An input has no
