@@ -149,10 +149,14 @@ pub fn corpus(action: CorpusAction) -> crate::Result<ExitCode> {
             };
             // The seeds are data: confined to the corpus and as the manifest records them.
             let seeds = differential::seed_cases(&manifest, &opts);
-            manifest.verify_integrity(&opts.corpus, &seeds, corpus::integrity::Stage::Before)?;
+            let before = manifest.verify_integrity(
+                &opts.corpus,
+                &seeds,
+                corpus::integrity::Stage::Before,
+            )?;
             // Mutants go to a private scratch folder of the library's, never under --out.
             let report = differential::run(&manifest, &opts)?;
-            manifest.verify_integrity(&opts.corpus, &seeds, corpus::integrity::Stage::After)?;
+            manifest.verify_unchanged(&opts.corpus, &seeds, &before)?;
             std::fs::create_dir_all(&out)
                 .map_err(crate::fsio::write_err(&out.display().to_string()))?;
             crate::fsio::write_file(
@@ -402,11 +406,12 @@ pub(crate) fn check_reader(args: CheckReaderArgs) -> crate::Result<ExitCode> {
     };
     // The corpus is data (#32): confined and as the manifest records it, before and after.
     let selected = manifest.selected(|id| opts.filter.matches(id));
-    manifest.verify_integrity(&opts.corpus, &selected, corpus::integrity::Stage::Before)?;
+    let before =
+        manifest.verify_integrity(&opts.corpus, &selected, corpus::integrity::Stage::Before)?;
     runner::preflight(&manifest, &opts)?;
     let t0 = std::time::Instant::now();
     let report = runner::run(&manifest, &opts);
-    manifest.verify_integrity(&opts.corpus, &selected, corpus::integrity::Stage::After)?;
+    manifest.verify_unchanged(&opts.corpus, &selected, &before)?;
     let summary = runner::summary_text(&report);
     if to_stderr {
         eprintln!("{summary}");

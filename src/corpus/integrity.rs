@@ -14,6 +14,8 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use super::manifest::{CaseEntry, Manifest};
 use crate::error::{Error, ErrorClass, Result};
@@ -26,6 +28,39 @@ pub enum Stage {
     /// After the run: a difference now means the corpus changed while adapters ran.
     After,
 }
+
+/// What a file's metadata says about its content: any write changes the ctime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(m: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+}
+
+/// The stamp of `rel` as it is now, if it is still confined.
+fn stamp_now(root: &Path, rel: &str, stage: Stage) -> Option<Stamp> {
+    let path = confine(root, rel, stage).ok()?;
+    std::fs::symlink_metadata(path).ok().map(|m| Stamp::of(&m))
+}
+
+/// The files a check found intact, with their metadata, for [`Manifest::verify_unchanged`].
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot(BTreeMap<String, Stamp>);
 
 /// One distinct file to check: what the manifest records for it, and which case names it.
 struct Expected<'m> {
@@ -48,7 +83,31 @@ impl Manifest {
         root: &Path,
         selected: &[&CaseEntry],
         stage: Stage,
+    ) -> Result<Snapshot> {
+        self.check(root, selected, stage, None)
+    }
+
+    /// The check after a run, given the snapshot of the check before it: a file whose inode,
+    /// size, mtime and ctime are all as they were has not been written since (any write, even
+    /// one that puts the old mtime back, moves the ctime, which no unprivileged process can
+    /// set) and is not hashed again; every other file is checked in full.
+    pub fn verify_unchanged(
+        &self,
+        root: &Path,
+        selected: &[&CaseEntry],
+        before: &Snapshot,
     ) -> Result<()> {
+        self.check(root, selected, Stage::After, Some(before))
+            .map(drop)
+    }
+
+    fn check(
+        &self,
+        root: &Path,
+        selected: &[&CaseEntry],
+        stage: Stage,
+        before: Option<&Snapshot>,
+    ) -> Result<Snapshot> {
         let root = root.canonicalize().map_err(|e| {
             fail(
                 stage,
@@ -58,33 +117,39 @@ impl Manifest {
         })?;
         let files: Vec<(&str, Expected<'_>)> =
             self.expected(selected, stage)?.into_iter().collect();
-        // Hashing is most of a persistent run's overhead (tens of MB, twice): one file at a
-        // time per core; the first error in file order is reported, whichever thread found it.
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let errors: std::sync::Mutex<Vec<(usize, crate::Error)>> = Default::default();
+        // Hashing is most of a persistent run's overhead (tens of MB): one file at a time per
+        // core; the first error in file order is reported, whichever thread found it.
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<(usize, Result<Stamp>)>> = Mutex::default();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 scope.spawn(|| loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some((rel, want)) = files.get(i) else {
                         return;
                     };
-                    if let Err(e) = check_file(&root, rel, want, stage) {
-                        errors
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push((i, e));
-                    }
+                    let unchanged = before
+                        .and_then(|b| b.0.get(*rel))
+                        .filter(|then| stamp_now(&root, rel, stage).as_ref() == Some(*then));
+                    let r = match unchanged {
+                        Some(then) => Ok(*then),
+                        None => check_file(&root, rel, want, stage),
+                    };
+                    results
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((i, r));
                 });
             }
         });
-        let mut errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
-        errors.sort_by_key(|(i, _)| *i);
-        match errors.into_iter().next() {
-            Some((_, e)) => Err(e),
-            None => Ok(()),
+        let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+        results.sort_by_key(|(i, _)| *i);
+        let mut stamps = BTreeMap::new();
+        for (i, r) in results {
+            stamps.insert(files[i].0.to_string(), r?);
         }
+        Ok(Snapshot(stamps))
     }
 
     /// Every distinct file of `selected` with what the manifest records for it. An input has no
@@ -202,7 +267,7 @@ pub fn confine(root: &Path, rel: &str, stage: Stage) -> Result<PathBuf> {
 }
 
 /// Confines `rel`, then compares its size and sha256 with the manifest's.
-fn check_file(root: &Path, rel: &str, want: &Expected<'_>, stage: Stage) -> Result<()> {
+fn check_file(root: &Path, rel: &str, want: &Expected<'_>, stage: Stage) -> Result<Stamp> {
     let path = confine(root, rel, stage)?;
     // The resolved path has no symlink left: O_NOFOLLOW refuses one swapped in since.
     let file = {
@@ -268,7 +333,7 @@ fn check_file(root: &Path, rel: &str, want: &Expected<'_>, stage: Stage) -> Resu
             ),
         ));
     }
-    Ok(())
+    Ok(Stamp::of(&meta))
 }
 
 fn fail(stage: Stage, rel: &str, why: String) -> Error {

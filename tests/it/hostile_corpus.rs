@@ -428,3 +428,35 @@ fn the_integrity_check_of_the_whole_corpus_is_fast() {
     );
     assert!(took.as_secs_f64() < 1.0, "{took:?}");
 }
+
+/// After a run only files whose metadata moved are hashed again: a same-size rewrite with
+/// other bytes is caught (its ctime moved), a rewrite with the same bytes passes (the control:
+/// it is re-hashed and matches), and so does the untouched corpus.
+#[test]
+fn the_check_after_a_run_catches_a_rewrite_by_its_metadata() {
+    use ninfer_ternary::corpus::{integrity::Stage, manifest::Manifest};
+    let c = corpus_copy();
+    let m = Manifest::load(&c.root.join("MANIFEST.json")).unwrap();
+    let all = m.selected(|_| true);
+    let before = m.verify_integrity(&c.root, &all, Stage::Before).unwrap();
+    m.verify_unchanged(&c.root, &all, &before).unwrap();
+    let f = c.root.join("gguf/n_bool_2.gguf");
+    let bytes = std::fs::read(&f).unwrap();
+    std::fs::write(&f, &bytes).unwrap();
+    m.verify_unchanged(&c.root, &all, &before).unwrap();
+    let mut other = bytes.clone();
+    let last = other.len() - 1;
+    other[last] ^= 1;
+    // Same size, and the mtime put back: only the ctime tells.
+    let mtime = std::fs::metadata(&f).unwrap().modified().unwrap();
+    std::fs::write(&f, &other).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let e = m.verify_unchanged(&c.root, &all, &before).unwrap_err();
+    assert_eq!(e.class, ErrorClass::CorpusIntegrity);
+    assert!(e.to_string().contains("gguf/n_bool_2.gguf"), "{e}");
+}
