@@ -653,18 +653,7 @@ impl Running {
     pub fn try_wait(&mut self) -> Option<End> {
         if !self.reaped {
             match self.child.try_wait() {
-                Ok(Some(st)) => {
-                    self.reaped = true;
-                    self.read_report();
-                    if self.end.is_none() {
-                        use std::os::unix::process::ExitStatusExt;
-                        // The supervisor itself died (killed from outside): say how.
-                        self.end = Some(match st.signal() {
-                            Some(s) => End::Signaled(s),
-                            None => End::Exited(st.code().unwrap_or(-1)),
-                        });
-                    }
-                }
+                Ok(Some(st)) => self.reaped_with(st),
                 Ok(None) => return None,
                 Err(_) => {
                     self.reaped = true;
@@ -673,6 +662,42 @@ impl Running {
             }
         }
         self.end.clone()
+    }
+
+    fn reaped_with(&mut self, st: std::process::ExitStatus) {
+        self.reaped = true;
+        self.read_report();
+        if self.end.is_none() {
+            use std::os::unix::process::ExitStatusExt;
+            // The supervisor itself died (killed from outside): say how.
+            self.end = Some(match st.signal() {
+                Some(s) => End::Signaled(s),
+                None => End::Exited(st.code().unwrap_or(-1)),
+            });
+        }
+    }
+
+    /// Waits until `until` for the supervisor's end of the report pipe to close (it has
+    /// exited then); reads what it wrote meanwhile.
+    fn report_closed(&mut self, until: Instant) -> bool {
+        use rustix::event::{poll, PollFd, PollFlags};
+        let left = until.saturating_duration_since(Instant::now());
+        let ts = rustix::event::Timespec {
+            tv_sec: left.as_secs() as i64,
+            tv_nsec: left.subsec_nanos() as i64,
+        };
+        let mut fds = [PollFd::new(&self.report, PollFlags::IN)];
+        if poll(&mut fds, Some(&ts)).unwrap_or(0) == 0 {
+            return false;
+        }
+        let mut buf = [0u8; 64];
+        loop {
+            match rustix::io::read(&self.report, &mut buf) {
+                Ok(0) => return true,
+                Ok(n) => self.report_buf.extend_from_slice(&buf[..n]),
+                Err(_) => return false,
+            }
+        }
     }
 
     /// Waits for the command to end before `deadline` (reading its output meanwhile).
@@ -684,10 +709,21 @@ impl Running {
             if Instant::now() >= deadline {
                 return None;
             }
-            let _ = self.pump(
-                deadline.min(Instant::now() + Duration::from_millis(2)),
-                false,
-            );
+            if self.stdout.is_some() || self.stderr.is_some() {
+                let _ = self.pump(
+                    deadline.min(Instant::now() + Duration::from_millis(2)),
+                    false,
+                );
+            } else if self.report_closed(deadline) {
+                // Its last act was closing the pipe: the supervisor is exiting now.
+                match self.child.wait() {
+                    Ok(st) => self.reaped_with(st),
+                    Err(_) => {
+                        self.reaped = true;
+                        self.end.get_or_insert(End::Exited(-1));
+                    }
+                }
+            }
         }
     }
 
