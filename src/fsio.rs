@@ -22,7 +22,7 @@ pub use claim::{
     MARKER,
 };
 pub use commit::{appeared, rename_into_place};
-pub use input::{open_input, read_input, read_input_string, require_file_or_dir};
+pub use input::{not_regular, open_input, read_input, read_input_string, require_file_or_dir};
 pub use output::{OutputFile, WriteMode};
 pub use scratch::{scratch_dir, Scratch};
 pub use temp::{

@@ -1,5 +1,5 @@
 //! Starting an adapter (PROTOCOL.md §5.1): the command line, the environment and the limits of
-//! one adapter process, run under [`crate::contain`] (own process group under a supervisor,
+//! one adapter process, run under `crate::contain` (own process group under a supervisor,
 //! deadlines on every pipe, resource limits, every descendant killed). Shared by the per-case
 //! runner, persistent sessions and the differential fuzzer, so that none imports another.
 

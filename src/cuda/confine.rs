@@ -186,11 +186,17 @@ pub fn read_bounded(p: &Path, limit: usize, class: ErrorClass) -> Result<String>
         .map_err(|e| Error::io(class, p, e))?;
     let m = f.metadata().map_err(|e| Error::io(class, p, e))?;
     if !m.is_file() {
-        return Err(Error::new(
-            class,
-            field,
-            "is not a regular file (a device, FIFO or folder is never read as source)",
-        ));
+        // The kernel source itself (class io.read) is an input like any other: io.not_regular;
+        // an include keeps its own class.
+        return Err(if class == ErrorClass::IoRead {
+            crate::fsio::not_regular(p, &m, "kernel source")
+        } else {
+            Error::new(
+                class,
+                field,
+                "is not a regular file (a device, FIFO or folder is never read as source)",
+            )
+        });
     }
     if m.len() > limit as u64 {
         return Err(Error::new(

@@ -3,9 +3,9 @@
 //! disk or a kill leaves the target as it was (absent, or the previous dumps), never a directory
 //! with a 0-byte file; an error names the file that failed.
 //!
-//! The directory carries the tool's marker ([`crate::fsio::MARKER`]); an existing target is
+//! The directory carries the tool's marker (`crate::fsio::MARKER`); an existing target is
 //! replaced only when it has one or is empty, and only when its claim allows (`--force`;
-//! [`crate::fsio::replace_for`]) — a directory that appeared during the run is left alone.
+//! `crate::fsio::replace_for`) — a directory that appeared during the run is left alone.
 
 use crate::error::{Error, ErrorClass, Result};
 use std::fs::File;
