@@ -39,7 +39,22 @@ pub fn compiler() -> String {
 
 /// Whether the host compiler runs at all (`kernel.tier_unavailable` explains why not).
 pub fn available() -> Result<String> {
+    // Asked before every compile: one contained `--version` per compiler and process is enough.
+    static SEEN: std::sync::Mutex<BTreeMap<String, Result<String>>> =
+        std::sync::Mutex::new(BTreeMap::new());
     let cxx = compiler();
+    if let Some(r) = SEEN.lock().unwrap_or_else(|p| p.into_inner()).get(&cxx) {
+        return r.clone();
+    }
+    let r = probe_version(&cxx);
+    SEEN.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(cxx, r.clone());
+    r
+}
+
+fn probe_version(cxx: &str) -> Result<String> {
+    let cxx = cxx.to_string();
     let o = contain::run(
         &contain::Job::new(&cxx)
             .arg("--version")
@@ -977,13 +992,21 @@ impl HostBinary {
         };
         let mut ended_by: Option<Rec> = None;
         let mut exited_at: Option<Instant> = None;
+        let mut checked = Instant::now();
         loop {
             let left = watchdog.saturating_sub(last.elapsed());
             // Polled, so a descendant holding the pipe open cannot keep this waiting: once
             // the runner has exited, the rest of its tree is killed (the pipe then ends).
-            if exited_at.is_none() && child.try_wait().is_some() {
+            // Looked at every 20 ms, not per record (thousands per run).
+            if exited_at.is_none()
+                && checked.elapsed() >= Duration::from_millis(20)
+                && child.try_wait().is_some()
+            {
                 exited_at = Some(Instant::now());
                 child.kill_all();
+            }
+            if checked.elapsed() >= Duration::from_millis(20) {
+                checked = Instant::now();
             }
             match rx.recv_timeout(left.clamp(Duration::from_millis(1), Duration::from_millis(50))) {
                 Ok(rec) => {
@@ -1095,12 +1118,9 @@ impl HostBinary {
         }
         // The runner closed its output: give it a moment to exit by itself (its status tells
         // a crash from a clean end), then end whatever is left of its tree.
-        let grace = Instant::now();
-        while exited_at.is_none() && grace.elapsed() < Duration::from_secs(2) {
-            if child.try_wait().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
+        if exited_at.is_none() {
+            // Returns the moment its supervisor exits (its report pipe closes), at most 2 s.
+            let _ = child.wait(Instant::now() + Duration::from_secs(2));
         }
         let end = child.try_wait();
         child.kill_all();
