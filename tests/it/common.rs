@@ -310,3 +310,26 @@ pub fn process_fixture_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// Live processes (zombies left out) whose command line holds `marker`, as `pid: cmdline`:
+/// the leftover check of the hostile-run tests (each hostile child carries a unique marker).
+pub fn processes_with(marker: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z');
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if !zombie && cmd.contains(marker) {
+            out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+        }
+    }
+    out
+}

@@ -31,18 +31,9 @@ fn marker(tag: &str) -> String {
     format!("NT_HOSTILE_{tag}_{}_{nanos}", std::process::id())
 }
 
-/// Processes whose command line holds `m`.
+/// Live processes whose command line holds `m`.
 fn alive_with(m: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(c) = std::fs::read(e.path().join("cmdline")) {
-            let c = String::from_utf8_lossy(&c).replace('\0', " ");
-            if c.contains(m) {
-                out.push(format!("{}: {c}", e.file_name().to_string_lossy()));
-            }
-        }
-    }
-    out
+    crate::common::processes_with(m)
 }
 
 /// A scratch folder (not a system folder: under the target dir's temp folder).

@@ -27,28 +27,9 @@ fn scratch(name: &str) -> tempfile::TempDir {
         .unwrap()
 }
 
-/// Live (non-zombie) processes whose command line holds `marker`.
-fn with_marker(marker: &str) -> Vec<u32> {
-    let mut v = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z');
-        if !zombie && String::from_utf8_lossy(&cmd).contains(marker) {
-            v.push(pid);
-        }
-    }
-    v
+/// Live processes whose command line holds `marker`.
+fn with_marker(marker: &str) -> Vec<String> {
+    crate::common::processes_with(marker)
 }
 
 /// True when no process carries `marker` within 5 s (supervisors need a moment after a kill).
