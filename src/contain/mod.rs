@@ -64,12 +64,21 @@ impl Limits {
         }
     }
 
-    /// `RLIMIT_NPROC` counts every process of the real user, so the cap is what the user runs
-    /// when this is first asked plus [`Limits::DEFAULT_EXTRA_PROCESSES`] (not enforced for
-    /// root by the kernel).
+    /// `RLIMIT_NPROC` counts every process (and thread) of the real user, whoever started
+    /// it, so the cap is what the user runs now plus [`Limits::DEFAULT_EXTRA_PROCESSES`]:
+    /// counted again when the last count is over a second old (a busy machine's count moves;
+    /// a stale one could refuse an honest adapter's fork). Not enforced for root by the kernel.
     pub fn default_processes() -> u64 {
-        static N: OnceLock<u64> = OnceLock::new();
-        *N.get_or_init(|| user_tasks() + Self::DEFAULT_EXTRA_PROCESSES)
+        static LAST: std::sync::Mutex<Option<(Instant, u64)>> = std::sync::Mutex::new(None);
+        let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+        match *last {
+            Some((at, n)) if at.elapsed() < Duration::from_secs(1) => n,
+            _ => {
+                let n = user_tasks() + Self::DEFAULT_EXTRA_PROCESSES;
+                *last = Some((Instant::now(), n));
+                n
+            }
+        }
     }
 
     fn raw(&self) -> RawLimits {
