@@ -255,7 +255,19 @@ fn stop_with(sig: i32, marker: &str) {
             f = flag.display()
         ),
     );
-    let child = Command::new(BIN)
+    let mut cmd = Command::new(BIN);
+    // Default actions in check-reader whatever this test inherited (`nohup` ignores HUP, a
+    // background job of a non-interactive shell ignores INT): the signals must reach it.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(s, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+    let child = cmd
         .current_dir(root())
         .args(["check-reader", "--adapter", &adapter, "--jobs", "2"])
         .args(["--filter", "codec/y_*", "--timeout", "60"])
