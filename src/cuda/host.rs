@@ -90,46 +90,13 @@ fn probe_limits() -> contain::Limits {
     }
 }
 
-/// A temporary folder removed on drop.
-pub struct TempDir(PathBuf);
+/// A private scratch folder removed on drop (and on a stop signal): the one kind the tool
+/// makes (`crate::fsio::scratch_dir`: random name, mode 0700).
+pub type TempDir = crate::fsio::Scratch;
 
-impl TempDir {
-    /// Creates a fresh folder under the system temp dir, named after `tag` and this process.
-    pub fn new(tag: &str) -> Result<TempDir> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static N: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        // Made fresh (never an existing folder someone else made first), mode 0700.
-        use std::os::unix::fs::DirBuilderExt;
-        let mut last = None;
-        for _ in 0..16 {
-            let p = std::env::temp_dir().join(format!(
-                "ninfer-{tag}-{}-{}-{nanos}",
-                std::process::id(),
-                N.fetch_add(1, Ordering::Relaxed)
-            ));
-            match std::fs::DirBuilder::new().mode(0o700).create(&p) {
-                Ok(()) => return Ok(TempDir(p)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some((p, e)),
-                Err(e) => return Err(Error::io(ErrorClass::IoWrite, &p, e)),
-            }
-        }
-        let (p, e) = last.unwrap_or_else(|| (std::env::temp_dir(), std::io::ErrorKind::AlreadyExists.into()));
-        Err(Error::io(ErrorClass::IoWrite, &p, e))
-    }
-    /// The folder.
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A scratch folder for `tag` (see [`TempDir`]).
+fn temp_dir(tag: &str) -> Result<TempDir> {
+    crate::fsio::scratch_dir(tag)
 }
 
 /// An entry point to compile: its name and its C parameter types as written
@@ -251,7 +218,7 @@ fn fake_include_dir(cache: &Path) -> Result<PathBuf> {
 fn ubsan_available(cxx: &str) -> bool {
     static PROBE: OnceLock<bool> = OnceLock::new();
     *PROBE.get_or_init(|| {
-        let Ok(dir) = TempDir::new("ubsan-probe") else {
+        let Ok(dir) = temp_dir("ubsan-probe") else {
             return false;
         };
         let src = dir.path().join("p.cpp");
@@ -644,7 +611,7 @@ impl HostBinary {
         };
         let inc = fake_include_dir(&cache)?;
         flags.push(format!("-I{}", inc.display()));
-        let dir = TempDir::new("host")?;
+        let dir = temp_dir("host")?;
         let cpp = dir.path().join("driver.cpp");
         let pch = precompiled_prelude(&cxx, &cache, &flags, &version, &limits);
         let body = match &pch {
@@ -846,7 +813,7 @@ impl HostBinary {
                 Err(e) => results[i] = Some(Err(e)),
             }
         }
-        let dir = match TempDir::new("run") {
+        let dir = match temp_dir("run") {
             Ok(d) => d,
             Err(e) => return launches.iter().map(|_| Err(e.clone())).collect(),
         };
