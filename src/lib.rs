@@ -38,7 +38,7 @@
 //! - `npy`: the `.npy` (format 1.0, f32) files `decode -o` writes;
 //! - [`cli`]: the commands behind the `ninfer-ternary` binary.
 //!
-//! Layers (lowest first): `text` < `error` < `verdict` < `le` < `digest` < `rng` < `shutdown` < `fsio` < `contain` < `pool` < `npy`
+//! Layers (lowest first): `planted` < `text` < `error` < `verdict` < `le` < `digest` < `rng` < `shutdown` < `fsio` < `contain` < `pool` < `npy`
 //! < `spec` < `geometry` < `spec_docs` < `perm` < `hadamard` < `planes` < `codec` < `gguf` < `ninfer`
 //! < `mapping` < `synth` < `pack`, `verify` < `cuda` < `corpus` < `cli`
 //!
@@ -68,6 +68,22 @@ macro_rules! internal_mod {
         pub(crate) mod $name;
     };
 }
+
+/// `planted!("name", { buggy code })`: a planted bug of the fuzzing benchmark (`planted`). The
+/// block runs only in a build with the `planted-bugs` feature and `NINFER_PLANTED_BUG=name`; in
+/// every other build it expands to nothing.
+macro_rules! planted {
+    ($name:literal, $body:block) => {
+        #[cfg(feature = "planted-bugs")]
+        {
+            if crate::planted::active($name) $body
+        }
+    };
+}
+
+/// Planted parser bugs for the fuzzing benchmark; only in `planted-bugs` builds.
+#[cfg(feature = "planted-bugs")]
+pub mod planted;
 
 // The public surface: what a reader author, a packer maintainer or a tool builds on.
 pub mod codec;

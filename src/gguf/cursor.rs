@@ -199,6 +199,18 @@ impl<'a> Cur<'a> {
                 ),
             ));
         }
+        planted!("gguf_string_array_1000_hang", {
+            if count > 1000 {
+                // A chunked walk whose step subtracts the chunk it just took.
+                let chunk = 1000u64;
+                let mut at = 0u64;
+                while at < count {
+                    let n = chunk.min(count - at);
+                    at += n - n.min(chunk);
+                    std::hint::black_box(at);
+                }
+            }
+        });
         for i in 0..count {
             self.string(&|| format!("{}[{i}]", field()))?;
         }

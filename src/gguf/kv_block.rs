@@ -68,6 +68,14 @@ pub(super) fn read_kvs<'a>(c: &mut Cur<'a>, kv_count: u64) -> Result<KvBlock<'a>
 fn read_kv<'a>(c: &mut Cur<'a>, i: u64, seen: &NameMap<'a>) -> Result<Kv<'a>> {
     let rec = c.at();
     let key = c.string(&|| format!("kv[{i}].key"))?;
+    planted!("gguf_key_256_buffer", {
+        let mut buf = [0u8; 256];
+        if key.len() <= 256 {
+            buf[..key.len()].copy_from_slice(key.as_bytes());
+            buf[std::hint::black_box(key.len())] = 0;
+        }
+        std::hint::black_box(buf);
+    });
     if key.is_empty() {
         return Err(Error::at(
             C::GgufKeyEmpty,

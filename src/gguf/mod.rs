@@ -128,6 +128,15 @@ pub fn tensor_size(
     ne: &[u64],
     t: &GgmlType,
 ) -> std::result::Result<(u64, u64), (ErrorClass, String)> {
+    planted!("gguf_dims3_mul_wraps", {
+        if ne.len() == 3 {
+            let mut product: u64 = 1;
+            for &d in ne {
+                product *= d;
+            }
+            std::hint::black_box(product);
+        }
+    });
     let mut n: u64 = 1;
     for &d in ne {
         n = n.checked_mul(d).filter(|&x| x <= i64::MAX as u64).ok_or((

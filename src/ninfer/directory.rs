@@ -488,6 +488,9 @@ fn validate_in(src: Src<'_>, dir: &Directory, payload_bytes: u64) -> Result<()> 
         if o.offset < cursor {
             return Err(src.err(ErrorClass::NinferRangeOrder, &obj_path(i, "offset"), f, format!("offset {} starts before the previous object ends at {cursor} (overlap or out of order)", o.offset)));
         }
+        planted!("ninfer_offset_plus_bytes_wraps", {
+            std::hint::black_box(std::hint::black_box(o.offset) + o.bytes);
+        });
         let a = o.alignment();
         if o.offset % a != 0 {
             return Err(src.err(
@@ -532,6 +535,14 @@ fn names_and_sizes(src: Src<'_>, dir: &Directory) -> Result<()> {
     let mut first: HashMap<&str, usize> = HashMap::with_capacity(dir.objects.len());
     for (i, o) in dir.objects.iter().enumerate() {
         let f = format!("objects[{i}]");
+        planted!("ninfer_name_255_buffer", {
+            let mut buf = [0u8; 255];
+            if o.name.len() <= 255 {
+                buf[..o.name.len()].copy_from_slice(o.name.as_bytes());
+                buf[std::hint::black_box(o.name.len())] = 0;
+            }
+            std::hint::black_box(buf);
+        });
         if o.name.is_empty() {
             return Err(src.err(
                 ErrorClass::NinferDirName,

@@ -9,6 +9,7 @@
 
 pub mod checks;
 pub mod deep;
+pub mod mutate;
 pub mod nano;
 pub mod seeds;
 pub mod targets;
