@@ -63,7 +63,10 @@ for t in $TARGETS; do
     echo "== $t: ${SECONDS_PER_TARGET}s" >&2
     start=$(date +%s)
     set +e
-    (cd "$logs" && nice -n 19 "$bin" -jobs=1 -workers=1 \
+    dict="$FUZZ_DIR/dict/$t.dict"
+    dict_arg=()
+    [ -f "$dict" ] && dict_arg=("-dict=$dict")
+    (cd "$logs" && nice -n 19 "$bin" -jobs=1 -workers=1 "${dict_arg[@]}" \
         -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=10 \
         -max_len="$(max_len "$t")" -print_final_stats=1 \
         -artifact_prefix="$art/" "$corpus" "$seeds" >"$logs/driver.log" 2>&1)

@@ -7,6 +7,7 @@
 //! root crate's integration tests (`tests/it/fuzz_regressions.rs` replays every seed and
 //! finding through the same checks), so a replay runs exactly the code the fuzzers run.
 
+pub mod boundary_seeds;
 pub mod checks;
 pub mod deep;
 pub mod mutate;

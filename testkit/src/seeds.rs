@@ -5,6 +5,8 @@
 //!   `hostile-<name>`, every `gguf_hostile::accepted_controls()` input as `control-<name>`;
 //! * `ninfer_parse` and `ninfer_roundtrip`: every `ninfer_violations::cases()` input (their
 //!   valid controls include `base_artifact()`), plus a few small valid artifacts;
+//! * both: the boundary seeds of [`crate::boundary_seeds`] (lengths, counts, depth,
+//!   alignments and tensors ending at end of file on the boundaries);
 //! * `gguf_structured`: fixed pseudo-random byte strings (libFuzzer decodes them with
 //!   `arbitrary`; any bytes are a valid description).
 //!
@@ -54,6 +56,9 @@ pub fn for_target(target: &str) -> BTreeMap<String, Vec<u8>> {
             for c in gguf_hostile::accepted_controls() {
                 insert(&mut out, format!("control-{}", c.name), c.bytes);
             }
+            for (name, bytes) in crate::boundary_seeds::gguf_seeds() {
+                insert(&mut out, name, bytes);
+            }
         }
         "ninfer_parse" | "ninfer_roundtrip" => {
             for v in ninfer_violations::cases().expect("the catalog generates") {
@@ -67,6 +72,9 @@ pub fn for_target(target: &str) -> BTreeMap<String, Vec<u8>> {
             for (name, dir, payloads) in small_artifacts() {
                 let bytes = ninfer::writer::to_bytes(&dir, &payloads).expect("small artifact");
                 insert(&mut out, format!("control-{name}"), bytes);
+            }
+            for (name, bytes) in crate::boundary_seeds::ninfer_seeds() {
+                insert(&mut out, name, bytes);
             }
         }
         "gguf_structured" => {

@@ -11,6 +11,7 @@
 //! `cargo test --test it fuzz_regressions::regenerate_seeds -- --ignored`.
 
 use ninfer_ternary::corpus::catalogs::gguf_hostile;
+use ninfer_ternary_testkit::mutate::dict;
 use ninfer_ternary_testkit::{seeds, targets};
 
 use std::path::{Path, PathBuf};
@@ -113,6 +114,32 @@ fn committed_seeds_are_up_to_date() {
 }
 
 #[test]
+fn committed_dictionaries_are_up_to_date() {
+    for t in targets::TARGETS {
+        let path = fuzz_dir().join("dict").join(format!("{}.dict", t.name));
+        let have =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            have == dict::file(t.name),
+            "{} is stale; run `cargo test --test it fuzz_regressions::regenerate_seeds -- --ignored`",
+            path.display()
+        );
+        let entries = have.lines().filter(|l| !l.starts_with('#')).count();
+        assert!(entries >= 10, "{}: only {entries} entries", path.display());
+    }
+}
+
+#[test]
+fn dictionaries_hold_the_spec_words() {
+    // Spot checks that the generator reads the tables: a GGUF key the reader itself reads, a
+    // ternary type id (PQ2_0 = 142 as u32 LE), a directory member, a layout name.
+    let g = dict::file("gguf_parse");
+    assert!(g.contains("\"general.alignment\"") && g.contains("\"\\x8E\\x00\\x00\\x00\""));
+    let n = dict::file("ninfer_parse");
+    assert!(n.contains("\\x22weights_id\\x22") && n.contains("row-split-k128-v1"));
+}
+
+#[test]
 fn gguf_seeds_cover_every_hostile_case() {
     let seeds = seeds::for_target("gguf_parse");
     for c in gguf_hostile::hostile_cases() {
@@ -134,5 +161,10 @@ fn regenerate_seeds() {
         for (name, bytes) in files {
             std::fs::write(dir.join(name), bytes).unwrap();
         }
+    }
+    let dicts = fuzz_dir().join("dict");
+    std::fs::create_dir_all(&dicts).unwrap();
+    for t in targets::TARGETS {
+        std::fs::write(dicts.join(format!("{}.dict", t.name)), dict::file(t.name)).unwrap();
     }
 }

@@ -36,6 +36,7 @@ mod ninfer_memory;
 mod ninfer_messages;
 mod pack;
 mod persistent;
+mod planted_bugs;
 mod schemas;
 mod spec_docs;
 mod verify_gates;
