@@ -60,6 +60,11 @@ max_len() {
 }
 
 echo "== building the planted-bugs fuzz binaries (fuzz/target-planted)" >&2
+# Start from the normal fuzz build's dependencies when there is one (features differ only for
+# the workspace crates, so the rest is reused).
+if [ ! -d "$FUZZ_DIR/target-planted" ] && [ -d "$FUZZ_DIR/target" ]; then
+    cp -a "$FUZZ_DIR/target" "$FUZZ_DIR/target-planted"
+fi
 nice -n 19 cargo fuzz build -s none --release -a --features planted-bugs --target-dir "$FUZZ_DIR/target-planted" >&2
 TRIPLE="$(rustc -vV | sed -n 's/^host: //p')"
 BIN_DIR="$FUZZ_DIR/target-planted/$TRIPLE/release"

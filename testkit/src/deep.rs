@@ -47,6 +47,31 @@ pub fn check_codec(data: &[u8]) {
     }
 }
 
+/// The class `validate` refuses a codec input with, if any (for spec-rule coverage).
+pub fn codec_error(data: &[u8]) -> Option<ninfer_ternary::Error> {
+    let (&sel, rest) = data.split_first()?;
+    let c = Codec::ALL[sel as usize % Codec::ALL.len()];
+    let n = rest.len() / c.block_bytes() * c.block_bytes();
+    c.validate(&rest[..n]).err()
+}
+
+/// The edited micro GGUF of a `pack_nano` input (see [`check_pack`]).
+fn edited_micro(data: &[u8]) -> Option<Vec<u8>> {
+    let (&sel, edits) = data.split_first()?;
+    let mut gguf = micro().ggufs[sel as usize % 2].clone();
+    for e in edits.chunks_exact(5).take(16) {
+        let at = u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize % gguf.len();
+        gguf[at] ^= e[4];
+    }
+    Some(gguf)
+}
+
+/// The error the packer refuses a `pack_nano` input with, if any (for spec-rule coverage).
+pub fn pack_error(data: &[u8]) -> Option<ninfer_ternary::Error> {
+    let gguf = edited_micro(data)?;
+    pack_bytes(&gguf, &micro().template, &PackOptions::default()).err()
+}
+
 struct Micro {
     ggufs: [Vec<u8>; 2],
     template: Vec<u8>,
@@ -72,15 +97,10 @@ fn micro() -> &'static Micro {
 /// artifact that re-opens, whose ternary tensors rebuild byte-identical to the (edited) source,
 /// and that passes the verifier's gates (no dumps) against that source.
 pub fn check_pack(data: &[u8]) {
-    let Some((&sel, edits)) = data.split_first() else {
+    let Some(gguf) = edited_micro(data) else {
         return;
     };
     let m = micro();
-    let mut gguf = m.ggufs[sel as usize % 2].clone();
-    for e in edits.chunks_exact(5).take(16) {
-        let at = u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize % gguf.len();
-        gguf[at] ^= e[4];
-    }
     let art = match pack_bytes(&gguf, &m.template, &PackOptions::default()) {
         Ok(a) => a,
         Err(e) => {

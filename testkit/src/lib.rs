@@ -9,6 +9,7 @@
 
 pub mod boundary_seeds;
 pub mod checks;
+pub mod coverage;
 pub mod deep;
 pub mod mutate;
 pub mod nano;

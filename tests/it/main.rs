@@ -12,6 +12,7 @@ mod differential;
 mod doc_numbers;
 mod encoders;
 mod exit_codes;
+mod fuzz_coverage;
 mod fuzz_mutators;
 mod fuzz_regressions;
 mod fuzz_targets;
