@@ -196,6 +196,10 @@ enum Command {
     SynthTemplate {
         #[arg(long, default_value = "bonsai-nano")]
         profile: String,
+        /// Optional namespaces to add (comma-separated): `dflash2` (the speculative-decoding
+        /// companion the public template carries).
+        #[arg(long)]
+        with: Option<String>,
         #[arg(short, long)]
         output: PathBuf,
         /// Replace an existing output file.
@@ -291,9 +295,10 @@ pub fn main() -> ExitCode {
         Command::CheckKernel(args) => check_kernel::run(args),
         Command::SynthTemplate {
             profile,
+            with,
             output,
             force,
-        } => synth_cmd::template(&profile, &output, force),
+        } => synth_cmd::template(&profile, with.as_deref(), &output, force),
         Command::Verify(args) => verify_cmd::verify(args),
         Command::Mutate(args) => verify_cmd::mutate(args),
         Command::DumpReference(args) => verify_cmd::dump_reference(args),
