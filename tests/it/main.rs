@@ -34,6 +34,7 @@ mod msrv;
 mod ninfer_memory;
 mod ninfer_messages;
 mod pack;
+mod pack_inputs;
 mod persistent;
 mod schemas;
 mod spec_docs;
