@@ -11,6 +11,7 @@ use ninfer_ternary::pack::{pack_bytes, plan_pack, unpack, PackOptions};
 use ninfer_ternary::spec::LayoutId;
 use ninfer_ternary::synth::model::{write_model_layers, TernaryType};
 use ninfer_ternary::synth::template::template_bytes_with;
+use ninfer_ternary::verdict::Verdict;
 use ninfer_ternary::ErrorClass;
 use ninfer_ternary_testkit::nano as nano_fixture;
 
@@ -358,4 +359,88 @@ fn minimal_artifact_is_frontend_one_attention_layer_and_signs() {
     };
     let e = pack_bytes(&six, &tpl, &only0).unwrap_err();
     assert_eq!((e.class, e.field.as_str()), (ErrorClass::PackProfile, "--minimal"));
+}
+
+fn verify_reduced(artifact: &[u8], gguf: &[u8], tpl: &[u8]) -> ninfer_ternary::verify::Report {
+    ninfer_ternary::verify::verify(
+        "reduced.ninfer",
+        artifact,
+        "reduced.gguf",
+        gguf,
+        ninfer_ternary::verify::Options {
+            template: Some(tpl),
+            sweep: true,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+fn finding<'r>(r: &'r ninfer_ternary::verify::Report, step: &str) -> &'r ninfer_ternary::verify::Finding {
+    r.findings.iter().find(|f| f.step == step).unwrap()
+}
+
+/// `verify` passes the six-key reduced artifact (packed with --skip vision onto the dflash2
+/// template), each gate naming what the reduced model does not hold; the same artifact with a
+/// produced object, a kept borrowed object or a row out of place fails.
+#[test]
+fn verify_passes_the_reduced_artifact_naming_what_it_skips() {
+    let tpl = dflash2_template();
+    let six = six_key_reduced(TernaryType::Pq2_0, 2);
+    let opts = PackOptions {
+        skip: vec!["vision".into()],
+        ..Default::default()
+    };
+    let out = pack_bytes(&six, &tpl, &opts).unwrap();
+    let r = verify_reduced(&out, &six, &tpl);
+    assert!(r.ok(), "{:#?}", r.findings);
+    let lines = |step: &str| finding(&r, step).lines.join("\n");
+    assert!(lines("inspect").contains("text/token_embedding, text/output_head"));
+    assert!(finding(&r, "assembly").detail.contains("2 skipped: not in the reduced source"));
+    assert!(lines("assembly").contains("token_embedding: SKIPPED"));
+    assert!(lines("signs").contains("prism.hadamard.version"));
+    assert!(finding(&r, "provenance").detail.contains("left out whole: vision (9)"));
+    assert!(lines("provenance").contains("dflash2") || !lines("provenance").contains("missing"));
+    // Negative controls on the same reduced artifact.
+    let (dir, mut payloads) = artifact_parts(&out);
+    let drop = |name: &str, payloads: &mut Vec<Vec<u8>>| {
+        let mut objs: Vec<PlannedObject> = dir
+            .objects
+            .iter()
+            .map(|o| PlannedObject {
+                name: o.name.clone(),
+                body: o.body.clone(),
+                resource_bytes: o.bytes,
+            })
+            .collect();
+        let i = objs.iter().position(|o| o.name == name).unwrap();
+        objs.remove(i);
+        let mut p = payloads.clone();
+        p.remove(i);
+        let d = ninfer_ternary::ninfer::plan(dir.identity.clone(), objs).unwrap();
+        ninfer_ternary::ninfer::writer::to_bytes(&d, &p).unwrap()
+    };
+    let no_down = drop("text/layers/3/mlp/down", &mut payloads);
+    let r = verify_reduced(&no_down, &six, &tpl);
+    assert!(finding(&r, "inspect").status == Verdict::Fail, "a produced object of a held layer left out");
+    let no_norm = drop("text/final_norm", &mut payloads);
+    let r = verify_reduced(&no_norm, &six, &tpl);
+    assert!(finding(&r, "inspect").status == Verdict::Fail, "a global the source holds (output_norm) left out");
+    let one_mtp = drop("mtp/final_norm", &mut payloads);
+    let r = verify_reduced(&one_mtp, &six, &tpl);
+    assert!(finding(&r, "provenance").status == Verdict::Fail, "one borrowed object of a kept namespace");
+    // Rows 0 and 1 of layer 0's value_z exchanged in the code plane.
+    let a = Artifact::parse(&out).unwrap();
+    let v = a.row_split("text/layers/0/gdn/value_z").unwrap();
+    let at = a.payload_offset as usize
+        + a.object("text/layers/0/gdn/value_z").unwrap().offset as usize
+        + v.geom.base_offset as usize;
+    let rb = v.geom.base_row_bytes as usize;
+    let mut swapped = out.clone();
+    let (r0, r1) = (out[at..at + rb].to_vec(), out[at + rb..at + 2 * rb].to_vec());
+    assert_ne!(r0, r1);
+    swapped[at..at + rb].copy_from_slice(&r1);
+    swapped[at + rb..at + 2 * rb].copy_from_slice(&r0);
+    let r = verify_reduced(&swapped, &six, &tpl);
+    assert!(finding(&r, "row_order").status == Verdict::Fail && !r.ok());
 }
