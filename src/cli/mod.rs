@@ -13,6 +13,7 @@ pub(crate) mod check_kernel;
 mod corpus_cmd;
 mod decode;
 mod demo;
+mod diff_cmd;
 mod help;
 mod inspect;
 mod inspect_gguf;
@@ -113,6 +114,10 @@ enum Command {
     },
     /// Pack a ternary GGUF into a folded-ternary .ninfer, mapped onto a groupwise-int template.
     Pack(pack_cmd::PackArgs),
+    /// Where two .ninfer files (or two GGUFs) differ: header, objects added/removed/reordered,
+    /// per object the first differing byte as plane/row/group/element with both decoded values
+    /// and their ULP distance, and a verdict. Exit 0 identical, 1 differ.
+    Diff(diff_cmd::DiffArgs),
     /// Losslessness proof: rebuild every ternary GGUF tensor from the artifact and compare.
     Unpack {
         artifact: PathBuf,
@@ -259,6 +264,7 @@ pub fn main() -> ExitCode {
             force,
         } => synth_cmd::oracle(seed, &output, force),
         Command::Pack(args) => pack_cmd::pack(args),
+        Command::Diff(args) => diff_cmd::run(args),
         Command::Unpack {
             artifact,
             gguf,
@@ -333,6 +339,7 @@ impl Command {
         match self {
             Command::Inspect { json, .. } => T::record("inspect", json.as_deref()),
             Command::Verify(a) => T::record("verify", a.json.as_deref()),
+            Command::Diff(a) => T::record("diff", a.json.as_deref()),
             Command::CheckKernel(a) => T::record("check-kernel", a.json.as_deref()),
             Command::CheckReader(a) => T::record("check-reader", a.json.as_deref()),
             _ => None,
