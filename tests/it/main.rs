@@ -8,6 +8,7 @@ mod common;
 
 mod check_reader_localize;
 mod cli;
+mod diff;
 mod differential;
 mod doc_numbers;
 mod encoders;
