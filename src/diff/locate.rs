@@ -22,20 +22,60 @@ pub fn bytes_equal(a: &[u8], b: &[u8]) -> bool {
     if (a.len() as u64) < 2 * CHUNK {
         return a == b;
     }
+    chunk_verdicts(a, b).into_iter().all(|same| same)
+}
+
+/// Which [`CHUNK`]-sized chunks of the common prefix of two files are equal: one parallel
+/// pass that answers "identical?" for the whole file and, when it is not, which byte ranges
+/// need no second look ([`ChunkMap::equal`]).
+pub struct ChunkMap {
+    same: Vec<bool>,
+}
+
+impl ChunkMap {
+    /// Compares the common prefix of `a` and `b`.
+    pub fn of(a: &[u8], b: &[u8]) -> ChunkMap {
+        let n = a.len().min(b.len());
+        ChunkMap {
+            same: chunk_verdicts(&a[..n], &b[..n]),
+        }
+    }
+
+    /// Whether every chunk is equal.
+    pub fn all_equal(&self) -> bool {
+        self.same.iter().all(|s| *s)
+    }
+
+    /// True when file range `start..start + len` (the same in both files) lies in equal
+    /// chunks only; false means "unknown", not "different".
+    pub fn equal(&self, start: u64, len: u64) -> bool {
+        if len == 0 {
+            return true;
+        }
+        let (lo, hi) = (start / CHUNK, (start + len - 1) / CHUNK);
+        hi < self.same.len() as u64 && (lo..=hi).all(|c| self.same[c as usize])
+    }
+}
+
+/// Per-chunk equality of two equally long slices, over the thread budget.
+fn chunk_verdicts(a: &[u8], b: &[u8]) -> Vec<bool> {
     let chunks = (a.len() as u64).div_ceil(CHUNK);
-    let verdicts = crate::pool::ranges_with(
+    crate::pool::ranges_with(
         crate::pool::global(),
         std::thread::Builder::new,
         0..chunks,
         crate::pool::threads(),
         1,
         |r| {
-            let lo = (r.start * CHUNK) as usize;
-            let hi = ((r.end * CHUNK) as usize).min(a.len());
-            vec![a[lo..hi] == b[lo..hi]]
+            (r.start..r.end)
+                .map(|c| {
+                    let lo = (c * CHUNK) as usize;
+                    let hi = (((c + 1) * CHUNK) as usize).min(a.len());
+                    a[lo..hi] == b[lo..hi]
+                })
+                .collect()
         },
-    );
-    verdicts.into_iter().all(|same| same)
+    )
 }
 
 /// The stored word of a contiguous value, for ULP distances in its own width.
@@ -379,6 +419,21 @@ mod tests {
             assert!(!bytes_equal(&a, &b), "{at}");
         }
         assert!(!bytes_equal(&a, &a[1..]));
+    }
+
+    #[test]
+    fn chunk_map_knows_only_ranges_in_equal_chunks() {
+        let a: Vec<u8> = (0..(3 * CHUNK as usize)).map(|i| (i % 253) as u8).collect();
+        let mut b = a.clone();
+        b[CHUNK as usize + 7] ^= 1;
+        let m = ChunkMap::of(&a, &b);
+        assert!(!m.all_equal());
+        assert!(m.equal(0, CHUNK) && m.equal(2 * CHUNK, CHUNK));
+        // Any range touching the middle chunk is not known equal (it may differ).
+        assert!(!m.equal(CHUNK - 1, 2) && !m.equal(CHUNK + 100, 1));
+        // Beyond the compared prefix nothing is known.
+        assert!(!m.equal(3 * CHUNK - 1, 2));
+        assert!(m.equal(5, 0));
     }
 
     #[test]

@@ -74,16 +74,19 @@ pub fn diff_bytes(a_name: &str, a: &[u8], b_name: &str, b: &[u8]) -> Result<Diff
     }
     // One parallel pass over both files first: byte-identical files (the common answer when a
     // packer has not regressed) need no object to be compared again.
-    let same_file = a.len() == b.len() && locate::bytes_equal(a, b);
+    // Its per-chunk verdicts also spare the second look at every object that lies, at the same
+    // offsets in both files, in equal chunks only.
+    let chunks = locate::ChunkMap::of(a, b);
+    let same_file = a.len() == b.len() && chunks.all_equal();
     let mut r = match ka {
         FileKind::Ninfer => {
             let (x, y) = (Artifact::parse(a)?, Artifact::parse(b)?);
-            report::ninfer(&x, &y, same_file)?
+            report::ninfer(&x, &y, &chunks)?
         }
         FileKind::Gguf => {
             let x = crate::gguf::parse(a, Mode::Strict)?;
             let y = crate::gguf::parse(b, Mode::Strict)?;
-            report::gguf(&x, &y, same_file)?
+            report::gguf(&x, &y, &chunks)?
         }
     };
     r.kind = ka.as_str().to_string();
