@@ -39,7 +39,10 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let mb = (report.a_bytes + report.b_bytes) as f64 / 1e6;
-    eprintln!("compared {mb:.0} MB in {secs:.2}s ({:.0} MB/s)", mb / secs.max(1e-9));
+    eprintln!(
+        "compared {mb:.0} MB in {secs:.2}s ({:.0} MB/s)",
+        mb / secs.max(1e-9)
+    );
     if let Some(t) = target {
         t.write(SCHEMA, serde_json::to_value(&report)?)?;
     }

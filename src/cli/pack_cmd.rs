@@ -132,7 +132,10 @@ pub fn parse_skip(skip: Option<&str>) -> crate::Result<Vec<String>> {
                 return Err(crate::Error::new(
                     crate::ErrorClass::CliUsage,
                     "--skip",
-                    format!("'{}' is not a namespace name (vision, mtp, dflash2, ...)", x.escape_debug()),
+                    format!(
+                        "'{}' is not a namespace name (vision, mtp, dflash2, ...)",
+                        x.escape_debug()
+                    ),
                 ));
             }
             Ok(name.to_string())

@@ -13,7 +13,10 @@ pub fn parse_extras(with: Option<&str>) -> crate::Result<crate::mapping::Templat
                 return Err(crate::Error::new(
                     crate::ErrorClass::CliUsage,
                     "--with",
-                    format!("'{}' is not an optional namespace (known: dflash2)", other.escape_debug()),
+                    format!(
+                        "'{}' is not an optional namespace (known: dflash2)",
+                        other.escape_debug()
+                    ),
                 ))
             }
         }

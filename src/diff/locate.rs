@@ -25,7 +25,7 @@ pub fn bytes_equal(a: &[u8], b: &[u8]) -> bool {
     chunk_verdicts(a, b).into_iter().all(|same| same)
 }
 
-/// Which [`CHUNK`]-sized chunks of the common prefix of two files are equal: one parallel
+/// Which 8 MiB chunks of the common prefix of two files are equal: one parallel
 /// pass that answers "identical?" for the whole file and, when it is not, which byte ranges
 /// need no second look ([`ChunkMap::equal`]).
 pub struct ChunkMap {
@@ -130,7 +130,9 @@ impl ObjectLayout {
             let ty = TernaryType::of_format_name(format);
             let view = a.row_split(&o.name).ok();
             if let (Some(ty), Some(v)) = (ty, view) {
-                if let (Ok(bl), Ok(codec)) = (v.block_layout(), Codec::for_ggml_type_checked(ty.ggml())) {
+                if let (Ok(bl), Ok(codec)) =
+                    (v.block_layout(), Codec::for_ggml_type_checked(ty.ggml()))
+                {
                     return ObjectLayout::Planes {
                         geom: v.geom,
                         layout: bl,
@@ -156,7 +158,7 @@ impl ObjectLayout {
         }
     }
 
-    /// The layout of a GGUF tensor (rows of ne[0] elements).
+    /// The layout of a GGUF tensor (rows of `ne[0]` elements).
     pub fn of_gguf(t: &TensorInfo<'_>) -> ObjectLayout {
         let Some(codec) = Codec::for_ggml_type(t.ggml) else {
             return ObjectLayout::Opaque;
@@ -173,7 +175,11 @@ impl ObjectLayout {
             group_bytes: t.ggml.block_bytes as usize,
             codec,
             word,
-            plane: if word == Word::Decoded { "blocks" } else { "words" },
+            plane: if word == Word::Decoded {
+                "blocks"
+            } else {
+                "words"
+            },
         }
     }
 }
@@ -213,7 +219,13 @@ struct Tally {
 }
 
 impl Tally {
-    fn add_row(&mut self, word: Word, xa: &[f32], xb: &[f32], raw: &dyn Fn(usize) -> Option<(u32, u32)>) {
+    fn add_row(
+        &mut self,
+        word: Word,
+        xa: &[f32],
+        xb: &[f32],
+        raw: &dyn Fn(usize) -> Option<(u32, u32)>,
+    ) {
         self.rows += 1;
         for (i, (x, y)) in xa.iter().zip(xb).enumerate() {
             if !same_value(*x, *y) {
@@ -263,7 +275,11 @@ pub fn object_diff(name: &str, layout: &ObjectLayout, a: &[u8], b: &[u8]) -> Res
         return Ok(d);
     }
     match layout {
-        ObjectLayout::Planes { geom, layout, codec } => planes(&mut d, geom, layout, *codec, a, b)?,
+        ObjectLayout::Planes {
+            geom,
+            layout,
+            codec,
+        } => planes(&mut d, geom, layout, *codec, a, b)?,
         ObjectLayout::Rows {
             row_bytes,
             group_bytes,
@@ -278,7 +294,11 @@ pub fn object_diff(name: &str, layout: &ObjectLayout, a: &[u8], b: &[u8]) -> Res
 
 /// The plane holding object byte `at`, with the byte's row and group (`padding` outside).
 fn plane_of(g: &RowSplitGeometry, at: u64) -> (&'static str, Option<(u64, u64)>) {
-    for (p, name) in [(Plane::Base, "base"), (Plane::High, "high"), (Plane::Scale, "scale")] {
+    for (p, name) in [
+        (Plane::Base, "base"),
+        (Plane::High, "high"),
+        (Plane::Scale, "scale"),
+    ] {
         let (off, len, rb) = (g.plane_offset(p), g.plane_bytes(p), g.row_bytes(p));
         if len > 0 && at >= off && at < off + len && rb > 0 {
             let (row, within) = ((at - off) / rb, (at - off) % rb);
@@ -400,18 +420,26 @@ mod tests {
 
     #[test]
     fn ulps_are_counted_in_the_stored_word() {
-        assert_eq!(ulps(Word::F32, 1.0, f32::from_bits(1.0f32.to_bits() + 3), None), Some(3));
+        assert_eq!(
+            ulps(Word::F32, 1.0, f32::from_bits(1.0f32.to_bits() + 3), None),
+            Some(3)
+        );
         // Across zero: +0 and the smallest negative subnormal are one apart.
         assert_eq!(ulps(Word::F32, 0.0, -f32::from_bits(1), None), Some(1));
         assert_eq!(ulps(Word::F32, 0.0, -0.0, None), Some(0));
         // bf16 1.0 = 0x3f80; the next is 0x3f81: one bf16 ulp, not 65536 f32 ulps.
-        assert_eq!(ulps(Word::Bf16, 1.0, 1.0078125, Some((0x3f80, 0x3f81))), Some(1));
+        assert_eq!(
+            ulps(Word::Bf16, 1.0, 1.0078125, Some((0x3f80, 0x3f81))),
+            Some(1)
+        );
         assert_eq!(ulps(Word::F32, f32::NAN, 1.0, None), None);
     }
 
     #[test]
     fn bytes_equal_spans_chunks_and_catches_one_byte() {
-        let a: Vec<u8> = (0..(3 * CHUNK as usize + 5)).map(|i| (i % 251) as u8).collect();
+        let a: Vec<u8> = (0..(3 * CHUNK as usize + 5))
+            .map(|i| (i % 251) as u8)
+            .collect();
         assert!(bytes_equal(&a, &a.clone()));
         for at in [0, CHUNK as usize, a.len() - 1] {
             let mut b = a.clone();

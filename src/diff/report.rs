@@ -41,7 +41,7 @@ pub struct Location {
     /// `base`, `high`, `scale` or `padding` (row-split planes), `blocks` (ggml), `words`
     /// (contiguous), `bytes` (not decoded).
     pub plane: String,
-    /// The row (tensor row: a GGUF tensor's ne[1] index, a row-split object's row).
+    /// The row (tensor row: a GGUF tensor's `ne[1]` index, a row-split object's row).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub row: Option<u64>,
     /// The group (block of 128 elements) within the row.
@@ -174,7 +174,10 @@ fn object_line(o: &ObjectDiff) -> String {
         .unwrap_or_default();
     let mut s = format!("object {}: {verdict} ({})", o.name, o.description);
     if let Some(l) = &o.first {
-        s.push_str(&format!("; first differing byte {} in plane {}", l.byte, l.plane));
+        s.push_str(&format!(
+            "; first differing byte {} in plane {}",
+            l.byte, l.plane
+        ));
         if let Some(r) = l.row {
             s.push_str(&format!(" row {r}"));
         }
@@ -206,8 +209,16 @@ fn membership(report: &mut DiffReport, a: &[&str], b: &[&str]) {
     use std::collections::HashMap;
     let ia: HashMap<&str, usize> = a.iter().enumerate().map(|(i, n)| (*n, i)).collect();
     let ib: HashMap<&str, usize> = b.iter().enumerate().map(|(i, n)| (*n, i)).collect();
-    report.removed = a.iter().filter(|n| !ib.contains_key(*n)).map(|n| n.to_string()).collect();
-    report.added = b.iter().filter(|n| !ia.contains_key(*n)).map(|n| n.to_string()).collect();
+    report.removed = a
+        .iter()
+        .filter(|n| !ib.contains_key(*n))
+        .map(|n| n.to_string())
+        .collect();
+    report.added = b
+        .iter()
+        .filter(|n| !ia.contains_key(*n))
+        .map(|n| n.to_string())
+        .collect();
     let common_a: Vec<&str> = a.iter().copied().filter(|n| ib.contains_key(n)).collect();
     let common_b: Vec<&str> = b.iter().copied().filter(|n| ia.contains_key(n)).collect();
     report.reordered = common_a
@@ -232,9 +243,24 @@ fn field(out: &mut Vec<FieldDiff>, name: &str, a: String, b: String) {
 pub fn ninfer(a: &Artifact<'_>, b: &Artifact<'_>, chunks: &ChunkMap) -> Result<DiffReport> {
     let mut r = DiffReport::default();
     let (da, db) = (&a.directory, &b.directory);
-    field(&mut r.header, "identity.model_id", da.identity.model_id.clone(), db.identity.model_id.clone());
-    field(&mut r.header, "identity.weights_id", da.identity.weights_id.clone(), db.identity.weights_id.clone());
-    field(&mut r.header, "payload_offset", a.payload_offset.to_string(), b.payload_offset.to_string());
+    field(
+        &mut r.header,
+        "identity.model_id",
+        da.identity.model_id.clone(),
+        db.identity.model_id.clone(),
+    );
+    field(
+        &mut r.header,
+        "identity.weights_id",
+        da.identity.weights_id.clone(),
+        db.identity.weights_id.clone(),
+    );
+    field(
+        &mut r.header,
+        "payload_offset",
+        a.payload_offset.to_string(),
+        b.payload_offset.to_string(),
+    );
     let na: Vec<&str> = da.objects.iter().map(|o| o.name.as_str()).collect();
     let nb: Vec<&str> = db.objects.iter().map(|o| o.name.as_str()).collect();
     membership(&mut r, &na, &nb);
@@ -244,10 +270,17 @@ pub fn ninfer(a: &Artifact<'_>, b: &Artifact<'_>, chunks: &ChunkMap) -> Result<D
         .filter(|o| db.find(&o.name).is_some_and(|p| p.offset != o.offset))
         .count();
     if moved > 0 {
-        field(&mut r.header, "object offsets", format!("{moved} object(s) at other offsets"), "(contents compared below)".into());
+        field(
+            &mut r.header,
+            "object offsets",
+            format!("{moved} object(s) at other offsets"),
+            "(contents compared below)".into(),
+        );
     }
     for oa in &da.objects {
-        let Some(ob) = db.find(&oa.name) else { continue };
+        let Some(ob) = db.find(&oa.name) else {
+            continue;
+        };
         let (xa, xb) = (a.object_bytes(oa), b.object_bytes(ob));
         let (fa, fb) = (a.payload_offset + oa.offset, b.payload_offset + ob.offset);
         let known = fa == fb && oa.bytes == ob.bytes && chunks.equal(fa, oa.bytes);
@@ -287,34 +320,67 @@ fn describe_pair(a: &Object, b: &Object) -> String {
 /// tensors as objects; `chunks` says which file ranges are already known equal.
 pub fn gguf(a: &Gguf<'_>, b: &Gguf<'_>, chunks: &ChunkMap) -> Result<DiffReport> {
     let mut r = DiffReport::default();
-    field(&mut r.header, "version", a.version.to_string(), b.version.to_string());
-    field(&mut r.header, "alignment", a.alignment.to_string(), b.alignment.to_string());
-    field(&mut r.header, "data_offset", a.data_offset.to_string(), b.data_offset.to_string());
+    field(
+        &mut r.header,
+        "version",
+        a.version.to_string(),
+        b.version.to_string(),
+    );
+    field(
+        &mut r.header,
+        "alignment",
+        a.alignment.to_string(),
+        b.alignment.to_string(),
+    );
+    field(
+        &mut r.header,
+        "data_offset",
+        a.data_offset.to_string(),
+        b.data_offset.to_string(),
+    );
     for kv in &a.kvs {
         let va = show(&kv.value);
         match b.kv(kv.key) {
-            None => field(&mut r.header, &format!("kv {}", kv.key), shorten(va), "absent".into()),
+            None => field(
+                &mut r.header,
+                &format!("kv {}", kv.key),
+                shorten(va),
+                "absent".into(),
+            ),
             Some(o) => {
                 let vb = show(&o.value);
                 if va != vb {
-                    field(&mut r.header, &format!("kv {}", kv.key), shorten(va), shorten(vb));
+                    field(
+                        &mut r.header,
+                        &format!("kv {}", kv.key),
+                        shorten(va),
+                        shorten(vb),
+                    );
                 }
             }
         }
     }
     for kv in b.kvs.iter().filter(|k| a.kv(k.key).is_none()) {
         let vb = show(&kv.value);
-        field(&mut r.header, &format!("kv {}", kv.key), "absent".into(), shorten(vb));
+        field(
+            &mut r.header,
+            &format!("kv {}", kv.key),
+            "absent".into(),
+            shorten(vb),
+        );
     }
     let na: Vec<&str> = a.tensors.iter().map(|t| t.name).collect();
     let nb: Vec<&str> = b.tensors.iter().map(|t| t.name).collect();
     membership(&mut r, &na, &nb);
     for ta in &a.tensors {
-        let Some(tb) = b.tensor(ta.name) else { continue };
+        let Some(tb) = b.tensor(ta.name) else {
+            continue;
+        };
         let (xa, xb) = (a.tensor_data(ta), b.tensor_data(tb));
         let same_desc = ta.type_id == tb.type_id && ta.dims() == tb.dims();
-        let known =
-            ta.abs_offset == tb.abs_offset && ta.nbytes == tb.nbytes && chunks.equal(ta.abs_offset, ta.nbytes);
+        let known = ta.abs_offset == tb.abs_offset
+            && ta.nbytes == tb.nbytes
+            && chunks.equal(ta.abs_offset, ta.nbytes);
         if same_desc && (known || locate::bytes_equal(xa, xb)) {
             r.identical_objects += 1;
             continue;

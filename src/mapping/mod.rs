@@ -316,7 +316,11 @@ fn dflash2_objects(p: &ModelProfile) -> Vec<TargetObject> {
     while out.len() < want && !mtp.is_empty() {
         let o = &mtp[i % mtp.len()];
         let mut d = o.clone();
-        d.name = format!("dflash2/layers/{}/{}", i / mtp.len(), &o.name["mtp/".len()..]);
+        d.name = format!(
+            "dflash2/layers/{}/{}",
+            i / mtp.len(),
+            &o.name["mtp/".len()..]
+        );
         out.push(d);
         i += 1;
     }
@@ -334,8 +338,7 @@ pub fn is_borrowed(name: &str) -> bool {
         .iter()
         .any(|p| name.starts_with(p.as_str()));
     !produced
-        || m
-            .borrowed_in_produced
+        || m.borrowed_in_produced
             .iter()
             .any(|b| name.starts_with(b.prefix.as_str()))
 }

@@ -129,7 +129,11 @@ fn hidden_from_shapes(gguf: &Gguf<'_>, held: &[u64]) -> Option<(u64, String)> {
 
 /// Whether every tensor of `gguf` that profile `p` names (for the held layers and the globals)
 /// has the profile's shape: `Err((tensor, why))` names the first that does not.
-fn shapes_fit(gguf: &Gguf<'_>, p: &ModelProfile, held: &[u64]) -> std::result::Result<(), (String, String)> {
+fn shapes_fit(
+    gguf: &Gguf<'_>,
+    p: &ModelProfile,
+    held: &[u64],
+) -> std::result::Result<(), (String, String)> {
     for want in super::gguf_tensors_in(p, held) {
         if let Some(t) = gguf.tensor(&want.name) {
             if t.dims() != want.ne.as_slice() {

@@ -218,7 +218,9 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     if ctx.is_out_of_scope(&object) {
         return Ok(Finding::skip(
             "embedding",
-            format!("not run: {object} is not in the reduced source (it holds no vocabulary tensor)"),
+            format!(
+                "not run: {object} is not in the reduced source (it holds no vocabulary tensor)"
+            ),
         ));
     }
     let th = &gates().thresholds;

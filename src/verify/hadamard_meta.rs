@@ -6,7 +6,7 @@
 //!
 //! A key the file does not carry is not a departure: no artifact byte depends on it (the
 //! public reduced test model carries only block_size, transform and the sign table); such keys
-//! are listed by [`absent`]. A name list may name tensors of the profile's model that a
+//! are listed by `absent`. A name list may name tensors of the profile's model that a
 //! reduced file does not hold.
 
 use crate::gguf::{Gguf, Value, ValueType};

@@ -29,7 +29,11 @@ fn expected_location(a: &[u8], b: &[u8], name: &str) -> (u64, &'static str, u64)
     let (bx, by) = (x.object_bytes(ox), y.object_bytes(oy));
     let at = bx.iter().zip(by).position(|(p, q)| p != q).unwrap() as u64;
     let g = x.row_split(name).unwrap().geom;
-    for (p, label) in [(Plane::Base, "base"), (Plane::High, "high"), (Plane::Scale, "scale")] {
+    for (p, label) in [
+        (Plane::Base, "base"),
+        (Plane::High, "high"),
+        (Plane::Scale, "scale"),
+    ] {
         let (off, len) = (g.plane_offset(p), g.plane_bytes(p));
         if at >= off && at < off + len {
             return (at, label, (at - off) / g.row_bytes(p));
@@ -63,7 +67,11 @@ fn check_kind(kind: MutationKind, good: &[u8], bad: &[u8], r: &DiffReport, what:
     use MutationKind as K;
     let value_z = "text/layers/0/gdn/value_z";
     match kind {
-        K::SwapTwoRows | K::RotateRows | K::Perm48OnRows | K::DuplicateAndDropRow | K::ScalesAtOffset0 => {
+        K::SwapTwoRows
+        | K::RotateRows
+        | K::Perm48OnRows
+        | K::DuplicateAndDropRow
+        | K::ScalesAtOffset0 => {
             let name = if kind == K::ScalesAtOffset0 {
                 "text/layers/0/gdn/output"
             } else {
@@ -74,8 +82,15 @@ fn check_kind(kind: MutationKind, good: &[u8], bad: &[u8], r: &DiffReport, what:
             assert_eq!(o.verdict, Verdict::Differs, "{what}");
             let (byte, plane, row) = expected_location(good, bad, name);
             let f = o.first.as_ref().unwrap();
-            assert_eq!((f.byte, f.plane.as_str(), f.row), (byte, plane, Some(row)), "{what}");
-            assert!(o.differing_values.unwrap() > 0 && f.element.is_some(), "{what}");
+            assert_eq!(
+                (f.byte, f.plane.as_str(), f.row),
+                (byte, plane, Some(row)),
+                "{what}"
+            );
+            assert!(
+                o.differing_values.unwrap() > 0 && f.element.is_some(),
+                "{what}"
+            );
             let rows = o.differing_rows.unwrap();
             match kind {
                 // Rows 0 and 1 exchanged: exactly two rows, the first in row 0.
@@ -93,7 +108,11 @@ fn check_kind(kind: MutationKind, good: &[u8], bad: &[u8], r: &DiffReport, what:
             } else {
                 "identity.model_id"
             };
-            assert!(r.header.iter().any(|h| h.field == field), "{what}: {:?}", r.header);
+            assert!(
+                r.header.iter().any(|h| h.field == field),
+                "{what}: {:?}",
+                r.header
+            );
             assert!(r.objects.is_empty() && r.removed.is_empty(), "{what}");
         }
         K::MissingBorrowedObject => {
@@ -112,13 +131,22 @@ fn check_kind(kind: MutationKind, good: &[u8], bad: &[u8], r: &DiffReport, what:
             let o = only_object(r);
             assert_eq!(o.name, name, "{what}");
             let f = o.first.as_ref().unwrap();
-            assert_eq!((f.plane.as_str(), f.row, f.element), ("words", Some(0), Some(0)), "{what}");
+            assert_eq!(
+                (f.plane.as_str(), f.row, f.element),
+                ("words", Some(0), Some(0)),
+                "{what}"
+            );
             let (x, y) = (f.a_value.unwrap(), f.b_value.unwrap());
             match kind {
                 K::FlippedSign => assert_eq!((x, y.abs(), o.differing_values), (-y, 1.0, Some(1))),
                 // Widths [128, 384, 512] stored as prefix sums [0, 128, 512].
-                K::WrongHadamardWidths => assert_eq!((x, y, o.differing_values), (128.0, 0.0, Some(2))),
-                _ => assert_eq!((f.ulp, o.max_ulp, o.differing_values), (Some(1), Some(1), Some(1))),
+                K::WrongHadamardWidths => {
+                    assert_eq!((x, y, o.differing_values), (128.0, 0.0, Some(2)))
+                }
+                _ => assert_eq!(
+                    (f.ulp, o.max_ulp, o.differing_values),
+                    (Some(1), Some(1), Some(1))
+                ),
             }
         }
         K::DumpRowMajor | K::DumpSignsAfterRotation | K::DumpUnnormalized => {
@@ -141,14 +169,23 @@ fn identical_and_same_values_different_bytes() {
     y[at..at + 2].copy_from_slice(&[0x00, 0x80]);
     let r = diff(&x, &y);
     let d = only_object(&r);
-    assert_eq!((d.verdict, d.differing_bytes, d.differing_values), (Verdict::SameValues, 1, Some(0)));
-    assert!(!r.identical(), "bytes differ: the files are not the same artifact");
+    assert_eq!(
+        (d.verdict, d.differing_bytes, d.differing_values),
+        (Verdict::SameValues, 1, Some(0))
+    );
+    assert!(
+        !r.identical(),
+        "bytes differ: the files are not the same artifact"
+    );
     // Control: a real value change in the same element is `differs`, 1 bf16 ulp away.
     let mut z = x.clone();
     z[at] = 0x01;
     let d = diff(&x, &z);
     let d = only_object(&d);
-    assert_eq!((d.verdict, d.first.as_ref().unwrap().ulp), (Verdict::Differs, Some(1)));
+    assert_eq!(
+        (d.verdict, d.first.as_ref().unwrap().ulp),
+        (Verdict::Differs, Some(1))
+    );
 }
 
 #[test]
@@ -164,7 +201,10 @@ fn gguf_pairs_name_the_tensor_block_row_and_the_metadata() {
     let r = diff(&g, &edited);
     let o = only_object(&r);
     let f = o.first.as_ref().unwrap();
-    assert_eq!((o.name.as_str(), f.plane.as_str(), f.row, f.group), (name, "blocks", Some(3), Some(1)));
+    assert_eq!(
+        (o.name.as_str(), f.plane.as_str(), f.row, f.group),
+        (name, "blocks", Some(3), Some(1))
+    );
     assert_eq!(o.differing_rows, Some(1));
     assert!(f.element.is_some_and(|e| (128..256).contains(&e)), "{f:?}");
     let kv = rewrite_gguf(&g, |kvs, _| {
@@ -173,7 +213,10 @@ fn gguf_pairs_name_the_tensor_block_row_and_the_metadata() {
     });
     let r = diff(&g, &kv);
     let fields: Vec<&str> = r.header.iter().map(|h| h.field.as_str()).collect();
-    assert!(fields.contains(&"kv general.name") && fields.contains(&"kv general.extra"), "{fields:?}");
+    assert!(
+        fields.contains(&"kv general.name") && fields.contains(&"kv general.extra"),
+        "{fields:?}"
+    );
     let dropped = rewrite_gguf(&g, |_, ts| ts.retain(|t| t.0 != name));
     assert_eq!(diff(&g, &dropped).removed, vec![name]);
     // A GGUF against a .ninfer is refused.
@@ -192,13 +235,22 @@ fn cli_exit_codes_and_json_report_match_the_schema() {
     let s = schema("diff-report");
     for (other, code) in [(&a, 0), (&b, 1)] {
         let o = cli()
-            .args(["diff", a.to_str().unwrap(), other.to_str().unwrap(), "--json", "-"])
+            .args([
+                "diff",
+                a.to_str().unwrap(),
+                other.to_str().unwrap(),
+                "--json",
+                "-",
+            ])
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(code));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         conforms(&v, &s, "$").unwrap();
-        assert_eq!(v["verdict"], if code == 0 { "identical" } else { "differs" });
+        assert_eq!(
+            v["verdict"],
+            if code == 0 { "identical" } else { "differs" }
+        );
         if code == 1 {
             assert_eq!(v["objects"][0]["first"]["plane"], "base");
             let mut broken = v.clone();
@@ -208,7 +260,15 @@ fn cli_exit_codes_and_json_report_match_the_schema() {
     }
     let g = d.path().join("g.gguf");
     std::fs::write(&g, packed(TernaryType::Pq2_0).gguf).unwrap();
-    let o = cli().args(["diff", a.to_str().unwrap(), g.to_str().unwrap()]).output().unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = cli()
+        .args(["diff", a.to_str().unwrap(), g.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("cli.usage"));
 }

@@ -872,7 +872,13 @@ fn prism_hadamard_values_the_spec_rules_out_are_refused_with_key_and_offset() {
     // An absent key no output byte depends on packs to the very same artifact (tools/pack.py
     // reads only the sign table); an absent needed key is refused, alone in its error.
     let reference = pack_bytes(&src, &tpl, &opts).unwrap();
-    for key in ["axis", "version", "weight_names", "inverse_weight_names", "sign_mode"] {
+    for key in [
+        "axis",
+        "version",
+        "weight_names",
+        "inverse_weight_names",
+        "sign_mode",
+    ] {
         let got = pack_bytes(&with_kv(&src, &h(key), None), &tpl, &opts).unwrap();
         assert!(got == reference, "{key} absent: the artifact changed");
     }

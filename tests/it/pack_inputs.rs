@@ -29,7 +29,11 @@ fn names(artifact: &[u8]) -> Vec<String> {
         .collect()
 }
 
-fn summary_of(g: &[u8], tpl: &[u8], opts: &PackOptions) -> ninfer_ternary::pack::summary::PackSummary {
+fn summary_of(
+    g: &[u8],
+    tpl: &[u8],
+    opts: &PackOptions,
+) -> ninfer_ternary::pack::summary::PackSummary {
     let g = gguf::parse(g, Mode::Strict).unwrap();
     let t = Artifact::parse(tpl).unwrap();
     plan_pack(&g, &t, opts).unwrap().summary
@@ -96,9 +100,15 @@ fn dflash2_is_borrowed_and_each_skip_removes_exactly_its_namespace() {
             .filter(|n| !n.starts_with(&format!("{ns}/")))
             .collect();
         assert_eq!(got, want, "--skip {ns}");
-        assert!(got.len() < names(&full).len(), "--skip {ns} removed nothing");
+        assert!(
+            got.len() < names(&full).len(),
+            "--skip {ns} removed nothing"
+        );
         let s = summary_of(&src, &tpl, &opts);
-        assert!(!s.borrowed.contains_key(ns) && s.skipped[ns] > 0, "{ns}: {s:?}");
+        assert!(
+            !s.borrowed.contains_key(ns) && s.skipped[ns] > 0,
+            "{ns}: {s:?}"
+        );
     }
     // All three at once, as tools/pack.py's three filters.
     let opts = PackOptions {
@@ -126,7 +136,10 @@ fn skip_of_text_or_of_an_unknown_name_is_refused() {
             ..Default::default()
         };
         let e = pack_bytes(&src, &tpl, &opts).unwrap_err();
-        assert_eq!((e.class, e.field.as_str()), (ErrorClass::PackTemplate, "--skip"));
+        assert_eq!(
+            (e.class, e.field.as_str()),
+            (ErrorClass::PackTemplate, "--skip")
+        );
         assert!(e.to_string().contains(needle), "{skip}: {e}");
     }
     // A known namespace this template lacks filters nothing and is accepted (pack.py's too).
@@ -134,7 +147,10 @@ fn skip_of_text_or_of_an_unknown_name_is_refused() {
         skip: vec!["dflash2".into()],
         ..Default::default()
     };
-    assert!(pack_bytes(&src, &tpl, &opts).unwrap() == pack_bytes(&src, &tpl, &PackOptions::default()).unwrap());
+    assert!(
+        pack_bytes(&src, &tpl, &opts).unwrap()
+            == pack_bytes(&src, &tpl, &PackOptions::default()).unwrap()
+    );
 }
 
 /// A namespace nobody named is borrowed and reported, never refused; an unmapped object inside
@@ -146,23 +162,39 @@ fn unknown_namespaces_are_borrowed_and_unmapped_text_objects_refused() {
     let audio = with_object(
         &tpl,
         3,
-        PlannedObject::tensor("audio/encoder/norm", vec![4], "BF16", LayoutId::ContiguousLeV1),
+        PlannedObject::tensor(
+            "audio/encoder/norm",
+            vec![4],
+            "BF16",
+            LayoutId::ContiguousLeV1,
+        ),
         8,
     );
     let out = pack_bytes(&src, &audio, &PackOptions::default()).unwrap();
     let a = Artifact::parse(&out).unwrap();
-    assert_eq!(a.object_bytes(a.object("audio/encoder/norm").unwrap()), &[0x5a; 8]);
+    assert_eq!(
+        a.object_bytes(a.object("audio/encoder/norm").unwrap()),
+        &[0x5a; 8]
+    );
     let s = summary_of(&src, &audio, &PackOptions::default());
     assert_eq!(s.unknown_namespaces, vec!["audio".to_string()]);
     assert_eq!(s.borrowed["audio"], (1, 8));
-    assert!(s.lines().iter().any(|l| l.contains("does not name") && l.contains("audio")));
+    assert!(s
+        .lines()
+        .iter()
+        .any(|l| l.contains("does not name") && l.contains("audio")));
     // And it can be skipped by name, as the template has it.
     let opts = PackOptions {
         skip: vec!["audio".into()],
         ..Default::default()
     };
-    assert!(!names(&pack_bytes(&src, &audio, &opts).unwrap()).contains(&"audio/encoder/norm".to_string()));
-    for name in ["text/rope_table", "text/layers/2/gdn/extra_gate", "text/vision_proj"] {
+    assert!(!names(&pack_bytes(&src, &audio, &opts).unwrap())
+        .contains(&"audio/encoder/norm".to_string()));
+    for name in [
+        "text/rope_table",
+        "text/layers/2/gdn/extra_gate",
+        "text/vision_proj",
+    ] {
         let bad = with_object(
             &tpl,
             10,
@@ -170,7 +202,11 @@ fn unknown_namespaces_are_borrowed_and_unmapped_text_objects_refused() {
             8,
         );
         let e = pack_bytes(&src, &bad, &PackOptions::default()).unwrap_err();
-        assert_eq!((e.class, e.field.as_str()), (ErrorClass::PackTemplate, name), "{e}");
+        assert_eq!(
+            (e.class, e.field.as_str()),
+            (ErrorClass::PackTemplate, name),
+            "{e}"
+        );
         assert!(e.to_string().contains("unmapped"), "{e}");
     }
 }
@@ -190,7 +226,10 @@ fn six_key_reduced(ty: TernaryType, seed: u64) -> Vec<u8> {
         ];
         kvs.retain(|k| keep.contains(&k.0.as_str()));
         kvs.insert(1, ("general.alignment".into(), MetaValue::U32(32)));
-        for kv in kvs.iter_mut().filter(|k| k.0 == "prism.hadamard.sign_values") {
+        for kv in kvs
+            .iter_mut()
+            .filter(|k| k.0 == "prism.hadamard.sign_values")
+        {
             if let MetaValue::Array(_, items) = &kv.1 {
                 let f = items
                     .iter()
@@ -224,7 +263,10 @@ fn the_six_key_reduced_gguf_has_exactly_the_public_shape() {
         ]
     );
     assert!(p.tensor("token_embd.weight").is_none() && p.tensor("output.weight").is_none());
-    assert_eq!(ninfer_ternary::mapping::profile::held_layers(&p), vec![0, 3]);
+    assert_eq!(
+        ninfer_ternary::mapping::profile::held_layers(&p),
+        vec![0, 3]
+    );
 }
 
 /// Packs onto a template with dflash2/*: profile from the shapes (or --profile), the same
@@ -252,16 +294,33 @@ fn six_key_reduced_gguf_packs_onto_a_dflash2_template_and_round_trips() {
         assert!(n.iter().any(|x| x == "text/layers/0/gdn/value_z"));
         assert!(n.iter().any(|x| x == "text/layers/3/attention/query_key"));
         assert!(!n.iter().any(|x| x.starts_with("text/layers/1/")));
-        assert!(!n.iter().any(|x| x == "text/token_embedding" || x == "text/output_head"));
-        assert!(n.iter().any(|x| x == "text/final_norm"), "output_norm is held");
+        assert!(!n
+            .iter()
+            .any(|x| x == "text/token_embedding" || x == "text/output_head"));
+        assert!(
+            n.iter().any(|x| x == "text/final_norm"),
+            "output_norm is held"
+        );
         assert!(n.iter().any(|x| x.starts_with("dflash2/")));
         let s = summary_of(&six, &tpl, &PackOptions::default());
-        assert!(s.absent_keys.contains(&"qwen35.feed_forward_length".to_string()), "{s:?}");
-        assert!(s.absent_keys.contains(&"prism.hadamard.version".to_string()), "{s:?}");
+        assert!(
+            s.absent_keys
+                .contains(&"qwen35.feed_forward_length".to_string()),
+            "{s:?}"
+        );
+        assert!(
+            s.absent_keys
+                .contains(&"prism.hadamard.version".to_string()),
+            "{s:?}"
+        );
         let g = gguf::parse(&six, Mode::Strict).unwrap();
         let a = Artifact::parse(&out).unwrap();
         let r = unpack::prove(&g, &a).unwrap();
-        let ternary = g.tensors.iter().filter(|t| t.ternary_type().is_some()).count();
+        let ternary = g
+            .tensors
+            .iter()
+            .filter(|t| t.ternary_type().is_some())
+            .count();
         assert_eq!(r.len(), ternary);
         assert!(r.iter().all(|x| x.identical), "{ty:?}");
         assert!(unpack::objects_not_held(&g, &a).unwrap().is_empty());
@@ -348,7 +407,11 @@ fn minimal_artifact_is_frontend_one_attention_layer_and_signs() {
     let g = gguf::parse(&six, Mode::Strict).unwrap();
     let a = Artifact::parse(&out).unwrap();
     let r = unpack::prove(&g, &a).unwrap();
-    assert!(!r.is_empty() && r.iter().all(|x| x.identical && x.name.starts_with("blk.3.")));
+    assert!(
+        !r.is_empty()
+            && r.iter()
+                .all(|x| x.identical && x.name.starts_with("blk.3."))
+    );
     let not_held = unpack::objects_not_held(&g, &a).unwrap();
     assert!(not_held.iter().all(|x| x.starts_with("text/layers/0/")) && !not_held.is_empty());
     // --layers picks the layer; a layer selection without attention layer is refused.
@@ -358,7 +421,10 @@ fn minimal_artifact_is_frontend_one_attention_layer_and_signs() {
         ..Default::default()
     };
     let e = pack_bytes(&six, &tpl, &only0).unwrap_err();
-    assert_eq!((e.class, e.field.as_str()), (ErrorClass::PackProfile, "--minimal"));
+    assert_eq!(
+        (e.class, e.field.as_str()),
+        (ErrorClass::PackProfile, "--minimal")
+    );
 }
 
 fn verify_reduced(artifact: &[u8], gguf: &[u8], tpl: &[u8]) -> ninfer_ternary::verify::Report {
@@ -376,7 +442,10 @@ fn verify_reduced(artifact: &[u8], gguf: &[u8], tpl: &[u8]) -> ninfer_ternary::v
     .unwrap()
 }
 
-fn finding<'r>(r: &'r ninfer_ternary::verify::Report, step: &str) -> &'r ninfer_ternary::verify::Finding {
+fn finding<'r>(
+    r: &'r ninfer_ternary::verify::Report,
+    step: &str,
+) -> &'r ninfer_ternary::verify::Finding {
     r.findings.iter().find(|f| f.step == step).unwrap()
 }
 
@@ -396,10 +465,14 @@ fn verify_passes_the_reduced_artifact_naming_what_it_skips() {
     assert!(r.ok(), "{:#?}", r.findings);
     let lines = |step: &str| finding(&r, step).lines.join("\n");
     assert!(lines("inspect").contains("text/token_embedding, text/output_head"));
-    assert!(finding(&r, "assembly").detail.contains("2 skipped: not in the reduced source"));
+    assert!(finding(&r, "assembly")
+        .detail
+        .contains("2 skipped: not in the reduced source"));
     assert!(lines("assembly").contains("token_embedding: SKIPPED"));
     assert!(lines("signs").contains("prism.hadamard.version"));
-    assert!(finding(&r, "provenance").detail.contains("left out whole: vision (9)"));
+    assert!(finding(&r, "provenance")
+        .detail
+        .contains("left out whole: vision (9)"));
     assert!(lines("provenance").contains("dflash2") || !lines("provenance").contains("missing"));
     // Negative controls on the same reduced artifact.
     let (dir, mut payloads) = artifact_parts(&out);
@@ -422,13 +495,22 @@ fn verify_passes_the_reduced_artifact_naming_what_it_skips() {
     };
     let no_down = drop("text/layers/3/mlp/down", &mut payloads);
     let r = verify_reduced(&no_down, &six, &tpl);
-    assert!(finding(&r, "inspect").status == Verdict::Fail, "a produced object of a held layer left out");
+    assert!(
+        finding(&r, "inspect").status == Verdict::Fail,
+        "a produced object of a held layer left out"
+    );
     let no_norm = drop("text/final_norm", &mut payloads);
     let r = verify_reduced(&no_norm, &six, &tpl);
-    assert!(finding(&r, "inspect").status == Verdict::Fail, "a global the source holds (output_norm) left out");
+    assert!(
+        finding(&r, "inspect").status == Verdict::Fail,
+        "a global the source holds (output_norm) left out"
+    );
     let one_mtp = drop("mtp/final_norm", &mut payloads);
     let r = verify_reduced(&one_mtp, &six, &tpl);
-    assert!(finding(&r, "provenance").status == Verdict::Fail, "one borrowed object of a kept namespace");
+    assert!(
+        finding(&r, "provenance").status == Verdict::Fail,
+        "one borrowed object of a kept namespace"
+    );
     // Rows 0 and 1 of layer 0's value_z exchanged in the code plane.
     let a = Artifact::parse(&out).unwrap();
     let v = a.row_split("text/layers/0/gdn/value_z").unwrap();
@@ -437,7 +519,10 @@ fn verify_passes_the_reduced_artifact_naming_what_it_skips() {
         + v.geom.base_offset as usize;
     let rb = v.geom.base_row_bytes as usize;
     let mut swapped = out.clone();
-    let (r0, r1) = (out[at..at + rb].to_vec(), out[at + rb..at + 2 * rb].to_vec());
+    let (r0, r1) = (
+        out[at..at + rb].to_vec(),
+        out[at + rb..at + 2 * rb].to_vec(),
+    );
     assert_ne!(r0, r1);
     swapped[at..at + rb].copy_from_slice(&r1);
     swapped[at + rb..at + 2 * rb].copy_from_slice(&r0);
