@@ -272,3 +272,53 @@ fn cli_exit_codes_and_json_report_match_the_schema() {
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("cli.usage"));
 }
+
+/// Two objects exchanged in the directory: reported as reordered (and moved), their contents
+/// identical; an object only in B is added.
+#[test]
+fn reordered_and_added_objects_are_named() {
+    use crate::common::artifact_parts;
+    use ninfer_ternary::ninfer::PlannedObject;
+    let good = packed(TernaryType::Ptq1_0).artifact;
+    let (dir, payloads) = artifact_parts(&good);
+    let rebuild = |order: &[usize], extra: bool| {
+        let mut objs: Vec<PlannedObject> = order
+            .iter()
+            .map(|&i| {
+                let o = &dir.objects[i];
+                PlannedObject {
+                    name: o.name.clone(),
+                    body: o.body.clone(),
+                    resource_bytes: o.bytes,
+                }
+            })
+            .collect();
+        let mut p: Vec<Vec<u8>> = order.iter().map(|&i| payloads[i].clone()).collect();
+        if extra {
+            objs.push(PlannedObject::resource("frontend/extra.json", 3));
+            p.push(b"{}\n".to_vec());
+        }
+        let d = ninfer_ternary::ninfer::plan(dir.identity.clone(), objs).unwrap();
+        ninfer_ternary::ninfer::writer::to_bytes(&d, &p).unwrap()
+    };
+    let mut order: Vec<usize> = (0..dir.objects.len()).collect();
+    order.swap(2, 3);
+    let r = diff(&good, &rebuild(&order, true));
+    let (n2, n3) = (dir.objects[2].name.clone(), dir.objects[3].name.clone());
+    assert_eq!(r.reordered, vec![n2, n3]);
+    assert_eq!(r.added, vec!["frontend/extra.json"]);
+    assert!(
+        r.removed.is_empty() && r.objects.is_empty(),
+        "{:?}",
+        r.objects
+    );
+    assert!(
+        r.header.iter().any(|h| h.field == "object offsets"),
+        "{:?}",
+        r.header
+    );
+    assert!(!r.identical());
+    // Control: the same order and no extra object rebuilds the identical artifact.
+    let same: Vec<usize> = (0..dir.objects.len()).collect();
+    assert!(diff(&good, &rebuild(&same, false)).identical());
+}
