@@ -17,7 +17,7 @@ pub struct PackSummary {
     pub produced: u64,
     /// Template objects of layers (or globals) the GGUF does not hold.
     pub not_held: u64,
-    /// Template objects of held layers left out by `--layers` or `--minimal`.
+    /// Produced objects the GGUF could make, left out by `--layers` or `--minimal`.
     pub not_selected: u64,
     /// The one layer of `--minimal`.
     pub minimal_layer: Option<u64>,
@@ -81,7 +81,7 @@ impl PackSummary {
         }
         if self.not_held + self.not_selected > 0 {
             out.push(format!(
-                "left out: {} template objects the GGUF does not hold, {} of unselected layers",
+                "left out: {} template objects the GGUF does not hold, {} not selected (--layers, --minimal)",
                 self.not_held, self.not_selected
             ));
         }
