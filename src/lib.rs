@@ -31,6 +31,8 @@
 //! - `pack`: the packer (GGUF + template → `.ninfer`), its pre-flight and its unpack proof;
 //! - `synth`: synthetic Bonsai-shaped GGUF models, templates and the gguf-py oracle fixture;
 //! - [`verify`]: the verifier's gates, reports, dumps and mutations;
+//! - [`diff`]: where two `.ninfer` files (or two GGUFs) differ: objects, planes, rows and
+//!   decoded values;
 //! - [`corpus`]: the conformance corpus (families, the hostile/violation catalogs it is built
 //!   from, manifest, reader protocol, `check-reader` runner, real-reader matrix, differential
 //!   fuzzing);
@@ -40,7 +42,7 @@
 //!
 //! Layers (lowest first): `planted` < `text` < `error` < `verdict` < `le` < `digest` < `rng` < `shutdown` < `fsio` < `contain` < `pool` < `npy`
 //! < `spec` < `geometry` < `spec_docs` < `perm` < `hadamard` < `planes` < `codec` < `gguf` < `ninfer`
-//! < `mapping` < `synth` < `pack`, `verify` < `cuda` < `corpus` < `cli`
+//! < `mapping` < `synth` < `pack`, `verify`, `diff` < `cuda` < `corpus` < `cli`
 //!
 //! Production code of a module names only modules of lower layers; `pack` and `verify` share a
 //! layer and never name each other (the verifier shares no code with what it checks).
@@ -88,6 +90,7 @@ pub mod planted;
 // The public surface: what a reader author, a packer maintainer or a tool builds on.
 pub mod codec;
 pub mod corpus;
+pub mod diff;
 pub mod error;
 pub mod geometry;
 pub mod gguf;

@@ -870,7 +870,7 @@ fn render_mapping_rules(_s: &Spec) -> Option<String> {
     );
     let _ = writeln!(
         o,
-        "\nTernary GGUF types → ninfer formats: {}. Output `weights_id` `{}` (template `{}`). Borrowed verbatim from the template: objects under {}.",
+        "\nTernary GGUF types → ninfer formats: {}. Output `weights_id` `{}` (template `{}`). Produced namespaces: {}.",
         m.ternary_types
             .iter()
             .map(|(k, v)| format!("`{k}` → `{v}`"))
@@ -878,11 +878,20 @@ fn render_mapping_rules(_s: &Spec) -> Option<String> {
             .join(", "),
         m.weights_id.output,
         m.weights_id.template,
-        m.borrowed_prefixes
+        m.produced_namespaces
             .iter()
             .map(|p| code(p))
             .collect::<Vec<_>>()
             .join(", ")
+    );
+    let _ = writeln!(o, "\n{}\n", m.borrowed_namespaces_note);
+    table(
+        &mut o,
+        &["borrowed prefix", "why"],
+        m.borrowed_namespaces
+            .iter()
+            .chain(&m.borrowed_in_produced)
+            .map(|b| vec![code(&b.prefix), cell(&b.why)]),
     );
     Some(o)
 }

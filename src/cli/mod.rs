@@ -13,6 +13,7 @@ pub(crate) mod check_kernel;
 mod corpus_cmd;
 mod decode;
 mod demo;
+mod diff_cmd;
 mod help;
 mod inspect;
 mod inspect_gguf;
@@ -113,6 +114,10 @@ enum Command {
     },
     /// Pack a ternary GGUF into a folded-ternary .ninfer, mapped onto a groupwise-int template.
     Pack(pack_cmd::PackArgs),
+    /// Where two .ninfer files (or two GGUFs) differ: header, objects added/removed/reordered,
+    /// per object the first differing byte as plane/row/group/element with both decoded values
+    /// and their ULP distance, and a verdict. Exit 0 identical, 1 differ.
+    Diff(diff_cmd::DiffArgs),
     /// Losslessness proof: rebuild every ternary GGUF tensor from the artifact and compare.
     Unpack {
         artifact: PathBuf,
@@ -196,6 +201,10 @@ enum Command {
     SynthTemplate {
         #[arg(long, default_value = "bonsai-nano")]
         profile: String,
+        /// Optional namespaces to add (comma-separated): `dflash2` (the speculative-decoding
+        /// companion the public template carries).
+        #[arg(long)]
+        with: Option<String>,
         #[arg(short, long)]
         output: PathBuf,
         /// Replace an existing output file.
@@ -255,6 +264,7 @@ pub fn main() -> ExitCode {
             force,
         } => synth_cmd::oracle(seed, &output, force),
         Command::Pack(args) => pack_cmd::pack(args),
+        Command::Diff(args) => diff_cmd::run(args),
         Command::Unpack {
             artifact,
             gguf,
@@ -291,9 +301,10 @@ pub fn main() -> ExitCode {
         Command::CheckKernel(args) => check_kernel::run(args),
         Command::SynthTemplate {
             profile,
+            with,
             output,
             force,
-        } => synth_cmd::template(&profile, &output, force),
+        } => synth_cmd::template(&profile, with.as_deref(), &output, force),
         Command::Verify(args) => verify_cmd::verify(args),
         Command::Mutate(args) => verify_cmd::mutate(args),
         Command::DumpReference(args) => verify_cmd::dump_reference(args),
@@ -328,6 +339,7 @@ impl Command {
         match self {
             Command::Inspect { json, .. } => T::record("inspect", json.as_deref()),
             Command::Verify(a) => T::record("verify", a.json.as_deref()),
+            Command::Diff(a) => T::record("diff", a.json.as_deref()),
             Command::CheckKernel(a) => T::record("check-kernel", a.json.as_deref()),
             Command::CheckReader(a) => T::record("check-reader", a.json.as_deref()),
             _ => None,

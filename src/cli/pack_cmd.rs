@@ -46,6 +46,14 @@ pub struct PackArgs {
     /// The model profile by name (reduced GGUFs whose hparams do not identify it).
     #[arg(long)]
     pub profile: Option<String>,
+    /// Leave these borrowed namespaces out (comma-separated: vision, mtp, dflash2, or any other
+    /// namespace the template borrows), as tools/pack.py's --skip-* filters do.
+    #[arg(long)]
+    pub skip: Option<String>,
+    /// The minimal artifact: frontend, sign table and one full-attention layer (the first
+    /// selected), as tools/pack.py's layer3 mode writes.
+    #[arg(long)]
+    pub minimal: bool,
     /// Pre-flight only: geometry, byte round trip, decode equality, scale plausibility.
     #[arg(long)]
     pub check: bool,
@@ -62,12 +70,16 @@ pub fn pack(args: PackArgs) -> anyhow::Result<ExitCode> {
         output,
         layers,
         profile,
+        skip,
+        minimal,
         check,
         force,
     } = args;
     let opts = PackOptions {
         layers: parse_layers(layers.as_deref())?,
         profile,
+        skip: parse_skip(skip.as_deref())?,
+        minimal,
     };
     if check {
         return preflight(&gguf, &opts);
@@ -78,6 +90,7 @@ pub fn pack(args: PackArgs) -> anyhow::Result<ExitCode> {
     super::check_output(&output, force, &[&gguf, &template])?;
     let inputs = pack::PackInputs::map(&gguf, &template)?;
     let packer = pack::Packer::open(&inputs, &opts)?;
+    let summary = packer.summary().clone();
     let total = packer.size();
     let bar = super::progress_bar(total, "pack");
     let t0 = Instant::now();
@@ -100,7 +113,34 @@ pub fn pack(args: PackArgs) -> anyhow::Result<ExitCode> {
         secs,
         total as f64 / secs / 1e6
     );
+    for line in summary.lines() {
+        println!("  {}", escape(&line));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--skip vision,mtp` as namespace names (a trailing slash is dropped; `cli.usage` for an
+/// empty name). Which names the template borrows is the packer's check.
+pub fn parse_skip(skip: Option<&str>) -> crate::Result<Vec<String>> {
+    let Some(list) = skip else {
+        return Ok(Vec::new());
+    };
+    list.split(',')
+        .map(|x| {
+            let name = x.trim().trim_end_matches('/');
+            if name.is_empty() || name.contains('/') {
+                return Err(crate::Error::new(
+                    crate::ErrorClass::CliUsage,
+                    "--skip",
+                    format!(
+                        "'{}' is not a namespace name (vision, mtp, dflash2, ...)",
+                        x.escape_debug()
+                    ),
+                ));
+            }
+            Ok(name.to_string())
+        })
+        .collect()
 }
 
 fn preflight(gguf: &Path, opts: &PackOptions) -> anyhow::Result<ExitCode> {
@@ -131,6 +171,14 @@ pub fn prove(artifact: &Path, gguf: &Path) -> anyhow::Result<(usize, usize, u64)
     let a = Artifact::parse(&am)?;
     let g = gguf::parse(&gm, Mode::Strict)?;
     let r = pack::unpack::prove(&g, &a)?;
+    let not_held = pack::unpack::objects_not_held(&g, &a)?;
+    if !not_held.is_empty() {
+        println!(
+            "unpack: {} ternary objects the GGUF can produce are not in the artifact (a reduced artifact), their tensors not proven: {}",
+            not_held.len(),
+            escape(&not_held.join(", "))
+        );
+    }
     for x in r.iter().filter(|x| !x.identical) {
         eprintln!("  DIFFERS: {} ({} bytes)", escape(&x.name), x.bytes);
     }

@@ -3,12 +3,39 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+/// `--with dflash2` as template extras (`cli.usage` for a name it does not know).
+pub fn parse_extras(with: Option<&str>) -> crate::Result<crate::mapping::TemplateExtras> {
+    let mut extras = crate::mapping::TemplateExtras::default();
+    for name in with.into_iter().flat_map(|w| w.split(',')).map(str::trim) {
+        match name {
+            "dflash2" => extras.dflash2 = true,
+            other => {
+                return Err(crate::Error::new(
+                    crate::ErrorClass::CliUsage,
+                    "--with",
+                    format!(
+                        "'{}' is not an optional namespace (known: dflash2)",
+                        other.escape_debug()
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(extras)
+}
+
 /// `synth-template`: writes the groupwise-int template of a profile.
-pub fn template(profile: &str, output: &Path, force: bool) -> anyhow::Result<ExitCode> {
+pub fn template(
+    profile: &str,
+    with: Option<&str>,
+    output: &Path,
+    force: bool,
+) -> anyhow::Result<ExitCode> {
+    let extras = parse_extras(with)?;
     super::check_output(output, force, &[])?;
     let p = super::profile(profile)?;
     let t0 = std::time::Instant::now();
-    let dir = crate::synth::template::write_template(&p, output)?;
+    let dir = crate::synth::template::write_template_with(&p, &extras, output)?;
     let size = std::fs::metadata(output)?.len();
     println!(
         "wrote {} ({} objects, {} bytes, model_id {}, weights_id {}) in {:.2}s",

@@ -114,6 +114,40 @@ pub fn produced_objects_in(p: &ModelProfile, layers: &[u64]) -> Vec<TargetObject
     out
 }
 
+/// The GGUF tensor names a (resolved) rule reads.
+pub fn rule_sources(rule: &Rule) -> Vec<&str> {
+    match &rule.produce {
+        Produce::TernaryRows { parts } => parts.iter().map(|p| p.src.as_str()).collect(),
+        Produce::Norm { src, .. }
+        | Produce::HeadVector { src, .. }
+        | Produce::HeadRows { src }
+        | Produce::Conv1d { src } => vec![src.as_str()],
+    }
+}
+
+/// The objects a GGUF holding `layers` can produce. A GGUF with every layer of the profile
+/// must make every object (a missing tensor is refused where it is read); a reduced one makes
+/// every object of its layers, and a global object (token_embedding, final_norm, output_head)
+/// only when it holds the global's source tensors (`has`) — the public reduced test model
+/// carries no vocabulary tensors.
+pub fn producible_objects(
+    p: &ModelProfile,
+    layers: &[u64],
+    has: &dyn Fn(&str) -> bool,
+) -> Vec<TargetObject> {
+    let reduced = (layers.len() as u64) < p.n_layers;
+    produced_objects_in(p, layers)
+        .into_iter()
+        .filter(|o| {
+            o.layer.is_some()
+                || !reduced
+                || o.rule
+                    .as_ref()
+                    .is_some_and(|r| rule_sources(r).iter().all(|s| has(s)))
+        })
+        .collect()
+}
+
 /// Borrowed objects of the synthetic template, by section.
 pub fn borrowed_objects(p: &ModelProfile) -> (Vec<TargetObject>, Vec<TargetObject>) {
     let t = &p.template;
@@ -223,19 +257,103 @@ pub fn borrowed_objects(p: &ModelProfile) -> (Vec<TargetObject>, Vec<TargetObjec
 
 /// The whole synthetic template object list, in order.
 pub fn template_objects(p: &ModelProfile) -> Vec<TargetObject> {
-    let (head, tail) = borrowed_objects(p);
+    template_objects_with(p, &TemplateExtras::default())
+}
+
+/// Optional namespaces a synthetic template may carry beyond the default list.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TemplateExtras {
+    /// `dflash2/*`: the speculative-decoding companion the public template carries.
+    pub dflash2: bool,
+}
+
+/// [`template_objects`] with the optional namespaces of `extras` (after `mtp/*`, before the
+/// draft head).
+pub fn template_objects_with(p: &ModelProfile, extras: &TemplateExtras) -> Vec<TargetObject> {
+    let (head, mut tail) = borrowed_objects(p);
+    if extras.dflash2 {
+        let at = tail
+            .iter()
+            .position(|o| o.name.starts_with("text/draft_head"))
+            .unwrap_or(tail.len());
+        tail.splice(at..at, dflash2_objects(p));
+    }
     head.into_iter()
         .chain(produced_objects(p))
         .chain(tail)
         .collect()
 }
 
-/// True if the mapping says to borrow this template object verbatim.
+/// The synthetic `dflash2/*` objects: a norm and a projection, then drafter layers of the MTP
+/// block's object names until the profile's `dflash2_objects` count is reached. The real
+/// companion's object names are not public; only its namespace and count (66 at 27B scale,
+/// tools/pack.py) are, and the packer treats it by namespace alone.
+fn dflash2_objects(p: &ModelProfile) -> Vec<TargetObject> {
+    let want = p.template.dflash2_objects as usize;
+    let mtp: Vec<TargetObject> = borrowed_objects(p)
+        .1
+        .into_iter()
+        .filter(|o| o.name.starts_with("mtp/"))
+        .take(12)
+        .collect();
+    let mut out = vec![
+        TargetObject {
+            name: "dflash2/norm".into(),
+            layer: None,
+            shape: vec![p.hidden],
+            template_format: "BF16".into(),
+            rule: None,
+        },
+        TargetObject {
+            name: "dflash2/fc".into(),
+            layer: None,
+            shape: vec![p.hidden, 2 * p.hidden],
+            template_format: "Q5G64_F16S".into(),
+            rule: None,
+        },
+    ];
+    let mut i = 0;
+    while out.len() < want && !mtp.is_empty() {
+        let o = &mtp[i % mtp.len()];
+        let mut d = o.clone();
+        d.name = format!(
+            "dflash2/layers/{}/{}",
+            i / mtp.len(),
+            &o.name["mtp/".len()..]
+        );
+        out.push(d);
+        i += 1;
+    }
+    out.truncate(want);
+    out
+}
+
+/// True if the packer borrows this template object verbatim: it lies outside every produced
+/// namespace (`text/`), known namespace or not, or under a documented exception inside one
+/// (`text/draft_head*`). `spec/mapping.json` `produced_namespaces`, `borrowed_in_produced`.
 pub fn is_borrowed(name: &str) -> bool {
-    mapping()
-        .borrowed_prefixes
+    let m = mapping();
+    let produced = m
+        .produced_namespaces
         .iter()
-        .any(|p| name.starts_with(p.as_str()))
+        .any(|p| name.starts_with(p.as_str()));
+    !produced
+        || m.borrowed_in_produced
+            .iter()
+            .any(|b| name.starts_with(b.prefix.as_str()))
+}
+
+/// The namespace of an object name: the text before its first `/` (the whole name if none).
+pub fn namespace(name: &str) -> &str {
+    name.split('/').next().unwrap_or(name)
+}
+
+/// True if `ns` (without the slash) is a namespace the rules produce (`text`).
+pub fn is_produced_namespace(ns: &str) -> bool {
+    mapping()
+        .produced_namespaces
+        .iter()
+        .any(|p| p.strip_suffix('/').unwrap_or(p) == ns)
 }
 
 /// One concrete GGUF tensor the profile's model has (from `gguf_tensors` in spec/mapping.json).

@@ -28,7 +28,9 @@ fn shown(v: Option<u64>) -> String {
 struct Identity {
     arch: String,
     blocks: Option<u64>,
-    hidden: Option<u64>,
+    /// The hidden width and where it was read: the `embedding_length` key, or (a GGUF with
+    /// only the metadata tools/pack.py reads) the width of a norm tensor.
+    hidden: Option<(u64, String)>,
     vocab: Option<u64>,
     held: Vec<u64>,
 }
@@ -36,11 +38,17 @@ struct Identity {
 impl Identity {
     fn of(gguf: &Gguf<'_>) -> Identity {
         let arch = gguf.architecture().unwrap_or("qwen35").to_string();
+        let held = held_layers(gguf);
+        let key = format!("{arch}.embedding_length");
+        let hidden = match gguf.get_uint(&key) {
+            Ok(h) => Some((h, key)),
+            Err(_) => hidden_from_shapes(gguf, &held),
+        };
         Identity {
             blocks: gguf.get_uint(&format!("{arch}.block_count")).ok(),
-            hidden: gguf.get_uint(&format!("{arch}.embedding_length")).ok(),
+            hidden,
             vocab: gguf.tensor("token_embd.weight").map(|t| t.ne[1]),
-            held: held_layers(gguf),
+            held,
             arch,
         }
     }
@@ -48,18 +56,19 @@ impl Identity {
     /// Whether `p` fits: `Err((field, why))` names the first mismatch.
     fn fits(&self, p: &ModelProfile) -> std::result::Result<(), (String, String)> {
         let arch = &self.arch;
-        if self.hidden.is_some_and(|h| h != p.hidden) {
+        if let Some((h, field)) = self.hidden.as_ref().filter(|(h, _)| *h != p.hidden) {
+            let what = if field.ends_with(".embedding_length") {
+                "embedding_length"
+            } else {
+                "hidden width (ne[0])"
+            };
             return Err((
-                format!("{arch}.embedding_length"),
-                format!(
-                    "embedding_length={}, profile {} has hidden={}",
-                    shown(self.hidden),
-                    p.name,
-                    p.hidden
-                ),
+                field.clone(),
+                format!("{what}={h}, profile {} has hidden={}", p.name, p.hidden),
             ));
         }
-        if self.vocab != Some(p.vocab) {
+        // A reduced GGUF may hold no vocabulary tensor; one it holds must be the profile's.
+        if self.vocab.is_some_and(|v| v != p.vocab) {
             return Err((
                 "token_embd.weight".into(),
                 format!(
@@ -102,6 +111,48 @@ impl Identity {
     }
 }
 
+/// The hidden width of a GGUF without `embedding_length`: ne[0] of the first held layer's
+/// `attn_norm` (every layer has one), else of `output_norm`.
+fn hidden_from_shapes(gguf: &Gguf<'_>, held: &[u64]) -> Option<(u64, String)> {
+    let names = held
+        .first()
+        .map(|l| format!("blk.{l}.attn_norm.weight"))
+        .into_iter()
+        .chain(["output_norm.weight".to_string()]);
+    for name in names {
+        if let Some(t) = gguf.tensor(&name) {
+            return Some((t.ne[0], name));
+        }
+    }
+    None
+}
+
+/// Whether every tensor of `gguf` that profile `p` names (for the held layers and the globals)
+/// has the profile's shape: `Err((tensor, why))` names the first that does not.
+fn shapes_fit(
+    gguf: &Gguf<'_>,
+    p: &ModelProfile,
+    held: &[u64],
+) -> std::result::Result<(), (String, String)> {
+    for want in super::gguf_tensors_in(p, held) {
+        if let Some(t) = gguf.tensor(&want.name) {
+            if t.dims() != want.ne.as_slice() {
+                return Err((
+                    want.name.clone(),
+                    format!(
+                        "{} has ne={:?}; profile {} has ne={:?}",
+                        want.name,
+                        t.dims(),
+                        p.name,
+                        want.ne
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn profile_err(field: &str, detail: String) -> Error {
     Error::new(ErrorClass::PackProfile, field, detail)
 }
@@ -131,9 +182,12 @@ fn profile_err_in(gguf: &Gguf<'_>, field: &str, detail: String) -> Error {
 }
 
 /// The profile and the layers of a full or reduced GGUF. `named` (`--profile`) picks the profile
-/// explicitly; otherwise the unique profile matching hidden, vocab and the layer indices is used.
+/// explicitly; otherwise the unique profile matching hidden, vocab and the layer indices is used,
+/// and when several do (a reduced GGUF without vocabulary or `embedding_length`), the one whose
+/// tensor shapes the GGUF's tensors have. Hidden comes from `embedding_length` or, absent, from
+/// a norm tensor's width; vocab from `token_embd.weight` when the GGUF holds it.
 /// A reduced GGUF may carry the full model's block_count, its own layer count, or none. Then
-/// every hyper-parameter the profile fixes is compared ([`check_hparams`]).
+/// every hyper-parameter the profile fixes that the GGUF carries is compared ([`check_hparams`]).
 /// Refused (`pack.profile`): an unknown name, hidden/vocab not the profile's, a layer index
 /// beyond the profile, a block_count that is neither, no layer at all, no/ambiguous match, or
 /// a fixed hyper-parameter absent, mistyped or different.
@@ -164,6 +218,9 @@ fn unique_fit(gguf: &Gguf<'_>, id: &Identity) -> Result<ModelProfile> {
         .filter_map(|(name, _)| spec::profile(name))
         .filter(|p| id.fits(p).is_ok())
         .collect();
+    if fits.len() > 1 {
+        fits.retain(|p| shapes_fit(gguf, p, &id.held).is_ok());
+    }
     match fits.len() {
         1 => Ok(fits.remove(0)),
         // No single place holds the mismatch: point at the block count the file declares.
@@ -173,7 +230,7 @@ fn unique_fit(gguf: &Gguf<'_>, id: &Identity) -> Result<ModelProfile> {
             format!(
                 "no profile in spec/models has block_count={} hidden={} vocab={} with layers {:?}; add one, or name it with --profile",
                 shown(id.blocks),
-                shown(id.hidden),
+                shown(id.hidden.as_ref().map(|h| h.0)),
                 shown(id.vocab),
                 id.held
             ),
@@ -188,9 +245,11 @@ fn unique_fit(gguf: &Gguf<'_>, id: &Identity) -> Result<ModelProfile> {
     }
 }
 
-/// Every `{arch}.<key>` of `spec/mapping.json` `profile_hparams` is present, of its type and
-/// equal to the profile's dimension; else `pack.profile` with the key, expected, found and the
-/// KV's byte offset.
+/// Every `{arch}.<key>` of `spec/mapping.json` `profile_hparams` the GGUF carries is of its
+/// type and equal to the profile's dimension; else `pack.profile` with the key, expected, found
+/// and the KV's byte offset. An absent key is not refused: no output byte depends on it (the
+/// profile and the template carry the geometry, as for tools/pack.py, which reads none of
+/// them); [`absent_hparams`] lists them for the run summary.
 pub fn check_hparams(gguf: &Gguf<'_>, profile: &ModelProfile) -> Result<()> {
     let arch = gguf.architecture().unwrap_or(&profile.arch);
     for hp in &spec::mapping().profile_hparams {
@@ -206,18 +265,22 @@ pub fn check_hparams(gguf: &Gguf<'_>, profile: &ModelProfile) -> Result<()> {
                 ),
             ));
         };
-        let kv = gguf.kv(&key).ok_or_else(|| {
-            profile_err(
-                &key,
-                format!(
-                    "absent; profile {} fixes it at {expected} ({})",
-                    profile.name, hp.dim
-                ),
-            )
-        })?;
-        check_hparam(kv, &hp.value_type, expected, profile)?;
+        if let Some(kv) = gguf.kv(&key) {
+            check_hparam(kv, &hp.value_type, expected, profile)?;
+        }
     }
     Ok(())
+}
+
+/// The `profile_hparams` keys the GGUF does not carry (`{arch}.<key>`), in table order.
+pub fn absent_hparams(gguf: &Gguf<'_>, profile: &ModelProfile) -> Vec<String> {
+    let arch = gguf.architecture().unwrap_or(&profile.arch);
+    spec::mapping()
+        .profile_hparams
+        .iter()
+        .map(|hp| format!("{arch}.{}", hp.key))
+        .filter(|k| gguf.kv(k).is_none())
+        .collect()
 }
 
 fn check_hparam(kv: &Kv<'_>, want_type: &str, expected: u64, profile: &ModelProfile) -> Result<()> {

@@ -2,7 +2,13 @@
 //! anything is packed: every key present with its table type, the fixed values (version,
 //! transform, axis, gdn_v_grouped), the allowed sign modes, block size and widths equal to the
 //! profile's, sign values ±1 and as many as the widths sum to, and the weight-name lists naming
-//! the GGUF's own tensors. Every refusal is `pack.hadamard` with the key and its KV's offset.
+//! the GGUF's own tensors (or, in a reduced GGUF, tensors of the profile's model it does not
+//! hold). Every refusal is `pack.hadamard` with the key and its KV's offset.
+//!
+//! A key the GGUF lacks is checked only if the output needs it: the sign table
+//! (`sign_widths`, `sign_values`) becomes the two sign objects, so lacking either is refused,
+//! every such key named in one error; the others shape no output byte and are listed in the
+//! run summary as absent (tools/pack.py reads nothing else either).
 
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{Gguf, Kv, Value, ValueType};
@@ -21,6 +27,17 @@ pub struct HadamardSigns {
 /// The element-type word of `spec/hadamard.json` for "any numeric type" (sign values).
 const ANY_NUMERIC: &str = "numeric";
 
+/// The keys whose values become output bytes (the two sign objects).
+pub const NEEDED_KEYS: [&str; 2] = ["prism.hadamard.sign_widths", "prism.hadamard.sign_values"];
+
+/// The checked sign arrays and the table keys the GGUF does not carry (not needed).
+pub struct HadamardFacts {
+    /// The sign arrays.
+    pub signs: HadamardSigns,
+    /// Keys of spec/hadamard.json the GGUF lacks and the output does not need.
+    pub absent: Vec<String>,
+}
+
 fn refuse(kv: &Kv<'_>, detail: String) -> Error {
     Error::at(ErrorClass::PackHadamard, kv.value_offset, kv.key, detail)
 }
@@ -35,21 +52,35 @@ fn array_of<'a>(kv: &Kv<'a>) -> Result<crate::gguf::ArrayView<'a>> {
     })
 }
 
-/// Checks every `prism.hadamard.*` key and returns the sign arrays.
-pub fn check_hadamard(gguf: &Gguf<'_>, profile: &ModelProfile) -> Result<HadamardSigns> {
+/// Checks every `prism.hadamard.*` key the GGUF carries and returns the sign arrays.
+pub fn check_hadamard(gguf: &Gguf<'_>, profile: &ModelProfile) -> Result<HadamardFacts> {
     let table = &spec::get().hadamard.metadata;
+    let (mut missing, mut absent) = (Vec::new(), Vec::new());
     for spec_key in table {
-        let kv = gguf.kv(&spec_key.key).ok_or_else(|| {
-            Error::new(
-                ErrorClass::PackHadamard,
-                spec_key.key.clone(),
-                "absent; spec/hadamard.json requires it (is this a rotated PrismML GGUF?)",
-            )
-        })?;
+        let Some(kv) = gguf.kv(&spec_key.key) else {
+            if NEEDED_KEYS.contains(&spec_key.key.as_str()) {
+                missing.push(spec_key.key.clone());
+            } else {
+                absent.push(spec_key.key.clone());
+            }
+            continue;
+        };
         check_type(kv, spec_key)?;
         check_fixed_value(kv, spec_key, profile)?;
     }
-    // Every table key was found above; one the table lacks is a defect of spec/hadamard.json.
+    if !missing.is_empty() {
+        return Err(Error::new(
+            ErrorClass::PackHadamard,
+            missing.join(", "),
+            format!(
+                "absent, and the output needs {} (the sign objects are made of them; a \
+                 groupwise-int template carries no sign table to take them from): is this a \
+                 rotated PrismML GGUF?",
+                if missing.len() == 1 { "it" } else { "them" }
+            ),
+        ));
+    }
+    // Every needed key was found above; one the table lacks is a defect of spec/hadamard.json.
     let kv = |suffix: &str| {
         let key = format!("prism.hadamard.{suffix}");
         gguf.kv(&key).ok_or_else(|| {
@@ -62,9 +93,21 @@ pub fn check_hadamard(gguf: &Gguf<'_>, profile: &ModelProfile) -> Result<Hadamar
     };
     let widths = sign_widths(kv("sign_widths")?, profile)?;
     let values = sign_values(kv("sign_values")?, &widths)?;
-    let inverse = inverse_names(kv("inverse_weight_names")?, gguf)?;
-    check_weight_names(kv("weight_names")?, gguf, &inverse)?;
-    Ok(HadamardSigns { widths, values })
+    let model: BTreeSet<String> = crate::mapping::gguf_tensors(profile)
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    let inverse = match gguf.kv("prism.hadamard.inverse_weight_names") {
+        Some(kv) => inverse_names(kv, gguf, &model)?,
+        None => Vec::new(),
+    };
+    if let Some(kv) = gguf.kv("prism.hadamard.weight_names") {
+        check_weight_names(kv, gguf, &inverse, &model)?;
+    }
+    Ok(HadamardFacts {
+        signs: HadamardSigns { widths, values },
+        absent,
+    })
 }
 
 /// The KV has the table's GGUF type (and element type for arrays).
@@ -208,8 +251,13 @@ fn sign_values(kv: &Kv<'_>, widths: &[i32]) -> Result<Vec<i32>> {
     super::source::sign_values_of(kv.key, arr)
 }
 
-/// `inverse_weight_names` equal to spec/mapping.json `hadamard_inverse`, each a tensor here.
-fn inverse_names<'a>(kv: &Kv<'a>, gguf: &Gguf<'_>) -> Result<Vec<&'a str>> {
+/// `inverse_weight_names` equal to spec/mapping.json `hadamard_inverse`, each a tensor here or
+/// (a reduced GGUF) a tensor of the profile's model.
+fn inverse_names<'a>(
+    kv: &Kv<'a>,
+    gguf: &Gguf<'_>,
+    model: &BTreeSet<String>,
+) -> Result<Vec<&'a str>> {
     let names = array_of(kv)?.as_strs().map_err(|e| refuse(kv, e.detail))?;
     let want = &spec::mapping().hadamard_inverse;
     if names.len() != want.len() || names.iter().zip(want).any(|(a, b)| a != b) {
@@ -218,7 +266,10 @@ fn inverse_names<'a>(kv: &Kv<'a>, gguf: &Gguf<'_>) -> Result<Vec<&'a str>> {
             format!("names {names:?}; spec/mapping.json hadamard_inverse is {want:?}"),
         ));
     }
-    if let Some(absent) = names.iter().find(|n| gguf.tensor(n).is_none()) {
+    if let Some(absent) = names
+        .iter()
+        .find(|n| gguf.tensor(n).is_none() && !model.contains(**n))
+    {
         return Err(refuse(
             kv,
             format!(
@@ -230,13 +281,24 @@ fn inverse_names<'a>(kv: &Kv<'a>, gguf: &Gguf<'_>) -> Result<Vec<&'a str>> {
     Ok(names)
 }
 
-/// `weight_names`: each a ternary tensor of the GGUF, once, none inverse-rotated.
-fn check_weight_names(kv: &Kv<'_>, gguf: &Gguf<'_>, inverse: &[&str]) -> Result<()> {
+/// `weight_names`: each a ternary tensor of the GGUF (or, a reduced GGUF, of the profile's
+/// model), once, none inverse-rotated.
+fn check_weight_names(
+    kv: &Kv<'_>,
+    gguf: &Gguf<'_>,
+    inverse: &[&str],
+    model: &BTreeSet<String>,
+) -> Result<()> {
     let names = array_of(kv)?.strs().map_err(|e| refuse(kv, e.detail))?;
     let mut seen = BTreeSet::new();
     for (i, name) in names.enumerate() {
         let why = match gguf.tensor(name) {
-            None => Some("is not a tensor of this GGUF"),
+            None if !model.contains(name) => Some("is not a tensor of this GGUF"),
+            None if inverse.contains(&name) => {
+                Some("is inverse-rotated (inverse_weight_names), not folded")
+            }
+            None if !seen.insert(name) => Some("is listed twice"),
+            None => None,
             Some(t) if t.ternary_type().is_none() => Some("is not a ternary tensor"),
             Some(_) if inverse.contains(&name) => {
                 Some("is inverse-rotated (inverse_weight_names), not folded")

@@ -10,6 +10,7 @@ pub mod plan;
 pub mod preflight;
 pub mod rows;
 pub mod source;
+pub mod summary;
 pub mod unpack;
 
 use crate::error::{Error, ErrorClass, Result};
@@ -202,6 +203,11 @@ impl<'a> Packer<'a> {
     /// The planned output directory.
     pub fn directory(&self) -> &Directory {
         &self.plan.directory
+    }
+
+    /// What the plan borrows, skips and leaves out.
+    pub fn summary(&self) -> &summary::PackSummary {
+        &self.plan.summary
     }
 
     /// Writes to `output` atomically (temporary file, re-open + validate, rename); returns the

@@ -4,13 +4,14 @@
 //! template and plans every output object.
 
 use super::hadamard_keys::{check_hadamard, HadamardSigns};
+use super::summary::PackSummary;
 use super::rows::{target_rows, RowRef};
 use super::source;
 use crate::codec::TernaryType;
 use crate::error::{Error, ErrorClass, Result};
 use crate::geometry::{row_split_geometry, RowSplitGeometry};
 use crate::gguf::{Gguf, TensorInfo};
-use crate::mapping::{is_borrowed, produced_objects, produced_objects_in, TargetObject};
+use crate::mapping::{is_borrowed, namespace, produced_objects, producible_objects, TargetObject};
 use crate::ninfer::{plan, Artifact, Directory, Identity, Object, PlannedObject};
 use crate::spec::{self, mapping, LayoutId, ModelProfile, NumericFormat, Produce, RowPart, Rule};
 
@@ -46,6 +47,8 @@ pub struct PackPlan {
     pub directory: Directory,
     /// One job per directory object, in the same order.
     pub jobs: Vec<Job>,
+    /// What was borrowed, skipped and left out, for the run summary.
+    pub summary: PackSummary,
 }
 
 /// Options of `pack`.
@@ -55,6 +58,11 @@ pub struct PackOptions {
     pub layers: Option<Vec<u64>>,
     /// The profile by name (`--profile`), for reduced GGUFs whose hparams do not identify it.
     pub profile: Option<String>,
+    /// Borrowed namespaces to leave out (`--skip vision,mtp,dflash2`).
+    pub skip: Vec<String>,
+    /// The minimal artifact (`--minimal`): frontend, the sign table and one full-attention
+    /// layer (the first selected), as tools/pack.py's `layer3` mode writes.
+    pub minimal: bool,
 }
 
 /// What the GGUF is, established by [`check_source`].
@@ -69,6 +77,10 @@ pub struct SourceFacts {
     pub format: &'static NumericFormat,
     /// The checked `prism.hadamard.*` sign arrays.
     pub signs: HadamardSigns,
+    /// The objects this GGUF can produce (held layers; globals whose sources it holds).
+    pub producible: Vec<TargetObject>,
+    /// Metadata keys the GGUF lacks that no output byte depends on.
+    pub absent_keys: Vec<String>,
 }
 
 /// The checks on the GGUF alone, shared by `pack` and `pack --check`.
@@ -84,14 +96,19 @@ pub fn check_source(gguf: &Gguf<'_>, opts: &PackOptions) -> Result<SourceFacts> 
     let (profile, held) = source::resolve_profile(gguf, opts.profile.as_deref())?;
     let selected = select_layers(&held, opts.layers.as_deref())?;
     let format = source::ternary_format(gguf)?;
-    check_source_tensors(gguf, &profile, &held, format)?;
-    let signs = check_hadamard(gguf, &profile)?;
+    let producible = producible_objects(&profile, &held, &|n| gguf.tensor(n).is_some());
+    check_source_tensors(gguf, &profile, &held, &producible, format)?;
+    let hadamard = check_hadamard(gguf, &profile)?;
+    let mut absent_keys = crate::mapping::profile::absent_hparams(gguf, &profile);
+    absent_keys.extend(hadamard.absent);
     Ok(SourceFacts {
         profile,
         held,
         selected,
         format,
-        signs,
+        signs: hadamard.signs,
+        producible,
+        absent_keys,
     })
 }
 
@@ -125,8 +142,14 @@ fn template_err(field: impl Into<String>, detail: impl Into<String>) -> Error {
 pub fn plan_pack(gguf: &Gguf<'_>, template: &Artifact<'_>, opts: &PackOptions) -> Result<PackPlan> {
     check_template_kind(template)?;
     let facts = check_source(gguf, opts)?;
-    let produced = produced_objects_in(&facts.profile, &facts.held);
-    // Objects of layers a reduced GGUF does not hold are left out like --layers leaves them out.
+    check_skip(&opts.skip, template)?;
+    let minimal_layer = match opts.minimal {
+        true => Some(minimal_layer(&facts)?),
+        false => None,
+    };
+    let produced = &facts.producible;
+    // Every name a rule may produce: objects of layers (or globals) the GGUF does not hold are
+    // left out like --layers leaves them out, not refused as unmapped.
     let all_produced = produced_objects(&facts.profile);
     // Looked up once per template object: hash maps keep the plan linear in the object count
     // (reversed, so that the first of a repeated name wins, as a search would find it).
@@ -138,30 +161,50 @@ pub fn plan_pack(gguf: &Gguf<'_>, template: &Artifact<'_>, opts: &PackOptions) -
     let all_names: std::collections::HashSet<&str> =
         all_produced.iter().map(|t| t.name.as_str()).collect();
     let mut planned = Planned::default();
+    let mut summary = PackSummary {
+        absent_keys: facts.absent_keys.clone(),
+        minimal_layer,
+        ..Default::default()
+    };
     for (index, object) in template.directory.objects.iter().enumerate() {
         if is_borrowed(&object.name) {
+            let ns = namespace(&object.name);
+            // The minimal artifact borrows only the frontend (tools/pack.py layer3).
+            let minimal_drop = minimal_layer.is_some() && ns != "frontend";
+            if opts.skip.iter().any(|s| s == ns) || minimal_drop {
+                summary.count_skipped(ns);
+                continue;
+            }
             let copy = PlannedObject {
                 name: object.name.clone(),
                 body: object.body.clone(),
                 resource_bytes: object.bytes,
             };
             planned.push(copy, Job::Borrow(index));
+            summary.count_borrowed(ns, object.bytes);
             continue;
         }
         let Some(&target) = by_name.get(object.name.as_str()) else {
             if all_names.contains(object.name.as_str()) {
+                summary.not_held += 1;
                 continue;
             }
             return Err(unmapped(object));
         };
         check_template_shape(object, target)?;
-        if target.layer.is_some_and(|l| !facts.selected.contains(&l)) {
+        let wanted = match minimal_layer {
+            Some(l) => target.layer == Some(l),
+            None => target.layer.is_none_or(|l| facts.selected.contains(&l)),
+        };
+        if !wanted {
+            summary.not_selected += 1;
             continue;
         }
         let (planned_object, job) = plan_produced(gguf, &facts, target)?;
+        summary.produced += 1;
         planned.push(planned_object, job);
     }
-    check_template_complete(template, &produced)?;
+    check_template_complete(template, produced)?;
     planned.push_sign_objects(&facts.signs)?;
     let identity = Identity {
         model_id: template.directory.identity.model_id.clone(),
@@ -172,7 +215,67 @@ pub fn plan_pack(gguf: &Gguf<'_>, template: &Artifact<'_>, opts: &PackOptions) -
         format: facts.format,
         directory: plan(identity, planned.objects)?,
         jobs: planned.jobs,
+        summary,
     })
+}
+
+/// `--skip`: each name a borrowed namespace, known to spec/mapping.json or present in the
+/// template (a misspelt name would otherwise filter nothing, silently).
+fn check_skip(skip: &[String], template: &Artifact<'_>) -> Result<()> {
+    let m = mapping();
+    for name in skip {
+        let refuse = |why: String| Error::new(ErrorClass::PackTemplate, "--skip", why);
+        if crate::mapping::is_produced_namespace(name) {
+            return Err(refuse(format!(
+                "'{}' is produced from the GGUF, not borrowed; only borrowed namespaces can be skipped",
+                name.escape_debug()
+            )));
+        }
+        let known = m
+            .borrowed_namespaces
+            .iter()
+            .any(|b| b.prefix.strip_suffix('/') == Some(name.as_str()));
+        let in_template = template
+            .directory
+            .objects
+            .iter()
+            .any(|o| is_borrowed(&o.name) && namespace(&o.name) == name);
+        if !known && !in_template {
+            let mut have: Vec<&str> = template
+                .directory
+                .objects
+                .iter()
+                .filter(|o| is_borrowed(&o.name))
+                .map(|o| namespace(&o.name))
+                .collect();
+            have.dedup();
+            return Err(refuse(format!(
+                "'{}' is neither a borrowed namespace of spec/mapping.json nor one of the template's ({})",
+                name.escape_debug(),
+                have.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The layer of `--minimal`: the first selected full-attention layer.
+fn minimal_layer(facts: &SourceFacts) -> Result<u64> {
+    facts
+        .selected
+        .iter()
+        .copied()
+        .find(|&l| facts.profile.is_attention_layer(l))
+        .ok_or_else(|| {
+            Error::new(
+                ErrorClass::PackProfile,
+                "--minimal",
+                format!(
+                    "the minimal artifact holds one full-attention layer, and none of the selected layers {:?} is one",
+                    facts.selected
+                ),
+            )
+        })
 }
 
 /// The planned objects and their jobs, index-aligned.
@@ -386,14 +489,26 @@ fn check_ternary_part(
     Ok(())
 }
 
-/// Every tensor the profile's model has must exist with its ne and a fitting type.
+/// Every tensor of the held layers (and every global a full GGUF, or the producible objects of
+/// a reduced one, reads) must exist with its ne and a fitting type.
 fn check_source_tensors(
     gguf: &Gguf<'_>,
     profile: &ModelProfile,
     layers: &[u64],
+    producible: &[TargetObject],
     format: &NumericFormat,
 ) -> Result<()> {
+    let reduced = (layers.len() as u64) < profile.n_layers;
+    let read: std::collections::HashSet<&str> = producible
+        .iter()
+        .filter_map(|o| o.rule.as_ref())
+        .flat_map(crate::mapping::rule_sources)
+        .collect();
     for want in crate::mapping::gguf_tensors_in(profile, layers) {
+        let is_global = !want.name.starts_with("blk.");
+        if reduced && is_global && !read.contains(want.name.as_str()) && gguf.tensor(&want.name).is_none() {
+            continue;
+        }
         let t = gguf.require_tensor(&want.name)?;
         if t.dims() != want.ne.as_slice() {
             return Err(Error::at(

@@ -10,7 +10,7 @@ use super::rows::target_rows;
 use crate::error::{Error, ErrorClass, Result};
 use crate::geometry::Plane;
 use crate::gguf::{Gguf, TensorInfo};
-use crate::mapping::produced_objects_in;
+use crate::mapping::producible_objects;
 use crate::ninfer::{Artifact, RowSplitView};
 use crate::planes::{append_row_blocks, ggml_blocks_per_row, BlockLayout};
 use crate::spec::Produce;
@@ -36,15 +36,50 @@ struct RowHomes {
     back: BTreeMap<String, Vec<Option<(usize, u64)>>>,
 }
 
-/// Inverts the mapping's row maps for the layers `g` holds (a reduced GGUF rebuilds exactly
-/// those); a source row placed twice is a `pack.roundtrip` error.
-fn row_homes(g: &Gguf<'_>) -> Result<RowHomes> {
+/// The ternary objects `g` can produce, split into those `a` holds and those it lacks (a
+/// reduced artifact: `--layers`, `--minimal`).
+fn ternary_objects(
+    g: &Gguf<'_>,
+    a: &Artifact<'_>,
+) -> Result<(
+    crate::spec::ModelProfile,
+    Vec<crate::mapping::TargetObject>,
+    Vec<String>,
+)> {
     let (profile, held) = crate::mapping::profile::resolve_profile(g, None)?;
+    let (mut present, mut absent) = (Vec::new(), Vec::new());
+    for o in producible_objects(&profile, &held, &|n| g.tensor(n).is_some()) {
+        if !matches!(
+            o.rule.as_ref().map(|r| &r.produce),
+            Some(Produce::TernaryRows { .. })
+        ) {
+            continue;
+        }
+        if a.directory.find(&o.name).is_some() {
+            present.push(o);
+        } else {
+            absent.push(o.name);
+        }
+    }
+    Ok((profile, present, absent))
+}
+
+/// The ternary objects the GGUF could produce that the artifact does not hold (their source
+/// tensors are not rebuilt: a reduced artifact is proven on what it holds).
+pub fn objects_not_held(g: &Gguf<'_>, a: &Artifact<'_>) -> Result<Vec<String>> {
+    Ok(ternary_objects(g, a)?.2)
+}
+
+/// Inverts the mapping's row maps for the objects the GGUF can produce and the artifact holds
+/// (a reduced GGUF or artifact rebuilds exactly those tensors); a source row placed twice is a
+/// `pack.roundtrip` error.
+fn row_homes(g: &Gguf<'_>, a: &Artifact<'_>) -> Result<RowHomes> {
+    let (profile, objects, _) = ternary_objects(g, a)?;
     let mut homes = RowHomes {
         objects: Vec::new(),
         back: BTreeMap::new(),
     };
-    for o in produced_objects_in(&profile, &held) {
+    for o in objects {
         let Some(Produce::TernaryRows { parts }) = o.rule.as_ref().map(|r| &r.produce) else {
             continue;
         };
@@ -216,7 +251,7 @@ pub fn rebuild_each(
     a: &Artifact<'_>,
     mut sink: impl FnMut(&str, Vec<u8>) -> Result<()>,
 ) -> Result<()> {
-    let homes = row_homes(g)?;
+    let homes = row_homes(g, a)?;
     for t in &g.tensors {
         let Some(rows) = homes.back.get(t.name) else {
             continue;
@@ -341,7 +376,7 @@ fn prove_tensor(
 /// identical when its rebuilt byte stream equals the GGUF's; nothing is materialized unless a
 /// rebuilt row has another length than the GGUF's rows.
 pub fn prove(g: &Gguf<'_>, a: &Artifact<'_>) -> Result<Vec<Rebuilt>> {
-    let homes = row_homes(g)?;
+    let homes = row_homes(g, a)?;
     g.tensors
         .iter()
         .filter(|t| homes.back.contains_key(t.name))

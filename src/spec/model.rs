@@ -78,6 +78,8 @@ pub struct TemplateProfile {
     pub draft_head_rows: u64,
     /// Width of the vision objects.
     pub vision_width: u64,
+    /// `dflash2/*` objects of the template made with `synth-template --with dflash2`.
+    pub dflash2_objects: u64,
 }
 
 /// Which layers a rule or tensor applies to.
@@ -198,8 +200,14 @@ pub struct Mapping {
     pub template_order: Vec<String>,
     /// Why that order is unconfirmed.
     pub template_order_note: String,
-    /// Objects copied from the template verbatim.
-    pub borrowed_prefixes: Vec<String>,
+    /// Name prefixes of the namespaces rules produce (`text/`); everything outside is borrowed.
+    pub produced_namespaces: Vec<String>,
+    /// The borrowed namespaces known by name, each with why it is borrowed.
+    pub borrowed_namespaces: Vec<BorrowedPrefix>,
+    /// How unknown namespaces are treated.
+    pub borrowed_namespaces_note: String,
+    /// Prefixes inside a produced namespace that are borrowed all the same (`text/draft_head`).
+    pub borrowed_in_produced: Vec<BorrowedPrefix>,
     /// Object order within a layer.
     pub layer_object_order: Vec<String>,
     /// One rule per produced object.
@@ -216,6 +224,16 @@ pub struct Mapping {
     pub profile_hparams: Vec<ProfileHparam>,
     /// Object and tensor counts of the 27B model.
     pub counts_27b: BTreeMap<String, u64>,
+}
+
+/// A name prefix the packer borrows from the template, with the reason.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct BorrowedPrefix {
+    /// The object-name prefix (`vision/`).
+    pub prefix: String,
+    /// Why it is borrowed rather than produced.
+    pub why: String,
 }
 
 /// One GGUF hyper-parameter a profile fixes: `{arch}.<key>` of GGUF type `type` equals `dim`.

@@ -3,7 +3,7 @@
 //! row-split or BF16/FP32/I32 contiguous, vision/*, mtp/*, draft head), deterministic contents.
 
 use crate::error::Result;
-use crate::mapping::{template_objects, TargetObject};
+use crate::mapping::{template_objects_with, TargetObject, TemplateExtras};
 use crate::ninfer::{plan, Directory, Identity, PlannedObject};
 use crate::rng::Rng;
 use crate::spec::{self, FormatKind, LayoutId, ModelProfile};
@@ -32,7 +32,12 @@ fn resource_text(name: &str, profile: &ModelProfile) -> Vec<u8> {
 
 /// The template's directory for `profile`.
 pub fn template_directory(profile: &ModelProfile) -> Result<Directory> {
-    let objects: Vec<PlannedObject> = template_objects(profile)
+    template_directory_with(profile, &TemplateExtras::default())
+}
+
+/// [`template_directory`] with the optional namespaces of `extras` (`--with dflash2`).
+pub fn template_directory_with(profile: &ModelProfile, extras: &TemplateExtras) -> Result<Directory> {
+    let objects: Vec<PlannedObject> = template_objects_with(profile, extras)
         .into_iter()
         .map(|o| match o.template_format.as_str() {
             "raw-bytes-v1" => PlannedObject::resource(
@@ -93,8 +98,17 @@ fn random_contents(name: &str, bytes: u64, w: &mut dyn Write) -> Result<()> {
 
 /// Writes the template atomically to `path`.
 pub fn write_template(profile: &ModelProfile, path: &Path) -> Result<Directory> {
-    let dir = template_directory(profile)?;
-    let objs = template_objects(profile);
+    write_template_with(profile, &TemplateExtras::default(), path)
+}
+
+/// [`write_template`] with the optional namespaces of `extras`.
+pub fn write_template_with(
+    profile: &ModelProfile,
+    extras: &TemplateExtras,
+    path: &Path,
+) -> Result<Directory> {
+    let dir = template_directory_with(profile, extras)?;
+    let objs = template_objects_with(profile, extras);
     crate::ninfer::writer::write_file(path, &dir, |i, o, w| {
         fill_object(&objs[i], o.bytes, profile, w)
     })?;
@@ -103,8 +117,13 @@ pub fn write_template(profile: &ModelProfile, path: &Path) -> Result<Directory> 
 
 /// The template in memory (small profiles only).
 pub fn template_bytes(profile: &ModelProfile) -> Result<Vec<u8>> {
-    let dir = template_directory(profile)?;
-    let objs = template_objects(profile);
+    template_bytes_with(profile, &TemplateExtras::default())
+}
+
+/// [`template_bytes`] with the optional namespaces of `extras`.
+pub fn template_bytes_with(profile: &ModelProfile, extras: &TemplateExtras) -> Result<Vec<u8>> {
+    let dir = template_directory_with(profile, extras)?;
+    let objs = template_objects_with(profile, extras);
     let mut out = Vec::new();
     crate::ninfer::writer::write_to(&mut out, &dir, |i, o, w| {
         fill_object(&objs[i], o.bytes, profile, w)

@@ -416,6 +416,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut f = Finding::new("assembly");
     let mut cache = FpCache::default();
     let mut passed = 0;
+    let mut skipped = 0;
     let mut control_fps = None;
     let mut control_name = String::new();
     for a in &spec.audits {
@@ -424,6 +425,14 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             None => None,
         };
         let r = resolve(ctx, a, l)?;
+        if ctx.is_out_of_scope(&r.object) {
+            skipped += 1;
+            f.line(format!(
+                "{}: SKIPPED, {} is not in the reduced source (no {})",
+                r.name, r.object, r.source
+            ));
+            continue;
+        }
         if let Some((fps, clean)) = audit_section(ctx, &mut f, &r, &mut cache) {
             if clean {
                 passed += 1;
@@ -434,7 +443,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             }
         }
     }
-    let total = spec.audits.len();
+    let total = spec.audits.len() - skipped;
     let caught = if let Some(fps) = &control_fps {
         run_controls(ctx, &mut f, &control_name, fps)?
     } else {
@@ -449,10 +458,18 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         .num("audits_passed", passed)
         .num("controls", nc)
         .num("controls_caught", caught);
+    if skipped > 0 {
+        f.num("audits_skipped", skipped);
+    }
     let ok = passed == total && caught == nc;
     f.set_ok(ok);
     f.detail = format!(
-        "{passed}/{total} positional audits clean; {caught}/{nc} negative controls caught{}",
+        "{passed}/{total} positional audits clean{}; {caught}/{nc} negative controls caught{}",
+        if skipped > 0 {
+            format!(" ({skipped} skipped: not in the reduced source)")
+        } else {
+            String::new()
+        },
         if ok { "" } else { " -- FAILED" }
     );
     Ok(f)

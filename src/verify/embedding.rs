@@ -214,10 +214,18 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let Some(dir) = ctx.opts.dump else {
         return Ok(super::skip_naming("embedding"));
     };
+    let object = ctx.name(&gates().embedding.object, None)?;
+    if ctx.is_out_of_scope(&object) {
+        return Ok(Finding::skip(
+            "embedding",
+            format!(
+                "not run: {object} is not in the reduced source (it holds no vocabulary tensor)"
+            ),
+        ));
+    }
     let th = &gates().thresholds;
     let format = dump_format(dir, ctx.opts.dump_format)?;
     let mut f = Finding::new("embedding");
-    let object = ctx.name(&gates().embedding.object, None)?;
     let mut rows = ctx.artifact_rows(&object)?;
     let k = rows.view.geom.k as usize;
     let dump = read_dump(dir, format, &object, k)?;

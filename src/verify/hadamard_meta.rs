@@ -3,6 +3,11 @@
 //! rest of its rotation (version, transform, axis, grouping of the GDN V heads) is the metadata
 //! of the file it was packed from, so an artifact from a file the spec rules out is not a valid
 //! artifact even when its signs copy exactly. Part of the `signs` gate.
+//!
+//! A key the file does not carry is not a departure: no artifact byte depends on it (the
+//! public reduced test model carries only block_size, transform and the sign table); such keys
+//! are listed by `absent`. A name list may name tensors of the profile's model that a
+//! reduced file does not hold.
 
 use crate::gguf::{Gguf, Value, ValueType};
 use crate::spec::{self, HadamardKey, KeyValue, ModelProfile};
@@ -18,10 +23,19 @@ pub fn problems(g: &Gguf<'_>, profile: &ModelProfile) -> Vec<String> {
         .collect()
 }
 
+/// The keys of spec/hadamard.json `g` does not carry, in table order.
+pub fn absent(g: &Gguf<'_>) -> Vec<String> {
+    spec::get()
+        .hadamard
+        .metadata
+        .iter()
+        .filter(|k| g.get(&k.key).is_none())
+        .map(|k| k.key.clone())
+        .collect()
+}
+
 fn problem(g: &Gguf<'_>, profile: &ModelProfile, k: &HadamardKey) -> Option<String> {
-    let Some(v) = g.get(&k.key) else {
-        return Some("absent (spec/hadamard.json lists it)".into());
-    };
+    let v = g.get(&k.key)?;
     let ty = v.value_type();
     if ty.name() != k.value_type {
         return Some(format!(
@@ -39,7 +53,7 @@ fn problem(g: &Gguf<'_>, profile: &ModelProfile, k: &HadamardKey) -> Option<Stri
             ));
         }
         if a.elem == ValueType::String {
-            return absent_tensor(g, v);
+            return absent_tensor(g, v, profile);
         }
     }
     if k.key.ends_with(".block_size") {
@@ -87,15 +101,19 @@ fn shown(v: &Value<'_>) -> String {
     }
 }
 
-/// A tensor-name list naming a tensor the file does not hold.
-fn absent_tensor(g: &Gguf<'_>, v: &Value<'_>) -> Option<String> {
+/// A tensor-name list naming a tensor neither the file nor the profile's model holds.
+fn absent_tensor(g: &Gguf<'_>, v: &Value<'_>, profile: &ModelProfile) -> Option<String> {
+    let model: std::collections::BTreeSet<String> = crate::mapping::gguf_tensors(profile)
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
     let names = match v.as_array()?.as_strs() {
         Ok(n) => n,
         Err(e) => return Some(format!("unreadable: {e}")),
     };
     let missing: Vec<&str> = names
         .into_iter()
-        .filter(|n| g.tensor(n).is_none())
+        .filter(|n| g.tensor(n).is_none() && !model.contains(*n))
         .take(3)
         .collect();
     (!missing.is_empty()).then(|| format!("names tensors the file does not hold: {missing:?}"))

@@ -159,6 +159,10 @@ pub struct Ctx<'a> {
     /// The layers the source GGUF holds (all of the profile's, or a reduced model's subset):
     /// the artifact must hold exactly these.
     pub layers: Vec<u64>,
+    /// Global objects the mapping produces that this (reduced) source cannot: it holds no
+    /// tensor they are made of (the public reduced test model has no vocabulary). The gates
+    /// skip them and say so; a source with every layer has none.
+    pub out_of_scope: Vec<String>,
     /// The ternary format of both files.
     pub format: &'static NumericFormat,
     /// Its ggml block layout.
@@ -280,6 +284,26 @@ impl<'a> Ctx<'a> {
     pub fn name(&self, s: &str, l: Option<u64>) -> Result<String> {
         resolve_name(&self.profile, &self.layers, s, l)
     }
+
+    /// Whether `object` is one the reduced source cannot produce ([`Ctx::out_of_scope`]).
+    pub fn is_out_of_scope(&self, object: &str) -> bool {
+        self.out_of_scope.iter().any(|o| o == object)
+    }
+}
+
+/// The produced global objects `g` (holding `layers`) cannot make: a reduced source without
+/// the global's tensors. Read from spec/mapping.json through `mapping`, as the packer reads it.
+fn out_of_scope(g: &Gguf<'_>, profile: &ModelProfile, layers: &[u64]) -> Vec<String> {
+    let can: std::collections::HashSet<String> =
+        crate::mapping::producible_objects(profile, layers, &|n| g.tensor(n).is_some())
+            .into_iter()
+            .map(|o| o.name)
+            .collect();
+    crate::mapping::produced_objects_in(profile, layers)
+        .into_iter()
+        .filter(|o| !can.contains(&o.name))
+        .map(|o| o.name)
+        .collect()
 }
 
 /// The ternary format of an artifact's row-split objects (the first ternary one found).
@@ -390,6 +414,7 @@ pub fn verify(
         artifact: &a,
         gguf: &g,
         template: template.as_ref(),
+        out_of_scope: out_of_scope(&g, &profile, &layers),
         profile,
         layers,
         format: gformat,

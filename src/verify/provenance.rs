@@ -19,6 +19,9 @@ struct Disagreement {
     differing: Vec<String>,
     extra: Vec<String>,
     lacking: Vec<String>,
+    /// Borrowed namespaces the artifact leaves out whole (`pack --skip`), with their counts:
+    /// a filter, not a disagreement. One object missing of a namespace kept is one.
+    left_out: Vec<(String, usize)>,
 }
 
 impl Disagreement {
@@ -114,6 +117,7 @@ fn compare_objects(ctx: &Ctx<'_>, t: &Artifact<'_>) -> Disagreement {
             }
         }
     }
+    d.left_out = whole_namespaces_left_out(t, &mut d.missing);
     d.extra = ctx
         .artifact
         .directory
@@ -128,6 +132,26 @@ fn compare_objects(ctx: &Ctx<'_>, t: &Artifact<'_>) -> Disagreement {
         .map(|o| o.name)
         .collect();
     d
+}
+
+/// Takes out of `missing` every borrowed namespace (outside the produced ones) whose template
+/// objects are all missing from the artifact, and returns those namespaces with their counts.
+fn whole_namespaces_left_out(t: &Artifact<'_>, missing: &mut Vec<String>) -> Vec<(String, usize)> {
+    use crate::mapping::{is_produced_namespace, namespace};
+    let mut in_template: std::collections::BTreeMap<&str, usize> = Default::default();
+    for o in t.directory.objects.iter().filter(|o| is_borrowed(&o.name)) {
+        *in_template.entry(namespace(&o.name)).or_default() += 1;
+    }
+    let mut gone: std::collections::BTreeMap<String, usize> = Default::default();
+    for n in missing.iter() {
+        *gone.entry(namespace(n).to_string()).or_default() += 1;
+    }
+    let whole: Vec<(String, usize)> = gone
+        .into_iter()
+        .filter(|(ns, c)| !is_produced_namespace(ns) && in_template.get(ns.as_str()) == Some(c))
+        .collect();
+    missing.retain(|n| !whole.iter().any(|(ns, _)| ns == namespace(n)));
+    whole
 }
 
 /// The failures of an identity that is not the template's: a different model_id, or a
@@ -192,6 +216,11 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             "NOT a groupwise-int template"
         }
     ));
+    for (ns, count) in &d.left_out {
+        f.line(format!(
+            "namespace {ns}/ left out whole ({count} template objects; a pack --skip filter)"
+        ));
+    }
     for (_, what, v) in d.kinds() {
         for n in v.iter().take(5) {
             f.line(format!("{what}: {n}"));
@@ -209,9 +238,15 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     }
     let ok = tpl_kind_ok && model_ok && d.none();
     f.set_ok(ok);
-    f.detail = if ok {
+    let kept = borrowed - d.left_out.iter().map(|(_, c)| *c as u64).sum::<u64>();
+    f.detail = if ok && d.left_out.is_empty() {
         format!(
             "identity matches the template; {borrowed}/{borrowed} borrowed objects byte-identical"
+        )
+    } else if ok {
+        format!(
+            "identity matches the template; {kept}/{kept} borrowed objects kept byte-identical; left out whole: {}",
+            d.left_out.iter().map(|(n, c)| format!("{n} ({c})")).collect::<Vec<_>>().join(", ")
         )
     } else {
         "packed against a different template (identity or borrowed objects disagree)".into()

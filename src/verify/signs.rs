@@ -224,6 +224,13 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     for p in &metadata {
         f.line(format!("prism.hadamard metadata: {p}"));
     }
+    let absent = super::hadamard_meta::absent(ctx.gguf);
+    if !absent.is_empty() {
+        f.line(format!(
+            "prism.hadamard metadata not in the source, not checked (no artifact byte depends on it): {}",
+            absent.join(", ")
+        ));
+    }
     cmp.failures(&mut f, s);
     for p in &metadata {
         f.failure(Failure {

@@ -8,6 +8,7 @@ mod common;
 
 mod check_reader_localize;
 mod cli;
+mod diff;
 mod differential;
 mod doc_numbers;
 mod encoders;
@@ -36,6 +37,7 @@ mod msrv;
 mod ninfer_memory;
 mod ninfer_messages;
 mod pack;
+mod pack_inputs;
 mod persistent;
 mod planted_bugs;
 mod schemas;
