@@ -35,10 +35,10 @@ pub const BUGS: &[Bug] = &[
         what: "a 3-D tensor's element count is multiplied without a check (a wrapping product panics under overflow checks)",
     },
     Bug {
-        name: "gguf_eof_tensor_align64",
+        name: "gguf_eof_tensor_align128",
         targets: &["gguf_parse", "gguf_structured"],
         class: "off-by-one (inclusive end)",
-        what: "with general.alignment = 64, a tensor whose data ends exactly at end of file reads one byte past it",
+        what: "with general.alignment = 128, a tensor whose data ends exactly at end of file reads one byte past it",
     },
     Bug {
         name: "gguf_string_array_1000_hang",
@@ -61,16 +61,16 @@ pub const BUGS: &[Bug] = &[
         what: "an object name of exactly 255 bytes is copied with its terminator into a 255-byte buffer",
     },
     Bug {
-        name: "ninfer_offset_plus_bytes_wraps",
+        name: "ninfer_resource_bytes_round_wraps",
         targets: &["ninfer_parse", "ninfer_roundtrip"],
         class: "integer overflow",
-        what: "an object's offset + bytes is added without a check (an offset near 2^64 panics under overflow checks)",
+        what: "a resource's bytes are rounded up to 8-byte words with an unchecked add (bytes within 7 of 2^64 panic under overflow checks)",
     },
     Bug {
         name: "ninfer_rows_end_unchecked",
         targets: &["ninfer_parse", "ninfer_roundtrip"],
         class: "bounds check missed after a successful parse",
-        what: "ggml_rows(0..n+1) of a row-split tensor with at least 3 rows skips the row-range check and reads a plane past its end",
+        what: "ggml_rows(0..n+1) of a PTQ1_0 row-split tensor with at least 5 rows skips the row-range check and reads a plane past its end",
     },
     Bug {
         name: "dump_array_one_short",

@@ -264,8 +264,8 @@ impl<'a> Gguf<'a> {
     pub fn tensor_data(&self, t: &TensorInfo<'_>) -> &'a [u8] {
         let start = usize::try_from(t.abs_offset).unwrap_or(usize::MAX);
         let end = start.saturating_add(usize::try_from(t.nbytes).unwrap_or(usize::MAX));
-        planted!("gguf_eof_tensor_align64", {
-            if self.alignment == 64 && end == self.bytes.len() && end > start {
+        planted!("gguf_eof_tensor_align128", {
+            if self.alignment == 128 && end == self.bytes.len() && end > start {
                 // An inclusive end: the tensor's "last byte" index is one past it.
                 return &self.bytes[start..=end];
             }

@@ -488,9 +488,6 @@ fn validate_in(src: Src<'_>, dir: &Directory, payload_bytes: u64) -> Result<()> 
         if o.offset < cursor {
             return Err(src.err(ErrorClass::NinferRangeOrder, &obj_path(i, "offset"), f, format!("offset {} starts before the previous object ends at {cursor} (overlap or out of order)", o.offset)));
         }
-        planted!("ninfer_offset_plus_bytes_wraps", {
-            std::hint::black_box(std::hint::black_box(o.offset) + o.bytes);
-        });
         let a = o.alignment();
         if o.offset % a != 0 {
             return Err(src.err(
@@ -568,7 +565,13 @@ fn names_and_sizes(src: Src<'_>, dir: &Directory) -> Result<()> {
                 format,
                 layout,
             } => check_tensor_size(src, i, o, (shape, format, layout))?,
-            ObjectBody::Resource { encoding } => check_resource(src, i, o, encoding)?,
+            ObjectBody::Resource { encoding } => {
+                planted!("ninfer_resource_bytes_round_wraps", {
+                    // The size in 8-byte words, rounded up with an unchecked add.
+                    std::hint::black_box((std::hint::black_box(o.bytes) + 7) / 8);
+                });
+                check_resource(src, i, o, encoding)?
+            }
         }
     }
     Ok(())

@@ -40,6 +40,7 @@ impl Evolve {
             .filter(|b| match container {
                 Container::Gguf => GgufModel::parse(b).is_some(),
                 Container::Ninfer => Model::parse(b).is_some(),
+                Container::Bundle => ninfer_ternary_testkit::mutate::bundle::Model::parse(b).is_some(),
             })
             .collect();
         assert!(pool.len() > 10, "{target}: only {} seeds frame", pool.len());
@@ -58,6 +59,7 @@ impl Evolve {
         let accepted = match self.container {
             Container::Gguf => gguf::parse(&out, Mode::Spec).is_ok(),
             Container::Ninfer => Artifact::parse(&out).is_ok(),
+            Container::Bundle => true,
         };
         if !accepted && r % 4 != 0 {
             return Some(out);
@@ -85,6 +87,12 @@ fn the_models_rewrite_every_valid_seed_byte_for_byte() {
             n += 1;
         }
     }
+    for (name, bytes) in seeds::for_target("dumps_parse") {
+        let m = ninfer_ternary_testkit::mutate::bundle::Model::parse(&bytes)
+            .expect("a dump bundle frames");
+        assert!(m.to_bytes() == bytes, "dumps seed {name} does not round-trip");
+        n += 1;
+    }
     for (name, bytes) in seeds::for_target("ninfer_parse") {
         if Artifact::parse(&bytes).is_ok() {
             let m = Model::parse(&bytes).expect("a valid artifact frames");
@@ -103,6 +111,7 @@ fn mutations_are_deterministic_and_bounded() {
     for (container, target) in [
         (Container::Gguf, "gguf_parse"),
         (Container::Ninfer, "ninfer_parse"),
+        (Container::Bundle, "dumps_parse"),
     ] {
         for (_, bytes) in seeds::for_target(target).into_iter().take(20) {
             for seed in 0..50u32 {

@@ -4,7 +4,7 @@
 //! Byte-level mutation rarely keeps a container consistent: lengthening an object name means
 //! fixing the directory length in the `.ninfer` prefix, and growing a GGUF string array means
 //! writing a thousand well-formed entries. So each mutator parses its input leniently into a
-//! model ([`gguf::Model`], [`ninfer::Model`]), changes one or a few *fields* — counts, lengths,
+//! model ([`gguf::Model`], [`ninfer::Model`], [`bundle::Model`] for dump bundles), changes one or a few *fields* — counts, lengths,
 //! names, offsets, alignments, dimensions, type ids, directory members and values, favouring
 //! the boundary values in [`boundary`] — and writes the model back with every length prefix,
 //! count and offset consistent again (unless the mutation is a deliberate lie about one of
@@ -16,6 +16,7 @@
 //! and the root crate's tests (`tests/it/fuzz_mutators.rs`) can measure what it reaches.
 
 pub mod boundary;
+pub mod bundle;
 pub mod dict;
 pub mod gguf;
 pub mod ninfer;
@@ -88,6 +89,8 @@ pub enum Container {
     Gguf,
     /// `.ninfer` artifacts (`ninfer_parse`, `ninfer_roundtrip`).
     Ninfer,
+    /// Dump bundles (`dumps_parse`).
+    Bundle,
 }
 
 /// One structure-aware mutation of `input` for `container`: the new bytes (at most
@@ -102,6 +105,11 @@ pub fn mutate(container: Container, input: &[u8], max_size: usize, seed: u32) ->
             for _ in 0..rounds {
                 m.mutate(&mut dice, max_size);
             }
+            m.to_bytes()
+        }
+        Container::Bundle => {
+            let mut m = bundle::Model::parse(input)?;
+            m.mutate(&mut dice, max_size);
             m.to_bytes()
         }
         Container::Ninfer => {
