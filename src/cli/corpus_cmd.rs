@@ -261,9 +261,15 @@ pub(crate) struct CheckReaderArgs {
     /// MANIFEST.json found walking up from the current folder, then from the executable's folder.
     #[arg(long)]
     pub corpus: Option<PathBuf>,
-    /// Case ids expected to fail (one per line); a listed case that passes fails the run.
+    /// Known failures: `CASE-ID  REASON  # comment` per line, REASON the key printed after
+    /// `reason:` on the case's FAIL line (`accepted`, `timeout`, `mismatch:PATH`, ...). A listed
+    /// case that passes (STALE) or fails for another reason (XFAIL-CHANGED) fails the run.
     #[arg(long)]
     pub known_failures: Option<PathBuf>,
+    /// A known failure that fails for another reason than listed (XFAIL-CHANGED) does not fail
+    /// the run (it is still printed and counted).
+    #[arg(long)]
+    pub accept_changed: bool,
     /// The reader's capabilities.json; its keys:
     /// `reader` (name, string);
     /// `error_classes` ("strict": reject classes must be the spec/errors.json ids; "lenient", the default: any reject counts);
@@ -395,6 +401,7 @@ pub(crate) fn check_reader(args: CheckReaderArgs) -> crate::Result<ExitCode> {
             Some(p) => runner::load_known_failures(p)?,
             None => Default::default(),
         },
+        accept_changed: args.accept_changed,
         capabilities,
         filter,
         timeout: Duration::from_secs_f64(args.timeout),

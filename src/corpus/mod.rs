@@ -24,6 +24,7 @@ pub mod differential;
 pub mod families;
 pub mod features;
 pub mod integrity;
+pub mod known;
 pub mod localize;
 pub mod manifest;
 pub mod matrix;

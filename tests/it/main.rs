@@ -37,4 +37,5 @@ mod pack;
 mod persistent;
 mod schemas;
 mod spec_docs;
+mod verdict_honesty;
 mod verify_gates;
