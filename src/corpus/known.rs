@@ -49,10 +49,7 @@ impl KnownFailures {
                     ));
                 }
             };
-            if entries
-                .insert(id.to_string(), reason.to_string())
-                .is_some()
-            {
+            if entries.insert(id.to_string(), reason.to_string()).is_some() {
                 return Err(crate::Error::new(
                     crate::ErrorClass::ReaderCapabilities,
                     where_(),
@@ -147,7 +144,12 @@ fn observation_reason(rest: &str) -> String {
             b'"' => in_quote = !in_quote,
             b':' if !in_quote && bytes.get(i + 1) == Some(&b' ') => {
                 let path = &rest[..i];
-                let kind = if rest[i + 2..].split(',').next().unwrap_or("").ends_with(" elements") {
+                let kind = if rest[i + 2..]
+                    .split(',')
+                    .next()
+                    .unwrap_or("")
+                    .ends_with(" elements")
+                {
                     "count"
                 } else {
                     "mismatch"
@@ -267,13 +269,19 @@ mod tests {
         assert!(e.to_string().contains("f.txt:1"), "{e}");
         assert!(e.to_string().contains("records no reason"), "{e}");
         let e = KnownFailures::parse("a/b accepted\na/b timeout\n", "f.txt").unwrap_err();
-        assert!(e.to_string().contains("f.txt:2") && e.to_string().contains("twice"), "{e}");
+        assert!(
+            e.to_string().contains("f.txt:2") && e.to_string().contains("twice"),
+            "{e}"
+        );
         // Unusual but valid: tabs, a reason with spaces and quotes, comment-only lines.
         let k = KnownFailures::parse(
             "\n# x\na/b\tmismatch:tensors[0] (tensor \"w\").ne\t# why\n",
             "f",
         )
         .unwrap();
-        assert_eq!(k.reason("a/b"), Some("mismatch:tensors[0] (tensor \"w\").ne"));
+        assert_eq!(
+            k.reason("a/b"),
+            Some("mismatch:tensors[0] (tensor \"w\").ne")
+        );
     }
 }

@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::known::KnownFailures;
 use super::manifest::{CaseEntry, Manifest};
 use super::persistent::Session;
 use super::process::AdapterCommand;
-use super::known::KnownFailures;
 use super::protocol::{judge_with, request_json, Answer, ClassCheck, Judgement, Judging};
 use crate::contain::End;
 use crate::gguf::RuleLayer;
@@ -1254,7 +1254,8 @@ pub fn render_matrix(manifest: &Manifest, runs: &[(String, Value)]) -> String {
 /// rule layer (either outcome passes), and how many of them the reader accepted.
 fn lenient_text(s: &Summary) -> String {
     if s.lenient.is_empty() {
-        return "\nlenient: 0 cases (every must-reject case run was of a declared rule layer)".into();
+        return "\nlenient: 0 cases (every must-reject case run was of a declared rule layer)"
+            .into();
     }
     let judged: usize = s.lenient.values().map(|v| v.0).sum();
     let accepted: usize = s.lenient.values().map(|v| v.1).sum();

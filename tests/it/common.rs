@@ -271,9 +271,7 @@ pub fn conforms(v: &serde_json::Value, s: &serde_json::Value, at: &str) -> Resul
             match props.and_then(|p| p.get(k)) {
                 Some(ps) => conforms(x, ps, &format!("{at}.{k}"))?,
                 None => match s.get("additionalProperties") {
-                    Some(Value::Bool(false)) => {
-                        return Err(format!("{at}: unexpected member {k}"))
-                    }
+                    Some(Value::Bool(false)) => return Err(format!("{at}: unexpected member {k}")),
                     // A schema for the members `properties` does not name (a map's values).
                     Some(ap @ Value::Object(_)) => conforms(x, ap, &format!("{at}.{k}"))?,
                     _ => {}

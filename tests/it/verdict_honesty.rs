@@ -58,7 +58,11 @@ fn known_line(stdout: &str) -> &str {
 #[test]
 fn an_xfail_that_fails_for_its_listed_reason_passes_and_is_counted_even_with_quiet() {
     let d = scratch();
-    let list = write(&d.path(), "k.txt", "gguf/n_key_empty  accepted  # the stub accepts all\n");
+    let list = write(
+        &d.path(),
+        "k.txt",
+        "gguf/n_key_empty  accepted  # the stub accepts all\n",
+    );
     let (code, out, err) = check_reader(&[
         "--adapter",
         ACCEPT_ALL,
@@ -69,7 +73,10 @@ fn an_xfail_that_fails_for_its_listed_reason_passes_and_is_counted_even_with_qui
         "--quiet",
     ]);
     assert_eq!(code, Some(0), "{out}{err}");
-    assert!(!out.contains("XFAIL gguf"), "--quiet hides XFAIL lines: {out}");
+    assert!(
+        !out.contains("XFAIL gguf"),
+        "--quiet hides XFAIL lines: {out}"
+    );
     assert_eq!(
         known_line(&out),
         "known failures: 1 XFAIL (failed as listed), 0 XFAIL-CHANGED (failed for another reason), \
@@ -121,7 +128,10 @@ fn an_xfail_whose_reason_changed_fails_the_run_unless_accepted() {
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("XFAIL-CHANGED gguf/n_key_empty"), "{out}");
     assert!(known_line(&out).contains("1 XFAIL-CHANGED"), "{out}");
-    assert!(known_line(&out).contains("accepted by --accept-changed"), "{out}");
+    assert!(
+        known_line(&out).contains("accepted by --accept-changed"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -131,21 +141,37 @@ fn a_value_mismatch_is_pinned_to_its_field_and_another_field_is_a_change() {
     let case = "codec/y_pq2_0_random";
     let json = d.path().join("r.json").display().to_string();
     // First run, unlisted: the FAIL line names the reason key to pin.
-    let (code, out, _) =
-        check_reader(&["--adapter", adapter, "--filter", case, "--json", &json]);
+    let (code, out, _) = check_reader(&["--adapter", adapter, "--filter", case, "--json", &json]);
     assert_eq!(code, Some(1), "{out}");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let reason = v["results"][0]["reason"].as_str().unwrap().to_string();
     // The codec observation digest of the decoded values (PROTOCOL.md §4.1).
-    assert!(reason.starts_with("mismatch:") && reason.contains("sha256"), "{reason}");
+    assert!(
+        reason.starts_with("mismatch:") && reason.contains("sha256"),
+        "{reason}"
+    );
     assert!(out.contains(&format!("[reason: {reason}]")), "{out}");
     // Pinned to that reason: XFAIL. Pinned to the same field missing: XFAIL-CHANGED.
     let same = write(&d.path(), "same.txt", &format!("{case}  {reason}\n"));
-    let (code, out, _) = check_reader(&["--adapter", adapter, "--filter", case, "--known-failures", &same]);
+    let (code, out, _) = check_reader(&[
+        "--adapter",
+        adapter,
+        "--filter",
+        case,
+        "--known-failures",
+        &same,
+    ]);
     assert_eq!(code, Some(0), "{out}");
     let missing = reason.replacen("mismatch:", "missing:", 1);
     let other = write(&d.path(), "other.txt", &format!("{case}  {missing}\n"));
-    let (code, out, _) = check_reader(&["--adapter", adapter, "--filter", case, "--known-failures", &other]);
+    let (code, out, _) = check_reader(&[
+        "--adapter",
+        adapter,
+        "--filter",
+        case,
+        "--known-failures",
+        &other,
+    ]);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("XFAIL-CHANGED"), "{out}");
 }
@@ -165,12 +191,18 @@ fn stale_entries_and_entries_without_a_reason() {
         "--quiet",
     ]);
     assert_eq!(code, Some(1), "{out}");
-    assert!(known_line(&out).ends_with("1 stale (listed but passed)"), "{out}");
+    assert!(
+        known_line(&out).ends_with("1 stale (listed but passed)"),
+        "{out}"
+    );
     // An id alone pins nothing: refused before any case runs.
     let bare = write(&d.path(), "bare.txt", "codec/y_f32_random  # why\n");
     let (code, out, err) = check_reader(&["--adapter", &adapter, "--known-failures", &bare]);
     assert_eq!(code, Some(2), "{out}{err}");
-    assert!(err.contains("[reader.capabilities]") && err.contains("records no reason"), "{err}");
+    assert!(
+        err.contains("[reader.capabilities]") && err.contains("records no reason"),
+        "{err}"
+    );
     assert!(err.contains("bare.txt:1"), "{err}");
 }
 
@@ -265,8 +297,7 @@ fn a_mainline_only_reader_sees_its_lenient_count_and_is_still_held_to_ninfer_rul
     args.extend(filters);
     let (_, out, _) = check_reader(&args);
     assert!(
-        out.lines()
-            .any(|l| l.starts_with("lenient: 0 cases")),
+        out.lines().any(|l| l.starts_with("lenient: 0 cases")),
         "{out}"
     );
 }
