@@ -301,3 +301,101 @@ fn a_mainline_only_reader_sees_its_lenient_count_and_is_still_held_to_ninfer_rul
         "{out}"
     );
 }
+
+/// Every case's format and GGUF type tags agree with what its file holds (re-derived from the
+/// committed bytes): an accepted case is tagged with exactly the formats / types it holds, an
+/// `n_` case names none it does not hold.
+#[test]
+fn feature_tags_are_derived_from_the_bytes() {
+    use ninfer_ternary::corpus::content_tags;
+    let m = Manifest::load(&root().join("conformance/MANIFEST.json")).unwrap();
+    let mut bad = Vec::new();
+    let mut derived = 0;
+    for c in &m.cases {
+        let bytes = std::fs::read(root().join("conformance").join(&c.file)).unwrap();
+        if content_tags::derive(&bytes).is_some() {
+            derived += 1;
+        }
+        let accepted = c.expect.outcome != Outcome::Reject;
+        bad.extend(content_tags::check(&c.id, accepted, &c.features, &bytes));
+    }
+    assert!(
+        bad.is_empty(),
+        "{} disagreements:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    assert!(derived > 100, "{derived}");
+    // Negative controls: a tag dropped from an accepted case, a format an n_ case lacks.
+    let all = m
+        .cases
+        .iter()
+        .find(|c| c.id == "ninfer/y_valid_all_layouts")
+        .unwrap();
+    let bytes = std::fs::read(root().join("conformance").join(&all.file)).unwrap();
+    let dropped: Vec<String> = all
+        .features
+        .iter()
+        .filter(|f| f.as_str() != "format:NVFP4")
+        .cloned()
+        .collect();
+    assert_eq!(
+        content_tags::check(&all.id, true, &dropped, &bytes),
+        vec!["ninfer/y_valid_all_layouts: holds format:NVFP4 but is not tagged with it"]
+    );
+    let mut extra = all.features.clone();
+    extra.push("format:Q6G64_F16S".into());
+    assert_eq!(content_tags::check(&all.id, false, &extra, &bytes).len(), 1);
+    // Unusual but right: an n_ case tagged with only the one format its rule concerns.
+    let n = m
+        .cases
+        .iter()
+        .find(|c| c.id == "ninfer/n_shape_nvfp4_rows")
+        .unwrap();
+    let nb = std::fs::read(root().join("conformance").join(&n.file)).unwrap();
+    let only: Vec<String> = vec!["kind:ninfer".into(), "format:NVFP4".into()];
+    assert!(content_tags::check(&n.id, false, &only, &nb).is_empty());
+}
+
+/// Declaring a format unsupported skips the accepted cases that hold it (the 10 of issue #35
+/// included), and nothing else changes for a case that does not hold it.
+#[test]
+fn declaring_a_format_unsupported_skips_every_case_that_holds_it() {
+    let m = Manifest::load(&root().join("conformance/MANIFEST.json")).unwrap();
+    let d = scratch();
+    let caps = write(
+        &d.path(),
+        "caps.json",
+        r#"{"reader":"no_nvfp4","unsupported":["format:NVFP4"]}"#,
+    );
+    let adapter = format!("{BIN} reader-adapter");
+    let json = d.path().join("r.json").display().to_string();
+    let (code, out, err) = check_reader(&[
+        "--adapter",
+        &adapter,
+        "--capabilities",
+        &caps,
+        "--filter",
+        "ninfer/y_*",
+        "--filter",
+        "pack/y_nano_*_artifact",
+        "--quiet",
+        "--json",
+        &json,
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let mut holders = 0;
+    for r in v["results"].as_array().unwrap() {
+        let id = r["id"].as_str().unwrap();
+        let c = m.cases.iter().find(|c| c.id == id).unwrap();
+        let bytes = std::fs::read(root().join("conformance").join(&c.file)).unwrap();
+        let holds = ninfer_ternary::corpus::content_tags::derive(&bytes)
+            .is_some_and(|t| t.contains("format:NVFP4"));
+        let skipped = r["status"] == "skip";
+        assert_eq!(skipped, holds, "{id}: {}", r["status"]);
+        holders += usize::from(holds);
+    }
+    // Not vacuous: the two layout cases and the three all-layouts controls hold NVFP4.
+    assert!(holders >= 5, "{holders}");
+}
