@@ -399,3 +399,51 @@ fn declaring_a_format_unsupported_skips_every_case_that_holds_it() {
     // Not vacuous: the two layout cases and the three all-layouts controls hold NVFP4.
     assert!(holders >= 5, "{holders}");
 }
+
+/// The bytes of a GGUF v3 header with no tensors and `kv_count` key/values, then `rest`.
+fn gguf_v3(kv_count: u64, rest: &[u8]) -> Vec<u8> {
+    let mut b = b"GGUF".to_vec();
+    b.extend(3u32.to_le_bytes());
+    b.extend(0u64.to_le_bytes());
+    b.extend(kv_count.to_le_bytes());
+    b.extend(rest);
+    b
+}
+
+/// `gguf/n_string_invalid_utf8` has one fault: with its invalid key bytes repaired, the
+/// reference accepts it (strict mode, the suite's own loader rules included). Negative control:
+/// the old case (no `general.architecture`) repaired the same way is still refused, for the
+/// architecture — a reader checking only that passed it without ever checking UTF-8.
+#[test]
+fn the_invalid_utf8_case_fails_for_utf8_alone() {
+    use ninfer_ternary::gguf::{parse, Mode};
+    use ninfer_ternary::ErrorClass;
+    let bytes = std::fs::read(root().join("conformance/gguf/n_string_invalid_utf8.gguf")).unwrap();
+    let repair = |b: &[u8]| -> Vec<u8> {
+        let at = b
+            .windows(2)
+            .position(|w| w == [0xC3, 0x28])
+            .expect("the invalid sequence");
+        let mut r = b.to_vec();
+        r[at..at + 2].copy_from_slice(b"ab");
+        r
+    };
+    assert_eq!(
+        parse(&bytes, Mode::Strict).unwrap_err().class,
+        ErrorClass::GgufStringUtf8
+    );
+    parse(&repair(&bytes), Mode::Strict).expect("repaired: accepted");
+    let mut old_kv = 2u64.to_le_bytes().to_vec();
+    old_kv.extend([0xC3, 0x28]);
+    old_kv.extend(0u32.to_le_bytes());
+    old_kv.push(0);
+    let old = gguf_v3(1, &old_kv);
+    assert_eq!(
+        parse(&old, Mode::Strict).unwrap_err().class,
+        ErrorClass::GgufStringUtf8
+    );
+    assert_eq!(
+        parse(&repair(&old), Mode::Strict).unwrap_err().class,
+        ErrorClass::GgufArchitectureMissing
+    );
+}
