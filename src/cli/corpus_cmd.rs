@@ -11,6 +11,7 @@ use crate::corpus::{self, differential, manifest::Manifest, matrix, runner};
 pub enum CorpusAction {
     /// Write the deterministic corpus and MANIFEST.json (or, with --check, byte-compare).
     Generate {
+        /// The corpus folder to write (or to compare with, --check).
         #[arg(short, long, default_value = "conformance")]
         output: PathBuf,
         /// Compare with the files under OUTPUT instead of writing; exit 1 on any difference.
@@ -20,6 +21,7 @@ pub enum CorpusAction {
     /// Render the interop matrices (Markdown; HTML with --html) from check-reader --json outputs:
     /// readers × (families, rule layers), then feature groups × readers.
     Matrix {
+        /// The corpus folder (holding MANIFEST.json) the reports were run on.
         #[arg(long, default_value = "conformance")]
         corpus: PathBuf,
         /// NAME=RESULTS.json, one per reader, in order.
@@ -46,6 +48,7 @@ pub enum CorpusAction {
     /// each, minimize every disagreement and write it as a candidate case (OUT/candidates.json,
     /// OUT/cases/). Deterministic given --seed.
     DiffFuzz {
+        /// The corpus folder whose GGUF files seed the mutants.
         #[arg(long, default_value = "conformance")]
         corpus: PathBuf,
         /// Adapter command (as for check-reader).
@@ -54,6 +57,7 @@ pub enum CorpusAction {
         /// The reader's capabilities.json (seed cases with an unsupported feature are skipped).
         #[arg(long)]
         capabilities: Option<PathBuf>,
+        /// Seed of the mutation stream (same seed, same mutants).
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Mutants to try.
@@ -71,6 +75,7 @@ pub enum CorpusAction {
         /// Seconds per adapter run (more than 0, at most 86400).
         #[arg(long, default_value_t = 10.0, value_parser = super::parse_timeout)]
         timeout: f64,
+        /// Address-space cap per adapter process (MiB; 0 = none).
         #[arg(long, default_value_t = 4096)]
         memory_mb: u64,
         /// Folder for candidates.json and cases/: created, or empty, or one this command wrote
