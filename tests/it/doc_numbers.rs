@@ -251,7 +251,10 @@ fn the_corpus_size_in_the_readme_is_measured() {
     let want = corpus_mb();
     let said = corpus_sizes(&readme);
     assert!(said.len() >= 2, "{said:?}");
-    assert!(said.iter().all(|s| *s == want), "README says {said:?}; the corpus is {want} MB");
+    assert!(
+        said.iter().all(|s| *s == want),
+        "README says {said:?}; the corpus is {want} MB"
+    );
     // Negative control: one stale figure is seen.
     let stale = readme.replacen(&format!("corpus is {want} MB"), "corpus is 1.0 MB", 1);
     assert!(corpus_sizes(&stale).iter().any(|s| *s != want));
