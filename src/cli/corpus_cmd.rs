@@ -310,6 +310,10 @@ pub(crate) struct CheckReaderArgs {
     /// Print only failures and the summary.
     #[arg(long)]
     pub quiet: bool,
+    /// Print whole result lines: digests, the full localisation and the `[reason: KEY]` a
+    /// known-failures entry pins (default: at most 160 characters a line; --json has it all).
+    #[arg(long)]
+    pub verbose: bool,
     /// One process per case even if the capabilities declare "persistent": true.
     #[arg(long)]
     pub per_case: bool,
@@ -413,6 +417,7 @@ pub(crate) fn check_reader(args: CheckReaderArgs) -> crate::Result<ExitCode> {
         memory_mb: args.memory_mb,
         jobs,
         quiet: args.quiet,
+        verbose: args.verbose,
         per_case: args.per_case,
         human_to_stderr: to_stderr,
     };

@@ -41,8 +41,9 @@ impl KnownFailures {
                         where_(),
                         format!(
                             "'{}' records no reason; write `{}  REASON` with the reason key \
-                             check-reader prints after `reason:` on the case's FAIL line \
-                             (e.g. `accepted`, `timeout`, `mismatch:PATH`)",
+                             `check-reader --verbose` prints as `[reason: KEY]` on the case's \
+                             FAIL line (`reason` in --json; e.g. `accepted`, `timeout`, \
+                             `mismatch:PATH`)",
                             crate::text::escape(body),
                             crate::text::escape(body)
                         ),

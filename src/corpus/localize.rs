@@ -500,6 +500,32 @@ impl Localization {
     }
 }
 
+impl Localization {
+    /// The one-screen form: where (tensor or vector, row, element), got/want, the first words
+    /// of the "looks like" hint and the most specific spec anchor (the last one listed).
+    pub fn short(&self) -> String {
+        let what = match &self.tensor {
+            Some(t) => format!("tensor '{t}'"),
+            None => "vector".to_string(),
+        };
+        let mut s = match (self.row, self.element, self.got, self.expected) {
+            (Some(r), Some(e), Some(g), Some(x)) => {
+                format!("{what} row {r} el {e}: got {g:?}, want {x:?}")
+            }
+            (Some(r), ..) => format!("{what} row {r} differs"),
+            _ => format!("{what} differs"),
+        };
+        if let Some(l) = &self.looks_like {
+            let head = l.split(" (").next().unwrap_or(l);
+            s.push_str(&format!("; looks like {head}"));
+        }
+        if let Some(a) = self.spec.last() {
+            s.push_str(&format!("; {a}"));
+        }
+        s
+    }
+}
+
 /// Localises a values-digest failure of `case`: `got` is the reader's observation, `localize`
 /// its optional `observation.localize` answer. `None` when no decoded values differ.
 pub fn localize(

@@ -334,6 +334,8 @@ pub struct RunOptions {
     pub jobs: usize,
     /// Print only failures and the summary.
     pub quiet: bool,
+    /// Whole result lines (digests, full localisation, reason keys) instead of one-screen ones.
+    pub verbose: bool,
     /// One process per case even when the capabilities declare `persistent` (`--per-case`).
     pub per_case: bool,
     /// Per-case lines and the summary go to standard error (`--json -` owns standard output).
@@ -994,7 +996,11 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                                 Status::Fail | Status::Stale | Status::KnownChanged
                             );
                         if show {
-                            let line = result_line(r);
+                            let line = if opts.verbose {
+                                result_line(r)
+                            } else {
+                                short_line(r)
+                            };
                             if opts.human_to_stderr {
                                 eprintln!("{line}");
                             } else {
@@ -1069,8 +1075,58 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
     }
 }
 
-/// A case's human result line: tag, id, detail (escaped to one line); a failure's ends with
-/// the reason key a known-failures entry pins (`[reason: accepted]`).
+/// The most a default (not `--verbose`) result line holds: one 80×24 screen shows a dozen.
+pub const SHORT_LINE: usize = 160;
+
+/// A case's human result line. Default: at most [`SHORT_LINE`] characters — tag, id, then for
+/// a located values mismatch where / got / want / hint / anchor, else the detail with every
+/// long hex digest cut to 8 digits. `--verbose` ([`result_line`]): the whole detail and the
+/// reason key.
+pub fn short_line(r: &CaseResult) -> String {
+    let tag = r.status.tag();
+    let id = crate::text::escape(&r.id);
+    let body = match &r.localization {
+        Some(l) if matches!(r.status, Status::Fail | Status::KnownChanged) => l.short(),
+        _ => cut_digests(&r.detail),
+    };
+    let line = if body.is_empty() {
+        format!("{tag} {id}")
+    } else {
+        format!("{tag} {id}  -- {}", crate::text::escape(&body))
+    };
+    match line.char_indices().nth(SHORT_LINE - 1) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line,
+    }
+}
+
+/// `text` with every run of 16 or more hex digits cut to its first 8 and `…`.
+fn cut_digests(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        if run.len() >= 16 {
+            out.push_str(&run[..8]);
+            out.push('…');
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_hexdigit() {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+/// A case's full human result line (`--verbose`): tag, id, detail (escaped to one line); a
+/// failure's ends with the reason key a known-failures entry pins (`[reason: accepted]`).
 pub fn result_line(r: &CaseResult) -> String {
     let tag = r.status.tag();
     // The id comes from a manifest file, the detail from the adapter.

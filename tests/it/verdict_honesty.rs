@@ -140,8 +140,16 @@ fn a_value_mismatch_is_pinned_to_its_field_and_another_field_is_a_change() {
     let adapter = "python3 conformance/adapters/stubs/pq2_reversed.py";
     let case = "codec/y_pq2_0_random";
     let json = d.path().join("r.json").display().to_string();
-    // First run, unlisted: the FAIL line names the reason key to pin.
-    let (code, out, _) = check_reader(&["--adapter", adapter, "--filter", case, "--json", &json]);
+    // First run, unlisted: the --verbose FAIL line names the reason key to pin.
+    let (code, out, _) = check_reader(&[
+        "--adapter",
+        adapter,
+        "--filter",
+        case,
+        "--json",
+        &json,
+        "--verbose",
+    ]);
     assert_eq!(code, Some(1), "{out}");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let reason = v["results"][0]["reason"].as_str().unwrap().to_string();
@@ -446,4 +454,52 @@ fn the_invalid_utf8_case_fails_for_utf8_alone() {
         parse(&repair(&old), Mode::Strict).unwrap_err().class,
         ErrorClass::GgufArchitectureMissing
     );
+}
+
+/// One screen: by default every result line is at most 160 characters and a located values
+/// mismatch says where, got / want, the hint and the anchor; `--verbose` keeps the digests
+/// and the reason key (the negative control: the same failures are longer there).
+#[test]
+fn default_result_lines_fit_one_screen_and_verbose_keeps_everything() {
+    let adapter = "python3 conformance/adapters/stubs/pq2_reversed.py";
+    let args = [
+        "--adapter",
+        adapter,
+        "--capabilities",
+        "conformance/adapters/stubs/pq2_reversed.capabilities.json",
+        "--filter",
+        "codec/y_pq2_0_random",
+        "--filter",
+        "gguf/y_type_pq2_0",
+        "--quiet",
+    ];
+    let (code, out, _) = check_reader(&args);
+    assert_eq!(code, Some(1), "{out}");
+    let fails: Vec<&str> = out.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert_eq!(fails.len(), 2, "{out}");
+    for l in &fails {
+        assert!(l.chars().count() <= 160, "{} chars: {l}", l.chars().count());
+        assert!(
+            l.contains(" row 0 el ") && l.contains("got ") && l.contains("want "),
+            "{l}"
+        );
+        assert!(l.contains("looks like reversed 2-bit order"), "{l}");
+        assert!(l.contains("spec/codecs.md#pq2-0"), "{l}");
+    }
+    assert!(
+        fails.iter().any(|l| l.contains("tensor 'w' row 0 el 1")),
+        "{out}"
+    );
+    let verbose: Vec<&str> = args.iter().copied().chain(["--verbose"]).collect();
+    let (_, vout, _) = check_reader(&verbose);
+    let vfails: Vec<&str> = vout.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert_eq!(vfails.len(), 2, "{vout}");
+    for l in &vfails {
+        assert!(l.chars().count() > 160, "{l}");
+        assert!(l.contains("[reason: mismatch:"), "{l}");
+        let hex64 = l
+            .split('"')
+            .any(|w| w.len() == 64 && w.chars().all(|c| c.is_ascii_hexdigit()));
+        assert!(hex64, "{l}");
+    }
 }
