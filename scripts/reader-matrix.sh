@@ -60,7 +60,7 @@ for r in "${readers[@]}"; do
       > "$OUT/$name.log" 2>&1; then
     echo "$name: $(grep -E '^[0-9]+ passed' "$OUT/$name.log" | head -1)"
   else
-    echo "DEVIATION: $name"; grep -E '^(FAIL|STALE)|known-failures names|RESULT' "$OUT/$name.log" | head -20; fail=1
+    echo "DEVIATION: $name"; grep -E '^(FAIL|STALE|XFAIL-CHANGED)|known-failures names|RESULT' "$OUT/$name.log" | head -20; fail=1
   fi
   matrix_args+=(--run "$name=$OUT/$name.json" --caps "$name=$A/$name/capabilities.json")
 done

@@ -11,6 +11,7 @@ use crate::corpus::{self, differential, manifest::Manifest, matrix, runner};
 pub enum CorpusAction {
     /// Write the deterministic corpus and MANIFEST.json (or, with --check, byte-compare).
     Generate {
+        /// The corpus folder to write (or to compare with, --check).
         #[arg(short, long, default_value = "conformance")]
         output: PathBuf,
         /// Compare with the files under OUTPUT instead of writing; exit 1 on any difference.
@@ -20,6 +21,7 @@ pub enum CorpusAction {
     /// Render the interop matrices (Markdown; HTML with --html) from check-reader --json outputs:
     /// readers × (families, rule layers), then feature groups × readers.
     Matrix {
+        /// The corpus folder (holding MANIFEST.json) the reports were run on.
         #[arg(long, default_value = "conformance")]
         corpus: PathBuf,
         /// NAME=RESULTS.json, one per reader, in order.
@@ -46,6 +48,7 @@ pub enum CorpusAction {
     /// each, minimize every disagreement and write it as a candidate case (OUT/candidates.json,
     /// OUT/cases/). Deterministic given --seed.
     DiffFuzz {
+        /// The corpus folder whose GGUF files seed the mutants.
         #[arg(long, default_value = "conformance")]
         corpus: PathBuf,
         /// Adapter command (as for check-reader).
@@ -54,6 +57,7 @@ pub enum CorpusAction {
         /// The reader's capabilities.json (seed cases with an unsupported feature are skipped).
         #[arg(long)]
         capabilities: Option<PathBuf>,
+        /// Seed of the mutation stream (same seed, same mutants).
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Mutants to try.
@@ -71,6 +75,7 @@ pub enum CorpusAction {
         /// Seconds per adapter run (more than 0, at most 86400).
         #[arg(long, default_value_t = 10.0, value_parser = super::parse_timeout)]
         timeout: f64,
+        /// Address-space cap per adapter process (MiB; 0 = none).
         #[arg(long, default_value_t = 4096)]
         memory_mb: u64,
         /// Folder for candidates.json and cases/: created, or empty, or one this command wrote
@@ -261,9 +266,15 @@ pub(crate) struct CheckReaderArgs {
     /// MANIFEST.json found walking up from the current folder, then from the executable's folder.
     #[arg(long)]
     pub corpus: Option<PathBuf>,
-    /// Case ids expected to fail (one per line); a listed case that passes fails the run.
+    /// Known failures: `CASE-ID  REASON  # comment` per line, REASON the key printed after
+    /// `reason:` on the case's FAIL line (`accepted`, `timeout`, `mismatch:PATH`, ...). A listed
+    /// case that passes (STALE) or fails for another reason (XFAIL-CHANGED) fails the run.
     #[arg(long)]
     pub known_failures: Option<PathBuf>,
+    /// A known failure that fails for another reason than listed (XFAIL-CHANGED) does not fail
+    /// the run (it is still printed and counted).
+    #[arg(long)]
+    pub accept_changed: bool,
     /// The reader's capabilities.json; its keys:
     /// `reader` (name, string);
     /// `error_classes` ("strict": reject classes must be the spec/errors.json ids; "lenient", the default: any reject counts);
@@ -299,6 +310,10 @@ pub(crate) struct CheckReaderArgs {
     /// Print only failures and the summary.
     #[arg(long)]
     pub quiet: bool,
+    /// Print whole result lines: digests, the full localisation and the `[reason: KEY]` a
+    /// known-failures entry pins (default: at most 160 characters a line; --json has it all).
+    #[arg(long)]
+    pub verbose: bool,
     /// One process per case even if the capabilities declare "persistent": true.
     #[arg(long)]
     pub per_case: bool,
@@ -395,12 +410,14 @@ pub(crate) fn check_reader(args: CheckReaderArgs) -> crate::Result<ExitCode> {
             Some(p) => runner::load_known_failures(p)?,
             None => Default::default(),
         },
+        accept_changed: args.accept_changed,
         capabilities,
         filter,
         timeout: Duration::from_secs_f64(args.timeout),
         memory_mb: args.memory_mb,
         jobs,
         quiet: args.quiet,
+        verbose: args.verbose,
         per_case: args.per_case,
         human_to_stderr: to_stderr,
     };

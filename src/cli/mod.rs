@@ -44,6 +44,7 @@ pub(crate) struct Cli {
 enum Command {
     /// Show a GGUF or .ninfer file: header, metadata, tensors/objects, geometry, fork warnings.
     Inspect {
+        /// The GGUF or .ninfer file to show.
         file: PathBuf,
         /// Write the report as JSON to PATH, or to standard output with `-` (typed values;
         /// schema spec/schemas/inspect-report.schema.json).
@@ -58,14 +59,17 @@ enum Command {
     },
     /// Decode a GGUF tensor or a .ninfer object to an f32 .npy in logical row order.
     Decode {
+        /// The GGUF or .ninfer file holding the tensor or object.
         file: PathBuf,
         /// Tensor or object name.
         name: String,
         /// Row range A:B (either side may be empty).
         #[arg(long)]
         rows: Option<String>,
+        /// The .npy file to write (f32, logical row order).
         #[arg(short, long)]
         output: PathBuf,
+        /// Replace an existing output file.
         #[arg(long)]
         force: bool,
         /// GGUF type 42: auto (from the file; an undecidable tensor is read as g64 and said so), g64 (mainline Q2_0), g128 (legacy Prism).
@@ -74,7 +78,9 @@ enum Command {
     },
     /// Lossless GGUF fixes: PTQ1_0 <-> PQ2_0 (--to) or legacy id 42 -> 142 (--retag-42).
     Transcode {
+        /// The source GGUF.
         input: PathBuf,
+        /// The GGUF to write.
         #[arg(short, long)]
         output: PathBuf,
         /// Target ternary type: pq2_0 or ptq1_0 (or a table alias: pq2, q2_0_g128, 142, ...).
@@ -83,32 +89,40 @@ enum Command {
         /// Retag legacy Prism id 42 (34 B/128 blocks) to 142, header only.
         #[arg(long = "retag-42")]
         retag_42: bool,
+        /// Replace an existing output file.
         #[arg(long)]
         force: bool,
     },
     /// Write a synthetic Bonsai-shaped qwen35 GGUF for a model profile.
     Synth {
+        /// The model profile (spec/geometry.json profiles, e.g. bonsai-nano).
         #[arg(long, default_value = "bonsai-nano")]
         profile: String,
         /// pq2_0 or ptq1_0 (or a table alias: pq2, q2_0_g128, 142, ...).
         #[arg(long, value_enum, ignore_case = true, default_value_t = TernaryType::Pq2_0)]
         format: TernaryType,
+        /// Seed of the deterministic weights (same seed, same bytes).
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Only these layers (comma-separated): a reduced test model of the profile's shape.
         #[arg(long)]
         layers: Option<String>,
+        /// The GGUF to write.
         #[arg(short, long)]
         output: PathBuf,
+        /// Replace an existing output file.
         #[arg(long)]
         force: bool,
     },
     /// Write the GGUF that scripts/oracle_gguf_py.py decodes with gguf-py (TQ1_0, TQ2_0, Q8_0, F16, BF16, F32).
     OracleGguf {
+        /// Seed of the deterministic values (same seed, same bytes).
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// The GGUF to write.
         #[arg(short, long)]
         output: PathBuf,
+        /// Replace an existing output file.
         #[arg(long)]
         force: bool,
     },
@@ -120,6 +134,7 @@ enum Command {
     Diff(diff_cmd::DiffArgs),
     /// Losslessness proof: rebuild every ternary GGUF tensor from the artifact and compare.
     Unpack {
+        /// The packed .ninfer artifact.
         artifact: PathBuf,
         /// The source GGUF the artifact was packed from.
         #[arg(long)]
@@ -127,25 +142,32 @@ enum Command {
         /// Also write the rebuilt ternary tensors (with the source metadata) as a GGUF.
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Replace an existing output file.
         #[arg(long)]
         force: bool,
     },
     /// The main job on built-in data: synthesize nano models (PQ2_0, PTQ1_0) and a template,
     /// pack both, prove the round trip. No downloads.
     Demo {
+        /// The folder the demo writes its models, template and artifacts to.
         #[arg(long, default_value = "out/demo")]
         dir: PathBuf,
+        /// The model profile (spec/geometry.json profiles).
         #[arg(long, default_value = "bonsai-nano")]
         profile: String,
+        /// Seed of the synthetic weights.
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
     /// Single-thread decode throughput on a deterministic slab GGUF (for the gguf-py comparison).
     BenchDecode {
+        /// Rows of each slab.
         #[arg(long, default_value_t = 4096)]
         rows: u64,
+        /// Columns of each slab (a multiple of 128).
         #[arg(long, default_value_t = 5120)]
         cols: u64,
+        /// Timed repetitions (the best is reported).
         #[arg(long, default_value_t = 5)]
         repeat: usize,
         /// Write the slabs as a GGUF for a peer reader to time on the same bytes.
@@ -177,6 +199,7 @@ enum Command {
     /// The reference reader adapter: answer one corpus case (request JSON on stdin), or with
     /// --persistent serve request lines on stdin until EOF (PROTOCOL.md §4.6).
     ReaderAdapter {
+        /// The corpus case file to answer for.
         #[arg(required_unless_present = "persistent")]
         file: Option<PathBuf>,
         /// Persistent mode: a handshake line, then one answer line per request line.
@@ -199,18 +222,56 @@ enum Command {
     CheckKernel(check_kernel::Args),
     /// Write the synthetic groupwise-int template for a model profile.
     SynthTemplate {
+        /// The model profile (spec/geometry.json profiles).
         #[arg(long, default_value = "bonsai-nano")]
         profile: String,
         /// Optional namespaces to add (comma-separated): `dflash2` (the speculative-decoding
         /// companion the public template carries).
         #[arg(long)]
         with: Option<String>,
+        /// The template .ninfer to write.
         #[arg(short, long)]
         output: PathBuf,
         /// Replace an existing output file.
         #[arg(long)]
         force: bool,
     },
+}
+
+/// The command line as clap sees it (subcommands, arguments, help text), for tests and docs.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    help::decorate(Cli::command())
+}
+
+/// Every argument of `cmd` and its subcommands that shows no description in `--help`, as
+/// `SUBCOMMAND PATH --long` (clap's own `--help` / `--version` left out).
+pub fn undocumented_args(cmd: &clap::Command) -> Vec<String> {
+    fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for a in cmd.get_arguments() {
+            let id = a.get_id().as_str();
+            if id == "help" || id == "version" || a.is_hide_set() {
+                continue;
+            }
+            let described = a
+                .get_help()
+                .or(a.get_long_help())
+                .is_some_and(|h| !h.to_string().trim().is_empty());
+            if !described {
+                let name = a
+                    .get_long()
+                    .map(|l| format!("--{l}"))
+                    .unwrap_or_else(|| id.to_uppercase());
+                out.push(format!("{path} {name}").trim().to_string());
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            walk(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(cmd, "", &mut out);
+    out
 }
 
 /// Runs the CLI; returns the process exit code.

@@ -38,6 +38,7 @@ pub struct PackArgs {
     /// The groupwise-int v2 template.
     #[arg(long)]
     pub template: Option<PathBuf>,
+    /// The .ninfer artifact to write (not needed with --check).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Produce only these layers (comma-separated, a filter over the layers the GGUF holds).
@@ -57,6 +58,7 @@ pub struct PackArgs {
     /// Pre-flight only: geometry, byte round trip, decode equality, scale plausibility.
     #[arg(long)]
     pub check: bool,
+    /// Replace an existing output file.
     #[arg(long)]
     pub force: bool,
 }
@@ -157,6 +159,8 @@ fn preflight(gguf: &Path, opts: &PackOptions) -> anyhow::Result<ExitCode> {
         );
     }
     println!("pre-flight: {} checks, {} failed", checks.len(), failed);
+    // The last line is the verdict, worded as check-reader and check-kernel word it.
+    println!("RESULT: {}", if failed == 0 { "PASSED" } else { "FAILED" });
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {

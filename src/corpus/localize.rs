@@ -242,6 +242,9 @@ pub struct Target {
     pub got_sha256: Option<String>,
     /// The reader's per-row digests, if it sent them.
     pub got_rows: Option<Vec<String>>,
+    /// GGUF: whether the reader's raw tensor bytes (`data_sha256`) match the expected ones
+    /// (`None` when either digest is absent or for other kinds).
+    pub raw_same: Option<bool>,
 }
 
 /// The largest case file localisation reads (a hostile corpus may hold any size; a larger
@@ -291,6 +294,7 @@ pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Targe
                         .map(|x| x.as_str().unwrap_or("").to_string())
                         .collect()
                 }),
+                raw_same: None,
             })
         }
         "gguf" => {
@@ -341,6 +345,13 @@ pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Targe
                     stored_cols: usize::try_from(cols).ok()?,
                     got_sha256: got_sha.map(String::from),
                     got_rows: None,
+                    raw_same: match (
+                        got_t.and_then(|x| x.get("data_sha256")),
+                        want_t.get("data_sha256"),
+                    ) {
+                        (Some(a), Some(b)) => Some(a == b),
+                        _ => None,
+                    },
                 });
             }
             None
@@ -373,11 +384,47 @@ pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Targe
                     stored_cols: t.k_pad,
                     got_sha256: got_sha.map(String::from),
                     got_rows: None,
+                    raw_same: None,
                 });
             }
             None
         }
         _ => None,
+    }
+}
+
+/// The signals that cost nothing when no known bug matches (issue #35): raw GGUF bytes equal
+/// but values differ (the decoder), raw bytes differ (where the data is read from), or — with
+/// the reader's values — only the last block of rows differs (tail handling).
+fn generic_hint(t: &Target, reader: Option<&[f32]>, expected: &[f32]) -> Option<String> {
+    if let Some(v) = reader {
+        let cols = t.cols.max(1);
+        let tail_from = cols.saturating_sub(t.codec.block_elems());
+        let mut diff = v
+            .iter()
+            .zip(expected)
+            .enumerate()
+            .filter(|(_, (a, b))| canon(**a) != canon(**b))
+            .map(|(i, _)| i % cols)
+            .peekable();
+        if diff.peek().is_some() && tail_from > 0 && diff.all(|c| c >= tail_from) {
+            return Some(format!(
+                "only the last block of a row differs (columns {tail_from}..{cols}): tail handling"
+            ));
+        }
+    }
+    match t.raw_same {
+        Some(true) => Some(
+            "raw tensor bytes match, decoded values differ: the decoder (code map, digit order, \
+             scale)"
+                .into(),
+        ),
+        Some(false) => Some(
+            "raw tensor bytes differ: where the data is read from (data offset, alignment, \
+             tensor offset)"
+                .into(),
+        ),
+        None => None,
     }
 }
 
@@ -439,6 +486,8 @@ pub struct Localization {
     pub spec: Vec<String>,
     /// The known bug that reproduces the reader's digest.
     pub looks_like: Option<String>,
+    /// A generic signal when no known bug matches (raw bytes equal or not, only the tail).
+    pub hint: Option<String>,
 }
 
 impl Localization {
@@ -472,6 +521,9 @@ impl Localization {
         if let Some(l) = &self.looks_like {
             m.insert("looks_like".into(), l.clone().into());
         }
+        if let Some(h) = &self.hint {
+            m.insert("hint".into(), h.clone().into());
+        }
         Value::Object(m)
     }
 
@@ -495,6 +547,47 @@ impl Localization {
         }
         if let Some(l) = &self.looks_like {
             s.push_str(&format!("; looks like: {l}"));
+        }
+        if let Some(h) = &self.hint {
+            s.push_str(&format!("; hint: {h}"));
+        }
+        s
+    }
+}
+
+impl Localization {
+    /// The one-screen form: where (tensor or vector, row, element), got/want, the first words
+    /// of the "looks like" hint and the most specific spec anchor (the last one listed).
+    pub fn short(&self) -> String {
+        let what = match &self.tensor {
+            Some(t) => format!("tensor '{t}'"),
+            None => "vector".to_string(),
+        };
+        let mut s = match (self.row, self.element, self.got, self.expected) {
+            (Some(r), Some(e), Some(g), Some(x)) => {
+                format!("{what} row {r} el {e}: got {g:?}, want {x:?}")
+            }
+            (Some(r), ..) => format!("{what} row {r} differs"),
+            _ => format!("{what} differs"),
+        };
+        if let Some(l) = &self.looks_like {
+            let head = l.split(" (").next().unwrap_or(l);
+            s.push_str(&format!("; looks like {head}"));
+        } else if let Some(h) = &self.hint {
+            // The generic signals in a few words (the full sentence is in the JSON and --verbose).
+            let short = if h.starts_with("raw tensor bytes match") {
+                "raw bytes match: decoder"
+            } else if h.starts_with("raw tensor bytes differ") {
+                "raw bytes differ: offset/alignment"
+            } else if h.starts_with("only the last block") {
+                "last block only: tail"
+            } else {
+                h.split(" (").next().unwrap_or(h)
+            };
+            s.push_str(&format!("; {short}"));
+        }
+        if let Some(a) = self.spec.last() {
+            s.push_str(&format!("; {a}"));
         }
         s
     }
@@ -546,6 +639,9 @@ pub fn localize(
         ..Default::default()
     };
     let cols = t.cols.max(1);
+    if loc.looks_like.is_none() {
+        loc.hint = generic_hint(&t, reader.as_deref(), &expected);
+    }
     if let Some(v) = reader {
         if let Some(i) = v
             .iter()
@@ -584,6 +680,83 @@ mod tests {
 
     fn corpus() -> std::path::PathBuf {
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("conformance")
+    }
+
+    /// A GGUF tensor whose values digest is wrong and no known bug matches: equal raw bytes
+    /// point at the decoder, different raw bytes at the data offset; a matched known bug
+    /// gets no generic hint (its "looks like" says more).
+    #[test]
+    fn uncatalogued_gguf_bugs_get_a_raw_bytes_hint() {
+        let m = crate::corpus::manifest::Manifest::load(&corpus().join("MANIFEST.json")).unwrap();
+        let case = m
+            .cases
+            .iter()
+            .find(|c| c.id == "gguf/y_type_pq2_0")
+            .unwrap();
+        let want = case.expect.observation.clone().unwrap();
+        let mut got = want.clone();
+        got["tensors"][0]["values_sha256"] = "00".repeat(32).into();
+        let l = localize(case, &corpus(), &got, None).unwrap();
+        assert!(l.looks_like.is_none());
+        assert!(
+            l.hint
+                .as_deref()
+                .unwrap()
+                .starts_with("raw tensor bytes match"),
+            "{l:?}"
+        );
+        assert!(
+            l.short().contains("; raw bytes match: decoder;"),
+            "{}",
+            l.short()
+        );
+        got["tensors"][0]["data_sha256"] = "11".repeat(32).into();
+        let l = localize(case, &corpus(), &got, None).unwrap();
+        assert!(
+            l.hint
+                .as_deref()
+                .unwrap()
+                .starts_with("raw tensor bytes differ"),
+            "{l:?}"
+        );
+        // Without the raw digest nothing is claimed.
+        got["tensors"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("data_sha256");
+        assert!(localize(case, &corpus(), &got, None)
+            .unwrap()
+            .hint
+            .is_none());
+    }
+
+    /// With the reader's values, a difference confined to each row's last block is named as
+    /// tail handling; one elsewhere is not.
+    #[test]
+    fn a_difference_only_in_the_last_block_is_a_tail_hint() {
+        let t = Target {
+            label: "v".into(),
+            tensor: None,
+            codec: Codec::Pq2_0,
+            bytes: Vec::new(),
+            cols: 256,
+            stored_cols: 256,
+            got_sha256: None,
+            got_rows: None,
+            raw_same: None,
+        };
+        let expected = vec![1.0f32; 512];
+        let mut tail = expected.clone();
+        tail[255] = 0.0;
+        tail[511] = 0.0;
+        let h = generic_hint(&t, Some(&tail), &expected).unwrap();
+        assert!(
+            h.contains("tail handling") && h.contains("columns 128..256"),
+            "{h}"
+        );
+        let mut head = tail.clone();
+        head[3] = 0.0;
+        assert!(generic_hint(&t, Some(&head), &expected).is_none());
     }
 
     /// A `.ninfer` ternary object: the target is found by name, rows are trimmed to `k`, and a
@@ -636,6 +809,7 @@ mod tests {
             stored_cols: 128,
             got_sha256: None,
             got_rows: None,
+            raw_same: None,
         };
         assert!(within_cap(&target(MAX_ELEMENTS)));
         // One block more is refused before anything is decoded.

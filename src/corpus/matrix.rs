@@ -37,7 +37,7 @@ impl Cell {
             "known-failure" => self.known += 1,
             "skip" => self.unsupported += 1,
             "" => {}
-            _ => self.fail += 1, // fail, stale
+            _ => self.fail += 1, // fail, stale, known-failure-changed
         }
     }
 

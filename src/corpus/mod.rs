@@ -20,10 +20,12 @@
 //! ```
 
 pub mod catalogs;
+pub mod content_tags;
 pub mod differential;
 pub mod families;
 pub mod features;
 pub mod integrity;
+pub mod known;
 pub mod localize;
 pub mod manifest;
 pub mod matrix;
@@ -391,7 +393,13 @@ pub fn generate() -> crate::Result<Corpus> {
             kind: c.kind.to_string(),
             params,
             inputs: c.inputs.clone(),
-            features: c.features.clone(),
+            // A case a reader may accept is tagged with every format its file holds (its
+            // observation covers every object); an n_ case keeps its family's tags.
+            features: if outcome == Outcome::Reject {
+                c.features.clone()
+            } else {
+                content_tags::retag(&c.features, bytes)
+            },
             expect,
             derived_from: c.derived_from.clone(),
             recipe: c.recipe.clone(),

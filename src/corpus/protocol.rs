@@ -470,14 +470,35 @@ impl Judging {
         }
     }
 
-    /// Whether `case` must be rejected by this reader (an `n_` case of a declared layer).
+    /// Whether `case` must be rejected by this reader: an `n_` case of a declared layer. The
+    /// declarable layers (`mainline`, `loader`, `recommended`, `spec`) are GGUF rule layers
+    /// and waive GGUF cases only: an `n_` case of another kind (`.ninfer`, rows, pack) is of
+    /// its own layer ([`case_rule_layer`]), which declaring GGUF layers never waives.
     pub fn must_reject(&self, case: &CaseEntry) -> bool {
         case.expect.outcome == Outcome::Reject
-            && case
-                .rule_layer
-                .as_deref()
-                .and_then(RuleLayer::from_name)
-                .is_none_or(|l| self.rule_layers.contains(&l))
+            && (case.kind != "gguf"
+                || case
+                    .rule_layer
+                    .as_deref()
+                    .and_then(RuleLayer::from_name)
+                    .is_none_or(|l| self.rule_layers.contains(&l)))
+    }
+
+    /// The undeclared rule layer an `n_` case is judged leniently by (either outcome passes),
+    /// or `None` when the reader must reject it (or it is no `n_` case).
+    pub fn lenient_layer(&self, case: &CaseEntry) -> Option<String> {
+        (case.expect.outcome == Outcome::Reject && !self.must_reject(case))
+            .then(|| case_rule_layer(case))
+    }
+}
+
+/// The rule layer of a case as reports name it: the GGUF layer for GGUF cases (`loader`),
+/// the kind and layer for others (`ninfer.spec`, `rows.spec`), `-` when it has none.
+pub fn case_rule_layer(case: &CaseEntry) -> String {
+    match (case.kind.as_str(), case.rule_layer.as_deref()) {
+        (_, None) => "-".into(),
+        ("gguf", Some(l)) => l.to_string(),
+        (k, Some(l)) => format!("{k}.{l}"),
     }
 }
 
@@ -558,7 +579,7 @@ pub fn judge_with(case: &CaseEntry, answer: &Answer, j: &Judging) -> Judgement {
         (Outcome::Reject, Answer::Accept { .. }) => Judgement::Fail(format!(
             "accepted a case that must be rejected with {} (rule layer {})",
             exp.class.as_deref().unwrap_or("an error"),
-            case.rule_layer.as_deref().unwrap_or("-")
+            case_rule_layer(case)
         )),
         (Outcome::Reject, Answer::Reject { class, message }) => {
             if j.classes == ClassCheck::Strict && class.as_deref() != exp.class.as_deref() {

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::known::KnownFailures;
 use super::manifest::{CaseEntry, Manifest};
 use super::persistent::Session;
 use super::process::AdapterCommand;
@@ -304,15 +305,9 @@ impl Filter {
     }
 }
 
-/// `--known-failures FILE`: one case id per line; `#` starts a comment.
-pub fn load_known_failures(path: &Path) -> crate::Result<BTreeSet<String>> {
-    let text = crate::fsio::read_input_string(path)?;
-    Ok(text
-        .lines()
-        .map(|l| l.split('#').next().unwrap_or("").trim())
-        .filter(|l| !l.is_empty())
-        .map(String::from)
-        .collect())
+/// `--known-failures FILE`: `ID  REASON  # comment` lines (`known::KnownFailures::parse`).
+pub fn load_known_failures(path: &Path) -> crate::Result<KnownFailures> {
+    KnownFailures::load(path)
 }
 
 /// What `check-reader` runs and how.
@@ -322,8 +317,11 @@ pub struct RunOptions {
     pub corpus: PathBuf,
     /// Adapter command; the case file (or `--persistent`) is appended.
     pub adapter: String,
-    /// Case ids expected to fail.
-    pub known_failures: BTreeSet<String>,
+    /// Case ids expected to fail, each with the reason it fails with.
+    pub known_failures: KnownFailures,
+    /// `--accept-changed`: a known failure that fails for another reason (XFAIL-CHANGED)
+    /// does not fail the run.
+    pub accept_changed: bool,
     /// The reader's declared capabilities.
     pub capabilities: Capabilities,
     /// Only case ids matching one of these globs.
@@ -336,6 +334,8 @@ pub struct RunOptions {
     pub jobs: usize,
     /// Print only failures and the summary.
     pub quiet: bool,
+    /// Whole result lines (digests, full localisation, reason keys) instead of one-screen ones.
+    pub verbose: bool,
     /// One process per case even when the capabilities declare `persistent` (`--per-case`).
     pub per_case: bool,
     /// Per-case lines and the summary go to standard error (`--json -` owns standard output).
@@ -368,8 +368,11 @@ pub enum Status {
     Fail,
     /// Declared unsupported; not run.
     Skip,
-    /// Failed, and listed in the known failures.
+    /// Failed, and listed in the known failures with this reason.
     KnownFailure,
+    /// Listed in the known failures but failed for another reason; fails the run unless
+    /// `--accept-changed`.
+    KnownChanged,
     /// Listed in the known failures but passed: the list is stale; fails the run.
     Stale,
 }
@@ -381,14 +384,15 @@ impl Status {
         use crate::verdict::Verdict;
         match self {
             Status::Pass | Status::KnownFailure => Verdict::Pass,
-            Status::Fail | Status::Stale => Verdict::Fail,
+            Status::Fail | Status::Stale | Status::KnownChanged => Verdict::Fail,
             Status::Skip => Verdict::Skip,
         }
     }
 
-    /// The five-letter tag of a human result line.
+    /// The tag of a human result line (five letters, or `XFAIL-CHANGED`).
     pub fn tag(self) -> &'static str {
         match self {
+            Status::KnownChanged => "XFAIL-CHANGED",
             Status::Pass => "PASS ",
             Status::Fail => "FAIL ",
             Status::Skip => "SKIP ",
@@ -404,6 +408,7 @@ impl Status {
             Status::Fail => "fail",
             Status::Skip => "skip",
             Status::KnownFailure => "known-failure",
+            Status::KnownChanged => "known-failure-changed",
             Status::Stale => "stale",
         }
     }
@@ -422,7 +427,15 @@ pub struct CaseResult {
     pub ms: u64,
     /// Where a values mismatch first differs (tensor, row, element, values, spec, looks-like).
     pub localization: Option<super::localize::Localization>,
+    /// The reason key of a failure (`known::reason_of`), the one a known-failures entry pins.
+    pub reason: Option<String>,
+    /// The undeclared rule layer this must-reject case was judged leniently by (PROTOCOL.md §5.3).
+    pub lenient: Option<String>,
 }
+
+/// The start of the detail of a must-reject case that a reader accepted where its undeclared
+/// rule layer allowed it.
+pub const LENIENT_ACCEPT: &str = "lenient: accepted";
 
 /// Counts per status.
 #[derive(Clone, Debug, Default)]
@@ -437,6 +450,10 @@ pub struct Summary {
     pub known: usize,
     /// Known failures that passed (stale entries).
     pub stale: usize,
+    /// Known failures that failed for another reason than listed (XFAIL-CHANGED).
+    pub changed: usize,
+    /// Per undeclared rule layer: (must-reject cases judged leniently, of those accepted).
+    pub lenient: BTreeMap<String, (usize, usize)>,
 }
 
 /// The results of a `check-reader` run.
@@ -447,12 +464,18 @@ pub struct Report {
     pub summary: Summary,
     /// Known-failure ids that name no case of the manifest.
     pub unknown_known: Vec<String>,
+    /// `--accept-changed`: XFAIL-CHANGED does not fail the run.
+    pub accept_changed: bool,
 }
 
 impl Report {
-    /// Whether the run passes: no failures, no stale or unknown known-failure entries.
+    /// Whether the run passes: no failures, no stale or unknown known-failure entries, no
+    /// known failure that fails for another reason (unless `--accept-changed`).
     pub fn ok(&self) -> bool {
-        let failed = |r: &CaseResult| r.status.verdict() == crate::verdict::Verdict::Fail;
+        let failed = |r: &CaseResult| {
+            r.status.verdict() == crate::verdict::Verdict::Fail
+                && !(self.accept_changed && r.status == Status::KnownChanged)
+        };
         !self.results.iter().any(failed) && self.unknown_known.is_empty()
     }
 
@@ -469,7 +492,12 @@ impl Report {
                 "skipped": self.summary.skipped,
                 "known_failures": self.summary.known,
                 "stale_known_failures": self.summary.stale,
+                "changed_known_failures": self.summary.changed,
+                "lenient": self.summary.lenient.iter().map(|(l, (judged, accepted))| {
+                    (l.clone(), json!({ "judged": judged, "accepted": accepted }))
+                }).collect::<serde_json::Map<_, _>>(),
             },
+            "accept_changed": self.accept_changed,
             "unknown_known_failures": self.unknown_known,
             "results": self.results.iter().map(|r| {
                 let mut v = json!({
@@ -477,6 +505,15 @@ impl Report {
                 });
                 if let (Some(l), Some(m)) = (&r.localization, v.as_object_mut()) {
                     m.insert("localization".into(), l.to_json());
+                }
+                if let (Some(reason), Some(m)) = (&r.reason, v.as_object_mut()) {
+                    m.insert("reason".into(), json!(reason));
+                    if let Some(k) = opts.known_failures.reason(&r.id) {
+                        m.insert("known_reason".into(), json!(k));
+                    }
+                }
+                if let (Some(l), Some(m)) = (&r.lenient, v.as_object_mut()) {
+                    m.insert("lenient_layer".into(), json!(l));
                 }
                 v
             }).collect::<Vec<_>>(),
@@ -678,8 +715,19 @@ fn localized(
 
 /// Judges a well-formed answer (either isolation mode).
 fn judge_answer(opts: &RunOptions, case: &CaseEntry, answer: &Answer) -> (bool, String) {
-    match judge_with(case, answer, &opts.capabilities.judging()) {
-        Judgement::Pass => (true, String::new()),
+    let judging = opts.capabilities.judging();
+    match judge_with(case, answer, &judging) {
+        Judgement::Pass => match (judging.lenient_layer(case), answer) {
+            (Some(layer), Answer::Accept { .. }) => (
+                true,
+                format!(
+                    "{LENIENT_ACCEPT}; must be rejected with {} by rule layer {layer}, which \
+                     capabilities.json does not declare",
+                    case.expect.class.as_deref().unwrap_or("an error")
+                ),
+            ),
+            _ => (true, String::new()),
+        },
         Judgement::Fail(why) => (false, why),
         Judgement::Unsupported(feature) => {
             if opts.capabilities.declares(&feature) {
@@ -878,7 +926,9 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                     let case = selected[i];
                     let t0 = Instant::now();
                     let known = opts.known_failures.contains(&case.id);
+                    let lenient = opts.capabilities.judging().lenient_layer(case);
                     let mut localization = None;
+                    let mut raw_detail = None;
                     let (status, detail) = if let Some(why) = opts.capabilities.skip_reason(case) {
                         (Status::Skip, why)
                     } else {
@@ -896,7 +946,21 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                         match (ok, known) {
                             (true, false) => (Status::Pass, why),
                             (false, false) => (Status::Fail, why),
-                            (false, true) => (Status::KnownFailure, why),
+                            (false, true) => {
+                                match super::known::compare(&opts.known_failures, &case.id, &why) {
+                                    super::known::Match::Same => (Status::KnownFailure, why),
+                                    super::known::Match::Changed(now) => {
+                                        let was = opts.known_failures.reason(&case.id);
+                                        let d = format!(
+                                            "listed as failing with `{}`, now fails with \
+                                             `{now}` (--accept-changed to accept): {why}",
+                                            was.unwrap_or("")
+                                        );
+                                        raw_detail = Some(why);
+                                        (Status::KnownChanged, d)
+                                    }
+                                }
+                            }
                             (true, true) => (
                                 Status::Stale,
                                 "listed as a known failure but passes: remove it from the list"
@@ -906,27 +970,36 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                     };
                     // A worker that panicked while holding a slot poisons it; the result
                     // written here is still whole, so recover the guard and go on.
+                    // The reason key of the failure itself (before an XFAIL-CHANGED prefix).
+                    let reason = matches!(
+                        status,
+                        Status::Fail | Status::KnownFailure | Status::KnownChanged
+                    )
+                    .then(|| super::known::reason_of(raw_detail.as_deref().unwrap_or(&detail)));
                     *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(CaseResult {
                         id: case.id.clone(),
+                        lenient: lenient.filter(|_| status != Status::Skip),
                         status,
                         detail,
                         ms: t0.elapsed().as_millis() as u64,
                         localization,
+                        reason,
                     });
                     // Print in order as results become available.
                     let mut p = printed.lock().unwrap_or_else(|p| p.into_inner());
                     while *p < slots.len() {
                         let g = slots[*p].lock().unwrap_or_else(|p| p.into_inner());
                         let Some(r) = g.as_ref() else { break };
-                        let show = !opts.quiet || matches!(r.status, Status::Fail | Status::Stale);
+                        let show = !opts.quiet
+                            || matches!(
+                                r.status,
+                                Status::Fail | Status::Stale | Status::KnownChanged
+                            );
                         if show {
-                            let tag = r.status.tag();
-                            // The id comes from a manifest file, the detail from the adapter.
-                            let id = crate::text::escape(&r.id);
-                            let line = if r.detail.is_empty() {
-                                format!("{tag} {id}")
+                            let line = if opts.verbose {
+                                result_line(r)
                             } else {
-                                format!("{tag} {id}  -- {}", crate::text::escape(&r.detail))
+                                short_line(r)
                             };
                             if opts.human_to_stderr {
                                 eprintln!("{line}");
@@ -964,6 +1037,8 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                         .into(),
                     ms: 0,
                     localization: None,
+                    reason: Some("internal".into()),
+                    lenient: None,
                 })
         })
         .collect();
@@ -975,12 +1050,20 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
             Status::Skip => summary.skipped += 1,
             Status::KnownFailure => summary.known += 1,
             Status::Stale => summary.stale += 1,
+            Status::KnownChanged => summary.changed += 1,
+        }
+        if let Some(l) = &r.lenient {
+            let e = summary.lenient.entry(l.clone()).or_default();
+            e.0 += 1;
+            if r.detail.starts_with(LENIENT_ACCEPT) {
+                e.1 += 1;
+            }
         }
     }
     let ids: BTreeSet<&str> = manifest.cases.iter().map(|c| c.id.as_str()).collect();
     let unknown_known = opts
         .known_failures
-        .iter()
+        .ids()
         .filter(|k| !ids.contains(k.as_str()))
         .cloned()
         .collect();
@@ -988,24 +1071,104 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
         results,
         summary,
         unknown_known,
+        accept_changed: opts.accept_changed,
     }
+}
+
+/// The most a default (not `--verbose`) result line holds: one 80×24 screen shows a dozen.
+pub const SHORT_LINE: usize = 160;
+
+/// A case's human result line. Default: at most [`SHORT_LINE`] characters — tag, id, then for
+/// a located values mismatch where / got / want / hint / anchor, else the detail with every
+/// long hex digest cut to 8 digits. `--verbose` ([`result_line`]): the whole detail and the
+/// reason key.
+pub fn short_line(r: &CaseResult) -> String {
+    let tag = r.status.tag();
+    let id = crate::text::escape(&r.id);
+    let body = match &r.localization {
+        Some(l) if matches!(r.status, Status::Fail | Status::KnownChanged) => l.short(),
+        _ => cut_digests(&r.detail),
+    };
+    let line = if body.is_empty() {
+        format!("{tag} {id}")
+    } else {
+        format!("{tag} {id}  -- {}", crate::text::escape(&body))
+    };
+    match line.char_indices().nth(SHORT_LINE - 1) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line,
+    }
+}
+
+/// `text` with every run of 16 or more hex digits cut to its first 8 and `…`.
+fn cut_digests(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        if run.len() >= 16 {
+            out.push_str(&run[..8]);
+            out.push('…');
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_hexdigit() {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+/// A case's full human result line (`--verbose`): tag, id, detail (escaped to one line); a
+/// failure's ends with the reason key a known-failures entry pins (`[reason: accepted]`).
+pub fn result_line(r: &CaseResult) -> String {
+    let tag = r.status.tag();
+    // The id comes from a manifest file, the detail from the adapter.
+    let id = crate::text::escape(&r.id);
+    if r.detail.is_empty() {
+        return format!("{tag} {id}");
+    }
+    let detail = crate::text::escape(&r.detail);
+    let Some(reason) = &r.reason else {
+        return format!("{tag} {id}  -- {detail}");
+    };
+    format!(
+        "{tag} {id}  -- {detail}  [reason: {}]",
+        crate::text::escape(reason)
+    )
 }
 
 /// The summary lines printed after the per-case results.
 pub fn summary_text(r: &Report) -> String {
     let s = &r.summary;
+    let changed_fail = if r.accept_changed { 0 } else { s.changed };
     let mut out = format!(
         "{} passed, {} failed, {} skipped",
         s.passed,
-        s.failed + s.stale,
+        s.failed + s.stale + changed_fail,
         s.skipped
     );
-    if s.known > 0 || s.stale > 0 {
-        out.push_str(&format!(
-            "\n({} known failures as listed; {} stale known-failure entries)",
-            s.known, s.stale
-        ));
-    }
+    // Always printed (also with --quiet): what the known-failures list and the undeclared
+    // rule layers let pass is part of the verdict.
+    out.push_str(&format!(
+        "\nknown failures: {} XFAIL (failed as listed), {} XFAIL-CHANGED (failed for another \
+         reason{}), {} stale (listed but passed)",
+        s.known,
+        s.changed,
+        if r.accept_changed {
+            "; accepted by --accept-changed"
+        } else {
+            ""
+        },
+        s.stale
+    ));
+    out.push_str(&lenient_text(s));
     for k in &r.unknown_known {
         out.push_str(&format!(
             "\nknown-failures names a case that does not exist: {}",
@@ -1141,4 +1304,25 @@ pub fn render_matrix(manifest: &Manifest, runs: &[(String, Value)]) -> String {
     }
     s.push('\n');
     s
+}
+
+/// The summary line on leniency: how many must-reject cases were judged by an undeclared
+/// rule layer (either outcome passes), and how many of them the reader accepted.
+fn lenient_text(s: &Summary) -> String {
+    if s.lenient.is_empty() {
+        return "\nlenient: 0 cases (every must-reject case run was of a declared rule layer)"
+            .into();
+    }
+    let judged: usize = s.lenient.values().map(|v| v.0).sum();
+    let accepted: usize = s.lenient.values().map(|v| v.1).sum();
+    let per: Vec<String> = s
+        .lenient
+        .iter()
+        .map(|(l, (j, a))| format!("{l} {j} ({a} accepted)"))
+        .collect();
+    format!(
+        "\nlenient: {judged} must-reject cases judged leniently, {accepted} of them accepted, by \
+         undeclared rule layer: {} (PROTOCOL.md §5.3)",
+        per.join(", ")
+    )
 }

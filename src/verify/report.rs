@@ -166,13 +166,15 @@ fn cut(s: &str, width: usize) -> (String, bool) {
 
 /// The one-screen summary: the verdict first, the header, any notes, then one line per gate
 /// (its status, name and — for a failed gate — its first failure, else its detail), every line
-/// at most [`SUMMARY_WIDTH`] characters. With `verbose` the full [`text`] follows; without it
-/// a line points to `--verbose` and the last line is the full text's closing verdict.
+/// at most [`SUMMARY_WIDTH`] characters. With `verbose` no line is cut and the full [`text`]
+/// follows; without it a line points to `--verbose` and the last line is the full text's
+/// closing verdict.
 pub fn summary(r: &Report, verbose: bool) -> String {
     let mut lines = vec![verdict_line(r)];
     let mut was_cut = false;
+    let width = if verbose { usize::MAX } else { SUMMARY_WIDTH };
     let mut push = |lines: &mut Vec<String>, s: String| {
-        let (l, c) = cut(&s, SUMMARY_WIDTH);
+        let (l, c) = cut(&s, width);
         was_cut |= c;
         lines.push(l);
     };
@@ -248,9 +250,13 @@ mod tests {
         }
         assert!(s.contains("--verbose prints every check in full"), "{s}");
         assert!(!s.contains(&long));
-        // With --verbose the full text (uncut) follows the same summary.
+        // With --verbose the full text (uncut) follows, and no summary line is cut either.
         let v = summary(&report(&long), true);
         assert!(v.starts_with(lines[0]) && v.contains(&long), "{v}");
+        let gate = v.lines().find(|l| l.contains("FAIL row_order")).unwrap();
+        assert!(gate.ends_with(&long) && !gate.ends_with("..."), "{gate}");
+        let header = v.lines().nth(1).unwrap();
+        assert!(header.contains(&"a".repeat(300)), "{header}");
         // Short lines are not cut (the control of the cut marker).
         let mut r = report("one short reason");
         r.artifact = "a.ninfer".into();

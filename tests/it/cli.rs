@@ -116,6 +116,31 @@ fn synth_pack_inspect_decode_unpack() {
     );
     let out = ok(&["pack", "--gguf", s(&g), "--check"]);
     assert!(out.contains(" 0 failed"), "{out}");
+    assert_eq!(out.lines().last(), Some("RESULT: PASSED"), "{out}");
+}
+
+/// `pack --check` ends with its verdict; negative control: every PQ2_0 block scale made
+/// negative fails the scale plausibility checks, and the last line says so.
+#[test]
+fn pack_check_ends_with_a_result_line() {
+    let d = tempfile::tempdir().unwrap();
+    let (g, bad) = (d.path().join("m.gguf"), d.path().join("bad.gguf"));
+    ok(&["synth", "--format", "pq2_0", "--seed", "4", "-o", s(&g)]);
+    let src = std::fs::read(&g).unwrap();
+    let edited = crate::common::rewrite_gguf(&src, |_, ts| {
+        for t in ts.iter_mut().filter(|t| t.2 == 142) {
+            // PQ2_0 block: f16 scale d, then 32 bytes of codes (spec/codecs.md#pq2-0).
+            for block in t.3.chunks_exact_mut(34) {
+                block[1] |= 0x80;
+            }
+        }
+    });
+    std::fs::write(&bad, edited).unwrap();
+    let o = run(&["pack", "--gguf", s(&bad), "--check"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("FAIL scales ")), "{out}");
+    assert_eq!(out.lines().last(), Some("RESULT: FAILED"), "{out}");
 }
 
 #[test]
@@ -430,4 +455,22 @@ fn timeouts_and_jobs_out_of_range_are_usage_errors() {
         "--jobs",
         "256",
     ]);
+}
+
+/// Every option and positional argument of every subcommand has a description in `--help`
+/// (issue #35: `pack` and `decode` showed `-o` and `--force` bare). Negative control: an
+/// argument without one is reported by the same walker.
+#[test]
+fn every_option_has_help_text() {
+    let missing = ninfer_ternary::cli::undocumented_args(&ninfer_ternary::cli::command());
+    assert!(missing.is_empty(), "options without help text: {missing:?}");
+    let bare = clap::Command::new("t").subcommand(
+        clap::Command::new("sub")
+            .arg(clap::Arg::new("output").long("output").help("Where"))
+            .arg(clap::Arg::new("force").long("force")),
+    );
+    assert_eq!(
+        ninfer_ternary::cli::undocumented_args(&bare),
+        vec!["sub --force"]
+    );
 }

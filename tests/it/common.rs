@@ -270,10 +270,12 @@ pub fn conforms(v: &serde_json::Value, s: &serde_json::Value, at: &str) -> Resul
         for (k, x) in m {
             match props.and_then(|p| p.get(k)) {
                 Some(ps) => conforms(x, ps, &format!("{at}.{k}"))?,
-                None if s.get("additionalProperties") == Some(&Value::Bool(false)) => {
-                    return Err(format!("{at}: unexpected member {k}"))
-                }
-                None => {}
+                None => match s.get("additionalProperties") {
+                    Some(Value::Bool(false)) => return Err(format!("{at}: unexpected member {k}")),
+                    // A schema for the members `properties` does not name (a map's values).
+                    Some(ap @ Value::Object(_)) => conforms(x, ap, &format!("{at}.{k}"))?,
+                    _ => {}
+                },
             }
         }
     }

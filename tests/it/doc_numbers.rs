@@ -11,6 +11,7 @@ const DOCS: &[&str] = &[
     "README.md",
     "conformance/README.md",
     "conformance/PROTOCOL.md",
+    "benches/RESULTS.md",
 ];
 
 fn manifest() -> serde_json::Value {
@@ -67,6 +68,8 @@ fn claims() -> Vec<(&'static str, u64)> {
         ("`gguf::hostile_cases`:", hostile),
         ("`RESULT: PASSED` (", cases.len() as u64),
         ("`pending` is empty", cases.len() as u64),
+        ("(whole corpus: ", cases.len() as u64),
+        ("files, ", cases.len() as u64),
     ]
 }
 
@@ -83,8 +86,8 @@ const NOT_CORPUS_COUNTS: &[(&str, &str)] = &[
     ("0 cases", "an example of a summary line"),
     ("0 case", "an example of a summary line"),
     (
-        "393-case corpus",
-        "a dated timing measurement (PROTOCOL.md §4.6 table), not today's count",
+        "cases then",
+        "a dated measurement: the count at the commit named beside it, not today's count",
     ),
 ];
 
@@ -201,4 +204,58 @@ fn the_family_counts_in_the_protocol_are_the_manifest_counts() {
     let (name, n) = manifest_family_counts()[0].clone();
     let stale = text.replacen(&format!("{name} {n}"), &format!("{name} {}", n + 1), 1);
     assert_ne!(quoted_family_counts(&stale), manifest_family_counts());
+}
+
+/// The corpus size as generated: every case file and input plus MANIFEST.json, in MB (10^6 B)
+/// rounded to 0.1.
+fn corpus_mb() -> String {
+    let m = manifest();
+    let root = repo_root().join("conformance");
+    let mut files = std::collections::BTreeSet::new();
+    for c in m["cases"].as_array().unwrap() {
+        files.insert(c["file"].as_str().unwrap().to_string());
+        for i in c["inputs"].as_array().into_iter().flatten() {
+            files.insert(i.as_str().unwrap().to_string());
+        }
+    }
+    files.insert("MANIFEST.json".into());
+    let bytes: u64 = files
+        .iter()
+        .map(|f| std::fs::metadata(root.join(f)).unwrap().len())
+        .sum();
+    format!("{:.1}", bytes as f64 / 1e6)
+}
+
+/// Every "corpus (N MB" / "corpus is N MB" in `text` with its number.
+fn corpus_sizes(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for pat in ["corpus (", "corpus is "] {
+        for (i, _) in text.match_indices(pat) {
+            let rest = &text[i + pat.len()..];
+            let num: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            if !num.is_empty() && rest[num.len()..].starts_with(" MB") {
+                out.push(num);
+            }
+        }
+    }
+    out
+}
+
+/// The README's corpus sizes are the corpus's (issue #35: it said both 24.5 and 24.4 MB).
+#[test]
+fn the_corpus_size_in_the_readme_is_measured() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let want = corpus_mb();
+    let said = corpus_sizes(&readme);
+    assert!(said.len() >= 2, "{said:?}");
+    assert!(
+        said.iter().all(|s| *s == want),
+        "README says {said:?}; the corpus is {want} MB"
+    );
+    // Negative control: one stale figure is seen.
+    let stale = readme.replacen(&format!("corpus is {want} MB"), "corpus is 1.0 MB", 1);
+    assert!(corpus_sizes(&stale).iter().any(|s| *s != want));
 }

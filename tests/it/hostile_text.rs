@@ -173,9 +173,9 @@ fn fixture() -> Fixture {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&adapter, std::fs::Permissions::from_mode(0o755)).unwrap();
-    // The list is one id per line, so its name carries no line break.
+    // The list is one `ID  REASON` per line, so its name carries no line break.
     let one_line = HOSTILE.replace('\n', "-");
-    std::fs::write(f.p("known.txt"), format!("gguf/{one_line}\n")).unwrap();
+    std::fs::write(f.p("known.txt"), format!("gguf/{one_line}  accepted\n")).unwrap();
     f
 }
 

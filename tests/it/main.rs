@@ -42,4 +42,5 @@ mod persistent;
 mod planted_bugs;
 mod schemas;
 mod spec_docs;
+mod verdict_honesty;
 mod verify_gates;

@@ -410,9 +410,12 @@ pub fn hostile_cases() -> Vec<HostileCase> {
         C::GgufStringLength,
         "spec/gguf.md#gguf-hostile-inputs (string > 1 GiB, not allocated)",
     );
+    // Single fault: `general.architecture` is present, so a reader that checks the
+    // architecture but never UTF-8 accepts this file (issue #35: it used to lack the key too).
     add(
         "string_invalid_utf8",
-        RawBytes::header(3, 0, 1)
+        RawBytes::header(3, 0, 2)
+            .kv("general.architecture", &MetaValue::str(ARCH))
             .u64(2)
             .bytes(&[0xC3, 0x28])
             .u32(0)
