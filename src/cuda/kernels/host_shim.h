@@ -64,6 +64,11 @@
 #endif
 // One section for every static shared array, so the runner finds and poisons all of them.
 #define __shared__ static __attribute__((section("nt_shared")))
+// The runner's own mutable state lives in the section `nt_rt`: before every run the runner
+// puts the program's other static storage (the kernel's `__device__` globals, function-local
+// `static`s, `__constant__` tables) back to its image at start-up, as a fresh module load has
+// it, and must leave its own state alone while doing so.
+#define NT_RT __attribute__((section("nt_rt")))
 
 #ifndef NT_HAVE_DIM3
 #define NT_HAVE_DIM3
@@ -81,8 +86,10 @@ struct dim3 {
 // The built-in index variables. Plain globals (not thread_local): all fibers share one OS
 // thread, and the scheduler stores the running fiber's indices before it switches to it.
 // They have external linkage so the compiler reloads them after every (opaque) switch.
-uint3 threadIdx, blockIdx;
-dim3 blockDim, gridDim;
+NT_RT uint3 threadIdx;
+NT_RT uint3 blockIdx;
+NT_RT dim3 blockDim;
+NT_RT dim3 gridDim;
 static const int warpSize = 32;
 
 // Kernel arguments as the runner passes them (the generated per-entry call casts each slot to
@@ -94,8 +101,8 @@ union nt_arg {
     double d;
     void* p;
 };
-static nt_arg nt_argv[64];
-static unsigned char* nt_dyn_shared_ptr;
+static NT_RT nt_arg nt_argv[64];
+static NT_RT unsigned char* nt_dyn_shared_ptr;
 
 // ---------------------------------------------------------------- fibers and the scheduler
 
@@ -126,16 +133,16 @@ struct nt_fiber {
 };
 
 #define NT_STACK (256u * 1024u)
-static nt_fiber* nt_fibers;          // one per thread index, reused across blocks
-static unsigned nt_nfibers_alloc;    // how many have stacks
-static unsigned nt_nthreads;         // threads of the current block
-static int nt_cur = -1;              // the running fiber, -1 in the scheduler
-static long nt_page;
-static void (*nt_kernel_call)();     // the entry being launched (generated per entry)
+static NT_RT nt_fiber* nt_fibers;          // one per thread index, reused across blocks
+static NT_RT unsigned nt_nfibers_alloc;    // how many have stacks
+static NT_RT unsigned nt_nthreads;         // threads of the current block
+static NT_RT int nt_cur = -1;              // the running fiber, -1 in the scheduler
+static NT_RT long nt_page;
+static NT_RT void (*nt_kernel_call)();     // the entry being launched (generated per entry)
 #if defined(__x86_64__)
-static void* nt_sched_sp;
+static NT_RT void* nt_sched_sp;
 #else
-static ucontext_t nt_sched_uc;
+static NT_RT ucontext_t nt_sched_uc;
 #endif
 
 #if defined(__x86_64__)
@@ -434,7 +441,7 @@ NT_CAS(unsigned short)
 
 // __threadfence* come from host_types.h (plain fences; with one OS thread they order nothing).
 static inline void __nanosleep(unsigned) { nt_yield(); }
-static unsigned long long nt_clock_ticks;
+static NT_RT unsigned long long nt_clock_ticks;
 static inline long long clock64() { return (long long)(nt_clock_ticks += 16); }
 static inline void __trap() {
     static const char m[] = "ninfer: __trap() called by the kernel\n";
