@@ -420,44 +420,131 @@ static void nt_deadlock_text(char* out, size_t cap) {
         if (out[k] == '\n') out[k] = ' ';
 }
 
-// Runs one block to completion under `policy` (0 forward, 1 reverse, 2 random); 0 or 1 on deadlock.
-static int nt_run_block(int policy, unsigned long long* rng, char* msg, size_t cap) {
-    for (unsigned i = 0; i < nt_nthreads; ++i) nt_fiber_reset(&nt_fibers[i]);
-    for (;;) {
-        unsigned m = 0;
-        for (unsigned i = 0; i < nt_nthreads; ++i)
-            if (nt_fibers[i].state == NT_READY) nt_order[m++] = i;
-        if (m) {
-            if (policy == 1)
-                for (unsigned a = 0, b = m - 1; a < b; ++a, --b) {
-                    unsigned t = nt_order[a]; nt_order[a] = nt_order[b]; nt_order[b] = t;
-                }
-            else if (policy == 2)
-                for (unsigned a = m - 1; a > 0; --a) {
-                    unsigned b = (unsigned)(nt_rng_next(rng) % (a + 1));
-                    unsigned t = nt_order[a]; nt_order[a] = nt_order[b]; nt_order[b] = t;
-                }
-            for (unsigned k = 0; k < m; ++k) {
-                nt_fiber* f = &nt_fibers[nt_order[k]];
-                nt_cur = (int)nt_order[k];
-                threadIdx = f->tid;
-#if defined(__x86_64__)
-                nt_ctx_switch(&nt_sched_sp, f->sp);
-#else
-                swapcontext(&nt_sched_uc, &f->uc);
-#endif
-                nt_cur = -1;
-            }
-            continue;
+// One round of the running block slot: every ready fiber runs once, until its next sync
+// point, in the policy's order (0 forward, 1 reverse, 2 seeded random). How many ran.
+static unsigned nt_round(int policy, unsigned long long* rng) {
+    unsigned m = 0;
+    for (unsigned i = 0; i < nt_nthreads; ++i)
+        if (nt_fibers[i].state == NT_READY) nt_order[m++] = i;
+    if (!m) return 0;
+    if (policy == 1)
+        for (unsigned a = 0, b = m - 1; a < b; ++a, --b) {
+            unsigned t = nt_order[a]; nt_order[a] = nt_order[b]; nt_order[b] = t;
         }
-        int live = 0;
-        for (unsigned i = 0; i < nt_nthreads; ++i) live |= nt_fibers[i].state != NT_DONE;
-        if (!live) return 0;
-        if (nt_resolve_warps()) continue;
-        if (nt_resolve_bar()) continue;
-        nt_deadlock_text(msg, cap);
-        return 1;
+    else if (policy == 2)
+        for (unsigned a = m - 1; a > 0; --a) {
+            unsigned b = (unsigned)(nt_rng_next(rng) % (a + 1));
+            unsigned t = nt_order[a]; nt_order[a] = nt_order[b]; nt_order[b] = t;
+        }
+    for (unsigned k = 0; k < m; ++k) {
+        nt_fiber* f = &nt_fibers[nt_order[k]];
+        nt_cur = (int)nt_order[k];
+        threadIdx = f->tid;
+        blockIdx = f->bid;
+#if defined(__x86_64__)
+        nt_ctx_switch(&nt_sched_sp, f->sp);
+#else
+        swapcontext(&nt_sched_uc, &f->uc);
+#endif
+        nt_cur = -1;
     }
+    return m;
+}
+
+// The running slot is stuck or done: releases a barrier or warp collective if one can go.
+// 0 progress, 1 all its threads have exited, 2 deadlock (msg says where).
+static int nt_unblock(char* msg, size_t cap) {
+    int live = 0;
+    for (unsigned i = 0; i < nt_nthreads; ++i) live |= nt_fibers[i].state != NT_DONE;
+    if (!live) return 1;
+    if (nt_resolve_warps() || nt_resolve_bar()) return 0;
+    nt_deadlock_text(msg, cap);
+    return 2;
+}
+
+// Starts block `b` in the running slot: fresh fibers, poisoned shared memory.
+static void nt_start_block(unsigned long long b, const unsigned* grid, unsigned dyn, unsigned char poison) {
+    uint3 bid = uint3{(unsigned)(b % grid[0]), (unsigned)((b / grid[0]) % grid[1]),
+                      (unsigned)(b / ((unsigned long long)grid[0] * grid[1]))};
+    for (unsigned i = 0; i < nt_nthreads; ++i) {
+        nt_fibers[i].bid = bid;
+        nt_fiber_reset(&nt_fibers[i]);
+    }
+    blockIdx = bid;
+    size_t shared_len = (size_t)(__stop_nt_shared - __start_nt_shared);
+    if (shared_len) memset(__start_nt_shared, poison, shared_len);
+    if (dyn) memset(nt_dyn_shared_ptr, poison, dyn);
+}
+
+// Blocks in flight under the interleaved schedule: each slot has its own fibers, and its own
+// copy of the block's shared memory while another slot runs (static __shared__ arrays have
+// one address, so the running slot's contents are swapped in).
+struct nt_slot {
+    int busy;
+    unsigned char* save;
+};
+static NT_RT nt_slot nt_slots[8];
+static NT_RT int nt_live_slot;
+
+static void nt_enter_slot(int s, unsigned dyn) {
+    nt_fibers = nt_fiber_pool + (size_t)s * nt_nthreads;
+    if (s == nt_live_slot) return;
+    size_t shared_len = (size_t)(__stop_nt_shared - __start_nt_shared);
+    unsigned char* out = nt_slots[nt_live_slot].save;
+    unsigned char* in = nt_slots[s].save;
+    if (shared_len) {
+        memcpy(out, __start_nt_shared, shared_len);
+        memcpy(__start_nt_shared, in, shared_len);
+    }
+    if (dyn) {
+        memcpy(out + shared_len, nt_dyn_shared_ptr, dyn);
+        memcpy(nt_dyn_shared_ptr, in + shared_len, dyn);
+    }
+    nt_live_slot = s;
+}
+
+// The interleaved schedule: up to `w` blocks (in the order `perm`) in flight; at each step a
+// seeded random slot runs one round, so blocks switch at barriers, warp collectives, atomics
+// and fences, and a global scratch buffer two blocks share, or a block reading another's
+// output, gives another result than the sequential schedules. 0, or 1 on deadlock.
+static int nt_run_interleaved(unsigned long long nb, const unsigned long long* perm, unsigned w, const unsigned* grid,
+                              unsigned dyn, unsigned long long* rng, unsigned char poison, char* msg, size_t cap) {
+    size_t shared_len = (size_t)(__stop_nt_shared - __start_nt_shared);
+    for (unsigned s = 0; s < w; ++s) {
+        nt_slots[s].busy = 0;
+        nt_slots[s].save = (unsigned char*)malloc(shared_len + dyn + 1);
+    }
+    nt_live_slot = 0;
+    unsigned long long next = 0;
+    unsigned active = 0;
+    int rc = 0;
+    for (;;) {
+        for (unsigned s = 0; s < w && next < nb; ++s)
+            if (!nt_slots[s].busy) {
+                nt_enter_slot((int)s, dyn);
+                nt_start_block(perm[next++], grid, dyn, poison);
+                nt_slots[s].busy = 1;
+                ++active;
+            }
+        if (!active) break;
+        unsigned pick = (unsigned)(nt_rng_next(rng) % active), s = 0;
+        for (;; ++s)
+            if (nt_slots[s].busy && pick-- == 0) break;
+        nt_enter_slot((int)s, dyn);
+        blockIdx = nt_fibers[0].bid;
+        if (nt_round(2, rng)) continue;
+        int u = nt_unblock(msg, cap);
+        if (u == 1) {
+            nt_slots[s].busy = 0;
+            --active;
+        } else if (u == 2) {
+            rc = 1;
+            break;
+        }
+    }
+    for (unsigned s = 0; s < w; ++s) free(nt_slots[s].save);
+    nt_fibers = nt_fiber_pool;
+    return rc;
 }
 
 static int nt_run_grid(int entry, const unsigned* grid, const unsigned* block, unsigned dyn, int policy,
@@ -465,42 +552,46 @@ static int nt_run_grid(int entry, const unsigned* grid, const unsigned* block, u
     gridDim = dim3(grid[0], grid[1], grid[2]);
     blockDim = dim3(block[0], block[1], block[2]);
     nt_nthreads = block[0] * block[1] * block[2];
-    nt_alloc_fibers(nt_nthreads);
-    for (unsigned i = 0; i < nt_nthreads; ++i) {
-        nt_fibers[i].tid = uint3{i % block[0], (i / block[0]) % block[1], i / (block[0] * block[1])};
-        nt_fibers[i].lin = i;
-    }
-    nt_kernel_call = nt_entries[entry];
     unsigned long long nb = (unsigned long long)grid[0] * grid[1] * grid[2];
+    // Blocks in flight: several under the random schedule (as many as fit, at most 4).
+    unsigned w = policy == 2 ? 4 : 1;
+    while (w > 1 && ((unsigned long long)w > nb || w * nt_nthreads > NT_MAX_FIBERS)) --w;
+    nt_alloc_fibers(w * nt_nthreads);
+    for (unsigned i = 0; i < w * nt_nthreads; ++i) {
+        unsigned t = i % nt_nthreads;
+        nt_fiber_pool[i].tid = uint3{t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])};
+        nt_fiber_pool[i].lin = t;
+    }
+    nt_fibers = nt_fiber_pool;
+    nt_kernel_call = nt_entries[entry];
     unsigned long long rng = seed;
-    size_t shared_len = (size_t)(__stop_nt_shared - __start_nt_shared);
-    for (unsigned long long k = 0; k < nb; ++k) {
-        // Block order follows the schedule too (reverse / a random pick of the rest), so
-        // blocks that race on global memory give different outputs.
-        unsigned long long b = policy == 0 ? k : policy == 1 ? nb - 1 - k : k;
-        static NT_RT unsigned long long* perm;
-        static NT_RT unsigned long long perm_n;
-        if (policy == 2) {
-            if (k == 0) {
-                if (perm_n < nb) {
-                    free(perm);
-                    perm = (unsigned long long*)malloc(nb * sizeof *perm);
-                    perm_n = nb;
-                }
-                for (unsigned long long i = 0; i < nb; ++i) perm[i] = i;
-                for (unsigned long long i = nb - 1; i > 0; --i) {
-                    unsigned long long j = nt_rng_next(&rng) % (i + 1), t = perm[i];
-                    perm[i] = perm[j];
-                    perm[j] = t;
-                }
-            }
-            b = perm[k];
+    // Block order follows the schedule too (reverse / a seeded permutation), so blocks that
+    // race on global memory give different outputs.
+    static NT_RT unsigned long long* perm;
+    static NT_RT unsigned long long perm_n;
+    if (policy == 2) {
+        if (perm_n < nb) {
+            free(perm);
+            perm = (unsigned long long*)malloc(nb * sizeof *perm);
+            perm_n = nb;
         }
-        blockIdx = uint3{(unsigned)(b % grid[0]), (unsigned)((b / grid[0]) % grid[1]),
-                         (unsigned)(b / ((unsigned long long)grid[0] * grid[1]))};
-        if (shared_len) memset(__start_nt_shared, shared_poison, shared_len);
-        if (dyn) memset(nt_dyn_shared_ptr, shared_poison, dyn);
-        if (nt_run_block(policy, &rng, msg, cap)) return 1;
+        for (unsigned long long i = 0; i < nb; ++i) perm[i] = i;
+        for (unsigned long long i = nb - 1; i > 0; --i) {
+            unsigned long long j = nt_rng_next(&rng) % (i + 1), t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        if (w > 1) return nt_run_interleaved(nb, perm, w, grid, dyn, &rng, shared_poison, msg, cap);
+    }
+    for (unsigned long long k = 0; k < nb; ++k) {
+        unsigned long long b = policy == 0 ? k : policy == 1 ? nb - 1 - k : perm[k];
+        nt_start_block(b, grid, dyn, shared_poison);
+        for (;;) {
+            if (nt_round(policy, &rng)) continue;
+            int u = nt_unblock(msg, cap);
+            if (u == 1) break;
+            if (u == 2) return 1;
+        }
     }
     return 0;
 }

@@ -6,6 +6,8 @@
 // module load puts it there; every run starts from it again), plus a per-block __device__
 // slot each block writes and reads back only itself.
 // padded_zeroed: the same 64-wide shared row, its upper half stored as zeros first.
+// global_stage_per_block: partial sums staged in global (__device__) memory, one slot per
+// block, so blocks in flight at once never share one (a __shared__ slot past 4096 blocks).
 // full_shfl_then_branch: the fold's shuffle outside the branch (every named lane arrives),
 // only its use inside `if (lane < 16)`; lanes 16-31 then leave, which a full-mask collective
 // allows (exited lanes are not waited for).
@@ -61,4 +63,24 @@ extern "C" __global__ void unusual_mul_mat_vec_pq2_0_full_shfl_then_branch(const
     v += up;
     for (int o = 8; o > 0; o >>= 1) v += __shfl_down_sync(0x0000ffffu, v, o);
     if (r < n && l == 0) y[r] = v;
+}
+
+__device__ float ks_stage_per_block[4096][4][32];
+
+extern "C" __global__ void unusual_mul_mat_vec_pq2_0_global_stage_per_block(const unsigned char* w, const float* x, float* y, int n, int k) {
+    __shared__ float fallback[4][32];
+    float (*stage)[32] = blockIdx.x < 4096 ? ks_stage_per_block[blockIdx.x] : fallback;
+    int r = blockIdx.x * 4 + threadIdx.y, l = threadIdx.x;
+    float acc = 0.0f;
+    if (r < n) {
+        const unsigned char* row = w + (long long)r * (k / NT_PQ2_QK) * NT_PQ2_BB;
+        for (int j = l; j < k; j += 32) acc += nt_row_pq2(row, j) * x[j];
+    }
+    stage[threadIdx.y][l] = acc;
+    __syncthreads();
+    for (int s = 16; s > 0; s >>= 1) {
+        if (l < s) stage[threadIdx.y][l] += stage[threadIdx.y][l + s];
+        __syncthreads();
+    }
+    if (r < n && l == 0) y[r] = stage[threadIdx.y][0];
 }

@@ -9,6 +9,9 @@
 // zero_times_uninit: the tree reduction starts from a 64-wide shared row of which only 32 are
 // stored, the upper half "masked" by a zero weight: 0 x uninitialised is NaN when the garbage
 // is NaN, Inf or a huge value.
+// global_stage_shared: the partial sums staged in ONE __device__ array that every block uses
+// ("shared memory is small, global is big"): blocks in flight at once overwrite each other's
+// partials between their barriers.
 // divergent_full_shfl: the first fold of a warp reduction inside `if (lane < 16)` with a full
 // mask: lanes 16-31 are named but wait at the next shuffle instead (undefined in CUDA).
 #include "../common.cuh"
@@ -59,4 +62,22 @@ extern "C" __global__ void wrong_mul_mat_vec_pq2_0_divergent_full_shfl(const uns
     if (l < 16) v += __shfl_down_sync(0xffffffffu, v, 16);  // "only the lower half folds"
     for (int o = 8; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
     if (r < n && l == 0) y[r] = v;
+}
+
+__device__ float ks_stage[4][32];
+
+extern "C" __global__ void wrong_mul_mat_vec_pq2_0_global_stage_shared(const unsigned char* w, const float* x, float* y, int n, int k) {
+    int r = blockIdx.x * 4 + threadIdx.y, l = threadIdx.x;
+    float acc = 0.0f;
+    if (r < n) {
+        const unsigned char* row = w + (long long)r * (k / NT_PQ2_QK) * NT_PQ2_BB;
+        for (int j = l; j < k; j += 32) acc += nt_row_pq2(row, j) * x[j];
+    }
+    ks_stage[threadIdx.y][l] = acc;
+    __syncthreads();
+    for (int s = 16; s > 0; s >>= 1) {
+        if (l < s) ks_stage[threadIdx.y][l] += ks_stage[threadIdx.y][l + s];
+        __syncthreads();
+    }
+    if (r < n && l == 0) y[r] = ks_stage[threadIdx.y][0];
 }
