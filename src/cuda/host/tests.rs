@@ -673,7 +673,8 @@ fn device_globals_start_from_their_initial_value_in_every_run_and_launch() {
     let want: Vec<f32> = (0..128).map(|i| (i % 32) as f32 + 1.0).collect();
     assert_eq!(f32s(&r.runs[0].out), want, "forward: block 0 runs first");
     let rev = f32s(&r.runs[1].out);
-    assert_eq!(&rev[..96], &[0.0; 96][..], "reverse: blocks 3..1 read the reset table");
+    assert_eq!(&rev[..32], &want[..32], "reverse: block 0, last, fills and reads the table");
+    assert_eq!(&rev[32..], &[0.0; 96][..], "reverse: blocks 3..1 read the reset table");
     assert!(r.static_bytes_written > 0);
 }
 
