@@ -1287,7 +1287,7 @@ enum Rec {
     Poison(usize, i64, String),
     Deadlock(usize, String),
     /// Bytes of static storage the forward run changed.
-    Statics(usize, u64),
+    Statics(#[allow(dead_code)] usize, u64),
     /// initcheck: output bytes that changed with the shared-memory poison alone.
     Uninit {
         case: usize,
