@@ -9,6 +9,13 @@
 //! classified by address; reads of the poison slack show up in a second run with other poison;
 //! misaligned vector loads are caught by UBSan where the compiler has it. One child runs many
 //! launches; a crash in one is reported against it and the next child starts after it.
+//!
+//! The sanitizer checks (conformance/KERNELS.md, "What the host tier's sanitizer checks"):
+//! static storage (`__device__` globals, `static`s) is put back to its start-up image before
+//! every run; the random schedule keeps up to 4 blocks in flight, switching at sync points;
+//! when every schedule agreed, a forward rerun with NaN shared-memory poison finds reads of
+//! shared memory the kernel never wrote (initcheck); a warp collective whose named lanes wait
+//! at another collective is reported (synccheck).
 
 mod cache;
 mod rewrite;
