@@ -701,6 +701,66 @@ struct nt_reader {
     }
 };
 
+// The checks after the schedule runs (nt_run_case).
+// One more forward run checks two things at once (the common case costs one run): every
+// input moved to start at its page (reads before the start fault) with other bytes in its
+// slack (reads past an input change the output), and shared memory starting as NaN bytes
+// instead of 0xc3 (initcheck). Only an output that changes is told apart by further runs:
+// the NaN poison alone, then each input's slack before/after alone. When the schedules
+// already disagree (a race, reported as such), shared memory keeps its finite poison.
+static void nt_poison_checks(long ci, int entry, const unsigned* grid, const unsigned* block, unsigned dyn,
+                             unsigned long long seed, nt_buf* bufs, unsigned nargs, int out_arg,
+                             const unsigned char* first_out, size_t out_len, int agree, char* msg, size_t msg_cap) {
+    const unsigned char finite_poison = 0xc3, nan_poison = 0xff;
+    int failed = 0;
+    int ninputs = 0, combined = 0, attributed = 0;
+    for (unsigned i = 0; i < nargs; ++i)
+        if (bufs[i].kind == 0) {
+            ++ninputs;
+            nt_place_at_start(ci, i, &bufs[i], 0xa5);
+            nt_argv[i].p = bufs[i].base;
+        }
+    for (int pass = -2; pass < (int)nargs * 2; ++pass) {
+        // pass -2: both; -1: shared poison alone; then input pass/2, after (even) or before (odd).
+        int target = pass < 0 ? -1 : pass / 2, after = pass < 0 ? 1 : pass % 2 == 0;
+        if ((target >= 0 && bufs[target].kind != 0) || (pass == -1 && !agree)) continue;
+        for (unsigned i = 0; i < nargs; ++i)
+            if (bufs[i].kind == 0) {
+                int hit = pass == -2 || target == (int)i;
+                nt_set_input_slack(&bufs[i], hit && (pass == -2 || !after) ? 0x5a : 0xa5,
+                                   hit && (pass == -2 || after) ? 0x5a : 0xa5);
+            }
+        for (unsigned i = 0; i < nargs; ++i)
+            if (bufs[i].kind == 1 || bufs[i].kind == 2) nt_fill_writable(&bufs[i]);
+        nt_statics_restore();
+        unsigned char sp = pass < 0 && agree ? nan_poison : finite_poison;
+        int stuck = nt_run_grid(entry, grid, block, dyn, 0, seed, sp, msg, msg_cap);
+        if (stuck && pass >= 0) break;
+        size_t nd = 0, first = 0;
+        for (size_t k = 0; k < out_len && !stuck; ++k)
+            if (first_out[k] != bufs[out_arg].base[k]) {
+                if (!nd) first = k;
+                ++nd;
+            }
+        if (pass == -2) {
+            if (!nd && !stuck) break;  // the common case: one extra run
+            combined = 1;
+        } else if (pass == -1) {
+            if (nd || stuck) {  // stuck: its control flow depends on the garbage
+                nt_rec("U %ld %zu %zu", ci, nd, first);
+                failed = 1;
+                break;
+            }
+            if (!ninputs) break;
+        } else if (nd) {
+            nt_rec("P %ld %d %s", ci, target, after ? "after" : "before");
+            attributed = 1;
+            break;
+        }
+    }
+    if (combined && !attributed && !failed && ninputs) nt_rec("P %ld -1 around", ci);
+}
+
 static void nt_run_case(long ci, nt_reader& rd, int skip) {
     int entry = (int)rd.u64();
     unsigned long long timeout_ms = rd.u64(), seed = rd.u64(), flags = rd.u64();
@@ -767,11 +827,10 @@ static void nt_run_case(long ci, nt_reader& rd, int skip) {
     unsigned char* first_out = 0;
     size_t out_len = out_arg >= 0 ? bufs[out_arg].len : 0;
     // Every schedule starts shared memory with the same finite poison, so a difference between
-    // schedules is the order's doing (a race); the initcheck run below then changes only the
+    // schedules is the order's doing (a race); nt_poison_checks then changes only the
     // poison, to NaN bytes (0xff: NaN as f32, f16 and bf16, -1 as integers), so an output that
     // depends on shared memory the kernel never wrote changes there (0 x NaN is NaN).
     const unsigned char shared_poison[3] = {0xc3, 0xc3, 0xc3};
-    const unsigned char nan_poison = 0xff;
     int nruns = (flags & 1) ? 1 : 3;
     int failed = 0, agree = 1;
     for (int run = 0; run < nruns && !failed; ++run) {
@@ -810,60 +869,9 @@ static void nt_run_case(long ci, nt_reader& rd, int skip) {
             if (w) nt_rec("W %ld %zu", ci, w);
         }
     }
-    // One more forward run checks two things at once (the common case costs one run): every
-    // input moved to start at its page (reads before the start fault) with other bytes in its
-    // slack (reads past an input change the output), and shared memory starting as NaN bytes
-    // instead of 0xc3 (initcheck). Only an output that changes is told apart by further runs:
-    // the NaN poison alone, then each input's slack before/after alone. When the schedules
-    // already disagree (a race, reported as such), shared memory keeps its finite poison.
-    if (!failed && out_arg >= 0 && first_out) {
-        int ninputs = 0, combined = 0, attributed = 0;
-        for (unsigned i = 0; i < nargs; ++i)
-            if (bufs[i].kind == 0) {
-                ++ninputs;
-                nt_place_at_start(ci, i, &bufs[i], 0xa5);
-                nt_argv[i].p = bufs[i].base;
-            }
-        for (int pass = -2; pass < (int)nargs * 2; ++pass) {
-            // pass -2: both; -1: shared poison alone; then input pass/2, after (even) or before (odd).
-            int target = pass < 0 ? -1 : pass / 2, after = pass < 0 ? 1 : pass % 2 == 0;
-            if ((target >= 0 && bufs[target].kind != 0) || (pass == -1 && !agree)) continue;
-            for (unsigned i = 0; i < nargs; ++i)
-                if (bufs[i].kind == 0) {
-                    int hit = pass == -2 || target == (int)i;
-                    nt_set_input_slack(&bufs[i], hit && (pass == -2 || !after) ? 0x5a : 0xa5,
-                                       hit && (pass == -2 || after) ? 0x5a : 0xa5);
-                }
-            for (unsigned i = 0; i < nargs; ++i)
-                if (bufs[i].kind == 1 || bufs[i].kind == 2) nt_fill_writable(&bufs[i]);
-            nt_statics_restore();
-            unsigned char sp = pass < 0 && agree ? nan_poison : shared_poison[0];
-            int stuck = nt_run_grid(entry, grid, block, dyn, 0, seed, sp, msg, sizeof msg);
-            if (stuck && pass >= 0) break;
-            size_t nd = 0, first = 0;
-            for (size_t k = 0; k < out_len && !stuck; ++k)
-                if (first_out[k] != bufs[out_arg].base[k]) {
-                    if (!nd) first = k;
-                    ++nd;
-                }
-            if (pass == -2) {
-                if (!nd && !stuck) break;  // the common case: one extra run
-                combined = 1;
-            } else if (pass == -1) {
-                if (nd || stuck) {  // stuck: its control flow depends on the garbage
-                    nt_rec("U %ld %zu %zu", ci, nd, first);
-                    failed = 1;
-                    break;
-                }
-                if (!ninputs) break;
-            } else if (nd) {
-                nt_rec("P %ld %d %s", ci, target, after ? "after" : "before");
-                attributed = 1;
-                break;
-            }
-        }
-        if (combined && !attributed && !failed && ninputs) nt_rec("P %ld -1 around", ci);
-    }
+    if (!failed && out_arg >= 0 && first_out)
+        nt_poison_checks(ci, entry, grid, block, dyn, seed, bufs, nargs, out_arg, first_out, out_len, agree, msg,
+                         sizeof msg);
     free(first_out);
     memset(&tv, 0, sizeof tv);
     setitimer(ITIMER_REAL, &tv, 0);
