@@ -199,7 +199,7 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
             case: c.name.clone(),
             status: Status::Error(ErrorClass::KernelNondeterministic),
             detail: format!(
-                "{what}; {} -- a data race: a missing __syncthreads / __syncwarp, threads writing one location, or a block reading another block's output (CUDA leaves blocks unordered)",
+                "{what}; {} -- a data race: a missing __syncthreads / __syncwarp, threads writing one location, or a block reading another block's output (CUDA leaves blocks unordered){}",
                 if c.class.exact() {
                     "an exact class must give the same bits under every schedule".to_string()
                 } else {
@@ -209,7 +209,8 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
                         .map(|(_, s)| s)
                         .collect();
                     format!("schedules outside the rule: {}", failing.join(", "))
-                }
+                },
+                statics_note(runs.static_bytes_written)
             ),
             comparison: Some(v0),
             looks_like: None,
@@ -244,6 +245,14 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
         comparison: Some(v0),
         looks_like: looks,
     }
+}
+
+/// What a nondeterministic verdict adds when the kernel wrote `__device__`/static storage.
+fn statics_note(bytes: u64) -> String {
+    if bytes == 0 {
+        return String::new();
+    }
+    format!("; the kernel changes {bytes} bytes of __device__/static storage, which every host run starts from its initial value (as a fresh module load): a block that reads what another block, or an earlier launch, left there")
 }
 
 /// Runs one kernel over `cases` on the host tier, under every arch the source branches on.

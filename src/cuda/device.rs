@@ -208,6 +208,7 @@ pub fn run(
                 schedule: "device".into(),
                 out,
             }],
+            static_bytes_written: 0,
         });
         results.push(super::check::evaluate(c, &e, raw));
     }

@@ -9,6 +9,13 @@
 //! classified by address; reads of the poison slack show up in a second run with other poison;
 //! misaligned vector loads are caught by UBSan where the compiler has it. One child runs many
 //! launches; a crash in one is reported against it and the next child starts after it.
+//!
+//! The sanitizer checks (conformance/KERNELS.md, "What the host tier's sanitizer checks"):
+//! static storage (`__device__` globals, `static`s) is put back to its start-up image before
+//! every run; the random schedule keeps up to 4 blocks in flight, switching at sync points;
+//! when every schedule agreed, a forward rerun with NaN shared-memory poison finds reads of
+//! shared memory the kernel never wrote (initcheck); a warp collective whose named lanes wait
+//! at another collective is reported (synccheck).
 
 mod cache;
 mod rewrite;
@@ -164,6 +171,10 @@ pub struct HostBinary {
 pub struct Runs {
     /// Forward, reverse, then `random:<seed>`.
     pub runs: Vec<ScheduleRun>,
+    /// Bytes of `__device__`/static storage the forward run changed (0 on a GPU, where it is
+    /// not looked at). Every host run starts that storage from its initial image, so a
+    /// difference between schedules then points at blocks sharing it.
+    pub static_bytes_written: u64,
 }
 
 /// One schedule's output.
@@ -957,6 +968,7 @@ impl HostBinary {
             1 => "reverse".to_string(),
             _ => format!("random:{}", seeds[todo[k]]),
         };
+        let mut statics_written = 0u64;
         let mut ended_by: Option<Rec> = None;
         let mut exited_at: Option<Instant> = None;
         let mut checked = Instant::now();
@@ -983,6 +995,14 @@ impl HostBinary {
                             current = Some(k);
                             runs.clear();
                             case_err = None;
+                            statics_written = 0;
+                        }
+                        Rec::Statics(_, n) => statics_written = n,
+                        Rec::Uninit { case, ndiff, first } => {
+                            if case_err.is_none() {
+                                case_err =
+                                    Some(uninit_error(entry, &name_of(case), launch_of(case), ndiff, first));
+                            }
                         }
                         Rec::Map(k, m) => {
                             // A later placement of the same buffer replaces the earlier one.
@@ -1029,10 +1049,15 @@ impl HostBinary {
                             }
                         }
                         Rec::Deadlock(k, text) => {
+                            let what = if text.starts_with("synccheck:") {
+                                "fails the sync check"
+                            } else {
+                                "deadlocks"
+                            };
                             case_err = Some(Error::new(
                                 ErrorClass::KernelDeadlock,
                                 name_of(k),
-                                format!("{entry} deadlocks: {text}"),
+                                format!("{entry} {what}: {text}"),
                             ));
                         }
                         Rec::Done(k) => {
@@ -1045,6 +1070,7 @@ impl HostBinary {
                                 )),
                                 None => Ok(Runs {
                                     runs: std::mem::take(&mut runs),
+                                    static_bytes_written: statics_written,
                                 }),
                             };
                             outcome.results.push((k, r));
@@ -1267,6 +1293,14 @@ enum Rec {
     },
     Poison(usize, i64, String),
     Deadlock(usize, String),
+    /// Bytes of static storage the forward run changed.
+    Statics(#[allow(dead_code)] usize, u64),
+    /// initcheck: output bytes that changed with the shared-memory poison alone.
+    Uninit {
+        case: usize,
+        ndiff: u64,
+        first: u64,
+    },
     Signal {
         #[allow(dead_code)]
         case: usize,
@@ -1329,6 +1363,18 @@ fn read_records(out: std::process::ChildStdout, tx: mpsc::Sender<Rec>, max_run: 
                     break;
                 }
                 Rec::Run(case, run, bytes)
+            }
+            "W" => {
+                let case = num() as usize;
+                Rec::Statics(case, num())
+            }
+            "U" => {
+                let case = num() as usize;
+                Rec::Uninit {
+                    case,
+                    ndiff: num(),
+                    first: num(),
+                }
             }
             "G" => {
                 let case = num() as usize;
@@ -1486,6 +1532,34 @@ fn guard_error(
         format!(
             "{entry} wrote {} (guard band changed, {sched} schedule)",
             parts.join(" and ")
+        ),
+    )
+}
+
+/// initcheck's report: the forward schedule's output changed when only the initial contents
+/// of shared memory changed.
+fn uninit_error(entry: &str, case: &str, l: &Launch, ndiff: u64, first: u64) -> Error {
+    let out = l
+        .args
+        .iter()
+        .find_map(|a| match a {
+            LaunchArg::Out { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .unwrap_or("y");
+    let what = if ndiff == 0 {
+        "its threads no longer meet at their barriers (control flow on uninitialised data)".to_string()
+    } else {
+        format!(
+            "{ndiff} bytes of `{out}` differ, the first at byte {first} (element {} of 4-byte values)",
+            first / 4
+        )
+    };
+    Error::new(
+        ErrorClass::KernelNondeterministic,
+        case,
+        format!(
+            "{entry} reads shared memory it never wrote (initcheck): under one and the same forward schedule, the run changes when only the initial contents of shared memory change (0xc3 bytes, then 0xff: NaN as f32/f16/bf16, -1 as integers): {what} -- an uninitialised __shared__ read (0 x uninitialised included), not a race: every schedule agreed"
         ),
     )
 }

@@ -129,6 +129,55 @@ extern "C" __global__ void crash_when(const float* x, float* y, int n) {
     if (n == 2) *(volatile int*)16 = 0;
     y[threadIdx.x] = (float)n;
 }
+
+__device__ int launches_seen;
+__device__ float table_of_block0[32];
+extern "C" __global__ void device_state(const float* x, float* y, int n) {
+    // mode 0: how many launches/runs came before (always 0 when every run starts afresh);
+    // mode 1: a table only block 0 fills, read by every block.
+    if (n == 0) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) y[0] = (float)atomicAdd(&launches_seen, 1);
+        return;
+    }
+    if (blockIdx.x == 0) table_of_block0[threadIdx.x] = x[threadIdx.x] + 1.0f;
+    __syncthreads();
+    y[blockIdx.x * 32 + threadIdx.x] = table_of_block0[threadIdx.x];
+}
+
+__device__ float stage_of_all[32];
+__device__ float stage_per_block[64][32];
+extern "C" __global__ void global_stage(const float* x, float* y, int n) {
+    // n 0: one __device__ staging row every block uses; n 1: one row per block.
+    float* st = n == 0 ? stage_of_all : stage_per_block[blockIdx.x];
+    st[threadIdx.x] = x[blockIdx.x * 32 + threadIdx.x];
+    __syncthreads();
+    y[blockIdx.x * 32 + threadIdx.x] = st[31 - threadIdx.x];
+}
+
+extern "C" __global__ void shared_padding(const float* x, float* y, int n) {
+    // n 0: slots 32..63 never stored, read times zero; n 1: stored as zeros first.
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    s[t] = x[t];
+    if (n == 1) s[t + 32] = 0.0f;
+    __syncthreads();
+    y[t] = s[t] + 0.0f * s[t + 32];
+}
+
+extern "C" __global__ void divergent_shfl(const float* x, float* y, int n) {
+    int l = threadIdx.x;
+    float v = x[l];
+    if (n == 0) {
+        if (l < 16) v += __shfl_down_sync(0xffffffffu, v, 16);
+        for (int o = 8; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    } else {
+        float up = __shfl_down_sync(0xffffffffu, v, 16);
+        if (l >= 16) return;
+        v += up;
+        for (int o = 8; o > 0; o >>= 1) v += __shfl_down_sync(0x0000ffffu, v, o);
+    }
+    if (l == 0) y[0] = v;
+}
 "#;
 
 fn sig(entry: &str, params: &[&str]) -> EntrySig {
@@ -158,6 +207,10 @@ fn kernels() -> &'static HostBinary {
             sig("split_barriers", &f),
             sig("spin_forever", &f),
             sig("crash_when", &f),
+            sig("device_state", &f),
+            sig("global_stage", &f),
+            sig("shared_padding", &f),
+            sig("divergent_shfl", &f),
         ];
         let t0 = Instant::now();
         let b = HostBinary::compile(KERNELS, &entries, &HostOptions::default())
@@ -587,4 +640,97 @@ fn a_second_compile_of_the_same_source_comes_from_the_cache() {
         0,
     );
     assert_eq!(f32s(&agreed(r.into_iter().next().unwrap())), x.to_vec());
+}
+
+// ---------------------------------------------------------------- the sanitizer checks
+
+#[test]
+fn device_globals_start_from_their_initial_value_in_every_run_and_launch() {
+    if !ready() {
+        return;
+    }
+    // Correct-but-unusual: a __device__ counter; every run (and the second launch) sees 0.
+    let r = kernels()
+        .run(
+            "device_state",
+            &[
+                ("a".to_string(), launch(1, 32, 0, &[0.0; 32], 4, 0)),
+                ("b".to_string(), launch(1, 32, 0, &[0.0; 32], 4, 0)),
+            ],
+            Duration::from_secs(10),
+            7,
+        );
+    for c in r {
+        let c = c.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.static_bytes_written, 1, "the counter went 0 -> 1: one byte changed");
+        for s in &c.runs {
+            assert_eq!(f32s(&s.out), vec![0.0], "schedule {}", s.schedule);
+        }
+    }
+    // Wrong: a table only block 0 fills; in reverse order the other blocks read zeros.
+    let x: Vec<f32> = (0..32).map(|i| i as f32).collect();
+    let r = run1("device_state", launch(4, 32, 0, &x, 4 * 128, 1), 10).unwrap_or_else(|e| panic!("{e}"));
+    let want: Vec<f32> = (0..128).map(|i| (i % 32) as f32 + 1.0).collect();
+    assert_eq!(f32s(&r.runs[0].out), want, "forward: block 0 runs first");
+    let rev = f32s(&r.runs[1].out);
+    assert_eq!(&rev[..32], &want[..32], "reverse: block 0, last, fills and reads the table");
+    assert_eq!(&rev[32..], &[0.0; 96][..], "reverse: blocks 3..1 read the reset table");
+    assert!(r.static_bytes_written > 0);
+}
+
+#[test]
+fn blocks_in_flight_at_once_catch_a_global_stage_every_block_shares() {
+    if !ready() {
+        return;
+    }
+    let x: Vec<f32> = (0..64 * 32).map(|i| i as f32).collect();
+    let want: Vec<f32> = (0..64 * 32).map(|i| (i / 32 * 32 + 31 - i % 32) as f32).collect();
+    // One row per block: every schedule, the interleaved one included, agrees.
+    let out = f32s(&agreed(run1("global_stage", launch(64, 32, 0, &x, 64 * 128, 1), 10)));
+    assert_eq!(out, want);
+    // One row for all: blocks run one after another agree, the interleaved schedule does not.
+    let r = run1("global_stage", launch(64, 32, 0, &x, 64 * 128, 0), 10).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(f32s(&r.runs[0].out), want);
+    assert_eq!(r.runs[1].out, r.runs[0].out);
+    assert_ne!(r.runs[2].out, r.runs[0].out, "{}", r.runs[2].schedule);
+}
+
+#[test]
+fn initcheck_names_a_read_of_shared_memory_never_written_even_times_zero() {
+    if !ready() {
+        return;
+    }
+    let x: Vec<f32> = (0..32).map(|i| i as f32).collect();
+    let out = f32s(&agreed(run1("shared_padding", launch(1, 32, 0, &x, 128, 1), 10)));
+    assert_eq!(out, x);
+    let e = err_of(run1("shared_padding", launch(1, 32, 0, &x, 128, 0), 10));
+    assert_eq!(e.class, ErrorClass::KernelNondeterministic, "{e}");
+    assert!(
+        e.detail.contains("reads shared memory it never wrote") && e.detail.contains("128 bytes of `y` differ"),
+        "{e}"
+    );
+    assert!(!e.detail.contains("missing __syncthreads"), "{e}");
+    // A race stays a race: the schedules disagree, so no initcheck verdict replaces it.
+    let x: Vec<f32> = (0..128).map(|i| i as f32).collect();
+    let r = run1("missing_barrier", launch(1, 128, 0, &x, 512, 128), 10).unwrap_or_else(|e| panic!("{e}"));
+    assert_ne!(r.runs[0].out, r.runs[1].out);
+}
+
+#[test]
+fn synccheck_names_a_full_mask_shuffle_whose_lanes_wait_elsewhere() {
+    if !ready() {
+        return;
+    }
+    let x: Vec<f32> = (0..32).map(|i| i as f32).collect();
+    // The fold outside the branch, lanes 16-31 exiting before a 16-lane shuffle: fine.
+    let out = f32s(&agreed(run1("divergent_shfl", launch(1, 32, 0, &x, 4, 1), 10)));
+    assert_eq!(out, vec![(0..32).sum::<i32>() as f32]);
+    let e = err_of(run1("divergent_shfl", launch(1, 32, 0, &x, 4, 0), 10));
+    assert_eq!(e.class, ErrorClass::KernelDeadlock, "{e}");
+    assert!(
+        e.detail.contains("synccheck")
+            && e.detail.contains("__shfl_down_sync mask 0xffffffff")
+            && e.detail.contains("names lanes 16-31"),
+        "{e}"
+    );
 }

@@ -1,6 +1,7 @@
 // CUDA-on-CPU shim for the host tier: the same kernel sources compiled by the host C++
 // compiler. Every CUDA thread of a block is a cooperative fiber on ONE OS thread; blocks run one
-// after another. A fiber runs until it reaches a sync point (__syncthreads, a warp collective,
+// after another, except under the random schedule, where several blocks are in flight at once
+// and the scheduler switches between them at sync points (host_main.h). A fiber runs until it reaches a sync point (__syncthreads, a warp collective,
 // an atomic, a fence) and then hands control back to the scheduler, which decides which fiber
 // runs next (forward, reverse or a seeded random order: a racy kernel then gives different
 // outputs under different schedules). Sync points are rendezvous: a barrier releases when every
@@ -64,6 +65,11 @@
 #endif
 // One section for every static shared array, so the runner finds and poisons all of them.
 #define __shared__ static __attribute__((section("nt_shared")))
+// The runner's own mutable state lives in the section `nt_rt`: before every run the runner
+// puts the program's other static storage (the kernel's `__device__` globals, function-local
+// `static`s, `__constant__` tables) back to its image at start-up, as a fresh module load has
+// it, and must leave its own state alone while doing so.
+#define NT_RT __attribute__((section("nt_rt")))
 
 #ifndef NT_HAVE_DIM3
 #define NT_HAVE_DIM3
@@ -81,8 +87,10 @@ struct dim3 {
 // The built-in index variables. Plain globals (not thread_local): all fibers share one OS
 // thread, and the scheduler stores the running fiber's indices before it switches to it.
 // They have external linkage so the compiler reloads them after every (opaque) switch.
-uint3 threadIdx, blockIdx;
-dim3 blockDim, gridDim;
+NT_RT uint3 threadIdx;
+NT_RT uint3 blockIdx;
+NT_RT dim3 blockDim;
+NT_RT dim3 gridDim;
 static const int warpSize = 32;
 
 // Kernel arguments as the runner passes them (the generated per-entry call casts each slot to
@@ -94,8 +102,8 @@ union nt_arg {
     double d;
     void* p;
 };
-static nt_arg nt_argv[64];
-static unsigned char* nt_dyn_shared_ptr;
+static NT_RT nt_arg nt_argv[64];
+static NT_RT unsigned char* nt_dyn_shared_ptr;
 
 // ---------------------------------------------------------------- fibers and the scheduler
 
@@ -118,6 +126,7 @@ struct nt_fiber {
 #endif
     unsigned char* stack;  // lowest usable byte (a PROT_NONE guard page lies below)
     uint3 tid;
+    uint3 bid;             // its block (several blocks may be in flight)
     unsigned lin;
     int state, op, line, width, arg;
     const char* file;
@@ -126,16 +135,17 @@ struct nt_fiber {
 };
 
 #define NT_STACK (256u * 1024u)
-static nt_fiber* nt_fibers;          // one per thread index, reused across blocks
-static unsigned nt_nfibers_alloc;    // how many have stacks
-static unsigned nt_nthreads;         // threads of the current block
-static int nt_cur = -1;              // the running fiber, -1 in the scheduler
-static long nt_page;
-static void (*nt_kernel_call)();     // the entry being launched (generated per entry)
+static NT_RT nt_fiber* nt_fiber_pool;      // every block slot's fibers, slot after slot
+static NT_RT nt_fiber* nt_fibers;          // the running block slot's fibers (one per thread)
+static NT_RT unsigned nt_nfibers_alloc;    // how many of the pool have stacks
+static NT_RT unsigned nt_nthreads;         // threads of the current block
+static NT_RT int nt_cur = -1;              // the running fiber, -1 in the scheduler
+static NT_RT long nt_page;
+static NT_RT void (*nt_kernel_call)();     // the entry being launched (generated per entry)
 #if defined(__x86_64__)
-static void* nt_sched_sp;
+static NT_RT void* nt_sched_sp;
 #else
-static ucontext_t nt_sched_uc;
+static NT_RT ucontext_t nt_sched_uc;
 #endif
 
 #if defined(__x86_64__)
@@ -212,21 +222,23 @@ static void nt_fiber_reset(nt_fiber* f) {
 // Whether `a` lies in a fiber stack's guard page (a stack overflow).
 static int nt_in_stack_guard(uintptr_t a) {
     for (unsigned i = 0; i < nt_nfibers_alloc; ++i) {
-        uintptr_t g = (uintptr_t)nt_fibers[i].stack - (uintptr_t)nt_page;
-        if (a >= g && a < (uintptr_t)nt_fibers[i].stack) return 1;
+        uintptr_t g = (uintptr_t)nt_fiber_pool[i].stack - (uintptr_t)nt_page;
+        if (a >= g && a < (uintptr_t)nt_fiber_pool[i].stack) return 1;
     }
     return 0;
 }
 
+#define NT_MAX_FIBERS 2048u  // block slots in flight x threads per block
+
 static void nt_alloc_fibers(unsigned n) {
     if (!nt_page) nt_page = sysconf(_SC_PAGESIZE);
-    if (!nt_fibers) nt_fibers = (nt_fiber*)calloc(1024, sizeof(nt_fiber));
+    if (!nt_fiber_pool) nt_fibers = nt_fiber_pool = (nt_fiber*)calloc(NT_MAX_FIBERS, sizeof(nt_fiber));
     for (unsigned i = nt_nfibers_alloc; i < n; ++i) {
         unsigned char* m = (unsigned char*)mmap(0, NT_STACK + nt_page, PROT_READ | PROT_WRITE,
                                                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == (unsigned char*)MAP_FAILED) { fprintf(stderr, "ninfer: no memory for fiber stacks\n"); _exit(75); }
         mprotect(m, nt_page, PROT_NONE);
-        nt_fibers[i].stack = m + nt_page;
+        nt_fiber_pool[i].stack = m + nt_page;
         nt_nfibers_alloc = i + 1;
     }
 }
@@ -432,9 +444,13 @@ NT_CAS(unsigned short)
 #define atomicMax_block atomicMax
 #define atomicMin_block atomicMin
 
-// __threadfence* come from host_types.h (plain fences; with one OS thread they order nothing).
+// Fences: with one OS thread they order nothing, but a device-wide fence is a point where the
+// scheduler may run another block in flight (the interleaved schedule), as atomics are.
+static inline void __threadfence() { nt_yield(); }
+static inline void __threadfence_system() { nt_yield(); }
+static inline void __threadfence_block() {}
 static inline void __nanosleep(unsigned) { nt_yield(); }
-static unsigned long long nt_clock_ticks;
+static NT_RT unsigned long long nt_clock_ticks;
 static inline long long clock64() { return (long long)(nt_clock_ticks += 16); }
 static inline void __trap() {
     static const char m[] = "ninfer: __trap() called by the kernel\n";

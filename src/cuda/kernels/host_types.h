@@ -931,12 +931,5 @@ static inline long long llmax(long long a, long long b) { return a > b ? a : b; 
 static inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
 static inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 
-// ---------------------------------------------------------------------------------------------
-// Memory fences: no-ops (the host tier's memory is coherent between the kernel's threads at the
-// shim's synchronization points). The shim may define these instead: it tests NT_HAVE_FENCES.
-#ifndef NT_HAVE_FENCES
-#define NT_HAVE_FENCES
-static inline void __threadfence() {}
-static inline void __threadfence_block() {}
-static inline void __threadfence_system() {}
-#endif
+// Memory fences come from host_shim.h: they are scheduling points there (another block in
+// flight may run at a __threadfence).
