@@ -306,6 +306,81 @@ fn check_kernel_cli_locates_and_names_a_failure_and_keeps_its_exit_codes() {
     }
 }
 
+/// A random failure's printed replay command reproduces it alone: the case's shapes, data,
+/// thread schedule and poison derive from (seed, case name), not from its position in the run.
+/// The race's report names the random schedule's seed, so a positional seed would show here.
+#[test]
+fn a_random_failure_replays_alone_with_the_same_first_failing_element() {
+    if !host_ready() {
+        return;
+    }
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cuda/kernels");
+    let src = format!("{dir}/wrong/concurrency.cu");
+    let base = [
+        "check-kernel",
+        "--source",
+        &src,
+        "--entry",
+        "wrong_mul_mat_vec_pq2_0_no_barrier_after_store",
+        "--class",
+        "mul_mat_vec",
+        "--format",
+        "pq2_0",
+        "-I",
+        dir,
+        "--random",
+        "6",
+        "--seed",
+        "5",
+    ];
+    let (code, all) = cli(&base);
+    assert_eq!(code, 1, "{all}");
+    let fails: Vec<&str> = all.lines().filter(|l| l.starts_with("FAIL ")).collect();
+    // Failures past the first position of the run, each replayed alone.
+    let later: Vec<&str> = fails
+        .iter()
+        .copied()
+        .filter(|l| !l.contains(" r5_0_"))
+        .collect();
+    assert!(!later.is_empty(), "{all}");
+    for line in later {
+        let case = line
+            .split_whitespace()
+            .find(|w| w.starts_with("r5_"))
+            .unwrap()
+            .trim_end_matches(':');
+        let (code, alone) = cli(&[&base[..], &["--case", case]].concat());
+        assert_eq!(code, 1, "{alone}");
+        let replayed = alone.lines().find(|l| l.starts_with("FAIL ")).unwrap();
+        assert_eq!(replayed, line, "replaying {case} alone");
+        assert!(
+            alone.contains(&format!("replay: check-kernel ... --random 6 --seed 5 --case {case}")),
+            "{alone}"
+        );
+    }
+    // The default run includes a random batch and says so; a failure there prints a replay
+    // command without --random that reproduces it alone.
+    let (code, out) = cli(&base[..11]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("plus 4 random per format, seed 1 (r1_*)"), "{out}");
+    let batch_fail = out
+        .lines()
+        .find(|l| l.starts_with("FAIL ") && l.contains(" r1_"))
+        .expect("the default random batch catches the race");
+    let case = batch_fail
+        .split_whitespace()
+        .find(|w| w.starts_with("r1_"))
+        .unwrap()
+        .trim_end_matches(':');
+    let (code, alone) = cli(&[&base[..11], &["--seed", "1", "--case", case]].concat());
+    assert_eq!(code, 1, "{alone}");
+    assert_eq!(alone.lines().find(|l| l.starts_with("FAIL ")), Some(batch_fail));
+    assert!(
+        alone.contains(&format!("replay: check-kernel ... --seed 1 --case {case}")),
+        "{alone}"
+    );
+}
+
 /// `--random N --seed S` over reference kernels passes and over wrong variants fails (a small
 /// N here; .ci/run runs N = 200 over every shipped kernel).
 #[test]
