@@ -45,3 +45,29 @@ extern "C" __global__ void unusual_dequantize_q2_0_g64_pairs(const unsigned char
         y[(long long)b * 64 + j] = (float)(((blk[2 + j / 4] >> (2 * (j % 4))) & 3) - 1) * nt_scale_at(blk);
     }
 }
+
+// The correct twin of wrong/model_scale.cu's 8192-float cache: x staged through shared memory
+// in tiles of 8192 floats, each tile consumed (barrier) before the next is loaded.
+extern "C" __global__ void unusual_mul_mat_vec_pq2_0_x_tiles8192(const unsigned char* w, const float* x, float* y, int n, int k) {
+    __shared__ float xs[8192];
+    __shared__ float part[4][32];
+    int tid = threadIdx.y * 32 + threadIdx.x;
+    int r = blockIdx.x * 4 + threadIdx.y;
+    const unsigned char* row = w + (long long)(r < n ? r : 0) * (k / 128) * 34;
+    float acc = 0.f;
+    for (int t0 = 0; t0 < k; t0 += 8192) {
+        int len = k - t0 < 8192 ? k - t0 : 8192;
+        for (int j = tid; j < len; j += 128) xs[j] = x[t0 + j];
+        __syncthreads();
+        if (r < n)
+            for (int j = threadIdx.x; j < len; j += 32) acc += nt_row_pq2(row, t0 + j) * xs[j];
+        __syncthreads();
+    }
+    part[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    for (int s = 16; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s) part[threadIdx.y][threadIdx.x] += part[threadIdx.y][threadIdx.x + s];
+        __syncthreads();
+    }
+    if (r < n && threadIdx.x == 0) y[r] = part[threadIdx.y][0];
+}
