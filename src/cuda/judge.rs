@@ -44,7 +44,8 @@ pub struct Comparison {
     /// Bounded classes: the NMSE is above its limit (every element may still be in bounds).
     pub nmse_exceeded: bool,
     /// f16/bf16 outputs: the largest distance in output ULPs from the correctly rounded
-    /// reference, and how many ULPs the bound allowed on that side at that element.
+    /// reference, and how many ULPs the bound allowed on that side at that element (with no
+    /// distance anywhere: the smallest allowance of any output).
     pub ulps: Option<(u32, u32)>,
 }
 
@@ -313,7 +314,13 @@ pub fn judge(case: &KernelCase, exp: &Expected, out: &[u8]) -> Comparison {
                     };
                     let cand = (d.unsigned_abs() as u32, side.max(0) as u32);
                     let key = |(d, a): (u32, u32)| if d == 0 { 0.0 } else { d as f64 / a as f64 };
-                    if worst.is_none_or(|w| key(cand) > key(w) || (key(cand) == key(w) && cand.0 > w.0)) {
+                    // Ties: the larger distance, then the tighter allowance (the smallest margin).
+                    let worse = |w: (u32, u32)| {
+                        key(cand) > key(w)
+                            || (key(cand) == key(w)
+                                && (cand.0 > w.0 || (cand.0 == w.0 && cand.1 < w.1)))
+                    };
+                    if worst.is_none_or(worse) {
                         worst = Some(cand);
                     }
                 }
