@@ -354,7 +354,9 @@ fn a_random_failure_replays_alone_with_the_same_first_failing_element() {
         let replayed = alone.lines().find(|l| l.starts_with("FAIL ")).unwrap();
         assert_eq!(replayed, line, "replaying {case} alone");
         assert!(
-            alone.contains(&format!("replay: check-kernel ... --random 6 --seed 5 --case {case}")),
+            alone.contains(&format!(
+                "replay: check-kernel ... --random 6 --seed 5 --case {case}"
+            )),
             "{alone}"
         );
     }
@@ -362,7 +364,10 @@ fn a_random_failure_replays_alone_with_the_same_first_failing_element() {
     // command without --random that reproduces it alone.
     let (code, out) = cli(&base[..11]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("plus 4 random per format, seed 1 (r1_*)"), "{out}");
+    assert!(
+        out.contains("plus 4 random per format, seed 1 (r1_*)"),
+        "{out}"
+    );
     let batch_fail = out
         .lines()
         .find(|l| l.starts_with("FAIL ") && l.contains(" r1_"))
@@ -374,7 +379,10 @@ fn a_random_failure_replays_alone_with_the_same_first_failing_element() {
         .trim_end_matches(':');
     let (code, alone) = cli(&[&base[..11], &["--seed", "1", "--case", case]].concat());
     assert_eq!(code, 1, "{alone}");
-    assert_eq!(alone.lines().find(|l| l.starts_with("FAIL ")), Some(batch_fail));
+    assert_eq!(
+        alone.lines().find(|l| l.starts_with("FAIL ")),
+        Some(batch_fail)
+    );
     assert!(
         alone.contains(&format!("replay: check-kernel ... --seed 1 --case {case}")),
         "{alone}"
@@ -413,7 +421,9 @@ extern "C" __global__ void engine_mmv(const std::uint8_t* w, const float* x, flo
     )
     .unwrap();
     let sidecar = |groups: &str, tokens: &str| {
-        let p = dir.path().join(format!("abi_{}.json", groups.len() + tokens.len()));
+        let p = dir
+            .path()
+            .join(format!("abi_{}.json", groups.len() + tokens.len()));
         std::fs::write(
             &p,
             format!(
@@ -442,7 +452,10 @@ extern "C" __global__ void engine_mmv(const std::uint8_t* w, const float* x, flo
     assert_eq!(code, 1, "{out}");
     let (code, out) = sidecar("groups / 2", "1");
     assert_eq!(code, 2, "{out}");
-    assert!(out.contains("kernel.abi") && out.contains("\"groups / 2\""), "{out}");
+    assert!(
+        out.contains("kernel.abi") && out.contains("\"groups / 2\""),
+        "{out}"
+    );
 }
 
 /// `--random N --seed S` over reference kernels passes and over wrong variants fails (a small
