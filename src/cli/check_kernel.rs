@@ -163,7 +163,7 @@ fn select_cases(class: KernelClass, formats: &[String], a: &Args) -> crate::Resu
     let plan = match a.random {
         Some(n) => cuda::CasePlan::random(class, formats, n, a.seed, &a.case, a.block),
         None => {
-            let mut cs = cuda::cases_for(class, formats)?;
+            let mut cs = cuda::cases_default(class, formats, a.seed)?;
             if !a.case.is_empty() {
                 cs.retain(|c| a.case.iter().any(|t| c.name.contains(t.as_str())));
             }
@@ -220,6 +220,13 @@ fn mib(flag: &str, v: Option<u64>) -> crate::Result<Option<u64>> {
         }
         v => Ok(v),
     }
+}
+
+/// Whether `case` is a random case of `seed` (`r<seed>_<i>_...`).
+fn is_random_name(case: &str, seed: u64) -> bool {
+    case.strip_prefix(&format!("r{seed}_"))
+        .and_then(|rest| rest.split('_').next())
+        .is_some_and(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn tag(r: &CaseResult) -> String {
@@ -316,6 +323,15 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         tier.name()
     );
     say!("{}", esc(&head));
+    match a.random {
+        Some(n) => say!("cases: {n} random per format, seed {}", a.seed),
+        None => say!(
+            "cases: fixed (corpus + generated matrix) plus {} random per format, seed {} (r{}_*)",
+            cuda::DEFAULT_RANDOM,
+            a.seed,
+            a.seed
+        ),
+    }
     let mut report = json!({
         "source": src_path.display().to_string(), "entry": entry, "class": class.name(),
         "formats": formats, "tier": tier.name(), "precision": abi.precision.name(),
@@ -413,13 +429,19 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             esc(&first.case),
             esc(&first.detail)
         );
-        if a.random.is_some() {
-            say!(
-                "replay: check-kernel ... --random {} --seed {} --case {}",
-                a.random.unwrap_or(0),
+        match a.random {
+            Some(n) => say!(
+                "replay: check-kernel ... --random {n} --seed {} --case {}",
                 a.seed,
                 first.case
-            );
+            ),
+            // A case of the default random batch (fixed cases replay with --case alone).
+            None if is_random_name(&first.case, a.seed) => say!(
+                "replay: check-kernel ... --seed {} --case {}",
+                a.seed,
+                first.case
+            ),
+            None => {}
         }
     }
     say!(
@@ -580,7 +602,10 @@ fn builtin(tier: Tier, a: &Args) -> anyhow::Result<ExitCode> {
         count(|r| matches!(r, Role::Reference)),
         count(|r| matches!(r, Role::Unusual { .. })),
         count(|r| matches!(r, Role::Wrong { .. })),
-        a.random.map(|n| format!(", {n} random cases per format, seed {}", a.seed)).unwrap_or_default(),
+        match a.random {
+            Some(n) => format!(", {n} random cases per format, seed {}", a.seed),
+            None => format!(", fixed cases plus {} random cases per format, seed {}", cuda::DEFAULT_RANDOM, a.seed),
+        },
         t0.elapsed().as_secs_f64()
     );
     println!("{} passed, {bad} failed", verdicts.len() - bad);
@@ -602,7 +627,7 @@ fn device_builtins(kernels: &[Builtin], a: &Args) -> crate::Result<Vec<BuiltinVe
         let src = sources::builtin_resolved(&k.source)?;
         let cases = match a.random {
             Some(n) => cuda::random_cases(k.class, &k.formats, n, a.seed)?,
-            None => cuda::cases_for(k.class, &k.formats)?,
+            None => cuda::cases_default(k.class, &k.formats, a.seed)?,
         };
         match cuda::run_device(&src, &k.entry, &k.abi, &cases) {
             Ok(rs) => out.push(judge_builtin(k, &rs, a.random.is_some())),

@@ -219,6 +219,12 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
     if v0.pass {
         let detail = if c.class.exact() {
             format!("{} outputs bit-exact", e.values.len())
+        } else if let Some((d, allowed)) = v0.ulps {
+            // A narrow output: its distance in output ULPs from the correctly rounded reference.
+            format!(
+                "max {d} ULP from the correctly rounded reference (the bound allows {allowed} there), NMSE {:.3e}",
+                v0.nmse
+            )
         } else {
             format!(
                 "max|err|/bound {:.3e}, NMSE {:.3e}",

@@ -22,6 +22,11 @@ pub struct Expected {
     pub magnitude: Vec<f64>,
     /// Per output: extra absolute slack the mode allows (q8_1 `s` rounding), else 0.
     pub slack: Vec<f64>,
+    /// q8_1 inputs: per output, the exact value of a kernel that takes the `-1` of each code
+    /// from the stored f16 `s` (`values - Σ_b d_w (s_b - d_b Σq_b)`); empty otherwise. The NMSE is
+    /// measured against whichever of the two references the output is closer to, so the `s`
+    /// allowance never widens the NMSE limit itself.
+    pub values_with_s: Vec<f64>,
     /// Terms per output sum.
     pub terms: u64,
     /// The activation buffer as the kernel receives it (in `precision.x`).
@@ -98,6 +103,7 @@ pub fn expected_with(c: &KernelCase, p: Precision, decode: WeightDecoder) -> Res
         values: Vec::new(),
         magnitude: Vec::new(),
         slack: Vec::new(),
+        values_with_s: Vec::new(),
         terms: 0,
         x_bytes,
     };
@@ -114,15 +120,21 @@ pub fn expected_with(c: &KernelCase, p: Precision, decode: WeightDecoder) -> Res
             e.values = w.iter().map(|&v| v as f64).collect();
         }
         KernelClass::GetRows => {
-            let w = decode_all(&c.weights)?;
+            // Only the gathered rows are decoded (a vocabulary-sized table has 151,936).
+            let codec = codec_of(&c.format)?;
             let k = d.k as usize;
+            let row_bytes = k / codec.block_elems().max(1) * codec.block_bytes();
             for &id in &c.ids {
                 let r = usize::try_from(id)
                     .ok()
                     .filter(|&r| (r as u64) < d.n)
                     .ok_or_else(|| case_err(c, format!("row id {id} outside 0..{}", d.n)))?;
+                let bytes = c
+                    .weights
+                    .get(r * row_bytes..(r + 1) * row_bytes)
+                    .ok_or_else(|| case_err(c, format!("row {r} past the end of the weights")))?;
                 e.values
-                    .extend(w[r * k..(r + 1) * k].iter().map(|&v| v as f64));
+                    .extend(decode_all(bytes)?.into_iter().map(|v| v as f64));
             }
         }
         KernelClass::MulMatVec | KernelClass::MulMatVecPlanes | KernelClass::MulMat => {
@@ -161,11 +173,17 @@ pub fn expected_with(c: &KernelCase, p: Precision, decode: WeightDecoder) -> Res
                         // A kernel may take sum((c-1) q) d_x as d_x sum(c q) - s with the stored
                         // f16 s: per q8_1 block that is off by |d_w| |s - d_x sum(q)|.
                         let qb0 = tok * kw / Q8_1_QK;
-                        e.slack[i] = (0..kw / Q8_1_QK)
-                            .map(|b| {
-                                (scales[r * kw + b * Q8_1_QK] as f64).abs() * s_err[qb0 + b].abs()
-                            })
-                            .sum();
+                        let (mut abs, mut signed) = (0f64, 0f64);
+                        for b in 0..kw / Q8_1_QK {
+                            let dw = scales[r * kw + b * Q8_1_QK] as f64;
+                            abs += dw.abs() * s_err[qb0 + b].abs();
+                            signed += dw * s_err[qb0 + b];
+                        }
+                        e.slack[i] = abs;
+                        if e.values_with_s.is_empty() {
+                            e.values_with_s = vec![0f64; t * n];
+                        }
+                        e.values_with_s[i] = s - signed;
                     }
                 }
             }

@@ -124,6 +124,15 @@ pub fn build(
             // and first rows, then random ones.
             let ids: Vec<i32> = if s.extra > s.n {
                 (0..s.extra).map(|j| ((j + s.n - 1) % s.n) as i32).collect()
+            } else if s.n > 1 << 16 {
+                // Ids that a 16-bit index wraps: the last row, one just past 65,535, one whose
+                // low 16 bits are those of a small row, and row 0.
+                let mut ids: Vec<i32> = vec![(s.n - 1) as i32, 65_536, 65_536 + 7, 0];
+                while (ids.len() as u64) < s.extra {
+                    ids.push((r.next_u64() % s.n) as i32);
+                }
+                ids.truncate(s.extra as usize);
+                ids
             } else {
                 let mut ids: Vec<i32> = vec![(s.n - 1) as i32, 0];
                 while (ids.len() as u64) < s.extra {
@@ -191,6 +200,9 @@ fn shape(n: u64, k: u64, t: u64, extra: u64, prefix: usize) -> Shape {
     }
 }
 
+/// Rows of the vocabulary-sized get_rows table (Qwen3's vocabulary).
+pub const VOCAB_ROWS: u64 = 151_936;
+
 /// The generated matrix for one class and format (deterministic).
 pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
     use KernelClass::*;
@@ -217,6 +229,8 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
             add("one_block", shape(1, 0, 0, 0, 0), Scales::Finite, 3)?;
             // More blocks than a capped grid-stride launch covers in one sweep.
             add("300_blocks", shape(300, 0, 0, 0, 0), Scales::Signed, 4)?;
+            // An odd block count > 1 (a loop over pairs of blocks that rounds down drops one).
+            add("7_blocks", shape(7, 0, 0, 0, 0), Scales::Finite, 5)?;
         }
         GetRows => {
             let qk = codec_of(format)?.block_elems() as u64;
@@ -236,6 +250,14 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
             )?;
             // A model row (k = 5120, the Bonsai hidden size).
             add("k5120", shape(3, 5120, 0, 3, 0), Scales::Signed, 4)?;
+            // A vocabulary-sized table (Qwen3's 151,936 rows): ids past 65,535 (a u16 id or an
+            // int16 index wraps) gathered from one-block rows.
+            add(
+                "vocab151936",
+                shape(VOCAB_ROWS, qk, 0, 5, 0),
+                Scales::Signed,
+                5,
+            )?;
         }
         MulMatVec => {
             let qk = codec_of(format)?.block_elems() as u64;
@@ -246,6 +268,18 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
             // A model-sized row (k = 5120 > any fixed activation cache of 2048 floats) and more
             // rows than a capped grid of 32 blocks x 4 rows covers.
             add("n130_k5120", shape(130, 5120, 1, 0, 0), Scales::Signed, 5)?;
+            // Real FFN widths: k = 12288 and 17408 (ffn_down), past an 8192-float cache; row
+            // counts that are not a multiple of the 4-row block.
+            add("n6_k12288", shape(6, 12288, 1, 0, 0), Scales::Signed, 6)?;
+            add("n5_k17408", shape(5, 17408, 1, 0, 0), Scales::Finite, 7)?;
+            // Many one-block rows: some sums cancel, where an undeclared rounding of the
+            // activations outgrows both the bound and a narrow output's rounding.
+            add(
+                &format!("n256_k{qk}"),
+                shape(256, qk, 1, 0, 0),
+                Scales::Signed,
+                8,
+            )?;
         }
         MulMatVecPlanes => {
             add("n13_k640_gaps", shape(13, 640, 1, 0, 0), Scales::Signed, 1)?;
@@ -293,6 +327,19 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
                 shape(12, 256, 2, 0, 0),
                 Scales::All,
                 21,
+            )?;
+            // Real FFN widths with odd token and row counts.
+            add(
+                "n5_k12288_t3",
+                shape(5, 12288, 3, 0, 0),
+                Scales::Signed,
+                22,
+            )?;
+            add(
+                "n3_k17408_t5",
+                shape(3, 17408, 5, 0, 0),
+                Scales::Finite,
+                23,
             )?;
         }
         HadamardRotate => {

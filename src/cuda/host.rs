@@ -813,8 +813,11 @@ impl HostBinary {
             return launches.iter().map(|_| Err(e.clone())).collect();
         };
         let sig = &self.entries[ei];
-        let seeds: Vec<u64> = (0..launches.len())
-            .map(|i| splitmix(schedule_seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)))
+        // Each case's schedule and poison derive from (seed, case name), not its position in
+        // the run, so `--case NAME` alone replays a failure exactly.
+        let seeds: Vec<u64> = launches
+            .iter()
+            .map(|(case, _)| splitmix(schedule_seed ^ name_hash(case)))
             .collect();
         // Launches the runner can take; the others are answered now.
         let mut todo = Vec::new();
@@ -1160,6 +1163,13 @@ struct ChildOutcome {
     /// The first case the next child should start at.
     next: usize,
     why: String,
+}
+
+/// FNV-1a of a case name (its schedule seed's share).
+fn name_hash(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 fn splitmix(mut z: u64) -> u64 {

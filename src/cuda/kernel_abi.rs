@@ -104,6 +104,27 @@ pub enum Bind {
     Scratch(String),
     /// A scalar of the class vocabulary.
     Scalar(String),
+    /// An integer expression over the class's scalars, or a literal (`k / 128`, `1`): what an
+    /// engine kernel takes in place of a vocabulary scalar (`groups_per_row`, `tokens`).
+    Expr(String),
+}
+
+/// A C integer type with `std::` dropped (`std::int32_t` is `int32_t`).
+fn plain_int(ty: &str) -> String {
+    ty.replace("std::", "")
+}
+
+/// Whether `e` is an integer expression over `scalars` (names, literals, `+ - * / ( )`,
+/// `ceil`, `floor`): every name in it is a scalar of the class.
+fn scalar_expr(e: &str, scalars: &[&str]) -> bool {
+    let ok_chars = e
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"_+-*/() ".contains(&b));
+    let names_ok = e
+        .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+        .filter(|w| !w.is_empty() && !w.as_bytes()[0].is_ascii_digit())
+        .all(|w| matches!(w, "ceil" | "floor") || scalars.contains(&w));
+    ok_chars && names_ok && e.bytes().any(|b| b.is_ascii_alphanumeric())
 }
 
 /// A kernel's ABI.
@@ -277,9 +298,11 @@ impl KernelAbi {
                 }
             } else if scalars.contains(&name.as_str()) {
                 Bind::Scalar(name.clone())
+            } else if scalar_expr(&name, scalars) {
+                Bind::Expr(name.clone())
             } else {
                 return Err(usage(format!(
-                    "{name:?} is not a binding of class {}: pointers {}, scalars {}, or scratch:<bytes>",
+                    "{name:?} is not a binding of class {}: pointers {}, scalars {}, an integer expression of the scalars, or scratch:<bytes>",
                     class.name(),
                     ptrs.join(", "),
                     scalars.join(", ")
@@ -295,15 +318,16 @@ impl KernelAbi {
                 Bind::Scalar(s) if matches!(s.as_str(), "base_off" | "high_off" | "scale_off") => {
                     "long long".into()
                 }
-                Bind::Scalar(_) => "int".into(),
+                Bind::Scalar(_) | Bind::Expr(_) => "int".into(),
             };
             let ty = ty
                 .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
                 .unwrap_or(default_ty);
             let is_ptr = ty.ends_with('*');
             match &bind {
-                Bind::Scalar(_)
-                    if !(INT32.contains(&ty.as_str()) || INT64.contains(&ty.as_str())) =>
+                Bind::Scalar(_) | Bind::Expr(_)
+                    if !(INT32.contains(&plain_int(&ty).as_str())
+                        || INT64.contains(&plain_int(&ty).as_str())) =>
                 {
                     return Err(usage(format!(
                         "{name}: scalar type {ty:?} is not one of {}, {}",
@@ -311,7 +335,7 @@ impl KernelAbi {
                         INT64.join(", ")
                     )))
                 }
-                Bind::Scalar(_) => {}
+                Bind::Scalar(_) | Bind::Expr(_) => {}
                 _ if !is_ptr => {
                     return Err(usage(format!(
                         "{name}: a buffer needs a pointer type, not {ty:?}"
@@ -465,10 +489,18 @@ impl KernelAbi {
                         bytes: n as usize,
                     }
                 }
-                Bind::Scalar(s) => {
-                    let v = scalar(c, s)
-                        .ok_or_else(|| usage(format!("{s} is not defined for case {}", c.name)))?;
-                    if INT64.contains(&ty.as_str()) {
+                Bind::Scalar(_) | Bind::Expr(_) => {
+                    let (s, v) = match b {
+                        Bind::Scalar(s) => (
+                            s,
+                            scalar(c, s).ok_or_else(|| {
+                                usage(format!("{s} is not defined for case {}", c.name))
+                            })?,
+                        ),
+                        Bind::Expr(e) => (e, launch_expr::eval(e, &look)?),
+                        _ => return Err(usage("not a scalar binding")),
+                    };
+                    if INT64.contains(&plain_int(ty).as_str()) {
                         LaunchArg::I64(v)
                     } else {
                         LaunchArg::I32(

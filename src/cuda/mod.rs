@@ -269,6 +269,18 @@ pub fn cases_for(class: KernelClass, formats: &[String]) -> Result<Vec<KernelCas
     Ok(v)
 }
 
+/// Random cases per format that every run without `--random` adds to the fixed ones (seeded by
+/// `--seed`, named `r<seed>_<i>_...` like `--random` cases, so `--seed S --case NAME` replays one).
+pub const DEFAULT_RANDOM: usize = 4;
+
+/// The default cases of `class` over `formats`: the fixed ones ([`cases_for`]) plus a batch of
+/// [`DEFAULT_RANDOM`] random cases per format from `seed`.
+pub fn cases_default(class: KernelClass, formats: &[String], seed: u64) -> Result<Vec<KernelCase>> {
+    let mut v = cases_for(class, formats)?;
+    v.extend(random_cases(class, formats, DEFAULT_RANDOM, seed)?);
+    Ok(v)
+}
+
 /// The cases of a run, built as they are run: fixed cases (a bounded set) up front, random
 /// ones [`CasePlan::CHUNK`] at a time after `--case` picked them by name, so memory does not
 /// grow with `--random N` and a filter that matches nothing builds nothing.

@@ -306,6 +306,158 @@ fn check_kernel_cli_locates_and_names_a_failure_and_keeps_its_exit_codes() {
     }
 }
 
+/// A random failure's printed replay command reproduces it alone: the case's shapes, data,
+/// thread schedule and poison derive from (seed, case name), not from its position in the run.
+/// The race's report names the random schedule's seed, so a positional seed would show here.
+#[test]
+fn a_random_failure_replays_alone_with_the_same_first_failing_element() {
+    if !host_ready() {
+        return;
+    }
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cuda/kernels");
+    let src = format!("{dir}/wrong/concurrency.cu");
+    let base = [
+        "check-kernel",
+        "--source",
+        &src,
+        "--entry",
+        "wrong_mul_mat_vec_pq2_0_no_barrier_after_store",
+        "--class",
+        "mul_mat_vec",
+        "--format",
+        "pq2_0",
+        "-I",
+        dir,
+        "--random",
+        "6",
+        "--seed",
+        "5",
+    ];
+    let (code, all) = cli(&base);
+    assert_eq!(code, 1, "{all}");
+    let fails: Vec<&str> = all.lines().filter(|l| l.starts_with("FAIL ")).collect();
+    // Failures past the first position of the run, each replayed alone.
+    let later: Vec<&str> = fails
+        .iter()
+        .copied()
+        .filter(|l| !l.contains(" r5_0_"))
+        .collect();
+    assert!(!later.is_empty(), "{all}");
+    for line in later {
+        let case = line
+            .split_whitespace()
+            .find(|w| w.starts_with("r5_"))
+            .unwrap()
+            .trim_end_matches(':');
+        let (code, alone) = cli(&[&base[..], &["--case", case]].concat());
+        assert_eq!(code, 1, "{alone}");
+        let replayed = alone.lines().find(|l| l.starts_with("FAIL ")).unwrap();
+        assert_eq!(replayed, line, "replaying {case} alone");
+        assert!(
+            alone.contains(&format!(
+                "replay: check-kernel ... --random 6 --seed 5 --case {case}"
+            )),
+            "{alone}"
+        );
+    }
+    // The default run includes a random batch and says so; a failure there prints a replay
+    // command without --random that reproduces it alone.
+    let (code, out) = cli(&base[..11]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("plus 4 random per format, seed 1 (r1_*)"),
+        "{out}"
+    );
+    let batch_fail = out
+        .lines()
+        .find(|l| l.starts_with("FAIL ") && l.contains(" r1_"))
+        .expect("the default random batch catches the race");
+    let case = batch_fail
+        .split_whitespace()
+        .find(|w| w.starts_with("r1_"))
+        .unwrap()
+        .trim_end_matches(':');
+    let (code, alone) = cli(&[&base[..11], &["--seed", "1", "--case", case]].concat());
+    assert_eq!(code, 1, "{alone}");
+    assert_eq!(
+        alone.lines().find(|l| l.starts_with("FAIL ")),
+        Some(batch_fail)
+    );
+    assert!(
+        alone.contains(&format!("replay: check-kernel ... --seed 1 --case {case}")),
+        "{alone}"
+    );
+}
+
+/// A sidecar binds engine scalars as integer expressions of the class vocabulary or literals
+/// (`groups_per_row = k / 128`, `tokens = 1`) and accepts `std::` fixed-width spellings; a wrong
+/// expression fails the kernel and a name outside the vocabulary is refused (kernel.abi).
+#[test]
+fn sidecar_args_take_integer_expressions_literals_and_std_types() {
+    if !host_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("engine.cu");
+    std::fs::write(
+        &src,
+        r#"#include <cstdint>
+#include <cuda_fp16.h>
+extern "C" __global__ void engine_mmv(const std::uint8_t* w, const float* x, float* y, std::int32_t groups_per_row, int tokens, int nrows) {
+    int r = blockIdx.x * blockDim.y + threadIdx.y;
+    if (r >= nrows || tokens != 1) return;
+    const std::uint8_t* row = w + (long long)r * groups_per_row * 34;
+    float acc = 0.f;
+    for (int j = threadIdx.x; j < groups_per_row * 128; j += 32) {
+        const std::uint8_t* b = row + (j / 128) * 34;
+        float d = __half2float(__ushort_as_half((unsigned short)(b[0] | (b[1] << 8))));
+        int e = j % 128;
+        acc += (float)(((b[2 + e / 4] >> (2 * (e % 4))) & 3) - 1) * d * x[j];
+    }
+    for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off, 32);
+    if (threadIdx.x == 0) y[r] = acc;
+}
+"#,
+    )
+    .unwrap();
+    let sidecar = |groups: &str, tokens: &str| {
+        let p = dir
+            .path()
+            .join(format!("abi_{}.json", groups.len() + tokens.len()));
+        std::fs::write(
+            &p,
+            format!(
+                r#"{{"entry": "engine_mmv", "class": "mul_mat_vec", "formats": ["pq2_0"],
+ "launch": {{"grid": ["ceil(n / 4)", 1, 1], "block": [32, 4, 1], "shared": 0}},
+ "args": [{{"bind": "w", "type": "const std::uint8_t*"}}, {{"bind": "x", "type": "const float*"}}, {{"bind": "y", "type": "float*"}},
+          {{"bind": "{groups}", "type": "std::int32_t"}}, {{"bind": "{tokens}", "type": "int"}}, {{"bind": "n", "type": "int"}}]}}"#
+            ),
+        )
+        .unwrap();
+        let (code, out) = cli(&[
+            "check-kernel",
+            "--source",
+            src.to_str().unwrap(),
+            "--abi",
+            p.to_str().unwrap(),
+        ]);
+        (code, out)
+    };
+    let (code, out) = sidecar("k / 128", "1");
+    assert_eq!(code, 0, "{out}");
+    // Negative controls: half the groups, another token count, a name outside the vocabulary.
+    let (code, out) = sidecar("k / 128 - 1", "1");
+    assert_eq!(code, 1, "{out}");
+    let (code, out) = sidecar("k / 128", "2");
+    assert_eq!(code, 1, "{out}");
+    let (code, out) = sidecar("groups / 2", "1");
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("kernel.abi") && out.contains("\"groups / 2\""),
+        "{out}"
+    );
+}
+
 /// `--random N --seed S` over reference kernels passes and over wrong variants fails (a small
 /// N here; .ci/run runs N = 200 over every shipped kernel).
 #[test]
