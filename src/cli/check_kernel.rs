@@ -128,7 +128,7 @@ fn read_source(path: &Path, include_dirs: &[PathBuf]) -> crate::Result<String> {
     cuda::confine::read_source(path, include_dirs)
 }
 
-fn write_json(path: Option<&Path>, v: &Value) -> anyhow::Result<()> {
+fn write_json(path: Option<&Path>, v: &Value) -> crate::Result<()> {
     if let Some(p) = path {
         // Claimed in `run` before any work; written atomically, with the report header.
         super::json_out::JsonTarget::parse(p).write("check-kernel-report", v.clone())?;
@@ -238,7 +238,7 @@ fn row(r: &CaseResult) -> Value {
     })
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(a: Args) -> crate::Result<ExitCode> {
     // With `--json -` the report owns standard output; the human lines go to standard error.
     let json_to_stdout = a.json.as_deref() == Some(Path::new("-"));
     macro_rules! say {
@@ -446,7 +446,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 /// `--builtin`: every shipped kernel at one tier. Host/device: references and unusual-correct
 /// kernels pass every case, wrong variants are caught with their expected verdict. Compile:
 /// every source for every arch, every entry's PTX signature checked.
-fn builtin(tier: Tier, a: &Args) -> anyhow::Result<ExitCode> {
+fn builtin(tier: Tier, a: &Args) -> crate::Result<ExitCode> {
     // With `--json -` the report owns standard output; the human lines go to standard error.
     let json_to_stdout = a.json.as_deref() == Some(Path::new("-"));
     macro_rules! println {
@@ -639,7 +639,7 @@ fn check_ptx(_ptx: &str, _entry: &str, _sig: &[String]) -> crate::Result<()> {
 
 /// The demo's kernel step (host tier; the device tier too where a GPU is present): the
 /// reference PTQ1_0 dequantize kernel passes, the sequential-trit wrong variant fails.
-pub fn demo_step() -> anyhow::Result<bool> {
+pub fn demo_step() -> crate::Result<bool> {
     let t0 = Instant::now();
     let mut ok = true;
     let class = KernelClass::Dequantize;
@@ -712,7 +712,7 @@ pub fn dump_reference_device(
     tokens: Option<&str>,
     seed: u64,
     force: bool,
-) -> anyhow::Result<ExitCode> {
+) -> crate::Result<ExitCode> {
     #[cfg(feature = "cuda")]
     {
         if let Err(e) = cuda::device::available() {

@@ -51,7 +51,7 @@ fn decode_contiguous_rows(
     bytes: &[u8],
     rows: Option<&str>,
     threads: usize,
-) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
+) -> crate::Result<(Vec<u64>, Vec<f32>)> {
     let codec = match format {
         "BF16" => Codec::Bf16,
         "FP32" => Codec::F32,
@@ -109,7 +109,7 @@ pub fn decode_gguf_on(
     name: &str,
     rows: Option<&str>,
     threads: usize,
-) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
+) -> crate::Result<(Vec<u64>, Vec<f32>)> {
     decode_gguf_with(bytes, name, rows, threads, Id42Layout::Auto).map(|(s, v, _)| (s, v))
 }
 
@@ -160,7 +160,7 @@ pub fn decode_gguf_with(
     rows: Option<&str>,
     threads: usize,
     id42: Id42Layout,
-) -> anyhow::Result<(Vec<u64>, Vec<f32>, Vec<String>)> {
+) -> crate::Result<(Vec<u64>, Vec<f32>, Vec<String>)> {
     let policy = match id42 {
         Id42Layout::Auto => crate::gguf::Id42Policy::Auto,
         Id42Layout::G64 => crate::gguf::Id42Policy::Mainline,
@@ -197,7 +197,7 @@ pub fn decode_ninfer(
     bytes: &[u8],
     name: &str,
     rows: Option<&str>,
-) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
+) -> crate::Result<(Vec<u64>, Vec<f32>)> {
     decode_ninfer_on(bytes, name, rows, 0)
 }
 
@@ -210,7 +210,7 @@ pub fn decode_ninfer_on(
     name: &str,
     rows: Option<&str>,
     threads: usize,
-) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
+) -> crate::Result<(Vec<u64>, Vec<f32>)> {
     let a = Artifact::parse(bytes)?;
     match a.view(name)? {
         ObjectView::Contiguous {
@@ -300,7 +300,7 @@ pub fn run(
     output: &Path,
     force: bool,
     id42: Id42Layout,
-) -> anyhow::Result<ExitCode> {
+) -> crate::Result<ExitCode> {
     super::check_output(output, force, &[file])?;
     let map = crate::fsio::map_file(file)?;
     let (shape, vals) = if map.starts_with(b"GGUF") {
