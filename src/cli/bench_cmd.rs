@@ -68,7 +68,7 @@ pub fn run(rows: u64, cols: u64, repeat: usize, write: Option<&Path>) -> crate::
             }
         });
         if let Some(e) = failed {
-            return Err(e.into());
+            return Err(e);
         }
         println!("{{\"reader\":\"ninfer-ternary\",\"codec\":\"{}\",\"weights\":{elems},\"seconds\":{secs:.6},\"gweights_per_s\":{:.3}}}", c.name(), elems as f64 / secs / 1e9);
     }

@@ -264,8 +264,7 @@ pub fn run(a: Args) -> crate::Result<ExitCode> {
             return Err(usage(
                 "--case/--block",
                 "--builtin runs every case of every shipped kernel; --case and --block select cases of a --source run",
-            )
-            .into());
+            ));
         }
         return builtin(tier, &a);
     }
@@ -386,7 +385,7 @@ pub fn run(a: Args) -> crate::Result<ExitCode> {
                     | ErrorClass::KernelCache
             ) =>
         {
-            return Err(e.into())
+            return Err(e)
         }
         Err(e) => {
             say!("ERROR {}", show(&e));
@@ -468,8 +467,7 @@ fn builtin(tier: Tier, a: &Args) -> crate::Result<ExitCode> {
                 "{:?} names no shipped kernel (entries: spec/kernel_variants.json)",
                 a.only
             ),
-        )
-        .into());
+        ));
     }
     if tier == Tier::Compile {
         let archs: Vec<String> = match &a.arch {
@@ -539,8 +537,7 @@ fn builtin(tier: Tier, a: &Args) -> crate::Result<ExitCode> {
             return Err(usage(
                 "--random",
                 format!("{n}: between 1 and {MAX_RANDOM} cases per format"),
-            )
-            .into());
+            ));
         }
     }
     let verdicts = match tier {
@@ -692,7 +689,7 @@ pub fn demo_step() -> crate::Result<bool> {
                     );
                     break;
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
         }
     }

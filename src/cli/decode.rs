@@ -57,9 +57,10 @@ fn decode_contiguous_rows(
         "FP32" => Codec::F32,
         "I32" => Codec::I32,
         other => {
-            return Err(
-                super::usage(name, format!("contiguous format {other} is not decoded")).into(),
-            )
+            return Err(super::usage(
+                name,
+                format!("contiguous format {other} is not decoded"),
+            ))
         }
     };
     let word = codec.block_bytes();
@@ -254,8 +255,7 @@ pub fn decode_ninfer_on(
                         ErrorClass::NinferDirShape,
                         name,
                         format!("{} in {layout} must be rank 2", format.name),
-                    )
-                    .into())
+                    ))
                 }
             };
             let range = match rows {
@@ -275,8 +275,7 @@ pub fn decode_ninfer_on(
                         ErrorClass::CodecUnsupported,
                         name,
                         format!("{other} in {layout} is not decoded by this suite"),
-                    )
-                    .into())
+                    ))
                 }
             };
             Ok((shape, vals))
@@ -285,8 +284,7 @@ pub fn decode_ninfer_on(
             ErrorClass::NinferObjectKind,
             name,
             "a raw-bytes resource, not a tensor",
-        )
-        .into()),
+        )),
     }
 }
 

@@ -90,8 +90,7 @@ pub fn run(table: Option<&str>) -> crate::Result<ExitCode> {
                 table.unwrap_or(""),
                 names.join(", ")
             ),
-        )
-        .into());
+        ));
     }
     print!("{out}");
     Ok(ExitCode::SUCCESS)

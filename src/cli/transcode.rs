@@ -16,14 +16,16 @@ enum Job {
 fn job(to: Option<TernaryType>, retag: bool) -> crate::Result<Job> {
     Ok(match (to, retag) {
         (Some(_), true) => {
-            return Err(super::usage("--to/--retag-42", "use either --to or --retag-42").into())
+            return Err(super::usage(
+                "--to/--retag-42",
+                "use either --to or --retag-42",
+            ))
         }
         (None, false) => {
             return Err(super::usage(
                 "--to/--retag-42",
                 "nothing to do: pass --to pq2_0|ptq1_0 or --retag-42",
-            )
-            .into())
+            ))
         }
         (None, true) => Job::Retag,
         (Some(t), false) => Job::To(t),

@@ -130,8 +130,7 @@ pub(crate) fn verify(a: VerifyArgs) -> crate::Result<ExitCode> {
                 ErrorClass::VerifyInput,
                 "--oracle-dump",
                 format!("{} is a file, not a dump directory", d.display()),
-            )
-            .into());
+            ));
         }
     }
     let opts = Options {
@@ -270,8 +269,7 @@ pub(crate) fn dump_reference(a: DumpReferenceArgs) -> crate::Result<ExitCode> {
                     "--device cuda writes the native dump format only (got --format {})",
                     a.format
                 ),
-            )
-            .into())
+            ))
         }
         "cuda" => {
             return super::check_kernel::dump_reference_device(
@@ -287,8 +285,7 @@ pub(crate) fn dump_reference(a: DumpReferenceArgs) -> crate::Result<ExitCode> {
                 ErrorClass::CliUsage,
                 "--device",
                 format!("--device {d}: one of host, cuda"),
-            )
-            .into())
+            ))
         }
     }
     let (artifact, output) = (a.artifact.as_path(), a.output.as_path());
