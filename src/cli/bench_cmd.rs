@@ -41,7 +41,7 @@ fn best_of(repeat: usize, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-pub fn run(rows: u64, cols: u64, repeat: usize, write: Option<&Path>) -> anyhow::Result<ExitCode> {
+pub fn run(rows: u64, cols: u64, repeat: usize, write: Option<&Path>) -> crate::Result<ExitCode> {
     let elems = (rows * cols) as usize;
     let slabs: Vec<Vec<u8>> = TYPES.iter().map(|(c, _)| slab(*c, elems)).collect();
     if let Some(path) = write {
@@ -68,7 +68,7 @@ pub fn run(rows: u64, cols: u64, repeat: usize, write: Option<&Path>) -> anyhow:
             }
         });
         if let Some(e) = failed {
-            return Err(e.into());
+            return Err(e);
         }
         println!("{{\"reader\":\"ninfer-ternary\",\"codec\":\"{}\",\"weights\":{elems},\"seconds\":{secs:.6},\"gweights_per_s\":{:.3}}}", c.name(), elems as f64 / secs / 1e9);
     }

@@ -128,7 +128,7 @@ fn read_source(path: &Path, include_dirs: &[PathBuf]) -> crate::Result<String> {
     cuda::confine::read_source(path, include_dirs)
 }
 
-fn write_json(path: Option<&Path>, v: &Value) -> anyhow::Result<()> {
+fn write_json(path: Option<&Path>, v: &Value) -> crate::Result<()> {
     if let Some(p) = path {
         // Claimed in `run` before any work; written atomically, with the report header.
         super::json_out::JsonTarget::parse(p).write("check-kernel-report", v.clone())?;
@@ -245,7 +245,7 @@ fn row(r: &CaseResult) -> Value {
     })
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(a: Args) -> crate::Result<ExitCode> {
     // With `--json -` the report owns standard output; the human lines go to standard error.
     let json_to_stdout = a.json.as_deref() == Some(Path::new("-"));
     macro_rules! say {
@@ -271,8 +271,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             return Err(usage(
                 "--case/--block",
                 "--builtin runs every case of every shipped kernel; --case and --block select cases of a --source run",
-            )
-            .into());
+            ));
         }
         return builtin(tier, &a);
     }
@@ -402,7 +401,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                     | ErrorClass::KernelCache
             ) =>
         {
-            return Err(e.into())
+            return Err(e)
         }
         Err(e) => {
             say!("ERROR {}", show(&e));
@@ -468,7 +467,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 /// `--builtin`: every shipped kernel at one tier. Host/device: references and unusual-correct
 /// kernels pass every case, wrong variants are caught with their expected verdict. Compile:
 /// every source for every arch, every entry's PTX signature checked.
-fn builtin(tier: Tier, a: &Args) -> anyhow::Result<ExitCode> {
+fn builtin(tier: Tier, a: &Args) -> crate::Result<ExitCode> {
     // With `--json -` the report owns standard output; the human lines go to standard error.
     let json_to_stdout = a.json.as_deref() == Some(Path::new("-"));
     macro_rules! println {
@@ -490,8 +489,7 @@ fn builtin(tier: Tier, a: &Args) -> anyhow::Result<ExitCode> {
                 "{:?} names no shipped kernel (entries: spec/kernel_variants.json)",
                 a.only
             ),
-        )
-        .into());
+        ));
     }
     if tier == Tier::Compile {
         let archs: Vec<String> = match &a.arch {
@@ -561,8 +559,7 @@ fn builtin(tier: Tier, a: &Args) -> anyhow::Result<ExitCode> {
             return Err(usage(
                 "--random",
                 format!("{n}: between 1 and {MAX_RANDOM} cases per format"),
-            )
-            .into());
+            ));
         }
     }
     let verdicts = match tier {
@@ -664,7 +661,7 @@ fn check_ptx(_ptx: &str, _entry: &str, _sig: &[String]) -> crate::Result<()> {
 
 /// The demo's kernel step (host tier; the device tier too where a GPU is present): the
 /// reference PTQ1_0 dequantize kernel passes, the sequential-trit wrong variant fails.
-pub fn demo_step() -> anyhow::Result<bool> {
+pub fn demo_step() -> crate::Result<bool> {
     let t0 = Instant::now();
     let mut ok = true;
     let class = KernelClass::Dequantize;
@@ -717,7 +714,7 @@ pub fn demo_step() -> anyhow::Result<bool> {
                     );
                     break;
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
         }
     }
@@ -737,7 +734,7 @@ pub fn dump_reference_device(
     tokens: Option<&str>,
     seed: u64,
     force: bool,
-) -> anyhow::Result<ExitCode> {
+) -> crate::Result<ExitCode> {
     #[cfg(feature = "cuda")]
     {
         if let Err(e) = cuda::device::available() {

@@ -51,15 +51,16 @@ fn decode_contiguous_rows(
     bytes: &[u8],
     rows: Option<&str>,
     threads: usize,
-) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
+) -> crate::Result<(Vec<u64>, Vec<f32>)> {
     let codec = match format {
         "BF16" => Codec::Bf16,
         "FP32" => Codec::F32,
         "I32" => Codec::I32,
         other => {
-            return Err(
-                super::usage(name, format!("contiguous format {other} is not decoded")).into(),
-            )
+            return Err(super::usage(
+                name,
+                format!("contiguous format {other} is not decoded"),
+            ))
         }
     };
     let word = codec.block_bytes();
@@ -109,7 +110,7 @@ pub fn decode_gguf_on(
     name: &str,
     rows: Option<&str>,
     threads: usize,
-) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
+) -> crate::Result<(Vec<u64>, Vec<f32>)> {
     decode_gguf_with(bytes, name, rows, threads, Id42Layout::Auto).map(|(s, v, _)| (s, v))
 }
 
@@ -160,7 +161,7 @@ pub fn decode_gguf_with(
     rows: Option<&str>,
     threads: usize,
     id42: Id42Layout,
-) -> anyhow::Result<(Vec<u64>, Vec<f32>, Vec<String>)> {
+) -> crate::Result<(Vec<u64>, Vec<f32>, Vec<String>)> {
     let policy = match id42 {
         Id42Layout::Auto => crate::gguf::Id42Policy::Auto,
         Id42Layout::G64 => crate::gguf::Id42Policy::Mainline,
@@ -197,7 +198,7 @@ pub fn decode_ninfer(
     bytes: &[u8],
     name: &str,
     rows: Option<&str>,
-) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
+) -> crate::Result<(Vec<u64>, Vec<f32>)> {
     decode_ninfer_on(bytes, name, rows, 0)
 }
 
@@ -210,7 +211,7 @@ pub fn decode_ninfer_on(
     name: &str,
     rows: Option<&str>,
     threads: usize,
-) -> anyhow::Result<(Vec<u64>, Vec<f32>)> {
+) -> crate::Result<(Vec<u64>, Vec<f32>)> {
     let a = Artifact::parse(bytes)?;
     match a.view(name)? {
         ObjectView::Contiguous {
@@ -254,8 +255,7 @@ pub fn decode_ninfer_on(
                         ErrorClass::NinferDirShape,
                         name,
                         format!("{} in {layout} must be rank 2", format.name),
-                    )
-                    .into())
+                    ))
                 }
             };
             let range = match rows {
@@ -275,8 +275,7 @@ pub fn decode_ninfer_on(
                         ErrorClass::CodecUnsupported,
                         name,
                         format!("{other} in {layout} is not decoded by this suite"),
-                    )
-                    .into())
+                    ))
                 }
             };
             Ok((shape, vals))
@@ -285,8 +284,7 @@ pub fn decode_ninfer_on(
             ErrorClass::NinferObjectKind,
             name,
             "a raw-bytes resource, not a tensor",
-        )
-        .into()),
+        )),
     }
 }
 
@@ -300,7 +298,7 @@ pub fn run(
     output: &Path,
     force: bool,
     id42: Id42Layout,
-) -> anyhow::Result<ExitCode> {
+) -> crate::Result<ExitCode> {
     super::check_output(output, force, &[file])?;
     let map = crate::fsio::map_file(file)?;
     let (shape, vals) = if map.starts_with(b"GGUF") {

@@ -10,10 +10,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// Runs the demo into `dir` for `profile` with `seed`; exit 0 only if every step passed.
-pub fn demo(dir: &Path, profile: &str, seed: u64) -> anyhow::Result<ExitCode> {
+pub fn demo(dir: &Path, profile: &str, seed: u64) -> crate::Result<ExitCode> {
     use crate::synth::{model, template};
     let p = super::profile(profile)?;
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| crate::Error::io(crate::ErrorClass::IoWrite, dir, e))?;
     let t_all = Instant::now();
     let tpl = dir.join(format!("{profile}-template.ninfer"));
     let t0 = Instant::now();
@@ -21,7 +22,7 @@ pub fn demo(dir: &Path, profile: &str, seed: u64) -> anyhow::Result<ExitCode> {
     println!(
         "template   {:<44} {:>12} bytes  {:>7.3}s",
         tpl.display(),
-        std::fs::metadata(&tpl)?.len(),
+        super::file_len(&tpl)?,
         t0.elapsed().as_secs_f64()
     );
     let mut ok = true;
@@ -33,7 +34,7 @@ pub fn demo(dir: &Path, profile: &str, seed: u64) -> anyhow::Result<ExitCode> {
         println!(
             "synth      {:<44} {:>12} bytes  {:>7.3}s",
             src.display(),
-            std::fs::metadata(&src)?.len(),
+            super::file_len(&src)?,
             t0.elapsed().as_secs_f64()
         );
         let out = dir.join(format!("{profile}-{lower}.ninfer"));
@@ -42,7 +43,7 @@ pub fn demo(dir: &Path, profile: &str, seed: u64) -> anyhow::Result<ExitCode> {
         println!(
             "pack       {:<44} {:>12} bytes  {:>7.3}s  ({} objects, weights_id {})",
             out.display(),
-            std::fs::metadata(&out)?.len(),
+            super::file_len(&out)?,
             t0.elapsed().as_secs_f64(),
             d.objects.len(),
             d.identity.weights_id
@@ -68,7 +69,7 @@ pub fn demo(dir: &Path, profile: &str, seed: u64) -> anyhow::Result<ExitCode> {
 }
 
 /// The demo's verifier step: reference dumps, all ten gates, and one mutation that must fail.
-fn demo_verify(dir: &Path, artifact: &Path, src: &Path, tpl: &Path) -> anyhow::Result<bool> {
+fn demo_verify(dir: &Path, artifact: &Path, src: &Path, tpl: &Path) -> crate::Result<bool> {
     use crate::verify::{self, Options};
     let t0 = Instant::now();
     let stem = artifact
@@ -80,7 +81,8 @@ fn demo_verify(dir: &Path, artifact: &Path, src: &Path, tpl: &Path) -> anyhow::R
     let am = crate::fsio::map_file(artifact)?;
     let a = Artifact::parse(&am)?;
     if dumps.exists() {
-        std::fs::remove_dir_all(&dumps)?;
+        std::fs::remove_dir_all(&dumps)
+            .map_err(|e| crate::Error::io(crate::ErrorClass::IoWrite, &dumps, e))?;
     }
     verify::dumps::write_reference(&a, &dumps, None, 0, Default::default())?;
     let (gm, tm) = (crate::fsio::map_file(src)?, crate::fsio::map_file(tpl)?);

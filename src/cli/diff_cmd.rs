@@ -25,7 +25,7 @@ pub struct DiffArgs {
 }
 
 /// Runs `diff`.
-pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: DiffArgs) -> crate::Result<ExitCode> {
     let target = JsonTarget::claim(args.json.as_deref(), args.force, &[&args.a, &args.b])?;
     let t0 = std::time::Instant::now();
     let report = crate::diff::diff_files(&args.a, &args.b)?;
@@ -44,7 +44,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
         mb / secs.max(1e-9)
     );
     if let Some(t) = target {
-        t.write(SCHEMA, serde_json::to_value(&report)?)?;
+        t.write(SCHEMA, super::json_out::to_value(SCHEMA, &report)?)?;
     }
     Ok(if report.identical() {
         ExitCode::SUCCESS

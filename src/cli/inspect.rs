@@ -1,5 +1,6 @@
 //! `inspect FILE`: detects GGUF or .ninfer by magic and prints what is inside.
 
+use crate::error::{Error, ErrorClass};
 use crate::geometry::Plane;
 use crate::ninfer::{Artifact, Object, ObjectBody, ObjectView};
 use crate::text::{escape, escape_truncated, json_safe};
@@ -23,7 +24,7 @@ pub fn run(
     path: &Path,
     json: Option<&JsonTarget>,
     mode: crate::gguf::Mode,
-) -> anyhow::Result<ExitCode> {
+) -> crate::Result<ExitCode> {
     let map = crate::fsio::map_file(path)?;
     if map.starts_with(b"NINFER") || map.starts_with(b"NINPRT") {
         return ninfer(path, &map, json);
@@ -34,7 +35,7 @@ pub fn run(
 
 /// Writes a streamed report to its target: standard output as [`print_json`], a file
 /// atomically (nothing is left behind if serializing fails half-way).
-pub fn emit_json(target: &JsonTarget, doc: &impl Serialize) -> anyhow::Result<()> {
+pub fn emit_json(target: &JsonTarget, doc: &impl Serialize) -> crate::Result<()> {
     match target {
         JsonTarget::Stdout => print_json(doc),
         JsonTarget::File(p) => Ok(crate::fsio::write_atomic(
@@ -63,13 +64,13 @@ fn report_header<M: SerializeMap>(m: &mut M) -> std::result::Result<(), M::Error
 /// layout, shape, row-split geometry; resource encoding), as one value (see [`NinferJson`]
 /// for the streamed form `inspect` prints).
 #[cfg(test)]
-pub fn ninfer_json(path: &Path, bytes: &[u8]) -> anyhow::Result<serde_json::Value> {
+pub fn ninfer_json(path: &Path, bytes: &[u8]) -> crate::Result<serde_json::Value> {
     let a = Artifact::parse(bytes)?;
-    Ok(serde_json::to_value(NinferJson { path, bytes, a: &a })?)
+    super::json_out::to_value(SCHEMA, &NinferJson { path, bytes, a: &a })
 }
 
 /// One `objects` record of a container's `--json` view.
-fn object_json(a: &Artifact<'_>, o: &Object) -> anyhow::Result<serde_json::Value> {
+fn object_json(a: &Artifact<'_>, o: &Object) -> crate::Result<serde_json::Value> {
     let mut j = json!({"name": o.name, "kind": o.kind(), "offset": o.offset, "file_offset": a.payload_offset + o.offset, "bytes": o.bytes});
     if let Some((f, l)) = o.format_layout() {
         j["format"] = json!(f);
@@ -80,7 +81,7 @@ fn object_json(a: &Artifact<'_>, o: &Object) -> anyhow::Result<serde_json::Value
         j["encoding"] = json!(encoding);
     }
     if let ObjectView::RowSplit(v) = a.view_object(o)? {
-        j["geometry"] = serde_json::to_value(v.geom)?;
+        j["geometry"] = super::json_out::to_value("geometry", v.geom)?;
     }
     Ok(j)
 }
@@ -138,20 +139,28 @@ const JSON_BATCH: usize = 64 * 1024;
 /// Writes `doc` pretty-printed to `out` through [`json_safe`], a batch of whole lines at a
 /// time, then a newline: the same text as `json_safe(&to_string_pretty(doc))` followed by
 /// `\n`, in memory bounded by the longest line rather than by the document.
-pub fn write_json<W: Write>(out: &mut W, doc: &impl Serialize) -> anyhow::Result<()> {
+pub fn write_json<W: Write>(out: &mut W, doc: &impl Serialize) -> crate::Result<()> {
     let mut w = SafeLines {
         out,
         buf: Vec::new(),
     };
-    serde_json::to_writer_pretty(&mut w, doc)?;
-    w.emit(true)?;
-    w.out.write_all(b"\n")?;
-    Ok(())
+    serde_json::to_writer_pretty(&mut w, doc).map_err(|e| match e.is_io() {
+        // The writer failed (a full disk); anything else is a value that cannot be JSON.
+        true => Error::new(ErrorClass::IoWrite, "json output", e.to_string()),
+        false => Error::new(
+            ErrorClass::InternalInvariant,
+            SCHEMA,
+            format!("report not serializable: {e}"),
+        ),
+    })?;
+    w.emit(true)
+        .and_then(|_| w.out.write_all(b"\n"))
+        .map_err(|e| Error::new(ErrorClass::IoWrite, "json output", e.to_string()))
 }
 
 /// Prints `doc` on stdout as [`write_json`] does; a failed write follows the stdout convention
 /// of `print!` ([`super::stdout`]).
-pub fn print_json(doc: &impl Serialize) -> anyhow::Result<()> {
+pub fn print_json(doc: &impl Serialize) -> crate::Result<()> {
     write_json(&mut PrintOut, doc)
 }
 
@@ -205,7 +214,7 @@ impl<W: Write> Write for SafeLines<'_, W> {
     }
 }
 
-fn ninfer(path: &Path, bytes: &[u8], json: Option<&JsonTarget>) -> anyhow::Result<ExitCode> {
+fn ninfer(path: &Path, bytes: &[u8], json: Option<&JsonTarget>) -> crate::Result<ExitCode> {
     if let Some(target) = json {
         let a = Artifact::parse(bytes)?;
         // Every object's view first, so that a bad one fails before any output (as when the

@@ -122,7 +122,7 @@ pub fn run(
     bytes: &[u8],
     json: Option<&super::json_out::JsonTarget>,
     mode: gguf::Mode,
-) -> anyhow::Result<ExitCode> {
+) -> crate::Result<ExitCode> {
     let g = gguf::parse(bytes, mode)?;
     let notes = fork_notes(&g);
     if let Some(target) = json {

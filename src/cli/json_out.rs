@@ -82,6 +82,18 @@ pub(crate) fn schema_id(name: &str) -> String {
     format!("ninfer-ternary/{name}/1")
 }
 
+/// `v` as a JSON value for the report or member `what`. Failing is a bug of this tool (every
+/// report type serializes), so it is `internal.invariant`.
+pub(crate) fn to_value(what: &str, v: impl serde::Serialize) -> Result<Value> {
+    serde_json::to_value(v).map_err(|e| {
+        Error::new(
+            ErrorClass::InternalInvariant,
+            what,
+            format!("not serializable: {e}"),
+        )
+    })
+}
+
 /// `body` with `schema` and `tool_version` as its first two members.
 pub(crate) fn with_header(schema: &str, body: Value) -> Result<Value> {
     let Value::Object(fields) = body else {

@@ -1,5 +1,5 @@
 //! The `ninfer-ternary` command line. Each subcommand lives in its own module; all of them
-//! return `anyhow::Result`. Every error is printed as `error: [class] ...` and its exit code
+//! return `crate::Result`. Every error is printed as `error: [class] ...` and its exit code
 //! comes from the class (`classify`, `exit_code`; 1 is reserved for "checked and failed").
 
 use crate::codec::TernaryType;
@@ -294,7 +294,6 @@ pub fn main() -> ExitCode {
             force,
             mode,
         } => json_out::JsonTarget::claim(json.as_deref(), force, &[&file])
-            .map_err(anyhow::Error::from)
             .and_then(|target| inspect::run(&file, target.as_ref(), mode)),
         Command::Decode {
             file,
@@ -351,14 +350,13 @@ pub fn main() -> ExitCode {
                 spec_cmd::run(table.as_deref())
             }
         }
-        Command::Corpus { action } => corpus_cmd::corpus(action).map_err(Into::into),
-        Command::CheckReader(args) => corpus_cmd::check_reader(args).map_err(Into::into),
+        Command::Corpus { action } => corpus_cmd::corpus(action),
+        Command::CheckReader(args) => corpus_cmd::check_reader(args),
         Command::ReaderAdapter {
             file,
             request,
             persistent,
-        } => corpus_cmd::reader_adapter(file.as_deref(), request.as_deref(), persistent)
-            .map_err(Into::into),
+        } => corpus_cmd::reader_adapter(file.as_deref(), request.as_deref(), persistent),
         Command::CheckKernel(args) => check_kernel::run(args),
         Command::SynthTemplate {
             profile,
@@ -374,7 +372,7 @@ pub fn main() -> ExitCode {
         // Rust flushes stdout at exit and ignores a failure there; flush here to report it.
         use std::io::Write;
         match std::io::stdout().flush() {
-            Err(e) if !stdout::is_epipe(&e) => Err(stdout::error(&e).into()),
+            Err(e) if !stdout::is_epipe(&e) => Err(stdout::error(&e)),
             _ => Ok(code),
         }
     });
@@ -384,8 +382,7 @@ pub fn main() -> ExitCode {
             let (class, message) = classify(&e);
             eprintln!("error: {}", crate::text::escape(&message));
             if let Some(t) = report_on_error {
-                let first = e.chain().find_map(|c| c.downcast_ref::<crate::Error>());
-                t.write(class, first, &message);
+                t.write(class, Some(&e), &message);
             }
             exit_code(class)
         }
@@ -461,25 +458,12 @@ fn refuse_arguments(e: clap::Error) -> ExitCode {
     exit_code(ErrorClass::CliUsage)
 }
 
-/// The class of a command's error: the class of the first crate [`crate::Error`] in the
-/// chain (context layers are skipped). An error that carries no class is a bug of this tool
-/// (every library error is classed, every command-line check builds a `cli.usage` error), so it
-/// is reported as `internal.invariant`, never guessed from its text. Returns the class and the
-/// message that starts with `[class]`.
-pub(crate) fn classify(e: &anyhow::Error) -> (ErrorClass, String) {
-    let full = format!("{e:#}");
-    let class = e
-        .chain()
-        .find_map(|c| c.downcast_ref::<crate::error::Error>().map(|x| x.class))
-        .unwrap_or(ErrorClass::InternalInvariant);
-    let tag = format!("[{class}] ");
-    let message = if full.starts_with(&tag) {
-        full
-    } else {
-        // Context added around a classed error: name the class once, up front.
-        format!("{tag}{}", full.replacen(&tag, "", 1))
-    };
-    (class, message)
+/// The class of a command's error and the message printed for it (which starts with
+/// `[class]`). Commands return [`crate::Result`], so every error carries the class its site
+/// chose: a usage mistake `cli.usage`, a file problem an `io.*` class, and only a bug of this
+/// tool `internal.invariant` (`tests/it/cli.rs` walks the commands' argument mistakes).
+pub(crate) fn classify(e: &crate::Error) -> (ErrorClass, String) {
+    (e.class, e.to_string())
 }
 
 /// The exit code of an error of `class`. Every class is a usage, input, output or
@@ -496,7 +480,7 @@ pub(crate) fn check_output(
     path: &std::path::Path,
     force: bool,
     inputs: &[&std::path::Path],
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     crate::fsio::claim_output(path, crate::fsio::OutputKind::File, force, inputs)?;
     Ok(())
 }
@@ -506,7 +490,7 @@ pub(crate) fn check_output_dir(
     path: &std::path::Path,
     force: bool,
     inputs: &[&std::path::Path],
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     crate::fsio::claim_output(path, crate::fsio::OutputKind::Directory, force, inputs)?;
     Ok(())
 }
@@ -565,14 +549,22 @@ pub(crate) fn usage(field: &str, detail: impl Into<String>) -> crate::Error {
 }
 
 /// Looks up a model profile by name with a helpful error.
-pub(crate) fn profile(name: &str) -> anyhow::Result<crate::spec::ModelProfile> {
+pub(crate) fn profile(name: &str) -> crate::Result<crate::spec::ModelProfile> {
     crate::spec::profile(name).ok_or_else(|| {
         let names: Vec<&str> = crate::spec::PROFILES.iter().map(|(n, _)| *n).collect();
-        anyhow::Error::from(usage(
+        usage(
             "--profile",
             format!("unknown profile '{name}' (known: {})", names.join(", ")),
-        ))
+        )
     })
+}
+
+/// The length of a file this command has just written (for its summary line); a failure to
+/// stat it is `io.read` on that path.
+pub(crate) fn file_len(path: &std::path::Path) -> crate::Result<u64> {
+    std::fs::metadata(path)
+        .map(|m| m.len())
+        .map_err(|e| crate::Error::io(ErrorClass::IoRead, path, e))
 }
 
 /// A byte progress bar on a terminal; hidden when stderr is not a TTY.
@@ -596,29 +588,35 @@ pub(crate) fn progress_bar(total: u64, what: &str) -> indicatif::ProgressBar {
 mod classify_tests {
     use super::*;
     use crate::error::Error;
-    use anyhow::Context;
 
     #[test]
-    fn the_class_comes_from_the_error_never_from_its_text() {
-        let inner = Error::new(ErrorClass::GgufMagic, "header.magic", "not GGUF");
-        let wrapped = Err::<(), _>(inner.clone())
-            .context("dump file x")
-            .unwrap_err();
-        let (class, msg) = classify(&wrapped);
-        assert_eq!(class, ErrorClass::GgufMagic);
-        assert_eq!(msg, "[gguf.magic] dump file x: header.magic: not GGUF");
-        let usage_error = anyhow::Error::from(usage("--rows", "5:2 is reversed"));
-        assert_eq!(classify(&usage_error).0, ErrorClass::CliUsage);
-        // Negative controls: a crate error flattened into text, a bare I/O error and an
-        // unclassed message are bugs of this tool, not guessed from their words.
-        for e in [
-            anyhow::anyhow!("{inner}"),
-            anyhow::Error::from(std::io::Error::other("disk full")),
-            anyhow::anyhow!("--rows 5:2 is reversed"),
-        ] {
-            let (class, msg) = classify(&e);
-            assert_eq!(class, ErrorClass::InternalInvariant, "{msg}");
-            assert!(msg.starts_with("[internal.invariant] "), "{msg}");
-        }
+    fn the_message_names_the_class_the_site_chose() {
+        let e = Error::new(ErrorClass::GgufMagic, "header.magic", "not GGUF");
+        assert_eq!(
+            classify(&e),
+            (
+                ErrorClass::GgufMagic,
+                "[gguf.magic] header.magic: not GGUF".into()
+            )
+        );
+        let (class, msg) = classify(&usage("--rows", "5:2 is reversed"));
+        assert_eq!(class, ErrorClass::CliUsage);
+        assert_eq!(msg, "[cli.usage] --rows: 5:2 is reversed");
+    }
+
+    /// Negative control for the walk in `tests/it/cli.rs`: a real invariant of a command (a
+    /// report value that cannot be JSON: a map with non-string keys) still reports
+    /// `internal.invariant`, exit 2.
+    #[test]
+    fn a_real_invariant_still_reports_internal_invariant() {
+        let bad: std::collections::BTreeMap<(u8, u8), u8> = [((1, 2), 3)].into();
+        let e = json_out::to_value("x-report", bad).unwrap_err();
+        let (class, msg) = classify(&e);
+        assert_eq!(class, ErrorClass::InternalInvariant);
+        assert!(msg.starts_with("[internal.invariant] x-report: "), "{msg}");
+        assert_eq!(class.exit_code(), 2);
+        // Correct but unusual: a map with string keys is a value like any other.
+        let fine: std::collections::BTreeMap<String, u8> = [("k".to_string(), 1)].into();
+        assert_eq!(json_out::to_value("x-report", fine).unwrap()["k"], 1);
     }
 }

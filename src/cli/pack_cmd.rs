@@ -4,7 +4,6 @@ use crate::gguf::{self, Mode};
 use crate::ninfer::Artifact;
 use crate::pack::{self, PackOptions};
 use crate::text::escape;
-use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -65,7 +64,7 @@ pub struct PackArgs {
 
 /// `pack`: maps, parses and plans the GGUF and template once (the plan sizes the progress
 /// bar), then writes.
-pub fn pack(args: PackArgs) -> anyhow::Result<ExitCode> {
+pub fn pack(args: PackArgs) -> crate::Result<ExitCode> {
     let PackArgs {
         gguf,
         template,
@@ -86,9 +85,13 @@ pub fn pack(args: PackArgs) -> anyhow::Result<ExitCode> {
     if check {
         return preflight(&gguf, &opts);
     }
-    let template =
-        template.context("--template is required (the groupwise-int template to map onto)")?;
-    let output = output.context("-o/--output is required")?;
+    let template = template.ok_or_else(|| {
+        super::usage(
+            "--template",
+            "required unless --check (the groupwise-int template to map onto)",
+        )
+    })?;
+    let output = output.ok_or_else(|| super::usage("-o/--output", "required unless --check"))?;
     super::check_output(&output, force, &[&gguf, &template])?;
     let inputs = pack::PackInputs::map(&gguf, &template)?;
     let packer = pack::Packer::open(&inputs, &opts)?;
@@ -145,7 +148,7 @@ pub fn parse_skip(skip: Option<&str>) -> crate::Result<Vec<String>> {
         .collect()
 }
 
-fn preflight(gguf: &Path, opts: &PackOptions) -> anyhow::Result<ExitCode> {
+fn preflight(gguf: &Path, opts: &PackOptions) -> crate::Result<ExitCode> {
     let gm = crate::fsio::map_file(gguf)?;
     let g = gguf::parse(&gm, Mode::Strict)?;
     let checks = pack::preflight::preflight(&g, opts, 8)?;
@@ -169,7 +172,7 @@ fn preflight(gguf: &Path, opts: &PackOptions) -> anyhow::Result<ExitCode> {
 }
 
 /// Rebuilds the ternary tensors; returns (tensors, identical, bytes).
-pub fn prove(artifact: &Path, gguf: &Path) -> anyhow::Result<(usize, usize, u64)> {
+pub fn prove(artifact: &Path, gguf: &Path) -> crate::Result<(usize, usize, u64)> {
     let am = crate::fsio::map_file(artifact)?;
     let gm = crate::fsio::map_file(gguf)?;
     let a = Artifact::parse(&am)?;
@@ -198,7 +201,7 @@ pub fn unpack(
     gguf: &Path,
     output: Option<&Path>,
     force: bool,
-) -> anyhow::Result<ExitCode> {
+) -> crate::Result<ExitCode> {
     if let Some(o) = output {
         super::check_output(o, force, &[artifact, gguf])?;
     }

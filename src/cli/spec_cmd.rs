@@ -5,7 +5,7 @@ use crate::spec::{self, SOURCES};
 use std::process::ExitCode;
 
 /// `spec [TABLE]`: prints one spec table (or all) as Markdown.
-pub fn run(table: Option<&str>) -> anyhow::Result<ExitCode> {
+pub fn run(table: Option<&str>) -> crate::Result<ExitCode> {
     let s = spec::get();
     let want = |n: &str| table.is_none_or(|t| n.starts_with(t));
     let mut out = String::new();
@@ -90,15 +90,14 @@ pub fn run(table: Option<&str>) -> anyhow::Result<ExitCode> {
                 table.unwrap_or(""),
                 names.join(", ")
             ),
-        )
-        .into());
+        ));
     }
     print!("{out}");
     Ok(ExitCode::SUCCESS)
 }
 
 /// `spec --write` / `spec --check`: re-render (or compare) the generated regions of `dir/*.md`.
-pub fn docs(dir: &std::path::Path, write: bool) -> anyhow::Result<ExitCode> {
+pub fn docs(dir: &std::path::Path, write: bool) -> crate::Result<ExitCode> {
     use crate::spec_docs as render;
     let mut docs: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(ErrorClass::IoRead, dir, e))?

@@ -30,13 +30,13 @@ pub fn template(
     with: Option<&str>,
     output: &Path,
     force: bool,
-) -> anyhow::Result<ExitCode> {
+) -> crate::Result<ExitCode> {
     let extras = parse_extras(with)?;
     super::check_output(output, force, &[])?;
     let p = super::profile(profile)?;
     let t0 = std::time::Instant::now();
     let dir = crate::synth::template::write_template_with(&p, &extras, output)?;
-    let size = std::fs::metadata(output)?.len();
+    let size = super::file_len(output)?;
     println!(
         "wrote {} ({} objects, {} bytes, model_id {}, weights_id {}) in {:.2}s",
         output.display(),
@@ -57,7 +57,7 @@ pub fn model(
     layers: Option<&str>,
     output: &Path,
     force: bool,
-) -> anyhow::Result<ExitCode> {
+) -> crate::Result<ExitCode> {
     use crate::synth::model::{write_model_file_layers, writer_for_layers};
     super::check_output(output, force, &[])?;
     let p = super::profile(profile)?;
@@ -83,7 +83,7 @@ pub fn model(
 }
 
 /// `oracle-gguf`: writes the fixture the gguf-py oracle decodes.
-pub fn oracle(seed: u64, output: &Path, force: bool) -> anyhow::Result<ExitCode> {
+pub fn oracle(seed: u64, output: &Path, force: bool) -> crate::Result<ExitCode> {
     super::check_output(output, force, &[])?;
     let bytes = crate::synth::oracle::oracle_gguf(seed)?;
     crate::fsio::write_bytes_atomic(output, &bytes)?;

@@ -13,17 +13,19 @@ enum Job {
     Retag,
 }
 
-fn job(to: Option<TernaryType>, retag: bool) -> anyhow::Result<Job> {
+fn job(to: Option<TernaryType>, retag: bool) -> crate::Result<Job> {
     Ok(match (to, retag) {
         (Some(_), true) => {
-            return Err(super::usage("--to/--retag-42", "use either --to or --retag-42").into())
+            return Err(super::usage(
+                "--to/--retag-42",
+                "use either --to or --retag-42",
+            ))
         }
         (None, false) => {
             return Err(super::usage(
                 "--to/--retag-42",
                 "nothing to do: pass --to pq2_0|ptq1_0 or --retag-42",
-            )
-            .into())
+            ))
         }
         (None, true) => Job::Retag,
         (Some(t), false) => Job::To(t),
@@ -37,7 +39,7 @@ pub fn run(
     to: Option<TernaryType>,
     retag: bool,
     force: bool,
-) -> anyhow::Result<ExitCode> {
+) -> crate::Result<ExitCode> {
     let job = job(to, retag)?;
     super::check_output(output, force, &[input])?;
     let map = crate::fsio::map_file(input)?;
@@ -64,7 +66,7 @@ pub fn run(
         Job::To(ty) => format!("transcoded to {}", ty.name()),
         Job::Retag => "retagged 42 -> 142".to_string(),
     };
-    let size = std::fs::metadata(output)?.len();
+    let size = super::file_len(output)?;
     println!(
         "{what}: {n} tensors; wrote {} ({size} bytes)",
         output.display()

@@ -1,6 +1,6 @@
 //! `verify`, `mutate` and `dump-reference`: thin adapters from the command line to
 //! [`crate::verify`]. Every error they return is a classed [`crate::Error`] (the exit code and
-//! the `[class]` of the message come from it); `anyhow` is only the type `main` collects.
+//! the `[class]` of the message come from it).
 
 use crate::error::{Error, ErrorClass};
 use crate::ninfer::Artifact;
@@ -99,7 +99,7 @@ pub(crate) struct DumpReferenceArgs {
 
 /// `verify`: every gate over ARTIFACT against its source GGUF; exit 0 pass, 1 a gate failed,
 /// 2 an input that cannot be judged (not a GGUF, not a .ninfer, a mismatched pair, I/O).
-pub(crate) fn verify(a: VerifyArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn verify(a: VerifyArgs) -> crate::Result<ExitCode> {
     let t0 = Instant::now();
     let mut inputs: Vec<&Path> = vec![&a.artifact, &a.gguf];
     inputs.extend(a.template.as_deref());
@@ -130,8 +130,7 @@ pub(crate) fn verify(a: VerifyArgs) -> anyhow::Result<ExitCode> {
                 ErrorClass::VerifyInput,
                 "--oracle-dump",
                 format!("{} is a file, not a dump directory", d.display()),
-            )
-            .into());
+            ));
         }
     }
     let opts = Options {
@@ -206,7 +205,7 @@ fn write_report(t: &JsonTarget, r: &verify::Report) -> Result<(), Error> {
 }
 
 /// `mutate`: writes one broken artifact (or broken dumps) of spec/gates.json `mutations`.
-pub(crate) fn mutate(a: MutateArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn mutate(a: MutateArgs) -> crate::Result<ExitCode> {
     let (artifact, kind, output) = (a.artifact.as_path(), a.kind.as_str(), a.output.as_path());
     let m = verify::mutate::spec(kind)?;
     if m.target == crate::spec::MutationTarget::Dumps {
@@ -257,7 +256,7 @@ fn parse_tokens(s: &str) -> Result<Vec<u64>, Error> {
 
 /// `dump-reference`: reference dumps of ARTIFACT in the native, engine or harness format,
 /// written as one directory atomically (`--device cuda`: the native format from the GPU).
-pub(crate) fn dump_reference(a: DumpReferenceArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn dump_reference(a: DumpReferenceArgs) -> crate::Result<ExitCode> {
     match a.device.as_str() {
         "host" => {}
         // The device rewrite recomputes the native dump files; engine/harness files are
@@ -270,8 +269,7 @@ pub(crate) fn dump_reference(a: DumpReferenceArgs) -> anyhow::Result<ExitCode> {
                     "--device cuda writes the native dump format only (got --format {})",
                     a.format
                 ),
-            )
-            .into())
+            ))
         }
         "cuda" => {
             return super::check_kernel::dump_reference_device(
@@ -287,8 +285,7 @@ pub(crate) fn dump_reference(a: DumpReferenceArgs) -> anyhow::Result<ExitCode> {
                 ErrorClass::CliUsage,
                 "--device",
                 format!("--device {d}: one of host, cuda"),
-            )
-            .into())
+            ))
         }
     }
     let (artifact, output) = (a.artifact.as_path(), a.output.as_path());

@@ -10,7 +10,9 @@ use std::path::Path;
 fn inputs(target: &str, with_corpus: bool) -> Vec<Vec<u8>> {
     let mut out: Vec<Vec<u8>> = seeds::for_target(target).into_values().collect();
     if with_corpus {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus").join(target);
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz/corpus")
+            .join(target);
         if let Ok(rd) = std::fs::read_dir(dir) {
             out.extend(rd.flatten().filter_map(|f| std::fs::read(f.path()).ok()));
         }

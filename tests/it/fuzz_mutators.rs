@@ -40,7 +40,9 @@ impl Evolve {
             .filter(|b| match container {
                 Container::Gguf => GgufModel::parse(b).is_some(),
                 Container::Ninfer => Model::parse(b).is_some(),
-                Container::Bundle => ninfer_ternary_testkit::mutate::bundle::Model::parse(b).is_some(),
+                Container::Bundle => {
+                    ninfer_ternary_testkit::mutate::bundle::Model::parse(b).is_some()
+                }
             })
             .collect();
         assert!(pool.len() > 10, "{target}: only {} seeds frame", pool.len());
@@ -90,7 +92,10 @@ fn the_models_rewrite_every_valid_seed_byte_for_byte() {
     for (name, bytes) in seeds::for_target("dumps_parse") {
         let m = ninfer_ternary_testkit::mutate::bundle::Model::parse(&bytes)
             .expect("a dump bundle frames");
-        assert!(m.to_bytes() == bytes, "dumps seed {name} does not round-trip");
+        assert!(
+            m.to_bytes() == bytes,
+            "dumps seed {name} does not round-trip"
+        );
         n += 1;
     }
     for (name, bytes) in seeds::for_target("ninfer_parse") {
