@@ -131,6 +131,27 @@ fn mutations_are_deterministic_and_bounded() {
     }
 }
 
+fn assert_goals(goals: &[&str], reached: &BTreeMap<&str, usize>, rounds: usize) {
+    for g in goals {
+        assert!(
+            reached.contains_key(g),
+            "not reached in {rounds} rounds: {g}; reached {reached:?}"
+        );
+    }
+}
+
+fn assert_rules(rules: &[&str], classes: &BTreeMap<String, usize>) {
+    let missing: BTreeSet<&str> = rules
+        .iter()
+        .copied()
+        .filter(|r| !classes.contains_key(*r))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules never reached: {missing:?}; reached {classes:?}"
+    );
+}
+
 /// Counts of the error classes the real reader gave, per class id.
 fn note(classes: &mut BTreeMap<String, usize>, class: &str) {
     *classes.entry(class.to_string()).or_default() += 1;
@@ -143,7 +164,7 @@ fn gguf_mutations_reach_large_arrays_eof_tensors_and_wrapping_dims() {
     let mut classes = BTreeMap::new();
     let goals = [
         "accepted string array > 1000 entries",
-        "accepted alignment 64 with a tensor ending at end of file",
+        "accepted alignment 128 with a tensor ending at end of file",
         "3-D tensor whose element count wraps u64",
         "accepted 256-byte key",
     ];
@@ -175,7 +196,7 @@ fn gguf_mutations_reach_large_arrays_eof_tensors_and_wrapping_dims() {
                     .tensors
                     .iter()
                     .any(|t| t.nbytes > 0 && t.abs_offset + t.nbytes == out.len() as u64);
-                if g.alignment == 64 && eof {
+                if g.alignment == 128 && eof {
                     reached.entry(goals[1]).or_insert(e.round);
                 }
                 if g.kvs.iter().any(|kv| kv.key.len() == 256) {
@@ -184,13 +205,7 @@ fn gguf_mutations_reach_large_arrays_eof_tensors_and_wrapping_dims() {
             }
         }
     }
-    for g in goals {
-        assert!(
-            reached.contains_key(g),
-            "not reached in {} rounds: {g}; reached {reached:?}",
-            e.round
-        );
-    }
+    assert_goals(&goals, &reached, e.round);
     let rules = [
         "gguf.string_length",
         "gguf.array_length",
@@ -207,60 +222,49 @@ fn gguf_mutations_reach_large_arrays_eof_tensors_and_wrapping_dims() {
         "gguf.tensor_out_of_bounds",
         "gguf.version",
     ];
-    let missing: BTreeSet<&str> = rules
-        .iter()
-        .copied()
-        .filter(|r| !classes.contains_key(*r))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "rules never reached: {missing:?}; reached {classes:?}"
-    );
+    assert_rules(&rules, &classes);
     eprintln!("gguf goals (round first reached): {reached:?}\nrefusals: {classes:?}");
 }
 
 #[test]
-fn ninfer_mutations_reach_255_byte_names_wrapping_ranges_and_tall_tensors() {
+fn ninfer_mutations_reach_255_byte_names_huge_resources_and_tall_ptq1_tensors() {
     let mut e = Evolve::new(Container::Ninfer, "ninfer_parse");
     let mut reached: BTreeMap<&str, usize> = BTreeMap::new();
     let mut classes = BTreeMap::new();
     let goals = [
         "accepted object name of exactly 255 bytes",
-        "offset + bytes wraps u64 (refused as an overflow)",
-        "accepted row-split tensor with at least 3 rows",
+        "resource bytes within 7 of 2^64",
+        "accepted PTQ1_0 row-split tensor with at least 5 rows",
     ];
     while e.round < MIN_ROUNDS || (e.round < MAX_ROUNDS && reached.len() < goals.len()) {
         let Some(out) = e.next(32768) else { continue };
-        match Artifact::parse(&out) {
-            Err(err) => {
-                note(&mut classes, err.class.id());
-                if err.class == ninfer_ternary::ErrorClass::NinferArithOverflow
-                    && err.field.contains("objects[")
-                {
-                    reached.entry(goals[1]).or_insert(e.round);
-                }
+        if let Some(m) = Model::parse(&out) {
+            let huge = m.dir["objects"].as_array().is_some_and(|objs| {
+                objs.iter().any(|o| {
+                    o["kind"] == "resource" && o["bytes"].as_u64().is_some_and(|b| b > u64::MAX - 7)
+                })
+            });
+            if huge {
+                reached.entry(goals[1]).or_insert(e.round);
             }
+        }
+        match Artifact::parse(&out) {
+            Err(err) => note(&mut classes, err.class.id()),
             Ok(a) => {
                 for o in &a.directory.objects {
                     if o.name.len() == 255 {
                         reached.entry(goals[0]).or_insert(e.round);
                     }
-                    let tall = o.shape().first().is_some_and(|&n| n >= 3);
-                    if tall && o.layout_id() == Some(ninfer_ternary::spec::LayoutId::RowSplitK128V1)
-                    {
+                    let tall = o.shape().first().is_some_and(|&n| n >= 5);
+                    let ptq1 = o.format_layout() == Some(("PTQ1_0_G128", "row-split-k128-v1"));
+                    if tall && ptq1 {
                         reached.entry(goals[2]).or_insert(e.round);
                     }
                 }
             }
         }
     }
-    for g in goals {
-        assert!(
-            reached.contains_key(g),
-            "not reached in {} rounds: {g}; reached {reached:?}",
-            e.round
-        );
-    }
+    assert_goals(&goals, &reached, e.round);
     let rules = [
         "ninfer.json_syntax",
         "ninfer.dir_name",
@@ -272,14 +276,6 @@ fn ninfer_mutations_reach_255_byte_names_wrapping_ranges_and_tall_tensors() {
         "ninfer.range_alignment",
         "ninfer.truncated",
     ];
-    let missing: BTreeSet<&str> = rules
-        .iter()
-        .copied()
-        .filter(|r| !classes.contains_key(*r))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "rules never reached: {missing:?}; reached {classes:?}"
-    );
+    assert_rules(&rules, &classes);
     eprintln!("ninfer goals (round first reached): {reached:?}\nrefusals: {classes:?}");
 }
