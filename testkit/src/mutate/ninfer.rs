@@ -8,7 +8,7 @@
 //! shape or format lands on a file that passes every range rule and reaches the object views.
 
 use super::{boundary as b, dict, Dice};
-use ninfer_ternary::ninfer::{self, directory, ObjectBody, PlannedObject};
+use ninfer_ternary::ninfer::layout;
 use serde_json::{json, Map, Value};
 
 /// Offset of the payload: the prefix and directory rounded up to this (spec/container.json).
@@ -253,40 +253,49 @@ impl Model {
         }
     }
 
-    /// Every object's `bytes` and `offset` recomputed by the planner and the payload fitted,
-    /// when the directory still describes valid objects; otherwise nothing changes.
+    /// Every object's `bytes` and `offset` recomputed as the planner would (tensor sizes from
+    /// the layout's size formula, offsets at the next multiple of each object's alignment)
+    /// and the payload fitted; objects whose size cannot be computed keep theirs. It reads the
+    /// JSON itself instead of calling the planner: a mutator must not run the parser code the
+    /// target checks (a bug there would crash the mutator, leaving no reproducer).
     fn relayout(&mut self, max_size: usize) {
-        let Ok(parsed) = directory::parse_directory(&self.dir.to_string()) else {
+        let s = ninfer_ternary::spec::get();
+        let Some(objs) = self.objects() else {
             return;
         };
-        let planned = parsed
-            .objects
-            .iter()
-            .map(|o| PlannedObject {
-                name: o.name.clone(),
-                body: o.body.clone(),
-                resource_bytes: match o.body {
-                    ObjectBody::Resource { .. } => o.bytes,
-                    ObjectBody::Tensor { .. } => 0,
+        let mut cursor = 0u64;
+        for o in objs.iter_mut() {
+            let Some(m) = o.as_object_mut() else { continue };
+            let (bytes, align) = match (m.get("format"), m.get("layout"), m.get("shape")) {
+                (Some(Value::String(f)), Some(Value::String(l)), Some(Value::Array(dims))) => {
+                    let shape: Option<Vec<u64>> = dims.iter().map(|d| d.as_u64()).collect();
+                    let (Some(format), Some(layout), Some(shape)) =
+                        (s.format(f), s.layout_named(l), shape)
+                    else {
+                        continue;
+                    };
+                    let Ok(n) = layout::encoded_size(layout, format, &shape, "relayout") else {
+                        continue;
+                    };
+                    (n, layout.alignment.max(1))
+                }
+                _ => match m.get("bytes").and_then(|b| b.as_u64()) {
+                    Some(n) => (n, s.container.directory.resource_alignment.max(1)),
+                    None => continue,
                 },
-            })
-            .collect();
-        let Ok(plan) = ninfer::plan(parsed.identity.clone(), planned) else {
-            return;
-        };
-        let Ok(dir) = serde_json::from_str::<Value>(&plan.to_json()) else {
-            return;
-        };
-        let end = plan
-            .objects
-            .last()
-            .map_or(0, |o| o.offset.saturating_add(o.bytes));
-        let text_room = max_size.saturating_sub(PAYLOAD_ALIGNMENT + dir.to_string().len());
-        if end as usize <= text_room {
-            self.dir = dir;
+            };
+            let Some(at) = cursor.checked_next_multiple_of(align) else {
+                return;
+            };
+            m.insert("offset".into(), json!(at));
+            m.insert("bytes".into(), json!(bytes));
+            cursor = at.saturating_add(bytes);
+        }
+        let text_room = max_size.saturating_sub(PAYLOAD_ALIGNMENT + self.dir.to_string().len());
+        if cursor <= text_room as u64 {
             let old = self.payload.len();
             let mut fill = 0x11u8;
-            self.payload.resize(end as usize, 0);
+            self.payload.resize(cursor as usize, 0);
             // Fresh bytes where the old payload ended: a varied pattern, not all zeros.
             for x in self.payload.iter_mut().skip(old) {
                 *x = fill;
