@@ -25,6 +25,9 @@ pub struct Model {
     pub lie: Option<u64>,
     /// The payload (from the payload offset to the end of the file).
     pub payload: Vec<u8>,
+    /// Length of the directory text as read: the mutations' size estimate, so that sizing a
+    /// change does not serialize the whole directory again.
+    pub text_len: usize,
 }
 
 impl Model {
@@ -43,6 +46,7 @@ impl Model {
             dir,
             lie: None,
             payload,
+            text_len: text.len(),
         })
     }
 
@@ -63,7 +67,7 @@ impl Model {
     }
 
     fn size(&self) -> usize {
-        PAYLOAD_ALIGNMENT + self.dir.to_string().len() + self.payload.len()
+        PAYLOAD_ALIGNMENT + self.text_len + self.payload.len()
     }
 
     /// Applies one field mutation; `max_size` bounds what it may grow.
@@ -74,7 +78,7 @@ impl Model {
             2 | 3 => self.object_number(d),
             4 => self.object_word(d),
             5 => self.object_members(d),
-            6 => self.object_list(d),
+            6 => self.object_list(d, room),
             7 | 8 => {
                 if d.one_in(2) {
                     self.shape(d);
@@ -85,8 +89,8 @@ impl Model {
             10 => self.nest(d),
             11 => {
                 self.lie = Some(match d.below(3) {
-                    0 => self.dir.to_string().len() as u64 + 1,
-                    1 => (self.dir.to_string().len() as u64).saturating_sub(1),
+                    0 => self.text_len as u64 + 1,
+                    1 => (self.text_len as u64).saturating_sub(1),
                     _ => d.boundary(b::INTEGERS),
                 })
             }
@@ -202,7 +206,7 @@ impl Model {
     }
 
     /// Objects cloned (to a boundary count, with fresh names), removed or swapped.
-    fn object_list(&mut self, d: &mut Dice) {
+    fn object_list(&mut self, d: &mut Dice, room: usize) {
         let Some(objs) = self.objects() else {
             return;
         };
@@ -216,8 +220,9 @@ impl Model {
                 objs.swap(i, j);
             }
             _ if n > 0 => {
-                let want = (d.boundary(b::COUNTS) as usize).clamp(n, n + 1100);
                 let proto = objs[d.below(n)].clone();
+                let per = proto.to_string().len() + 8;
+                let want = (d.boundary(b::COUNTS) as usize).clamp(n, n + room / per);
                 for k in n..want {
                     let mut o = proto.clone();
                     if let Some(m) = o.as_object_mut() {
@@ -291,7 +296,7 @@ impl Model {
             m.insert("bytes".into(), json!(bytes));
             cursor = at.saturating_add(bytes);
         }
-        let text_room = max_size.saturating_sub(PAYLOAD_ALIGNMENT + self.dir.to_string().len());
+        let text_room = max_size.saturating_sub(PAYLOAD_ALIGNMENT + self.text_len);
         if cursor <= text_room as u64 {
             let old = self.payload.len();
             let mut fill = 0x11u8;
