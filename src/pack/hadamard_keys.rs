@@ -244,6 +244,9 @@ fn sign_values(kv: &Kv<'_>, widths: &[i32]) -> Result<Vec<i32>> {
         ));
     }
     planted!("pack_sign_values_by_sign", {
+        if let Ok(v) = arr.as_i32s() {
+            return Ok(v.iter().map(|&x| if x < 0 { -1 } else { 1 }).collect());
+        }
         if let Ok(v) = arr.as_f32s() {
             return Ok(v.iter().map(|&x| if x < 0.0 { -1 } else { 1 }).collect());
         }
