@@ -21,10 +21,16 @@ impl Model {
         loop {
             let Some(n) = bytes.get(..2) else { break };
             let n = u16::from_le_bytes([n[0], n[1]]) as usize;
-            let Some(name) = bytes.get(2..2 + n) else { break };
-            let Some(d) = bytes.get(2 + n..6 + n) else { break };
+            let Some(name) = bytes.get(2..2 + n) else {
+                break;
+            };
+            let Some(d) = bytes.get(2 + n..6 + n) else {
+                break;
+            };
             let d = u32::from_le_bytes([d[0], d[1], d[2], d[3]]) as usize;
-            let Some(data) = bytes.get(6 + n..6 + n + d) else { break };
+            let Some(data) = bytes.get(6 + n..6 + n + d) else {
+                break;
+            };
             files.push((name.to_vec(), data.to_vec()));
             bytes = &bytes[6 + n + d..];
         }
