@@ -459,7 +459,7 @@ extern "C" __global__ void engine_mmv(const std::uint8_t* w, const float* x, flo
 }
 
 /// `--random N --seed S` over reference kernels passes and over wrong variants fails (a small
-/// N here; .ci/run runs N = 200 over every shipped kernel).
+/// N here; .ci/run runs the fixed matrix plus the default random batch over every shipped kernel).
 #[test]
 fn random_cases_pass_the_references_and_catch_the_wrong_variants() {
     if !host_ready() {
