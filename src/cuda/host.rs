@@ -1007,6 +1007,12 @@ impl HostBinary {
                                     Some(uninit_error(entry, &name_of(case), launch_of(case), ndiff, first));
                             }
                         }
+                        Rec::Weak { case, ndiff, first } => {
+                            if case_err.is_none() {
+                                case_err =
+                                    Some(weak_error(entry, &name_of(case), launch_of(case), ndiff, first));
+                            }
+                        }
                         Rec::Map(k, m) => {
                             // A later placement of the same buffer replaces the earlier one.
                             let v = maps.entry(k).or_default();
@@ -1311,6 +1317,13 @@ enum Rec {
         ndiff: u64,
         first: u64,
     },
+    /// Weak visibility: output bytes that changed when plain global writes became visible
+    /// to other blocks only at `__threadfence`.
+    Weak {
+        case: usize,
+        ndiff: u64,
+        first: u64,
+    },
     Signal {
         #[allow(dead_code)]
         case: usize,
@@ -1381,6 +1394,14 @@ fn read_records(out: std::process::ChildStdout, tx: mpsc::Sender<Rec>, max_run: 
             "U" => {
                 let case = num() as usize;
                 Rec::Uninit {
+                    case,
+                    ndiff: num(),
+                    first: num(),
+                }
+            }
+            "V" => {
+                let case = num() as usize;
+                Rec::Weak {
                     case,
                     ndiff: num(),
                     first: num(),
@@ -1570,6 +1591,34 @@ fn uninit_error(entry: &str, case: &str, l: &Launch, ndiff: u64, first: u64) -> 
         case,
         format!(
             "{entry} reads shared memory it never wrote (initcheck): under one and the same forward schedule, the run changes when only the initial contents of shared memory change (0xc3 bytes, then 0xff: NaN as f32/f16/bf16, -1 as integers): {what} -- an uninitialised __shared__ read (0 x uninitialised included), not a race: every schedule agreed"
+        ),
+    )
+}
+
+/// The weak-visibility report: the output changed when a block's plain global writes
+/// reached other blocks only at its `__threadfence()` (or the kernel's end).
+fn weak_error(entry: &str, case: &str, l: &Launch, ndiff: u64, first: u64) -> Error {
+    let out = l
+        .args
+        .iter()
+        .find_map(|a| match a {
+            LaunchArg::Out { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .unwrap_or("y");
+    let what = if ndiff == 0 {
+        "its threads no longer meet at their barriers".to_string()
+    } else {
+        format!(
+            "{ndiff} bytes of `{out}` differ, the first at byte {first} (element {} of 4-byte values)",
+            first / 4
+        )
+    };
+    Error::new(
+        ErrorClass::KernelNondeterministic,
+        case,
+        format!(
+            "{entry} reads global memory another block wrote before that block made it visible (missing __threadfence()): under the weak-visibility schedule (blocks in order; a block's plain global writes reach other blocks only at its __threadfence() or the kernel's end, atomics at once) {what} -- a block that hands results to another through an atomic (a split-K counter whose last block sums the partials) needs __threadfence() between its writes and that atomic; every other schedule agreed"
         ),
     )
 }

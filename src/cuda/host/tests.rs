@@ -178,6 +178,27 @@ extern "C" __global__ void divergent_shfl(const float* x, float* y, int n) {
     }
     if (l == 0) y[0] = v;
 }
+
+__device__ float splitk_partial[64];
+__device__ unsigned splitk_ticket;
+extern "C" __global__ void split_k(const float* x, float* y, int n) {
+    // One partial per block, the last ticket sums them; n 1: __threadfence() publishes each
+    // partial before its ticket (correct), n 0: no fence.
+    float v = x[blockIdx.x * 32 + threadIdx.x];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    __shared__ int last;
+    if (threadIdx.x == 0) {
+        splitk_partial[blockIdx.x] = v;
+        if (n == 1) __threadfence();
+        last = atomicAdd(&splitk_ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        float s = 0.0f;
+        for (unsigned b = 0; b < gridDim.x; ++b) s += ((volatile float*)splitk_partial)[b];
+        y[0] = s;
+    }
+}
 "#;
 
 fn sig(entry: &str, params: &[&str]) -> EntrySig {
@@ -211,6 +232,7 @@ fn kernels() -> &'static HostBinary {
             sig("global_stage", &f),
             sig("shared_padding", &f),
             sig("divergent_shfl", &f),
+            sig("split_k", &f),
         ];
         let t0 = Instant::now();
         let b = HostBinary::compile(KERNELS, &entries, &HostOptions::default())
@@ -733,4 +755,28 @@ fn synccheck_names_a_full_mask_shuffle_whose_lanes_wait_elsewhere() {
             && e.detail.contains("names lanes 16-31"),
         "{e}"
     );
+}
+
+#[test]
+fn weak_visibility_names_a_split_k_last_block_reading_partials_published_without_a_fence() {
+    if !ready() {
+        return;
+    }
+    let x: Vec<f32> = (0..8 * 32).map(|i| (i % 7) as f32).collect();
+    let want: f32 = x.iter().sum();
+    // With the fence: every schedule, the weak-visibility one included, gives the sum.
+    let out = f32s(&agreed(run1("split_k", launch(8, 32, 0, &x, 4, 1), 10)));
+    assert_eq!(out, vec![want]);
+    // Without it: the last block reads the other blocks' partials before they are visible.
+    let e = err_of(run1("split_k", launch(8, 32, 0, &x, 4, 0), 10));
+    assert_eq!(e.class, ErrorClass::KernelNondeterministic, "{e}");
+    assert!(
+        e.detail.contains("missing __threadfence()")
+            && e.detail.contains("weak-visibility schedule")
+            && e.detail.contains("bytes of `y` differ")
+            && e.detail.contains("every other schedule agreed"),
+        "{e}"
+    );
+    // Atomics alone (count_atomics, atomic_add_from_every_thread_counts_every_thread) are
+    // visible at once and pass the weak-visibility run too.
 }

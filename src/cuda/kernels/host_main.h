@@ -13,6 +13,8 @@
 //                              collective's named lanes wait at another collective)
 //   W i nbytes                 bytes of static storage (__device__ globals, statics) the forward
 //                              run changed (every run starts from the start-up image)
+//   V i ndiff firstbyte        weak visibility: the output changed when a block's plain global
+//                              writes became visible to other blocks only at its __threadfence
 //   U i ndiff firstbyte        initcheck: the forward schedule's output changed when only the
 //                              initial contents of shared memory changed (finite vs NaN poison)
 //   S i sig addr write thread bx by bz stackoverflow   a fault (then _exit)
@@ -589,7 +591,10 @@ static int nt_run_grid(int entry, const unsigned* grid, const unsigned* block, u
         for (;;) {
             if (nt_round(policy, &rng)) continue;
             int u = nt_unblock(msg, cap);
-            if (u == 1) break;
+            if (u == 1) {
+                if (nt_weak_on) nt_weak_block_end();
+                break;
+            }
             if (u == 2) return 1;
         }
     }
@@ -700,6 +705,34 @@ struct nt_reader {
         return v;
     }
 };
+
+// The weak-visibility run (nt_run_case), when every schedule agreed and the forward run used
+// an atomic or a fence (without them, blocks cannot hand each other data the schedules would
+// not already show racing): blocks in order, each one's plain writes visible to the others
+// only from its __threadfence() on (host_shim.h). An output that differs from the forward
+// run's was read by another block before it was published. 1 when it reported.
+static int nt_weak_check(long ci, int entry, const unsigned* grid, const unsigned* block, unsigned dyn,
+                         unsigned long long seed, nt_buf* bufs, unsigned nargs, int out_arg,
+                         const unsigned char* first_out, size_t out_len, char* msg, size_t msg_cap) {
+    for (unsigned i = 0; i < nargs; ++i)
+        if (bufs[i].kind == 1 || bufs[i].kind == 2) nt_fill_writable(&bufs[i]);
+    nt_statics_restore();
+    for (unsigned i = 0; i < nargs; ++i)
+        if (bufs[i].kind == 1 || bufs[i].kind == 2) nt_weak_add(bufs[i].wlo, (size_t)(bufs[i].whi - bufs[i].wlo));
+    for (int i = 0; i < nt_nstatics; ++i) nt_weak_add(nt_statics[i].p, nt_statics[i].n);
+    nt_weak_begin();
+    int stuck = nt_run_grid(entry, grid, block, dyn, 0, seed, 0xc3, msg, msg_cap);
+    nt_weak_end();
+    size_t nd = 0, first = 0;
+    for (size_t k = 0; k < out_len && !stuck; ++k)
+        if (first_out[k] != bufs[out_arg].base[k]) {
+            if (!nd) first = k;
+            ++nd;
+        }
+    if (!nd && !stuck) return 0;
+    nt_rec("V %ld %zu %zu", ci, nd, first);
+    return 1;
+}
 
 // The checks after the schedule runs (nt_run_case).
 // One more forward run checks two things at once (the common case costs one run): every
@@ -832,8 +865,9 @@ static void nt_run_case(long ci, nt_reader& rd, int skip) {
     // depends on shared memory the kernel never wrote changes there (0 x NaN is NaN).
     const unsigned char shared_poison[3] = {0xc3, 0xc3, 0xc3};
     int nruns = (flags & 1) ? 1 : 3;
-    int failed = 0, agree = 1;
+    int failed = 0, agree = 1, synced = 0;
     for (int run = 0; run < nruns && !failed; ++run) {
+        nt_sync_seen = 0;
         for (unsigned i = 0; i < nargs; ++i)
             if (bufs[i].kind == 1 || bufs[i].kind == 2) nt_fill_writable(&bufs[i]);
         nt_statics_restore();
@@ -865,10 +899,14 @@ static void nt_run_case(long ci, nt_reader& rd, int skip) {
             }
         }
         if (run == 0) {
+            synced = nt_sync_seen;
             size_t w = nt_statics_changed();
             if (w) nt_rec("W %ld %zu", ci, w);
         }
     }
+    if (!failed && agree && synced && out_arg >= 0 && first_out)
+        failed = nt_weak_check(ci, entry, grid, block, dyn, seed, bufs, nargs, out_arg, first_out, out_len, msg,
+                               sizeof msg);
     if (!failed && out_arg >= 0 && first_out)
         nt_poison_checks(ci, entry, grid, block, dyn, seed, bufs, nargs, out_arg, first_out, out_len, agree, msg,
                          sizeof msg);
