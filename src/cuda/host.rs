@@ -1215,10 +1215,25 @@ fn validate(sig: &EntrySig, case: &str, l: &Launch) -> Result<()> {
         let ptr = t.contains('*');
         let is_buf = matches!(
             a,
-            LaunchArg::In { .. } | LaunchArg::Out { .. } | LaunchArg::Scratch { .. }
+            LaunchArg::In { .. }
+                | LaunchArg::Sparse { .. }
+                | LaunchArg::Out { .. }
+                | LaunchArg::Scratch { .. }
         );
         if ptr != is_buf {
             return bad(format!("argument {a:?} passed to a parameter of type {t}"));
+        }
+        if let LaunchArg::Sparse { name, len, runs } = a {
+            let mut end = 0usize;
+            for (off, b) in runs {
+                if *off < end || off.saturating_add(b.len()) > *len {
+                    return bad(format!(
+                        "sparse input `{name}`: a run at byte {off} ({} bytes) overlaps the previous one or passes its length {len}",
+                        b.len()
+                    ));
+                }
+                end = off + b.len();
+            }
         }
     }
     Ok(())
@@ -1255,6 +1270,17 @@ fn launch_file(
                     put(&mut b, bytes.len() as u64);
                     b.extend_from_slice(bytes);
                     b.resize(b.len().div_ceil(8) * 8, 0);
+                }
+                LaunchArg::Sparse { len, runs, .. } => {
+                    put(&mut b, 6);
+                    put(&mut b, *len as u64);
+                    put(&mut b, runs.len() as u64);
+                    for (off, bytes) in runs {
+                        put(&mut b, *off as u64);
+                        put(&mut b, bytes.len() as u64);
+                        b.extend_from_slice(bytes);
+                        b.resize(b.len().div_ceil(8) * 8, 0);
+                    }
                 }
                 LaunchArg::Out { bytes, .. } => {
                     put(&mut b, 1);
@@ -1497,6 +1523,7 @@ fn arg_name(l: &Launch, arg: usize) -> String {
     match l.args.get(arg) {
         Some(
             LaunchArg::In { name, .. }
+            | LaunchArg::Sparse { name, .. }
             | LaunchArg::Out { name, .. }
             | LaunchArg::Scratch { name, .. },
         ) => name.clone(),
@@ -1506,7 +1533,7 @@ fn arg_name(l: &Launch, arg: usize) -> String {
 
 fn arg_role(l: &Launch, arg: usize) -> &'static str {
     match l.args.get(arg) {
-        Some(LaunchArg::In { .. }) => "input",
+        Some(LaunchArg::In { .. } | LaunchArg::Sparse { .. }) => "input",
         Some(LaunchArg::Out { .. }) => "output",
         Some(LaunchArg::Scratch { .. }) => "scratch",
         _ => "argument",
@@ -1711,6 +1738,9 @@ fn fault_error(
                     format!("{entry} wrote into input `{name}` at byte {off} (len {}; inputs are read-only), {who}", m.len),
                 );
             }
+            if let Some(LaunchArg::Sparse { len, runs, .. }) = m.arg.and_then(|a| l.args.get(a)) {
+                return sparse_fault(entry, case, &name, *len, runs, m.base, addr, &who);
+            }
             let at = if addr >= end {
                 format!("at byte +{} past its end (len {})", addr - end, m.len)
             } else if addr < m.base {
@@ -1743,6 +1773,47 @@ fn fault_error(
             signame(sig)
         ),
     )
+}
+
+/// A read of a sparse table outside its real rows: in the window where a row offset wrapped
+/// to a signed 32-bit value lands, or in a page none of the gathered rows holds.
+#[allow(clippy::too_many_arguments)]
+fn sparse_fault(
+    entry: &str,
+    case: &str,
+    name: &str,
+    len: usize,
+    runs: &[(usize, Vec<u8>)],
+    base: u64,
+    addr: u64,
+    who: &str,
+) -> Error {
+    let real: Vec<String> = runs
+        .iter()
+        .take(8)
+        .map(|(o, b)| format!("{o}..{}", o + b.len()))
+        .collect();
+    let detail = if addr < base {
+        let wrapped = addr as i128 - base as i128 + (1i128 << 32);
+        if (0..len as i128).contains(&wrapped) {
+            format!(
+                "{entry} read input `{name}` {} bytes before its start: byte {wrapped} of `{name}` (len {len}) wrapped to a signed 32-bit offset -- a row offset computed in 32-bit int overflows past 2^31 bytes (compute it in 64 bits), {who}",
+                base - addr
+            )
+        } else {
+            format!(
+                "{entry} read input `{name}` {} bytes before its start (len {len}): a guard, {who}",
+                base - addr
+            )
+        }
+    } else {
+        format!(
+            "{entry} read input `{name}` at byte {} (len {len}), where none of the rows the case gathers lies (a wrong row: real bytes only at {}), {who}",
+            addr - base,
+            real.join(", ")
+        )
+    };
+    Error::new(ErrorClass::KernelOutOfBoundsRead, case, detail)
 }
 
 fn page_size() -> u64 {

@@ -5,7 +5,8 @@
 //   B i                        case i begins
 //   M i arg kind base len lo hi   a buffer's placement (kind I input, O output, S scratch,
 //                              D dynamic shared memory; lo..hi is the whole mapping with its
-//                              PROT_NONE guard pages) so the parent can classify fault addresses
+//                              PROT_NONE guard pages, for a sparse input from its 32-bit wrap
+//                              window on) so the parent can classify fault addresses
 //   R i run nbytes\n<bytes>    the Out buffer after run `run` (0 forward, 1 reverse, 2 random)
 //   G i arg run nbefore firstbefore nafter firstafter   bytes changed around Out/Scratch
 //   P i arg where              output changed when only input `arg`'s poison changed
@@ -604,7 +605,7 @@ static int nt_run_grid(int entry, const unsigned* grid, const unsigned* block, u
 // ---------------------------------------------------------------- buffers
 
 struct nt_buf {
-    int kind;             // 0 In, 1 Out, 2 Scratch
+    int kind;             // 0 In, 1 Out, 2 Scratch, 3 sparse In
     unsigned char* lo;    // mapping start (a guard page)
     size_t map_len;
     unsigned char* wlo;   // accessible data pages
@@ -612,6 +613,9 @@ struct nt_buf {
     unsigned char* base;  // what the kernel gets
     size_t len;
     const unsigned char* src;
+    unsigned long long nruns;  // sparse In: (offset, length, bytes padded to 8) records at src
+    unsigned char* wrap;       // sparse In: the guard window where 32-bit-wrapped offsets land
+    size_t wrap_len;
 };
 
 static unsigned char nt_out_pattern(const nt_buf* b, unsigned char* p) {
@@ -666,7 +670,66 @@ static void nt_place_at_start(long ci, unsigned arg, nt_buf* b, unsigned char po
            (unsigned long)(b->lo + b->map_len));
 }
 
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0  // a hint then; nt_place_sparse checks where the window landed
+#endif
+
+// A sparse input (a table past 2^31 bytes of which the case gathers a few rows): one
+// PROT_NONE, MAP_NORESERVE mapping (no memory behind it), whose pages holding a run are made
+// readable and filled: reading any other row faults, and untouched pages are never allocated.
+// When the table passes 2^31 bytes, a second PROT_NONE window 2^31 bytes before its start
+// catches a row offset computed in a signed 32-bit int (base + (int)off lands there).
+static void nt_place_sparse(nt_buf* b) {
+    size_t pg = (size_t)nt_page, len16 = (b->len + 15) / 16 * 16;
+    size_t npages = (len16 + pg - 1) / pg;
+    if (!npages) npages = 1;
+    b->map_len = (npages + 2) * pg;
+    b->lo = (unsigned char*)mmap(0, b->map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (b->lo == (unsigned char*)MAP_FAILED) {
+        fprintf(stderr, "ninfer: cannot reserve %zu bytes for a sparse input\n", b->map_len);
+        _exit(75);
+    }
+    b->wlo = b->lo + pg;
+    b->whi = b->lo + (npages + 1) * pg;
+    b->base = b->whi - len16;
+    b->wrap = 0;
+    b->wrap_len = 0;
+    const unsigned long long two31 = 1ull << 31;
+    if (b->len > two31 && (uintptr_t)b->base > two31) {
+        // base + off - 2^32 for off in (2^31, len): [base - 2^31, base + len - 2^32).
+        uintptr_t w0 = ((uintptr_t)b->base - two31) & ~(uintptr_t)(pg - 1);
+        size_t wl = ((uintptr_t)b->base + b->len - (1ull << 32) - w0 + 2 * pg) & ~(pg - 1);
+        void* w = mmap((void*)w0, wl, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+                       -1, 0);
+        if (w == (void*)w0) {
+            b->wrap = (unsigned char*)w;
+            b->wrap_len = wl;
+        } else if (w != MAP_FAILED) {
+            munmap(w, wl);  // an old kernel ignoring the flag put it elsewhere
+        }
+    }
+    const unsigned char* p = b->src;
+    for (unsigned long long r = 0; r < b->nruns; ++r) {
+        unsigned long long off, n;
+        memcpy(&off, p, 8);
+        memcpy(&n, p + 8, 8);
+        p += 16;
+        if (n) {
+            uintptr_t a = ((uintptr_t)b->base + off) & ~(uintptr_t)(pg - 1);
+            uintptr_t e = ((uintptr_t)b->base + off + n + pg - 1) & ~(uintptr_t)(pg - 1);
+            mprotect((void*)a, e - a, PROT_READ | PROT_WRITE);
+            memcpy(b->base + off, p, n);
+            mprotect((void*)a, e - a, PROT_READ);
+        }
+        p += (n + 7) / 8 * 8;
+    }
+}
+
 static void nt_place(nt_buf* b) {
+    if (b->kind == 3) {
+        nt_place_sparse(b);
+        return;
+    }
     size_t pg = (size_t)nt_page;
     size_t span = b->kind == 0 ? (b->len + 15) / 16 * 16 : 1024 + b->len + 1024;
     size_t npages = (span + pg - 1) / pg;
@@ -808,7 +871,19 @@ static void nt_run_case(long ci, nt_reader& rd, int skip) {
     for (unsigned i = 0; i < nargs; ++i) {
         unsigned long long kind = rd.u64(), v = rd.u64();
         bufs[i].kind = -1;
-        if (kind <= 2) {
+        bufs[i].wrap = 0;
+        bufs[i].wrap_len = 0;
+        if (kind == 6) {
+            bufs[i].kind = 3;
+            bufs[i].len = (size_t)v;
+            bufs[i].nruns = rd.u64();
+            bufs[i].src = rd.p;
+            for (unsigned long long r = 0; r < bufs[i].nruns; ++r) {
+                rd.u64();
+                rd.p += (rd.u64() + 7) / 8 * 8;
+                if (rd.p > rd.end) { fprintf(stderr, "ninfer: launch file truncated\n"); _exit(76); }
+            }
+        } else if (kind <= 2) {
             bufs[i].kind = (int)kind;
             bufs[i].len = (size_t)v;
             if (kind == 0) {
@@ -835,8 +910,9 @@ static void nt_run_case(long ci, nt_reader& rd, int skip) {
         if (bufs[i].kind >= 0) {
             nt_place(&bufs[i]);
             nt_argv[i].p = bufs[i].base;
-            nt_rec("M %ld %u %c %lx %zu %lx %lx", ci, i, "IOS"[bufs[i].kind], (unsigned long)bufs[i].base, bufs[i].len,
-                   (unsigned long)bufs[i].lo, (unsigned long)(bufs[i].lo + bufs[i].map_len));
+            unsigned char* lo = bufs[i].wrap ? bufs[i].wrap : bufs[i].lo;
+            nt_rec("M %ld %u %c %lx %zu %lx %lx", ci, i, "IOSI"[bufs[i].kind], (unsigned long)bufs[i].base, bufs[i].len,
+                   (unsigned long)lo, (unsigned long)(bufs[i].lo + bufs[i].map_len));
         }
     // Dynamic shared memory ends right before a guard page as well.
     size_t pg = (size_t)nt_page, dspan = ((size_t)dyn + 15) / 16 * 16;
@@ -914,7 +990,10 @@ static void nt_run_case(long ci, nt_reader& rd, int skip) {
     memset(&tv, 0, sizeof tv);
     setitimer(ITIMER_REAL, &tv, 0);
     for (unsigned i = 0; i < nargs; ++i)
-        if (bufs[i].kind >= 0) munmap(bufs[i].lo, bufs[i].map_len);
+        if (bufs[i].kind >= 0) {
+            munmap(bufs[i].lo, bufs[i].map_len);
+            if (bufs[i].wrap) munmap(bufs[i].wrap, bufs[i].wrap_len);
+        }
     munmap(dlo, dmap);
     nt_rec("D %ld", ci);
     nt_case_idx = -1;
