@@ -15,7 +15,12 @@
 //! every run; the random schedule keeps up to 4 blocks in flight, switching at sync points;
 //! when every schedule agreed, a forward rerun with NaN shared-memory poison finds reads of
 //! shared memory the kernel never wrote (initcheck); a warp collective whose named lanes wait
-//! at another collective is reported (synccheck).
+//! at another collective is reported (synccheck); when every schedule agreed and the kernel
+//! used an atomic or a fence, a weak-visibility run (blocks in order, a block's plain global
+//! stores visible to others only from its `__threadfence()` on) finds a block reading another's
+//! results before they were published. A [`LaunchArg::Sparse`] input (a table past 2^31 bytes
+//! of which only the gathered rows exist) is mapped without memory behind it, with a guard
+//! window where a row offset wrapped to a signed 32-bit value lands.
 
 mod cache;
 mod rewrite;
