@@ -148,6 +148,19 @@ pub enum LaunchArg {
         /// Its bytes.
         bytes: Vec<u8>,
     },
+    /// A read-only input of `len` bytes of which only `runs` (byte offset, bytes) are real: a
+    /// vocabulary-sized table past 2^31 bytes of which a case gathers a few rows. The host tier
+    /// maps it sparsely (untouched pages are never allocated; pages holding no run fault when
+    /// read), with a guard where a row offset wrapped to a signed 32-bit value lands; the other
+    /// bytes read as zero elsewhere.
+    Sparse {
+        /// What the buffer holds (`w`), for messages.
+        name: String,
+        /// Its length in bytes.
+        len: usize,
+        /// The bytes that exist: (offset, bytes), not overlapping.
+        runs: Vec<(usize, Vec<u8>)>,
+    },
     /// The judged output buffer, pre-filled with the guard pattern and surrounded by guard bands.
     Out {
         /// Its name (`y`), for messages.

@@ -74,6 +74,13 @@ fn launch(
                     .clone_htod(if bytes.is_empty() { &[0u8][..] } else { bytes })
                     .map_err(|e| drv(what, e))?,
             ),
+            LaunchArg::Sparse { name, .. } => {
+                return Err(Error::new(
+                    ErrorClass::KernelUnsupported,
+                    what,
+                    format!("sparse input `{name}` (a table past 2^31 bytes) is a host-tier case"),
+                ))
+            }
             LaunchArg::Out { bytes, .. } => {
                 let host: Vec<u8> = (0..bytes + 2 * GUARD).map(|i| OUT_PAT[i % 4]).collect();
                 outs.push((
@@ -106,7 +113,7 @@ fn launch(
         let mut b = stream.launch_builder(func);
         for a in &l.args {
             match a {
-                LaunchArg::In { .. } => {
+                LaunchArg::In { .. } | LaunchArg::Sparse { .. } => {
                     b.arg(&ins[ii]);
                     ii += 1;
                 }

@@ -15,7 +15,12 @@
 //! every run; the random schedule keeps up to 4 blocks in flight, switching at sync points;
 //! when every schedule agreed, a forward rerun with NaN shared-memory poison finds reads of
 //! shared memory the kernel never wrote (initcheck); a warp collective whose named lanes wait
-//! at another collective is reported (synccheck).
+//! at another collective is reported (synccheck); when every schedule agreed and the kernel
+//! used an atomic or a fence, a weak-visibility run (blocks in order, a block's plain global
+//! stores visible to others only from its `__threadfence()` on) finds a block reading another's
+//! results before they were published. A [`LaunchArg::Sparse`] input (a table past 2^31 bytes
+//! of which only the gathered rows exist) is mapped without memory behind it, with a guard
+//! window where a row offset wrapped to a signed 32-bit value lands.
 
 mod cache;
 mod rewrite;
@@ -1007,6 +1012,12 @@ impl HostBinary {
                                     Some(uninit_error(entry, &name_of(case), launch_of(case), ndiff, first));
                             }
                         }
+                        Rec::Weak { case, ndiff, first } => {
+                            if case_err.is_none() {
+                                case_err =
+                                    Some(weak_error(entry, &name_of(case), launch_of(case), ndiff, first));
+                            }
+                        }
                         Rec::Map(k, m) => {
                             // A later placement of the same buffer replaces the earlier one.
                             let v = maps.entry(k).or_default();
@@ -1209,10 +1220,25 @@ fn validate(sig: &EntrySig, case: &str, l: &Launch) -> Result<()> {
         let ptr = t.contains('*');
         let is_buf = matches!(
             a,
-            LaunchArg::In { .. } | LaunchArg::Out { .. } | LaunchArg::Scratch { .. }
+            LaunchArg::In { .. }
+                | LaunchArg::Sparse { .. }
+                | LaunchArg::Out { .. }
+                | LaunchArg::Scratch { .. }
         );
         if ptr != is_buf {
             return bad(format!("argument {a:?} passed to a parameter of type {t}"));
+        }
+        if let LaunchArg::Sparse { name, len, runs } = a {
+            let mut end = 0usize;
+            for (off, b) in runs {
+                if *off < end || off.saturating_add(b.len()) > *len {
+                    return bad(format!(
+                        "sparse input `{name}`: a run at byte {off} ({} bytes) overlaps the previous one or passes its length {len}",
+                        b.len()
+                    ));
+                }
+                end = off + b.len();
+            }
         }
     }
     Ok(())
@@ -1249,6 +1275,17 @@ fn launch_file(
                     put(&mut b, bytes.len() as u64);
                     b.extend_from_slice(bytes);
                     b.resize(b.len().div_ceil(8) * 8, 0);
+                }
+                LaunchArg::Sparse { len, runs, .. } => {
+                    put(&mut b, 6);
+                    put(&mut b, *len as u64);
+                    put(&mut b, runs.len() as u64);
+                    for (off, bytes) in runs {
+                        put(&mut b, *off as u64);
+                        put(&mut b, bytes.len() as u64);
+                        b.extend_from_slice(bytes);
+                        b.resize(b.len().div_ceil(8) * 8, 0);
+                    }
                 }
                 LaunchArg::Out { bytes, .. } => {
                     put(&mut b, 1);
@@ -1307,6 +1344,13 @@ enum Rec {
     Statics(#[allow(dead_code)] usize, u64),
     /// initcheck: output bytes that changed with the shared-memory poison alone.
     Uninit {
+        case: usize,
+        ndiff: u64,
+        first: u64,
+    },
+    /// Weak visibility: output bytes that changed when plain global writes became visible
+    /// to other blocks only at `__threadfence`.
+    Weak {
         case: usize,
         ndiff: u64,
         first: u64,
@@ -1381,6 +1425,14 @@ fn read_records(out: std::process::ChildStdout, tx: mpsc::Sender<Rec>, max_run: 
             "U" => {
                 let case = num() as usize;
                 Rec::Uninit {
+                    case,
+                    ndiff: num(),
+                    first: num(),
+                }
+            }
+            "V" => {
+                let case = num() as usize;
+                Rec::Weak {
                     case,
                     ndiff: num(),
                     first: num(),
@@ -1476,6 +1528,7 @@ fn arg_name(l: &Launch, arg: usize) -> String {
     match l.args.get(arg) {
         Some(
             LaunchArg::In { name, .. }
+            | LaunchArg::Sparse { name, .. }
             | LaunchArg::Out { name, .. }
             | LaunchArg::Scratch { name, .. },
         ) => name.clone(),
@@ -1485,7 +1538,7 @@ fn arg_name(l: &Launch, arg: usize) -> String {
 
 fn arg_role(l: &Launch, arg: usize) -> &'static str {
     match l.args.get(arg) {
-        Some(LaunchArg::In { .. }) => "input",
+        Some(LaunchArg::In { .. } | LaunchArg::Sparse { .. }) => "input",
         Some(LaunchArg::Out { .. }) => "output",
         Some(LaunchArg::Scratch { .. }) => "scratch",
         _ => "argument",
@@ -1570,6 +1623,34 @@ fn uninit_error(entry: &str, case: &str, l: &Launch, ndiff: u64, first: u64) -> 
         case,
         format!(
             "{entry} reads shared memory it never wrote (initcheck): under one and the same forward schedule, the run changes when only the initial contents of shared memory change (0xc3 bytes, then 0xff: NaN as f32/f16/bf16, -1 as integers): {what} -- an uninitialised __shared__ read (0 x uninitialised included), not a race: every schedule agreed"
+        ),
+    )
+}
+
+/// The weak-visibility report: the output changed when a block's plain global writes
+/// reached other blocks only at its `__threadfence()` (or the kernel's end).
+fn weak_error(entry: &str, case: &str, l: &Launch, ndiff: u64, first: u64) -> Error {
+    let out = l
+        .args
+        .iter()
+        .find_map(|a| match a {
+            LaunchArg::Out { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .unwrap_or("y");
+    let what = if ndiff == 0 {
+        "its threads no longer meet at their barriers".to_string()
+    } else {
+        format!(
+            "{ndiff} bytes of `{out}` differ, the first at byte {first} (element {} of 4-byte values)",
+            first / 4
+        )
+    };
+    Error::new(
+        ErrorClass::KernelNondeterministic,
+        case,
+        format!(
+            "{entry} reads global memory another block wrote before that block made it visible (missing __threadfence()): under the weak-visibility schedule (blocks in order; a block's plain global writes reach other blocks only at its __threadfence() or the kernel's end, atomics at once) {what} -- a block that hands results to another through an atomic (a split-K counter whose last block sums the partials) needs __threadfence() between its writes and that atomic; every other schedule agreed"
         ),
     )
 }
@@ -1662,6 +1743,9 @@ fn fault_error(
                     format!("{entry} wrote into input `{name}` at byte {off} (len {}; inputs are read-only), {who}", m.len),
                 );
             }
+            if let Some(LaunchArg::Sparse { len, runs, .. }) = m.arg.and_then(|a| l.args.get(a)) {
+                return sparse_fault(entry, case, &name, *len, runs, m.base, addr, &who);
+            }
             let at = if addr >= end {
                 format!("at byte +{} past its end (len {})", addr - end, m.len)
             } else if addr < m.base {
@@ -1694,6 +1778,47 @@ fn fault_error(
             signame(sig)
         ),
     )
+}
+
+/// A read of a sparse table outside its real rows: in the window where a row offset wrapped
+/// to a signed 32-bit value lands, or in a page none of the gathered rows holds.
+#[allow(clippy::too_many_arguments)]
+fn sparse_fault(
+    entry: &str,
+    case: &str,
+    name: &str,
+    len: usize,
+    runs: &[(usize, Vec<u8>)],
+    base: u64,
+    addr: u64,
+    who: &str,
+) -> Error {
+    let real: Vec<String> = runs
+        .iter()
+        .take(8)
+        .map(|(o, b)| format!("{o}..{}", o + b.len()))
+        .collect();
+    let detail = if addr < base {
+        let wrapped = addr as i128 - base as i128 + (1i128 << 32);
+        if (0..len as i128).contains(&wrapped) {
+            format!(
+                "{entry} read input `{name}` {} bytes before its start: byte {wrapped} of `{name}` (len {len}) wrapped to a signed 32-bit offset -- a row offset computed in 32-bit int overflows past 2^31 bytes (compute it in 64 bits), {who}",
+                base - addr
+            )
+        } else {
+            format!(
+                "{entry} read input `{name}` {} bytes before its start (len {len}): a guard, {who}",
+                base - addr
+            )
+        }
+    } else {
+        format!(
+            "{entry} read input `{name}` at byte {} (len {len}), where none of the rows the case gathers lies (a wrong row: real bytes only at {}), {who}",
+            addr - base,
+            real.join(", ")
+        )
+    };
+    Error::new(ErrorClass::KernelOutOfBoundsRead, case, detail)
 }
 
 fn page_size() -> u64 {

@@ -178,6 +178,44 @@ extern "C" __global__ void divergent_shfl(const float* x, float* y, int n) {
     }
     if (l == 0) y[0] = v;
 }
+
+__device__ float splitk_partial[64];
+__device__ unsigned splitk_ticket;
+extern "C" __global__ void split_k(const float* x, float* y, int n) {
+    // One partial per block, the last ticket sums them; n 1: __threadfence() publishes each
+    // partial before its ticket (correct), n 0: no fence.
+    float v = x[blockIdx.x * 32 + threadIdx.x];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    __shared__ int last;
+    if (threadIdx.x == 0) {
+        splitk_partial[blockIdx.x] = v;
+        if (n == 1) __threadfence();
+        last = atomicAdd(&splitk_ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        float s = 0.0f;
+        for (unsigned b = 0; b < gridDim.x; ++b) s += ((volatile float*)splitk_partial)[b];
+        y[0] = s;
+    }
+}
+
+extern "C" __global__ void gather_rows(const unsigned char* w, const int* ids, float* y, int row_bytes, int wide) {
+    // One block per id; the row's byte sum. wide 0: the row offset in 32-bit int (wraps past
+    // 2^31 bytes), wide 1: in 64 bits.
+    if (threadIdx.x != 0) return;
+    int id = ids[blockIdx.x];
+    const unsigned char* row;
+    if (wide) {
+        row = w + (long long)id * row_bytes;
+    } else {
+        int off = id * row_bytes;
+        row = w + off;
+    }
+    float s = 0.0f;
+    for (int j = 0; j < row_bytes; ++j) s += row[j];
+    y[blockIdx.x] = s;
+}
 "#;
 
 fn sig(entry: &str, params: &[&str]) -> EntrySig {
@@ -211,6 +249,11 @@ fn kernels() -> &'static HostBinary {
             sig("global_stage", &f),
             sig("shared_padding", &f),
             sig("divergent_shfl", &f),
+            sig("split_k", &f),
+            sig(
+                "gather_rows",
+                &["const unsigned char*", "const int*", "float*", "int", "int"],
+            ),
         ];
         let t0 = Instant::now();
         let b = HostBinary::compile(KERNELS, &entries, &HostOptions::default())
@@ -733,4 +776,92 @@ fn synccheck_names_a_full_mask_shuffle_whose_lanes_wait_elsewhere() {
             && e.detail.contains("names lanes 16-31"),
         "{e}"
     );
+}
+
+#[test]
+fn weak_visibility_names_a_split_k_last_block_reading_partials_published_without_a_fence() {
+    if !ready() {
+        return;
+    }
+    let x: Vec<f32> = (0..8 * 32).map(|i| (i % 7) as f32).collect();
+    let want: f32 = x.iter().sum();
+    // With the fence: every schedule, the weak-visibility one included, gives the sum.
+    let out = f32s(&agreed(run1("split_k", launch(8, 32, 0, &x, 4, 1), 10)));
+    assert_eq!(out, vec![want]);
+    // Without it: the last block reads the other blocks' partials before they are visible.
+    let e = err_of(run1("split_k", launch(8, 32, 0, &x, 4, 0), 10));
+    assert_eq!(e.class, ErrorClass::KernelNondeterministic, "{e}");
+    assert!(
+        e.detail.contains("missing __threadfence()")
+            && e.detail.contains("weak-visibility schedule")
+            && e.detail.contains("bytes of `y` differ")
+            && e.detail.contains("every other schedule agreed"),
+        "{e}"
+    );
+    // Atomics alone (count_atomics, atomic_add_from_every_thread_counts_every_thread) are
+    // visible at once and pass the weak-visibility run too.
+}
+
+#[test]
+fn a_sparse_table_past_2_31_bytes_catches_a_row_offset_in_32_bits() {
+    if !ready() {
+        return;
+    }
+    // An lm_head-sized PQ2_0 table: 248,320 rows of k = 32768 (256 blocks x 34 = 8704 bytes),
+    // 2,161,377,280 bytes in all; only the 5 gathered rows are real bytes. Rows from 246,724
+    // on start past 2^31 bytes.
+    const ROWS: usize = 248_320;
+    const RB: usize = 8704;
+    let ids: [i32; 5] = [0, 5, 131_072, 246_724, 248_319];
+    assert!(246_724 * RB > 1 << 31 && 246_723 * RB < 1 << 31);
+    let row = |id: usize| -> Vec<u8> { (0..RB).map(|j| ((id * 7 + j) % 251) as u8).collect() };
+    let want: Vec<f32> = ids
+        .iter()
+        .map(|&id| row(id as usize).iter().map(|&b| b as f32).sum())
+        .collect();
+    let mk = |wide: i32| Launch {
+        grid: [ids.len() as u32, 1, 1],
+        block: [32, 1, 1],
+        dyn_shared: 0,
+        args: vec![
+            LaunchArg::Sparse {
+                name: "w".into(),
+                len: ROWS * RB,
+                runs: ids
+                    .iter()
+                    .map(|&id| (id as usize * RB, row(id as usize)))
+                    .collect(),
+            },
+            LaunchArg::In {
+                name: "ids".into(),
+                bytes: ids.iter().flat_map(|i| i.to_le_bytes()).collect(),
+            },
+            LaunchArg::Out {
+                name: "y".into(),
+                bytes: 4 * ids.len(),
+            },
+            LaunchArg::I32(RB as i32),
+            LaunchArg::I32(wide),
+        ],
+    };
+    let t0 = Instant::now();
+    let out = f32s(&agreed(run1("gather_rows", mk(1), 20)));
+    assert_eq!(out, want);
+    let e = err_of(run1("gather_rows", mk(0), 20));
+    eprintln!("two sparse 2.16 GB launches in {:.2} s", t0.elapsed().as_secs_f64());
+    assert_eq!(e.class, ErrorClass::KernelOutOfBoundsRead, "{e}");
+    assert!(
+        e.detail.contains("wrapped to a signed 32-bit offset")
+            && e.detail.contains(&format!("byte {} of `w`", 246_724 * RB)),
+        "{e}"
+    );
+    // A row the case does not hold faults where it lies, named as a wrong row.
+    let mut l = mk(1);
+    l.args[1] = LaunchArg::In {
+        name: "ids".into(),
+        bytes: 7i32.to_le_bytes().repeat(5),
+    };
+    let e = err_of(run1("gather_rows", l, 20));
+    assert_eq!(e.class, ErrorClass::KernelOutOfBoundsRead, "{e}");
+    assert!(e.detail.contains("none of the rows the case gathers"), "{e}");
 }

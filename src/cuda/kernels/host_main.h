@@ -5,7 +5,8 @@
 //   B i                        case i begins
 //   M i arg kind base len lo hi   a buffer's placement (kind I input, O output, S scratch,
 //                              D dynamic shared memory; lo..hi is the whole mapping with its
-//                              PROT_NONE guard pages) so the parent can classify fault addresses
+//                              PROT_NONE guard pages, for a sparse input from its 32-bit wrap
+//                              window on) so the parent can classify fault addresses
 //   R i run nbytes\n<bytes>    the Out buffer after run `run` (0 forward, 1 reverse, 2 random)
 //   G i arg run nbefore firstbefore nafter firstafter   bytes changed around Out/Scratch
 //   P i arg where              output changed when only input `arg`'s poison changed
@@ -13,6 +14,8 @@
 //                              collective's named lanes wait at another collective)
 //   W i nbytes                 bytes of static storage (__device__ globals, statics) the forward
 //                              run changed (every run starts from the start-up image)
+//   V i ndiff firstbyte        weak visibility: the output changed when a block's plain global
+//                              writes became visible to other blocks only at its __threadfence
 //   U i ndiff firstbyte        initcheck: the forward schedule's output changed when only the
 //                              initial contents of shared memory changed (finite vs NaN poison)
 //   S i sig addr write thread bx by bz stackoverflow   a fault (then _exit)
@@ -190,9 +193,14 @@ static unsigned long long nt_rng_next(unsigned long long* s) {
     return z ^ (z >> 31);
 }
 
+// Whether two sync points name one file: __builtin_FILE() of one translation unit is mostly
+// one pooled string, so the pointer test settles it without a strcmp (which took ~5% of a
+// builtin check's time, comparing every waiting lane with every other).
+static inline int nt_same_file(const char* a, const char* b) { return a == b || strcmp(a, b) == 0; }
+
 // Whether two waiting lanes wait at one and the same warp collective.
 static int nt_same_collective(const nt_fiber* a, const nt_fiber* b) {
-    return a->op == b->op && a->mask == b->mask && a->line == b->line && strcmp(a->file, b->file) == 0;
+    return a->op == b->op && a->mask == b->mask && a->line == b->line && nt_same_file(a->file, b->file);
 }
 
 // Resolves warp collectives whose named live lanes have all arrived; 1 if any lane was released.
@@ -301,7 +309,7 @@ static int nt_resolve_bar() {
         if (f->state == NT_DONE) continue;
         if (f->state != NT_BAR) return 0;
         if (first < 0) first = (int)i;
-        else if (f->line != nt_fibers[first].line || strcmp(f->file, nt_fibers[first].file) != 0) return 0;
+        else if (f->line != nt_fibers[first].line || !nt_same_file(f->file, nt_fibers[first].file)) return 0;
         cnt += (unsigned)f->val;
     }
     if (first < 0) return 0;
@@ -319,7 +327,7 @@ static int nt_resolve_bar() {
 static int nt_same_wait(const nt_fiber* a, const nt_fiber* b) {
     if (a->state != b->state) return 0;
     if (a->state == NT_DONE || a->state == NT_READY) return 1;
-    if (a->line != b->line || strcmp(a->file, b->file) != 0) return 0;
+    if (a->line != b->line || !nt_same_file(a->file, b->file)) return 0;
     if (a->state == NT_WARP && (a->op != b->op || a->mask != b->mask)) return 0;
     return 1;
 }
@@ -589,7 +597,10 @@ static int nt_run_grid(int entry, const unsigned* grid, const unsigned* block, u
         for (;;) {
             if (nt_round(policy, &rng)) continue;
             int u = nt_unblock(msg, cap);
-            if (u == 1) break;
+            if (u == 1) {
+                if (nt_weak_on) nt_weak_block_end();
+                break;
+            }
             if (u == 2) return 1;
         }
     }
@@ -599,7 +610,7 @@ static int nt_run_grid(int entry, const unsigned* grid, const unsigned* block, u
 // ---------------------------------------------------------------- buffers
 
 struct nt_buf {
-    int kind;             // 0 In, 1 Out, 2 Scratch
+    int kind;             // 0 In, 1 Out, 2 Scratch, 3 sparse In
     unsigned char* lo;    // mapping start (a guard page)
     size_t map_len;
     unsigned char* wlo;   // accessible data pages
@@ -607,6 +618,9 @@ struct nt_buf {
     unsigned char* base;  // what the kernel gets
     size_t len;
     const unsigned char* src;
+    unsigned long long nruns;  // sparse In: (offset, length, bytes padded to 8) records at src
+    unsigned char* wrap;       // sparse In: the guard window where 32-bit-wrapped offsets land
+    size_t wrap_len;
 };
 
 static unsigned char nt_out_pattern(const nt_buf* b, unsigned char* p) {
@@ -661,7 +675,66 @@ static void nt_place_at_start(long ci, unsigned arg, nt_buf* b, unsigned char po
            (unsigned long)(b->lo + b->map_len));
 }
 
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0  // a hint then; nt_place_sparse checks where the window landed
+#endif
+
+// A sparse input (a table past 2^31 bytes of which the case gathers a few rows): one
+// PROT_NONE, MAP_NORESERVE mapping (no memory behind it), whose pages holding a run are made
+// readable and filled: reading any other row faults, and untouched pages are never allocated.
+// When the table passes 2^31 bytes, a second PROT_NONE window 2^31 bytes before its start
+// catches a row offset computed in a signed 32-bit int (base + (int)off lands there).
+static void nt_place_sparse(nt_buf* b) {
+    size_t pg = (size_t)nt_page, len16 = (b->len + 15) / 16 * 16;
+    size_t npages = (len16 + pg - 1) / pg;
+    if (!npages) npages = 1;
+    b->map_len = (npages + 2) * pg;
+    b->lo = (unsigned char*)mmap(0, b->map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (b->lo == (unsigned char*)MAP_FAILED) {
+        fprintf(stderr, "ninfer: cannot reserve %zu bytes for a sparse input\n", b->map_len);
+        _exit(75);
+    }
+    b->wlo = b->lo + pg;
+    b->whi = b->lo + (npages + 1) * pg;
+    b->base = b->whi - len16;
+    b->wrap = 0;
+    b->wrap_len = 0;
+    const unsigned long long two31 = 1ull << 31;
+    if (b->len > two31 && (uintptr_t)b->base > two31) {
+        // base + off - 2^32 for off in (2^31, len): [base - 2^31, base + len - 2^32).
+        uintptr_t w0 = ((uintptr_t)b->base - two31) & ~(uintptr_t)(pg - 1);
+        size_t wl = ((uintptr_t)b->base + b->len - (1ull << 32) - w0 + 2 * pg) & ~(pg - 1);
+        void* w = mmap((void*)w0, wl, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+                       -1, 0);
+        if (w == (void*)w0) {
+            b->wrap = (unsigned char*)w;
+            b->wrap_len = wl;
+        } else if (w != MAP_FAILED) {
+            munmap(w, wl);  // an old kernel ignoring the flag put it elsewhere
+        }
+    }
+    const unsigned char* p = b->src;
+    for (unsigned long long r = 0; r < b->nruns; ++r) {
+        unsigned long long off, n;
+        memcpy(&off, p, 8);
+        memcpy(&n, p + 8, 8);
+        p += 16;
+        if (n) {
+            uintptr_t a = ((uintptr_t)b->base + off) & ~(uintptr_t)(pg - 1);
+            uintptr_t e = ((uintptr_t)b->base + off + n + pg - 1) & ~(uintptr_t)(pg - 1);
+            mprotect((void*)a, e - a, PROT_READ | PROT_WRITE);
+            memcpy(b->base + off, p, n);
+            mprotect((void*)a, e - a, PROT_READ);
+        }
+        p += (n + 7) / 8 * 8;
+    }
+}
+
 static void nt_place(nt_buf* b) {
+    if (b->kind == 3) {
+        nt_place_sparse(b);
+        return;
+    }
     size_t pg = (size_t)nt_page;
     size_t span = b->kind == 0 ? (b->len + 15) / 16 * 16 : 1024 + b->len + 1024;
     size_t npages = (span + pg - 1) / pg;
@@ -700,6 +773,34 @@ struct nt_reader {
         return v;
     }
 };
+
+// The weak-visibility run (nt_run_case), when every schedule agreed and the forward run used
+// an atomic or a fence (without them, blocks cannot hand each other data the schedules would
+// not already show racing): blocks in order, each one's plain writes visible to the others
+// only from its __threadfence() on (host_shim.h). An output that differs from the forward
+// run's was read by another block before it was published. 1 when it reported.
+static int nt_weak_check(long ci, int entry, const unsigned* grid, const unsigned* block, unsigned dyn,
+                         unsigned long long seed, nt_buf* bufs, unsigned nargs, int out_arg,
+                         const unsigned char* first_out, size_t out_len, char* msg, size_t msg_cap) {
+    for (unsigned i = 0; i < nargs; ++i)
+        if (bufs[i].kind == 1 || bufs[i].kind == 2) nt_fill_writable(&bufs[i]);
+    nt_statics_restore();
+    for (unsigned i = 0; i < nargs; ++i)
+        if (bufs[i].kind == 1 || bufs[i].kind == 2) nt_weak_add(bufs[i].wlo, (size_t)(bufs[i].whi - bufs[i].wlo));
+    for (int i = 0; i < nt_nstatics; ++i) nt_weak_add(nt_statics[i].p, nt_statics[i].n);
+    nt_weak_begin();
+    int stuck = nt_run_grid(entry, grid, block, dyn, 0, seed, 0xc3, msg, msg_cap);
+    nt_weak_end();
+    size_t nd = 0, first = 0;
+    for (size_t k = 0; k < out_len && !stuck; ++k)
+        if (first_out[k] != bufs[out_arg].base[k]) {
+            if (!nd) first = k;
+            ++nd;
+        }
+    if (!nd && !stuck) return 0;
+    nt_rec("V %ld %zu %zu", ci, nd, first);
+    return 1;
+}
 
 // The checks after the schedule runs (nt_run_case).
 // One more forward run checks two things at once (the common case costs one run): every
@@ -775,7 +876,19 @@ static void nt_run_case(long ci, nt_reader& rd, int skip) {
     for (unsigned i = 0; i < nargs; ++i) {
         unsigned long long kind = rd.u64(), v = rd.u64();
         bufs[i].kind = -1;
-        if (kind <= 2) {
+        bufs[i].wrap = 0;
+        bufs[i].wrap_len = 0;
+        if (kind == 6) {
+            bufs[i].kind = 3;
+            bufs[i].len = (size_t)v;
+            bufs[i].nruns = rd.u64();
+            bufs[i].src = rd.p;
+            for (unsigned long long r = 0; r < bufs[i].nruns; ++r) {
+                rd.u64();
+                rd.p += (rd.u64() + 7) / 8 * 8;
+                if (rd.p > rd.end) { fprintf(stderr, "ninfer: launch file truncated\n"); _exit(76); }
+            }
+        } else if (kind <= 2) {
             bufs[i].kind = (int)kind;
             bufs[i].len = (size_t)v;
             if (kind == 0) {
@@ -802,8 +915,9 @@ static void nt_run_case(long ci, nt_reader& rd, int skip) {
         if (bufs[i].kind >= 0) {
             nt_place(&bufs[i]);
             nt_argv[i].p = bufs[i].base;
-            nt_rec("M %ld %u %c %lx %zu %lx %lx", ci, i, "IOS"[bufs[i].kind], (unsigned long)bufs[i].base, bufs[i].len,
-                   (unsigned long)bufs[i].lo, (unsigned long)(bufs[i].lo + bufs[i].map_len));
+            unsigned char* lo = bufs[i].wrap ? bufs[i].wrap : bufs[i].lo;
+            nt_rec("M %ld %u %c %lx %zu %lx %lx", ci, i, "IOSI"[bufs[i].kind], (unsigned long)bufs[i].base, bufs[i].len,
+                   (unsigned long)lo, (unsigned long)(bufs[i].lo + bufs[i].map_len));
         }
     // Dynamic shared memory ends right before a guard page as well.
     size_t pg = (size_t)nt_page, dspan = ((size_t)dyn + 15) / 16 * 16;
@@ -832,8 +946,9 @@ static void nt_run_case(long ci, nt_reader& rd, int skip) {
     // depends on shared memory the kernel never wrote changes there (0 x NaN is NaN).
     const unsigned char shared_poison[3] = {0xc3, 0xc3, 0xc3};
     int nruns = (flags & 1) ? 1 : 3;
-    int failed = 0, agree = 1;
+    int failed = 0, agree = 1, synced = 0;
     for (int run = 0; run < nruns && !failed; ++run) {
+        nt_sync_seen = 0;
         for (unsigned i = 0; i < nargs; ++i)
             if (bufs[i].kind == 1 || bufs[i].kind == 2) nt_fill_writable(&bufs[i]);
         nt_statics_restore();
@@ -865,10 +980,14 @@ static void nt_run_case(long ci, nt_reader& rd, int skip) {
             }
         }
         if (run == 0) {
+            synced = nt_sync_seen;
             size_t w = nt_statics_changed();
             if (w) nt_rec("W %ld %zu", ci, w);
         }
     }
+    if (!failed && agree && synced && out_arg >= 0 && first_out)
+        failed = nt_weak_check(ci, entry, grid, block, dyn, seed, bufs, nargs, out_arg, first_out, out_len, msg,
+                               sizeof msg);
     if (!failed && out_arg >= 0 && first_out)
         nt_poison_checks(ci, entry, grid, block, dyn, seed, bufs, nargs, out_arg, first_out, out_len, agree, msg,
                          sizeof msg);
@@ -876,7 +995,10 @@ static void nt_run_case(long ci, nt_reader& rd, int skip) {
     memset(&tv, 0, sizeof tv);
     setitimer(ITIMER_REAL, &tv, 0);
     for (unsigned i = 0; i < nargs; ++i)
-        if (bufs[i].kind >= 0) munmap(bufs[i].lo, bufs[i].map_len);
+        if (bufs[i].kind >= 0) {
+            munmap(bufs[i].lo, bufs[i].map_len);
+            if (bufs[i].wrap) munmap(bufs[i].wrap, bufs[i].wrap_len);
+        }
     munmap(dlo, dmap);
     nt_rec("D %ld", ci);
     nt_case_idx = -1;

@@ -391,15 +391,110 @@ static inline unsigned __activemask() {
 }
 static inline unsigned __lanemask_lt() { return nt_cur < 0 ? 0u : (1u << (nt_cur & 31)) - 1u; }
 
+// ---------------------------------------------------------------- weak visibility
+// The weak-visibility schedule (host_main.h runs it when a kernel used an atomic or a fence):
+// blocks run one after another, and a block's plain global writes (Out, Scratch, __device__
+// storage) stay in the block's own view until its __threadfence() or the kernel's end; other
+// blocks read the globally visible copy `g` meanwhile. Atomics act on the visible copy at
+// once (they are performed at the device's coherence point), but they do not publish the
+// block's earlier plain writes: that is the fence's job (CUDA's memory model: a relaxed atomic
+// orders nothing). So a split-K reduction whose last block, picked by an atomic counter, reads
+// the partials the other blocks wrote without a fence reads stale values, as it may on a GPU.
+struct nt_weak_region {
+    unsigned char* p;     // the memory the kernel addresses (the running block's view)
+    size_t n;
+    unsigned char* g;     // what every block sees (the visible copy)
+    unsigned char* pend;  // retired blocks' unpublished writes, applied at the kernel's end
+    unsigned char* has;   // 1 where `pend` holds a byte
+};
+static NT_RT nt_weak_region nt_weak_regions[72];
+static NT_RT int nt_weak_n;
+static NT_RT int nt_weak_on;
+static NT_RT int nt_sync_seen;  // the run used an atomic or a device fence
+
+static nt_weak_region* nt_weak_find(const void* a) {
+    const unsigned char* c = (const unsigned char*)a;
+    for (int i = 0; i < nt_weak_n; ++i)
+        if (c >= nt_weak_regions[i].p && c < nt_weak_regions[i].p + nt_weak_regions[i].n) return &nt_weak_regions[i];
+    return 0;
+}
+
+// An atomic's result is visible to every block at once.
+static inline void nt_weak_publish(const void* a, size_t n) {
+    if (!nt_weak_on) return;
+    nt_weak_region* r = nt_weak_find(a);
+    if (r) memcpy(r->g + ((const unsigned char*)a - r->p), a, n);
+}
+
+// __threadfence: the running block's writes so far become visible (blocks run one at a time,
+// so the view differs from the visible copy only by this block's own writes).
+static inline void nt_weak_fence() {
+    if (!nt_weak_on) return;
+    for (int i = 0; i < nt_weak_n; ++i) memcpy(nt_weak_regions[i].g, nt_weak_regions[i].p, nt_weak_regions[i].n);
+}
+
+// A block retired: its unpublished writes wait for the kernel's end, the next block starts
+// from the visible copy.
+static void nt_weak_block_end() {
+    for (int i = 0; i < nt_weak_n; ++i) {
+        nt_weak_region* r = &nt_weak_regions[i];
+        for (size_t k = 0; k < r->n; ++k)
+            if (r->p[k] != r->g[k]) {
+                r->pend[k] = r->p[k];
+                r->has[k] = 1;
+                r->p[k] = r->g[k];
+            }
+    }
+}
+
+static void nt_weak_begin() {
+    for (int i = 0; i < nt_weak_n; ++i) {
+        nt_weak_region* r = &nt_weak_regions[i];
+        r->g = (unsigned char*)malloc(r->n + 1);
+        r->pend = (unsigned char*)malloc(r->n + 1);
+        r->has = (unsigned char*)calloc(r->n + 1, 1);
+        memcpy(r->g, r->p, r->n);
+    }
+    nt_weak_on = 1;
+}
+
+// The kernel ended: every write is visible (retired blocks' in block order).
+static void nt_weak_end() {
+    nt_weak_on = 0;
+    for (int i = 0; i < nt_weak_n; ++i) {
+        nt_weak_region* r = &nt_weak_regions[i];
+        for (size_t k = 0; k < r->n; ++k)
+            if (r->has[k]) r->p[k] = r->pend[k];
+        free(r->g);
+        free(r->pend);
+        free(r->has);
+    }
+    nt_weak_n = 0;
+}
+
+static void nt_weak_add(void* p, size_t n) {
+    if (nt_weak_n < (int)(sizeof nt_weak_regions / sizeof nt_weak_regions[0]) && n) {
+        nt_weak_regions[nt_weak_n].p = (unsigned char*)p;
+        nt_weak_regions[nt_weak_n].n = n;
+        ++nt_weak_n;
+    }
+}
+
 // ---------------------------------------------------------------- atomics and fences
 // Fibers never run at the same time, so a read-modify-write is atomic by construction; each
 // atomic first yields so other threads may interleave (and spin-waits make progress).
 
+static inline void nt_sync_point() {
+    nt_sync_seen = 1;
+    nt_yield();
+}
+
 #define NT_ATOMIC(T, NAME, EXPR)                                  \
     static inline T NAME(T* a, T v) {                             \
-        nt_yield();                                               \
+        nt_sync_point();                                          \
         T o = *a;                                                 \
         *a = (EXPR);                                              \
+        nt_weak_publish(a, sizeof(T));                            \
         return o;                                                 \
     }
 #define NT_ATOMIC_ALL_INT(NAME, EXPR)                             \
@@ -425,9 +520,10 @@ NT_ATOMIC(unsigned, atomicDec, (o == 0u || o > v) ? v : o - 1u)
 
 #define NT_CAS(T)                                                 \
     static inline T atomicCAS(T* a, T cmp, T v) {                 \
-        nt_yield();                                               \
+        nt_sync_point();                                          \
         T o = *a;                                                 \
         if (o == cmp) *a = v;                                     \
+        nt_weak_publish(a, sizeof(T));                            \
         return o;                                                 \
     }
 NT_CAS(int)
@@ -444,10 +540,14 @@ NT_CAS(unsigned short)
 #define atomicMax_block atomicMax
 #define atomicMin_block atomicMin
 
-// Fences: with one OS thread they order nothing, but a device-wide fence is a point where the
-// scheduler may run another block in flight (the interleaved schedule), as atomics are.
-static inline void __threadfence() { nt_yield(); }
-static inline void __threadfence_system() { nt_yield(); }
+// Fences: a device-wide fence is a point where the scheduler may run another block in flight
+// (the interleaved schedule), as atomics are, and under the weak-visibility schedule it makes
+// the block's writes visible to the other blocks.
+static inline void __threadfence() {
+    nt_weak_fence();
+    nt_sync_point();
+}
+static inline void __threadfence_system() { __threadfence(); }
 static inline void __threadfence_block() {}
 static inline void __nanosleep(unsigned) { nt_yield(); }
 static NT_RT unsigned long long nt_clock_ticks;
