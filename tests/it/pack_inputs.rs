@@ -608,3 +608,267 @@ fn cli_with_dflash2_skip_and_minimal_print_the_summary() {
         assert!(out.contains("[cli.usage]"), "{args:?}: {out}");
     }
 }
+
+fn verify_minimal(artifact: &[u8], gguf: &[u8], tpl: &[u8]) -> ninfer_ternary::verify::Report {
+    ninfer_ternary::verify::verify(
+        "minimal.ninfer",
+        artifact,
+        "source.gguf",
+        gguf,
+        ninfer_ternary::verify::Options {
+            template: Some(tpl),
+            sweep: true,
+            minimal: true,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+/// `artifact` without the object `name` (re-planned, so the container itself stays valid).
+fn without(artifact: &[u8], name: &str) -> Vec<u8> {
+    let (dir, mut payloads) = artifact_parts(artifact);
+    let mut objs: Vec<PlannedObject> = dir
+        .objects
+        .iter()
+        .map(|o| PlannedObject {
+            name: o.name.clone(),
+            body: o.body.clone(),
+            resource_bytes: o.bytes,
+        })
+        .collect();
+    let i = objs.iter().position(|o| o.name == name).unwrap();
+    objs.remove(i);
+    payloads.remove(i);
+    let d = ninfer_ternary::ninfer::plan(dir.identity.clone(), objs).unwrap();
+    ninfer_ternary::ninfer::writer::to_bytes(&d, &payloads).unwrap()
+}
+
+/// `artifact` with byte `at` of object `name`'s payload flipped.
+fn flipped(artifact: &[u8], name: &str, at: usize) -> Vec<u8> {
+    let a = Artifact::parse(artifact).unwrap();
+    let o = a.object(name).unwrap();
+    let mut out = artifact.to_vec();
+    out[a.payload_offset as usize + o.offset as usize + at] ^= 0x10;
+    out
+}
+
+/// `verify --minimal` passes a `pack --minimal` artifact, from the six-key reduced GGUF and
+/// from a full one (whose globals the minimal artifact leaves out): each gate that cannot run
+/// on one full-attention layer says SKIPPED and why, every other gate runs and passes.
+#[test]
+fn verify_passes_a_minimal_artifact_naming_every_skip() {
+    let tpl = dflash2_template();
+    let opts = PackOptions {
+        minimal: true,
+        ..Default::default()
+    };
+    for (what, src) in [
+        ("six-key PQ2_0", six_key_reduced(TernaryType::Pq2_0, 2)),
+        ("six-key PTQ1_0", six_key_reduced(TernaryType::Ptq1_0, 4)),
+        ("full PQ2_0", nano_fixture::model(TernaryType::Pq2_0, 5)),
+    ] {
+        let out = pack_bytes(&src, &tpl, &opts).unwrap();
+        let r = verify_minimal(&out, &src, &tpl);
+        assert!(r.ok(), "{what}: {:#?}", r.findings);
+        let st = |step: &str| finding(&r, step).status;
+        let lines = |step: &str| finding(&r, step).lines.join("\n");
+        for step in ["provenance", "inspect", "row_order", "row_order_sweep"] {
+            assert_eq!(st(step), Verdict::Pass, "{what}: {step}");
+        }
+        for step in ["assembly", "signs", "dense_values"] {
+            assert_eq!(st(step), Verdict::Pass, "{what}: {step}");
+        }
+        // payload_order's object is a GDN layer's: skipped, saying so.
+        let po = finding(&r, "payload_order");
+        assert_eq!(po.status, Verdict::Skip, "{what}");
+        assert!(
+            po.detail.contains("Gated-DeltaNet") && po.detail.contains("layer 3 only"),
+            "{what}: {}",
+            po.detail
+        );
+        assert!(
+            lines("inspect").contains("minimal artifact: layer 3"),
+            "{what}"
+        );
+        assert!(lines("inspect").contains("text/final_norm"), "{what}");
+        let ro = lines("row_order");
+        assert!(
+            ro.contains("{first_gdn} sections: SKIPPED") && ro.contains("L3 "),
+            "{what}: {ro}"
+        );
+        assert!(
+            finding(&r, "row_order").detail.contains("skipped"),
+            "{what}"
+        );
+        let asm = finding(&r, "assembly");
+        assert!(
+            asm.detail
+                .contains("not in the minimal artifact of layer 3")
+                && asm.detail.contains("3/3 negative controls caught"),
+            "{what}: {}",
+            asm.detail
+        );
+        let al = lines("assembly");
+        assert!(al.contains("gdn/value_z[0:v_rows]: SKIPPED"), "{what}");
+        assert!(
+            al.contains("negative control perm48_on_rows: SKIPPED"),
+            "{what}"
+        );
+        assert!(al.contains("token_embedding: SKIPPED"), "{what}");
+        assert!(
+            al.contains("L3 attention/output: rows="),
+            "{what}: the audits that can run, ran"
+        );
+        let dl = lines("dense_values");
+        assert!(
+            dl.contains("SKIPPED") && dl.contains("a_log") && dl.contains("text/final_norm"),
+            "{what}: {dl}"
+        );
+        assert!(dl.contains("one-ulp nudge rejected"), "{what}: {dl}");
+        assert!(lines("provenance").contains("a minimal artifact keeps frontend/ only"));
+        // The same artifact judged as a full one fails, pointing at --minimal.
+        let plain = verify_reduced(&out, &src, &tpl);
+        assert_eq!(finding(&plain, "inspect").status, Verdict::Fail, "{what}");
+        assert!(
+            finding(&plain, "inspect")
+                .lines
+                .join("\n")
+                .contains("verify it with --minimal"),
+            "{what}"
+        );
+    }
+}
+
+/// Negative controls on a minimal artifact: a flipped byte in the one layer, in the frontend
+/// or in the sign table, a dropped object of each kind, and a non-minimal artifact judged with
+/// --minimal (objects the gates would not judge) all fail.
+#[test]
+fn verify_minimal_fails_a_broken_minimal_artifact() {
+    let tpl = dflash2_template();
+    let six = six_key_reduced(TernaryType::Pq2_0, 2);
+    let opts = PackOptions {
+        minimal: true,
+        ..Default::default()
+    };
+    let out = pack_bytes(&six, &tpl, &opts).unwrap();
+    assert!(verify_minimal(&out, &six, &tpl).ok());
+    let fails = |bytes: &[u8], step: &str, what: &str| {
+        let r = verify_minimal(bytes, &six, &tpl);
+        assert!(!r.ok(), "{what}");
+        assert_eq!(finding(&r, step).status, Verdict::Fail, "{what}: {step}");
+    };
+    let a = Artifact::parse(&out).unwrap();
+    let frontend = a
+        .directory
+        .objects
+        .iter()
+        .find(|o| o.name.starts_with("frontend/") && o.bytes > 0)
+        .unwrap()
+        .name
+        .clone();
+    fails(
+        &flipped(&out, "text/layers/3/attention/query_key", 40),
+        "row_order",
+        "flipped byte in the attention layer's codes",
+    );
+    fails(
+        &flipped(&out, "text/layers/3/mlp/down", 40),
+        "assembly",
+        "flipped byte in the mlp",
+    );
+    fails(
+        &flipped(&out, &frontend, 0),
+        "provenance",
+        "flipped frontend byte",
+    );
+    fails(
+        &flipped(&out, "text/hadamard_signs", 0),
+        "signs",
+        "flipped sign byte",
+    );
+    fails(
+        &flipped(&out, "text/layers/3/input_norm", 0),
+        "dense_values",
+        "flipped norm byte",
+    );
+    fails(
+        &without(&out, "text/layers/3/mlp/down"),
+        "inspect",
+        "dropped ternary object of the layer",
+    );
+    fails(
+        &without(&out, "text/layers/3/input_norm"),
+        "inspect",
+        "dropped dense object of the layer",
+    );
+    fails(
+        &without(&out, &frontend),
+        "provenance",
+        "dropped frontend object",
+    );
+    fails(
+        &without(&out, "text/hadamard_widths"),
+        "inspect",
+        "dropped sign-table object",
+    );
+    // A reduced (not minimal) artifact judged as a minimal one: layer 0's objects and the
+    // final norm would go unjudged, so inspect names them.
+    let reduced = pack_bytes(&six, &tpl, &PackOptions::default()).unwrap();
+    let r = verify_minimal(&reduced, &six, &tpl);
+    let ins = finding(&r, "inspect");
+    assert_eq!(ins.status, Verdict::Fail);
+    assert!(ins.lines.join("\n").contains("text/layers/0/"), "{ins:?}");
+    assert!(ins
+        .failures
+        .iter()
+        .any(|f| f.check == "inspect.beyond_minimal"));
+    // A source with no full-attention layer cannot have a minimal artifact: a classed error.
+    let only0 = rewrite(&six, |_, ts| ts.retain(|t| !t.0.starts_with("blk.3.")));
+    let e = ninfer_ternary::verify::verify(
+        "m",
+        &out,
+        "g",
+        &only0,
+        ninfer_ternary::verify::Options {
+            minimal: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.class, e.field.as_str()),
+        (ErrorClass::VerifyInput, "--minimal"),
+        "{e}"
+    );
+}
+
+/// A full artifact still runs every gate: no gate and no line says SKIPPED (only the two dump
+/// gates skip, as before, naming their inputs).
+#[test]
+fn verify_of_a_full_artifact_skips_nothing_new() {
+    let tpl = dflash2_template();
+    let src = nano_fixture::model(TernaryType::Pq2_0, 5);
+    let out = pack_bytes(&src, &tpl, &PackOptions::default()).unwrap();
+    let r = verify_reduced(&out, &src, &tpl);
+    assert!(r.ok(), "{:#?}", r.findings);
+    for f in &r.findings {
+        let dump_gate = f.step == "embedding" || f.step == "engine_oracles";
+        let want = if dump_gate {
+            Verdict::Skip
+        } else {
+            Verdict::Pass
+        };
+        assert_eq!(f.status, want, "{}: {}", f.step, f.detail);
+        assert!(
+            !f.lines.iter().any(|l| l.contains("SKIPPED")) && !f.detail.contains("skipped"),
+            "{}: {:?}",
+            f.step,
+            f.lines
+        );
+    }
+    assert!(finding(&r, "assembly")
+        .detail
+        .contains("4/4 negative controls caught"));
+    assert!(finding(&r, "payload_order").lines[0].starts_with("text/layers/0/gdn/output"));
+}
