@@ -407,26 +407,66 @@ pub fn no_ternary() -> Error {
     )
 }
 
-/// The profile an artifact has (by its token_embedding shape [vocab, hidden]).
+/// The profile an artifact has: by its token_embedding shape [vocab, hidden], or, for an
+/// artifact without one (a reduced model without vocabulary, a minimal artifact), the one
+/// profile whose mapping gives every produced object of the artifact's layers its shape.
 pub fn profile_for_artifact(a: &Artifact<'_>) -> Result<ModelProfile> {
-    let e = a.directory.find("text/token_embedding").ok_or_else(|| {
-        err!(
-            NinferObjectMissing,
-            "text/token_embedding",
-            "the artifact has no text/token_embedding"
-        )
-    })?;
+    let profiles = || {
+        spec::PROFILES
+            .iter()
+            .filter_map(|(name, _)| spec::profile(name))
+    };
+    let Some(e) = a.directory.find("text/token_embedding") else {
+        return profile_by_layer_shapes(a, profiles());
+    };
     let s = e.shape();
-    for (name, _) in spec::PROFILES {
-        if let Some(p) = spec::profile(name).filter(|p| s == [p.vocab, p.hidden]) {
-            return Ok(p);
-        }
+    if let Some(p) = profiles().find(|p| s == [p.vocab, p.hidden]) {
+        return Ok(p);
     }
     fail!(
         VerifyInput,
         "text/token_embedding",
         "no profile in spec/models has token_embedding shape {s:?}"
     )
+}
+
+/// [`profile_for_artifact`] without `text/token_embedding`: the profiles under which every
+/// produced object the artifact holds has the mapped shape (and at least one is held).
+fn profile_by_layer_shapes(
+    a: &Artifact<'_>,
+    profiles: impl Iterator<Item = ModelProfile>,
+) -> Result<ModelProfile> {
+    let layers = artifact_layers(a);
+    let mut fits: Vec<ModelProfile> = profiles
+        .filter(|p| layers.iter().all(|&l| l < p.n_layers))
+        .filter(|p| {
+            let mut held = 0;
+            let all_fit = crate::mapping::produced_objects_in(p, &layers)
+                .iter()
+                .all(|o| match a.directory.find(&o.name) {
+                    None => true,
+                    Some(x) => {
+                        held += 1;
+                        x.shape() == o.shape.as_slice()
+                    }
+                });
+            all_fit && held > 0
+        })
+        .collect();
+    match fits.len() {
+        1 => Ok(fits.remove(0)),
+        0 => fail!(
+            NinferObjectMissing,
+            "text/token_embedding",
+            "the artifact has no text/token_embedding, and no profile in spec/models gives its layer objects (layers {layers:?}) their shapes"
+        ),
+        _ => fail!(
+            VerifyInput,
+            "text/token_embedding",
+            "the artifact has no text/token_embedding, and its layer objects fit several profiles: {}",
+            fits.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+    }
 }
 
 /// The file name part of a path (reports never carry directories).

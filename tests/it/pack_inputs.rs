@@ -39,9 +39,13 @@ fn summary_of(
     plan_pack(&g, &t, opts).unwrap().summary
 }
 
-/// `tpl` with `object` (zero bytes of its size) inserted at `at`.
-fn with_object(tpl: &[u8], at: usize, object: PlannedObject, bytes: usize) -> Vec<u8> {
-    let (dir, mut payloads) = artifact_parts(tpl);
+/// `artifact` re-planned after `edit` changed its object list and payloads (index-aligned), so
+/// the container itself stays valid: the one setup of every edited artifact below.
+fn edited(
+    artifact: &[u8],
+    edit: impl FnOnce(&mut Vec<PlannedObject>, &mut Vec<Vec<u8>>),
+) -> Vec<u8> {
+    let (dir, mut payloads) = artifact_parts(artifact);
     let mut objs: Vec<PlannedObject> = dir
         .objects
         .iter()
@@ -51,10 +55,26 @@ fn with_object(tpl: &[u8], at: usize, object: PlannedObject, bytes: usize) -> Ve
             resource_bytes: o.bytes,
         })
         .collect();
-    objs.insert(at, object);
-    payloads.insert(at, vec![0x5a; bytes]);
+    edit(&mut objs, &mut payloads);
     let d = ninfer_ternary::ninfer::plan(dir.identity.clone(), objs).unwrap();
     ninfer_ternary::ninfer::writer::to_bytes(&d, &payloads).unwrap()
+}
+
+/// `tpl` with `object` (bytes 0x5a of its size) inserted at `at`.
+fn with_object(tpl: &[u8], at: usize, object: PlannedObject, bytes: usize) -> Vec<u8> {
+    edited(tpl, |objs, payloads| {
+        objs.insert(at, object);
+        payloads.insert(at, vec![0x5a; bytes]);
+    })
+}
+
+/// `artifact` without the object `name`.
+fn without(artifact: &[u8], name: &str) -> Vec<u8> {
+    edited(artifact, |objs, payloads| {
+        let i = objs.iter().position(|o| o.name == name).unwrap();
+        objs.remove(i);
+        payloads.remove(i);
+    })
 }
 
 /// The public template's extra namespace is borrowed byte for byte and counted; every `--skip`
@@ -427,19 +447,34 @@ fn minimal_artifact_is_frontend_one_attention_layer_and_signs() {
     );
 }
 
-fn verify_reduced(artifact: &[u8], gguf: &[u8], tpl: &[u8]) -> ninfer_ternary::verify::Report {
+/// `verify --template --sweep [--minimal]` of `artifact` against its source.
+fn verify_as(
+    artifact: &[u8],
+    gguf: &[u8],
+    tpl: &[u8],
+    minimal: bool,
+) -> ninfer_ternary::verify::Report {
     ninfer_ternary::verify::verify(
-        "reduced.ninfer",
+        "artifact.ninfer",
         artifact,
-        "reduced.gguf",
+        "source.gguf",
         gguf,
         ninfer_ternary::verify::Options {
             template: Some(tpl),
             sweep: true,
+            minimal,
             ..Default::default()
         },
     )
     .unwrap()
+}
+
+fn verify_reduced(artifact: &[u8], gguf: &[u8], tpl: &[u8]) -> ninfer_ternary::verify::Report {
+    verify_as(artifact, gguf, tpl, false)
+}
+
+fn verify_minimal(artifact: &[u8], gguf: &[u8], tpl: &[u8]) -> ninfer_ternary::verify::Report {
+    verify_as(artifact, gguf, tpl, true)
 }
 
 fn finding<'r>(
@@ -475,37 +510,19 @@ fn verify_passes_the_reduced_artifact_naming_what_it_skips() {
         .contains("left out whole: vision (9)"));
     assert!(lines("provenance").contains("dflash2") || !lines("provenance").contains("missing"));
     // Negative controls on the same reduced artifact.
-    let (dir, mut payloads) = artifact_parts(&out);
-    let drop = |name: &str, payloads: &mut Vec<Vec<u8>>| {
-        let mut objs: Vec<PlannedObject> = dir
-            .objects
-            .iter()
-            .map(|o| PlannedObject {
-                name: o.name.clone(),
-                body: o.body.clone(),
-                resource_bytes: o.bytes,
-            })
-            .collect();
-        let i = objs.iter().position(|o| o.name == name).unwrap();
-        objs.remove(i);
-        let mut p = payloads.clone();
-        p.remove(i);
-        let d = ninfer_ternary::ninfer::plan(dir.identity.clone(), objs).unwrap();
-        ninfer_ternary::ninfer::writer::to_bytes(&d, &p).unwrap()
-    };
-    let no_down = drop("text/layers/3/mlp/down", &mut payloads);
+    let no_down = without(&out, "text/layers/3/mlp/down");
     let r = verify_reduced(&no_down, &six, &tpl);
     assert!(
         finding(&r, "inspect").status == Verdict::Fail,
         "a produced object of a held layer left out"
     );
-    let no_norm = drop("text/final_norm", &mut payloads);
+    let no_norm = without(&out, "text/final_norm");
     let r = verify_reduced(&no_norm, &six, &tpl);
     assert!(
         finding(&r, "inspect").status == Verdict::Fail,
         "a global the source holds (output_norm) left out"
     );
-    let one_mtp = drop("mtp/final_norm", &mut payloads);
+    let one_mtp = without(&out, "mtp/final_norm");
     let r = verify_reduced(&one_mtp, &six, &tpl);
     assert!(
         finding(&r, "provenance").status == Verdict::Fail,
@@ -607,41 +624,6 @@ fn cli_with_dflash2_skip_and_minimal_print_the_summary() {
         assert_eq!(code, Some(2), "{args:?}: {out}");
         assert!(out.contains("[cli.usage]"), "{args:?}: {out}");
     }
-}
-
-fn verify_minimal(artifact: &[u8], gguf: &[u8], tpl: &[u8]) -> ninfer_ternary::verify::Report {
-    ninfer_ternary::verify::verify(
-        "minimal.ninfer",
-        artifact,
-        "source.gguf",
-        gguf,
-        ninfer_ternary::verify::Options {
-            template: Some(tpl),
-            sweep: true,
-            minimal: true,
-            ..Default::default()
-        },
-    )
-    .unwrap()
-}
-
-/// `artifact` without the object `name` (re-planned, so the container itself stays valid).
-fn without(artifact: &[u8], name: &str) -> Vec<u8> {
-    let (dir, mut payloads) = artifact_parts(artifact);
-    let mut objs: Vec<PlannedObject> = dir
-        .objects
-        .iter()
-        .map(|o| PlannedObject {
-            name: o.name.clone(),
-            body: o.body.clone(),
-            resource_bytes: o.bytes,
-        })
-        .collect();
-    let i = objs.iter().position(|o| o.name == name).unwrap();
-    objs.remove(i);
-    payloads.remove(i);
-    let d = ninfer_ternary::ninfer::plan(dir.identity.clone(), objs).unwrap();
-    ninfer_ternary::ninfer::writer::to_bytes(&d, &payloads).unwrap()
 }
 
 /// `artifact` with byte `at` of object `name`'s payload flipped.
@@ -871,4 +853,70 @@ fn verify_of_a_full_artifact_skips_nothing_new() {
         .detail
         .contains("4/4 negative controls caught"));
     assert!(finding(&r, "payload_order").lines[0].starts_with("text/layers/0/gdn/output"));
+}
+
+/// `mutate` (and everything that finds an artifact's profile) works on artifacts without
+/// `text/token_embedding`: the profile comes from the layer objects' shapes. A kind whose
+/// object needs a layer kind the artifact lacks is a classed error naming the kind and the
+/// placeholder; an artifact whose layer objects fit no profile names the missing object.
+#[test]
+fn mutate_finds_the_profile_of_artifacts_without_token_embedding() {
+    use ninfer_ternary::verify::mutate::plan_mutation;
+    use ninfer_ternary::verify::profile_for_artifact;
+    let tpl = dflash2_template();
+    let six = six_key_reduced(TernaryType::Pq2_0, 2);
+    let reduced = pack_bytes(&six, &tpl, &PackOptions::default()).unwrap();
+    let minimal_opts = PackOptions {
+        minimal: true,
+        ..Default::default()
+    };
+    let minimal = pack_bytes(&six, &tpl, &minimal_opts).unwrap();
+    for bytes in [&reduced, &minimal] {
+        let a = Artifact::parse(bytes).unwrap();
+        assert!(a.directory.find("text/token_embedding").is_none());
+        assert_eq!(profile_for_artifact(&a).unwrap().name, "bonsai-nano");
+    }
+    // The reduced artifact holds layer 0: every artifact kind plans.
+    let a = Artifact::parse(&reduced).unwrap();
+    for kind in ["swap-two-rows", "flipped-sign", "dense-one-ulp"] {
+        plan_mutation(&a, kind).unwrap();
+    }
+    // The minimal one: kinds on the sign table plan, GDN kinds are refused by name.
+    let m = Artifact::parse(&minimal).unwrap();
+    plan_mutation(&m, "flipped-sign").unwrap();
+    let e = plan_mutation(&m, "swap-two-rows").err().unwrap();
+    assert_eq!(e.class, ErrorClass::VerifyInput, "{e}");
+    assert!(
+        e.field.contains("--kind swap-two-rows") && e.field.contains("{first_gdn}"),
+        "{e}"
+    );
+    // A mutated minimal artifact fails verify --minimal in the gate the spec names.
+    let (dir, sources) = plan_mutation(&m, "flipped-sign").unwrap();
+    let bytes: Vec<Vec<u8>> = sources
+        .iter()
+        .map(|s| match s {
+            ninfer_ternary::verify::mutate::Source::Copy(i) => {
+                m.object_bytes(&m.directory.objects[*i]).to_vec()
+            }
+            ninfer_ternary::verify::mutate::Source::Bytes(b) => b.clone(),
+        })
+        .collect();
+    let broken = ninfer_ternary::ninfer::writer::to_bytes(&dir, &bytes).unwrap();
+    let r = verify_minimal(&broken, &six, &tpl);
+    assert_eq!(finding(&r, "signs").status, Verdict::Fail);
+    // Negative control: layer objects no profile has (layer 3000).
+    let wrong = edited(&minimal, |objs, _| {
+        for o in objs
+            .iter_mut()
+            .filter(|o| o.name.starts_with("text/layers/"))
+        {
+            o.name = o.name.replace("text/layers/3/", "text/layers/3000/");
+        }
+    });
+    let e = profile_for_artifact(&Artifact::parse(&wrong).unwrap()).unwrap_err();
+    assert_eq!(
+        (e.class, e.field.as_str()),
+        (ErrorClass::NinferObjectMissing, "text/token_embedding"),
+        "{e}"
+    );
 }
