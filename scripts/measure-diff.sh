@@ -78,7 +78,17 @@ gguf)
 ninfer)
     [ "$(free_gb)" -ge 26 ] || { echo "need 26 GB free on $DIR, have $(free_gb) GB"; exit 2; }
     T=$DIR/t27.ninfer G=$DIR/m27.gguf A=$DIR/a.ninfer C=$DIR/b.ninfer
-    trap 'rm -f "$T" "$T.json" "$G" "$A" "$C"' EXIT
+    trap 'rm -f "$T" "$T.json" "$G" "$A" "$C" "$DIR"/nano.*' EXIT
+    # The punch changes nothing pack writes: checked on nano first (whole vs punched template).
+    "$B" synth-template -o "$DIR/nano.t.ninfer" >/dev/null
+    "$B" synth -o "$DIR/nano.gguf" >/dev/null
+    cp "$DIR/nano.t.ninfer" "$DIR/nano.p.ninfer"
+    "$B" inspect "$DIR/nano.p.ninfer" --json "$DIR/nano.p.json" >/dev/null
+    python3 "$HERE/punch-produced.py" "$DIR/nano.p.json" "$DIR/nano.p.ninfer"
+    "$B" pack --gguf "$DIR/nano.gguf" --template "$DIR/nano.t.ninfer" -o "$DIR/nano.a1.ninfer" >/dev/null
+    "$B" pack --gguf "$DIR/nano.gguf" --template "$DIR/nano.p.ninfer" -o "$DIR/nano.a2.ninfer" >/dev/null
+    cmp "$DIR/nano.a1.ninfer" "$DIR/nano.a2.ninfer" && echo "nano: whole and punched template pack the same bytes"
+    rm -f "$DIR"/nano.*
     "$B" synth-template --profile bonsai-2-27b -o "$T" >/dev/null
     "$B" inspect "$T" --json "$T.json" >/dev/null
     python3 "$HERE/punch-produced.py" "$T.json" "$T"
