@@ -606,6 +606,30 @@ fn cli_with_dflash2_skip_and_minimal_print_the_summary() {
         out.contains("not in the artifact") && out.contains("text/layers/0/"),
         "{out}"
     );
+    let verify = |extra: &[&str]| {
+        let mut args = vec![
+            "verify",
+            &p("m.ninfer"),
+            "--gguf",
+            &p("r.gguf"),
+            "--template",
+            &p("t.ninfer"),
+            "--sweep",
+            "--verbose",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        run(&refs)
+    };
+    let (code, out) = verify(&["--minimal"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("Gated-DeltaNet"), "{out}");
+    let (code, out) = verify(&[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("verify it with --minimal"), "{out}");
     for args in [
         vec!["synth-template", "--with", "dflash3", "-o", "x.ninfer"],
         vec![
