@@ -19,6 +19,15 @@ fn dflash2_template() -> Vec<u8> {
     template_bytes_with(&nano(), &TemplateExtras { dflash2: true }).unwrap()
 }
 
+/// `pack --minimal` of `src` onto `tpl`.
+fn pack_minimal(src: &[u8], tpl: &[u8]) -> Vec<u8> {
+    let opts = PackOptions {
+        minimal: true,
+        ..Default::default()
+    };
+    pack_bytes(src, tpl, &opts).unwrap()
+}
+
 fn names(artifact: &[u8]) -> Vec<String> {
     Artifact::parse(artifact)
         .unwrap()
@@ -408,11 +417,7 @@ fn six_key_reduced_gguf_refusals_name_every_missing_key_at_once() {
 fn minimal_artifact_is_frontend_one_attention_layer_and_signs() {
     let tpl = dflash2_template();
     let six = six_key_reduced(TernaryType::Ptq1_0, 4);
-    let opts = PackOptions {
-        minimal: true,
-        ..Default::default()
-    };
-    let out = pack_bytes(&six, &tpl, &opts).unwrap();
+    let out = pack_minimal(&six, &tpl);
     let n = names(&out);
     let t = Artifact::parse(&tpl).unwrap();
     let want: Vec<String> = t
@@ -665,16 +670,12 @@ fn flipped(artifact: &[u8], name: &str, at: usize) -> Vec<u8> {
 #[test]
 fn verify_passes_a_minimal_artifact_naming_every_skip() {
     let tpl = dflash2_template();
-    let opts = PackOptions {
-        minimal: true,
-        ..Default::default()
-    };
     for (what, src) in [
         ("six-key PQ2_0", six_key_reduced(TernaryType::Pq2_0, 2)),
         ("six-key PTQ1_0", six_key_reduced(TernaryType::Ptq1_0, 4)),
         ("full PQ2_0", nano_fixture::model(TernaryType::Pq2_0, 5)),
     ] {
-        let out = pack_bytes(&src, &tpl, &opts).unwrap();
+        let out = pack_minimal(&src, &tpl);
         let r = verify_minimal(&out, &src, &tpl);
         assert!(r.ok(), "{what}: {:#?}", r.findings);
         let st = |step: &str| finding(&r, step).status;
@@ -753,11 +754,7 @@ fn verify_passes_a_minimal_artifact_naming_every_skip() {
 fn verify_minimal_fails_a_broken_minimal_artifact() {
     let tpl = dflash2_template();
     let six = six_key_reduced(TernaryType::Pq2_0, 2);
-    let opts = PackOptions {
-        minimal: true,
-        ..Default::default()
-    };
-    let out = pack_bytes(&six, &tpl, &opts).unwrap();
+    let out = pack_minimal(&six, &tpl);
     assert!(verify_minimal(&out, &six, &tpl).ok());
     let fails = |bytes: &[u8], step: &str, what: &str| {
         let r = verify_minimal(bytes, &six, &tpl);
@@ -890,11 +887,7 @@ fn mutate_finds_the_profile_of_artifacts_without_token_embedding() {
     let tpl = dflash2_template();
     let six = six_key_reduced(TernaryType::Pq2_0, 2);
     let reduced = pack_bytes(&six, &tpl, &PackOptions::default()).unwrap();
-    let minimal_opts = PackOptions {
-        minimal: true,
-        ..Default::default()
-    };
-    let minimal = pack_bytes(&six, &tpl, &minimal_opts).unwrap();
+    let minimal = pack_minimal(&six, &tpl);
     for bytes in [&reduced, &minimal] {
         let a = Artifact::parse(bytes).unwrap();
         assert!(a.directory.find("text/token_embedding").is_none());
