@@ -179,6 +179,8 @@ fn verify_gates(cr: &mut Criterion) {
         blocks: Blocks::for_format(format).expect("blocks"),
         // A full synthetic GGUF: nothing is out of the reduced source's reach.
         out_of_scope: Vec::new(),
+        // Not a minimal artifact: every gate runs.
+        minimal: None,
         opts,
     };
     let mut g = group(cr, "verify_gate");

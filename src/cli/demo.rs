@@ -95,6 +95,7 @@ fn demo_verify(dir: &Path, artifact: &Path, src: &Path, tpl: &Path) -> crate::Re
         oracle_object: None,
         profile: None,
         dump_format: None,
+        minimal: false,
     };
     let (an, gn) = (verify::file_name(artifact), verify::file_name(src));
     let r = verify::verify(&an, &am, &gn, &gm, opts())?;

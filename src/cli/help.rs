@@ -51,7 +51,7 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("synth-template", "  $B synth-template --profile bonsai-nano -o template.ninfer"),
     ("pack", "  $B pack --gguf nano.gguf --check                   # pre-flight only\n  $B pack --gguf nano.gguf --template template.ninfer -o nano.ninfer"),
     ("unpack", "  $B unpack nano.ninfer --gguf nano.gguf            # exit 1 if any tensor differs"),
-    ("verify", "  $B verify nano.ninfer --gguf nano.gguf --template template.ninfer --sweep\n  $B verify nano.ninfer --gguf nano.gguf --json report.json --verbose\nExit 0: every gate passed; 1: a gate failed; 2: the inputs could not be judged."),
+    ("verify", "  $B verify nano.ninfer --gguf nano.gguf --template template.ninfer --sweep\n  $B verify nano.ninfer --gguf nano.gguf --json report.json --verbose\n  $B verify m.ninfer --gguf reduced.gguf --minimal      # a pack --minimal artifact (skips named)\nExit 0: every gate passed; 1: a gate failed; 2: the inputs could not be judged."),
     ("mutate", "  $B mutate nano.ninfer --kind perm48-on-rows -o broken.ninfer\n  $B verify broken.ninfer --gguf nano.gguf            # must fail row_order"),
     ("diff", "  $B diff golden.ninfer new.ninfer                    # where two artifacts differ, per object\n  $B diff a.gguf b.gguf --json -\nExit 0: identical; 1: they differ; 2: the inputs could not be compared."),
     ("dump-reference", "  $B dump-reference nano.ninfer -o dumps\n  $B dump-reference nano.ninfer --format engine -o edump"),

@@ -29,6 +29,10 @@ pub(crate) struct VerifyArgs {
     /// The model profile by name (reduced GGUFs whose hparams do not identify it).
     #[arg(long)]
     pub profile: Option<String>,
+    /// The artifact is a `pack --minimal` one (frontend, sign table, the source's first
+    /// full-attention layer): gates judge that and name what they skip.
+    #[arg(long)]
+    pub minimal: bool,
     /// Embedding activation dump: a native directory or the engine's dump file (opens the embedding gate).
     #[arg(long)]
     pub dump: Option<PathBuf>,
@@ -141,6 +145,7 @@ pub(crate) fn verify(a: VerifyArgs) -> crate::Result<ExitCode> {
         oracle_object: a.oracle_object.as_deref(),
         profile: a.profile.as_deref(),
         dump_format: a.dump_format,
+        minimal: a.minimal,
     };
     let r = verify::verify(
         &verify::file_name(&a.artifact),

@@ -356,6 +356,23 @@ pub fn is_produced_namespace(ns: &str) -> bool {
         .any(|p| p.strip_suffix('/').unwrap_or(p) == ns)
 }
 
+/// The one borrowed namespace a minimal artifact keeps (`pack --minimal`, tools/pack.py's
+/// `layer3` mode): the frontend (tokenizer and chat template) an engine needs to load it.
+pub const MINIMAL_BORROWED_NAMESPACE: &str = "frontend";
+
+/// The layer of a minimal artifact made from a source holding `layers` (ascending): the first
+/// full-attention one, or `None` when there is none. `pack --minimal` picks it and
+/// `verify --minimal` expects it: one function, so the two cannot drift apart.
+pub fn minimal_layer(p: &ModelProfile, layers: &[u64]) -> Option<u64> {
+    layers.iter().copied().find(|&l| p.is_attention_layer(l))
+}
+
+/// True if a minimal artifact keeps this borrowed template object (it is in
+/// [`MINIMAL_BORROWED_NAMESPACE`]); every other borrowed object is left out.
+pub fn minimal_keeps_borrowed(name: &str) -> bool {
+    namespace(name) == MINIMAL_BORROWED_NAMESPACE
+}
+
 /// One concrete GGUF tensor the profile's model has (from `gguf_tensors` in spec/mapping.json).
 #[derive(Clone, Debug)]
 pub struct SynthTensor {

@@ -11,7 +11,10 @@ use crate::codec::TernaryType;
 use crate::error::{Error, ErrorClass, Result};
 use crate::geometry::{row_split_geometry, RowSplitGeometry};
 use crate::gguf::{Gguf, TensorInfo};
-use crate::mapping::{is_borrowed, namespace, produced_objects, producible_objects, TargetObject};
+use crate::mapping::{
+    is_borrowed, minimal_keeps_borrowed, namespace, produced_objects, producible_objects,
+    TargetObject,
+};
 use crate::ninfer::{plan, Artifact, Directory, Identity, Object, PlannedObject};
 use crate::spec::{self, mapping, LayoutId, ModelProfile, NumericFormat, Produce, RowPart, Rule};
 
@@ -170,7 +173,7 @@ pub fn plan_pack(gguf: &Gguf<'_>, template: &Artifact<'_>, opts: &PackOptions) -
         if is_borrowed(&object.name) {
             let ns = namespace(&object.name);
             // The minimal artifact borrows only the frontend (tools/pack.py layer3).
-            let minimal_drop = minimal_layer.is_some() && ns != "frontend";
+            let minimal_drop = minimal_layer.is_some() && !minimal_keeps_borrowed(&object.name);
             if opts.skip.iter().any(|s| s == ns) || minimal_drop {
                 summary.count_skipped(ns);
                 continue;
@@ -261,12 +264,7 @@ fn check_skip(skip: &[String], template: &Artifact<'_>) -> Result<()> {
 
 /// The layer of `--minimal`: the first selected full-attention layer.
 fn minimal_layer(facts: &SourceFacts) -> Result<u64> {
-    facts
-        .selected
-        .iter()
-        .copied()
-        .find(|&l| facts.profile.is_attention_layer(l))
-        .ok_or_else(|| {
+    crate::mapping::minimal_layer(&facts.profile, &facts.selected).ok_or_else(|| {
             Error::new(
                 ErrorClass::PackProfile,
                 "--minimal",

@@ -9,6 +9,7 @@ use super::findings::Failure;
 use super::{rules, Ctx, Finding};
 use crate::codec::Codec;
 use crate::error::Result;
+use crate::mapping::at_layer;
 use crate::spec::{mapping, HeadVectorFn, LayerSet, Produce};
 
 /// 2^k exactly, built from its bits (k within the normal f64 exponent range, which every
@@ -387,15 +388,37 @@ fn read_ahead(ctx: &Ctx<'_>) {
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut f = Finding::new("dense_values");
     let mut t = Tally::default();
+    let mut out_of_scope: Vec<String> = Vec::new();
     read_ahead(ctx);
     for rule in &mapping().rules {
         if matches!(rule.produce, Produce::TernaryRows { .. }) {
             continue;
         }
-        for l in rule_layers(ctx, rule.layers) {
+        let layers = rule_layers(ctx, rule.layers);
+        if layers.is_empty() {
+            // A per-layer rule of a kind of layer this artifact holds none of (a minimal
+            // artifact has no GDN layer: no a_log, dt_bias, convolution).
+            out_of_scope.push(at_layer(&rule.target, None));
+        }
+        for l in layers {
             let target = ctx.name(&rule.target, l)?;
+            if ctx.is_out_of_scope(&target) {
+                out_of_scope.push(target);
+                continue;
+            }
             t.object(ctx, &mut f, &rule.produce, &target, l)?;
         }
+    }
+    if !out_of_scope.is_empty() {
+        f.line(format!(
+            "SKIPPED, not in this {}: {}",
+            match ctx.minimal {
+                Some(_) => "minimal artifact",
+                None => "reduced source",
+            },
+            out_of_scope.join(", ")
+        ));
+        f.num("skipped", out_of_scope.len());
     }
     let controls_ok = t.ulp_control == Some(true) && t.shift_control == Some(true);
     let Tally {

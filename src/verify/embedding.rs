@@ -215,13 +215,8 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         return Ok(super::skip_naming("embedding"));
     };
     let object = ctx.name(&gates().embedding.object, None)?;
-    if ctx.is_out_of_scope(&object) {
-        return Ok(Finding::skip(
-            "embedding",
-            format!(
-                "not run: {object} is not in the reduced source (it holds no vocabulary tensor)"
-            ),
-        ));
+    if let Some(why) = ctx.why_out_of_scope(&object) {
+        return Ok(Finding::skip("embedding", format!("not run: {why}")));
     }
     let th = &gates().thresholds;
     let format = dump_format(dir, ctx.opts.dump_format)?;

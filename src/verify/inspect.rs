@@ -4,7 +4,7 @@
 use super::findings::Failure;
 use super::{Ctx, Finding};
 use crate::error::Result;
-use crate::mapping::produced_objects_in;
+use crate::mapping::{is_borrowed, produced_objects_in};
 use crate::spec::{mapping, LayoutId, Produce};
 
 /// One expected object: (name, shape, format, layout).
@@ -118,6 +118,42 @@ fn check_objects(
     Ok(n)
 }
 
+/// `--minimal`: produced objects the artifact holds that a minimal artifact does not (other
+/// layers, globals). They would go unjudged, so each is a problem. Returns their count.
+fn beyond_minimal(ctx: &Ctx<'_>, f: &mut Finding, problems: &mut Vec<String>) -> usize {
+    let Some(l) = ctx.minimal else { return 0 };
+    let mut n = 0;
+    for o in &ctx.artifact.directory.objects {
+        if is_borrowed(&o.name) || !ctx.is_out_of_scope(&o.name) {
+            continue;
+        }
+        n += 1;
+        let p = format!(
+            "{} is present, but a minimal artifact holds layer {l} and the sign table only (verify it without --minimal)",
+            o.name
+        );
+        f.failure(Failure {
+            check: "inspect.beyond_minimal".into(),
+            object: Some(o.name.clone()),
+            ..Failure::new(p.clone())
+        });
+        problems.push(p);
+    }
+    n
+}
+
+/// Without `--minimal`: when the objects fall short and the artifact holds exactly the layer
+/// `pack --minimal` would pick, a line saying so (the report still fails).
+fn minimal_hint(ctx: &Ctx<'_>, problems: &[String]) -> Option<String> {
+    if ctx.minimal.is_some() || problems.is_empty() {
+        return None;
+    }
+    let l = crate::mapping::minimal_layer(&ctx.profile, &ctx.layers)?;
+    (super::artifact_layers(ctx.artifact) == [l]).then(|| {
+        format!("the artifact holds layer {l} only, as a pack --minimal artifact does: verify it with --minimal")
+    })
+}
+
 /// Runs the gate.
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut f = Finding::new("inspect");
@@ -133,6 +169,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         });
     }
     let n = check_objects(ctx, &mut f, &mut problems)?;
+    let unexpected = beyond_minimal(ctx, &mut f, &mut problems);
     f.num("objects", a.directory.objects.len())
         .num("payload_offset", a.payload_offset)
         .num("payload_bytes", a.payload_bytes())
@@ -140,6 +177,9 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
         .num("absent", n.absent)
         .num("mismatched", n.wrong)
         .num("ternary_objects", n.ternary);
+    if ctx.minimal.is_some() {
+        f.num("beyond_minimal", unexpected);
+    }
     f.line(format!(
         "identity: model_id={} weights_id={}",
         id.model_id, id.weights_id
@@ -149,6 +189,20 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             "not expected (the reduced source holds no tensor they are made of): {}",
             ctx.out_of_scope.join(", ")
         ));
+    }
+    if let Some(l) = ctx.minimal {
+        let globals: Vec<String> = produced_objects_in(&ctx.profile, &ctx.layers)
+            .into_iter()
+            .filter(|o| o.layer.is_none() && !ctx.out_of_scope.contains(&o.name))
+            .map(|o| o.name)
+            .collect();
+        f.line(format!(
+            "minimal artifact: layer {l} and the sign table expected; not expected (a minimal artifact holds no global object): {}",
+            globals.join(", ")
+        ));
+    }
+    if let Some(hint) = minimal_hint(ctx, &problems) {
+        f.line(hint);
     }
     for p in problems.iter().take(8) {
         f.line(p.clone());

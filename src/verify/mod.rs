@@ -115,6 +115,9 @@ pub struct Options<'p> {
     pub profile: Option<&'p str>,
     /// `--dump-format` (default: a file is the engine's dump, a directory native or harness).
     pub dump_format: Option<DumpFormat>,
+    /// The artifact is a minimal one (`pack --minimal`): judge it for the frontend, the sign
+    /// table and the one layer [`crate::mapping::minimal_layer`] picks from the source's.
+    pub minimal: bool,
 }
 
 /// The dump formats of spec/dumps.json, as `--dump-format` / `dump-reference --format` spell
@@ -163,12 +166,32 @@ pub struct Ctx<'a> {
     /// tensor they are made of (the public reduced test model has no vocabulary). The gates
     /// skip them and say so; a source with every layer has none.
     pub out_of_scope: Vec<String>,
+    /// `Some(layer)` for a minimal artifact (`--minimal`): `layers` is that one layer, and
+    /// every global object is out of scope too (the minimal artifact holds none).
+    pub minimal: Option<u64>,
     /// The ternary format of both files.
     pub format: &'static NumericFormat,
     /// Its ggml block layout.
     pub blocks: Blocks,
     /// What the command line added.
     pub opts: Options<'a>,
+}
+
+/// First GDN layer, first attention layer, last GDN layer among `layers` (the profile's, or
+/// those a reduced model holds); `Ok(None)` when `layers` holds no layer of that kind (a
+/// minimal artifact, or a reduced source of attention layers only), `Err` for an unknown name.
+pub fn find_named_layer(p: &ModelProfile, layers: &[u64], which: &str) -> Result<Option<u64>> {
+    if !["first_gdn", "last_gdn", "first_attention"].contains(&which) {
+        fail!(
+            SpecInvalid,
+            format!("{{{which}}}"),
+            "unknown layer placeholder '{which}' (first_gdn, last_gdn, first_attention)"
+        );
+    }
+    match named_layer(p, layers, which) {
+        Ok(l) => Ok(Some(l)),
+        Err(_) => Ok(None),
+    }
 }
 
 /// First GDN layer, first attention layer, last GDN layer among `layers` (the profile's, or
@@ -285,10 +308,71 @@ impl<'a> Ctx<'a> {
         resolve_name(&self.profile, &self.layers, s, l)
     }
 
-    /// Whether `object` is one the reduced source cannot produce ([`Ctx::out_of_scope`]).
+    /// Whether `object` is one this artifact is not expected to hold: the reduced source
+    /// cannot produce it ([`Ctx::out_of_scope`]), or it is a global object and the artifact is
+    /// a minimal one ([`Ctx::minimal`]).
     pub fn is_out_of_scope(&self, object: &str) -> bool {
-        self.out_of_scope.iter().any(|o| o == object)
+        self.why_out_of_scope(object).is_some()
     }
+
+    /// Why `object` is out of scope (the words a SKIPPED line prints), `None` when it is not.
+    pub fn why_out_of_scope(&self, object: &str) -> Option<String> {
+        if self.out_of_scope.iter().any(|o| o == object) {
+            return Some(format!(
+                "{object} is not in the reduced source (it holds no tensor it is made of)"
+            ));
+        }
+        let l = self.minimal?;
+        let layer_prefix = format!("text/layers/{l}/");
+        let is_global_produced = object.starts_with("text/")
+            && !object.starts_with("text/layers/")
+            && !mapping_sign_object(object);
+        (is_global_produced
+            || (object.starts_with("text/layers/") && !object.starts_with(&layer_prefix)))
+        .then(|| format!("{object} is not in a minimal artifact (frontend, sign table, layer {l})"))
+    }
+
+    /// The layer a spec placeholder (`first_gdn`, `first_attention`, `last_gdn`) names among
+    /// this artifact's layers; `Ok(None)` when they hold none of that kind.
+    pub fn named_layer(&self, which: &str) -> Result<Option<u64>> {
+        find_named_layer(&self.profile, &self.layers, which)
+    }
+
+    /// Why the spec name `s` cannot be resolved in this artifact: it names a placeholder
+    /// layer (`{first_gdn}`, ...) of a kind the artifact holds none of. `None` when it can.
+    pub fn unresolvable(&self, s: &str) -> Option<String> {
+        ["first_gdn", "first_attention", "last_gdn"]
+            .into_iter()
+            .find(|w| s.contains(&format!("{{{w}}}")) && matches!(self.named_layer(w), Ok(None)))
+            .map(|w| self.why_no_layer(w))
+    }
+
+    /// Why a placeholder's layer is absent (the words a SKIPPED line prints).
+    pub fn why_no_layer(&self, which: &str) -> String {
+        let kind = if which.ends_with("_gdn") {
+            "Gated-DeltaNet"
+        } else {
+            "full-attention"
+        };
+        match self.minimal {
+            Some(l) => format!(
+                "needs a {kind} layer ({{{which}}}); the minimal artifact holds layer {l} only"
+            ),
+            None => format!(
+                "needs a {kind} layer ({{{which}}}); the reduced source holds layers {:?}",
+                self.layers
+            ),
+        }
+    }
+}
+
+/// True if `object` is one of the sign objects (spec/mapping.json `sign_objects`), which
+/// every artifact holds, minimal ones included.
+fn mapping_sign_object(object: &str) -> bool {
+    spec::mapping()
+        .sign_objects
+        .iter()
+        .any(|s| s.target == object)
 }
 
 /// The produced global objects `g` (holding `layers`) cannot make: a reduced source without
@@ -323,26 +407,66 @@ pub fn no_ternary() -> Error {
     )
 }
 
-/// The profile an artifact has (by its token_embedding shape [vocab, hidden]).
+/// The profile an artifact has: by its token_embedding shape [vocab, hidden], or, for an
+/// artifact without one (a reduced model without vocabulary, a minimal artifact), the one
+/// profile whose mapping gives every produced object of the artifact's layers its shape.
 pub fn profile_for_artifact(a: &Artifact<'_>) -> Result<ModelProfile> {
-    let e = a.directory.find("text/token_embedding").ok_or_else(|| {
-        err!(
-            NinferObjectMissing,
-            "text/token_embedding",
-            "the artifact has no text/token_embedding"
-        )
-    })?;
+    let profiles = || {
+        spec::PROFILES
+            .iter()
+            .filter_map(|(name, _)| spec::profile(name))
+    };
+    let Some(e) = a.directory.find("text/token_embedding") else {
+        return profile_by_layer_shapes(a, profiles());
+    };
     let s = e.shape();
-    for (name, _) in spec::PROFILES {
-        if let Some(p) = spec::profile(name).filter(|p| s == [p.vocab, p.hidden]) {
-            return Ok(p);
-        }
+    if let Some(p) = profiles().find(|p| s == [p.vocab, p.hidden]) {
+        return Ok(p);
     }
     fail!(
         VerifyInput,
         "text/token_embedding",
         "no profile in spec/models has token_embedding shape {s:?}"
     )
+}
+
+/// [`profile_for_artifact`] without `text/token_embedding`: the profiles under which every
+/// produced object the artifact holds has the mapped shape (and at least one is held).
+fn profile_by_layer_shapes(
+    a: &Artifact<'_>,
+    profiles: impl Iterator<Item = ModelProfile>,
+) -> Result<ModelProfile> {
+    let layers = artifact_layers(a);
+    let mut fits: Vec<ModelProfile> = profiles
+        .filter(|p| layers.iter().all(|&l| l < p.n_layers))
+        .filter(|p| {
+            let mut held = 0;
+            let all_fit = crate::mapping::produced_objects_in(p, &layers)
+                .iter()
+                .all(|o| match a.directory.find(&o.name) {
+                    None => true,
+                    Some(x) => {
+                        held += 1;
+                        x.shape() == o.shape.as_slice()
+                    }
+                });
+            all_fit && held > 0
+        })
+        .collect();
+    match fits.len() {
+        1 => Ok(fits.remove(0)),
+        0 => fail!(
+            NinferObjectMissing,
+            "text/token_embedding",
+            "the artifact has no text/token_embedding, and no profile in spec/models gives its layer objects (layers {layers:?}) their shapes"
+        ),
+        _ => fail!(
+            VerifyInput,
+            "text/token_embedding",
+            "the artifact has no text/token_embedding, and its layer objects fit several profiles: {}",
+            fits.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+    }
 }
 
 /// The file name part of a path (reports never carry directories).
@@ -410,11 +534,25 @@ pub fn verify(
         );
     }
     let blocks = Blocks::for_format(gformat)?;
+    let (layers, minimal) = match opts.minimal {
+        false => (layers, None),
+        true => {
+            let l = crate::mapping::minimal_layer(&profile, &layers).ok_or_else(|| {
+                err!(
+                    VerifyInput,
+                    "--minimal",
+                    "{gguf_name} holds no full-attention layer (layers {layers:?}), so no minimal artifact can be packed from it"
+                )
+            })?;
+            (vec![l], Some(l))
+        }
+    };
     let ctx = Ctx {
         artifact: &a,
         gguf: &g,
         template: template.as_ref(),
         out_of_scope: out_of_scope(&g, &profile, &layers),
+        minimal,
         profile,
         layers,
         format: gformat,

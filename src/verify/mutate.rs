@@ -106,7 +106,11 @@ pub fn plan_mutation(a: &Artifact<'_>, kind: &str) -> Result<(Directory, Vec<Sou
     let object = m
         .object
         .as_ref()
-        .map(|o| resolve_name(&p, &artifact_layers(a), o, None))
+        .map(|o| {
+            // A reduced or minimal artifact may lack the layer kind the spec names.
+            resolve_name(&p, &artifact_layers(a), o, None)
+                .map_err(|e| super::within(e, &format!("--kind {kind} edits {o}")))
+        })
         .transpose()?
         .ok_or_else(|| err!(SpecInvalid, "mutations", "{kind}: spec names no object"));
     let edit = edit_for(a, &p, m.kind, object)?;

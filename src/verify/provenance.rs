@@ -22,6 +22,9 @@ struct Disagreement {
     /// Borrowed namespaces the artifact leaves out whole (`pack --skip`), with their counts:
     /// a filter, not a disagreement. One object missing of a namespace kept is one.
     left_out: Vec<(String, usize)>,
+    /// Borrowed objects a minimal artifact does not keep (outside the frontend), per
+    /// namespace: not expected, so not missing.
+    minimal_left_out: Vec<(String, usize)>,
 }
 
 impl Disagreement {
@@ -117,6 +120,16 @@ fn compare_objects(ctx: &Ctx<'_>, t: &Artifact<'_>) -> Disagreement {
             }
         }
     }
+    if ctx.minimal.is_some() {
+        // A minimal artifact keeps the frontend only (the rule `pack --minimal` follows).
+        d.minimal_left_out = count_per_namespace(
+            d.missing
+                .iter()
+                .filter(|n| !crate::mapping::minimal_keeps_borrowed(n)),
+        );
+        d.missing
+            .retain(|n| crate::mapping::minimal_keeps_borrowed(n));
+    }
     d.left_out = whole_namespaces_left_out(t, &mut d.missing);
     d.extra = ctx
         .artifact
@@ -132,6 +145,16 @@ fn compare_objects(ctx: &Ctx<'_>, t: &Artifact<'_>) -> Disagreement {
         .map(|o| o.name)
         .collect();
     d
+}
+
+/// (namespace, count) of `names`, by namespace.
+fn count_per_namespace<'n>(names: impl Iterator<Item = &'n String>) -> Vec<(String, usize)> {
+    let mut by: std::collections::BTreeMap<String, usize> = Default::default();
+    for n in names {
+        *by.entry(crate::mapping::namespace(n).to_string())
+            .or_default() += 1;
+    }
+    by.into_iter().collect()
 }
 
 /// Takes out of `missing` every borrowed namespace (outside the produced ones) whose template
@@ -221,6 +244,12 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             "namespace {ns}/ left out whole ({count} template objects; a pack --skip filter)"
         ));
     }
+    for (ns, count) in &d.minimal_left_out {
+        f.line(format!(
+            "{ns}/: {count} borrowed template objects not expected (a minimal artifact keeps {}/ only)",
+            crate::mapping::MINIMAL_BORROWED_NAMESPACE
+        ));
+    }
     for (_, what, v) in d.kinds() {
         for n in v.iter().take(5) {
             f.line(format!("{what}: {n}"));
@@ -238,8 +267,18 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     }
     let ok = tpl_kind_ok && model_ok && d.none();
     f.set_ok(ok);
-    let kept = borrowed - d.left_out.iter().map(|(_, c)| *c as u64).sum::<u64>();
-    f.detail = if ok && d.left_out.is_empty() {
+    let kept = borrowed
+        - d.left_out
+            .iter()
+            .chain(&d.minimal_left_out)
+            .map(|(_, c)| *c as u64)
+            .sum::<u64>();
+    f.detail = if ok && ctx.minimal.is_some() {
+        format!(
+            "identity matches the template; {kept}/{kept} borrowed objects kept byte-identical (a minimal artifact keeps {}/ only)",
+            crate::mapping::MINIMAL_BORROWED_NAMESPACE
+        )
+    } else if ok && d.left_out.is_empty() {
         format!(
             "identity matches the template; {borrowed}/{borrowed} borrowed objects byte-identical"
         )

@@ -6,7 +6,7 @@
 
 use super::assembly::{audit, resolve, section_failure, section_fps, Counts, FpCache, Resolved};
 use super::findings::Failure;
-use super::{named_layer, Ctx, Finding};
+use super::{Ctx, Finding};
 use crate::error::Result;
 use crate::spec::gates;
 
@@ -181,8 +181,14 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let mut total = 0;
     let mut passed = 0;
     let (mut dup, mut miss) = (0u64, 0u64);
+    let mut skipped = Vec::new();
     for which in [&spec.gdn_layer, &spec.attention_layer] {
-        let l = named_layer(&ctx.profile, &ctx.layers, which)?;
+        let Some(l) = ctx.named_layer(which)? else {
+            let why = ctx.why_no_layer(which);
+            f.line(format!("{{{which}}} sections: SKIPPED, {why}"));
+            skipped.push(why);
+            continue;
+        };
         for s in layer_sections(ctx, l, &mut cache)? {
             total += 1;
             if s.ok {
@@ -201,17 +207,31 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     f.num("sections", total)
         .num("sections_passed", passed)
         .num("duplicated", dup)
-        .num("missing", miss)
-        .num(
-            "gdn_layer",
-            named_layer(&ctx.profile, &ctx.layers, &spec.gdn_layer)?,
-        )
-        .num(
-            "attention_layer",
-            named_layer(&ctx.profile, &ctx.layers, &spec.attention_layer)?,
-        );
+        .num("missing", miss);
+    for (key, which) in [
+        ("gdn_layer", &spec.gdn_layer),
+        ("attention_layer", &spec.attention_layer),
+    ] {
+        if let Some(l) = ctx.named_layer(which)? {
+            f.num(key, l);
+        }
+    }
+    if total == 0 {
+        // Nothing to judge is never a pass.
+        return Ok(Finding::skip(
+            "row_order",
+            format!("not run: {}", skipped.join("; ")),
+        ));
+    }
     f.set_ok(passed == total);
-    f.detail = format!("{passed}/{total} sections hold the documented rule row by row");
+    f.detail = format!(
+        "{passed}/{total} sections hold the documented rule row by row{}",
+        if skipped.is_empty() {
+            String::new()
+        } else {
+            format!(" (skipped: {})", skipped.join("; "))
+        }
+    );
     Ok(f)
 }
 

@@ -124,6 +124,7 @@ pub fn check_pack(data: &[u8]) {
         oracle_object: None,
         profile: None,
         dump_format: None,
+        minimal: false,
     };
     // Edits can make the source implausible (e.g. a NaN scale): then payload_order may fail
     // legitimately. Every structural gate must pass.

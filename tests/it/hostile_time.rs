@@ -322,6 +322,7 @@ fn verify_with_many_borrowed_objects_is_linear() {
             oracle_object: None,
             profile: None,
             dump_format: None,
+            minimal: false,
         };
         let r = verify::verify("a.ninfer", artifact, "g.gguf", &packed.gguf, opts).unwrap();
         let prov = r.findings.iter().find(|f| f.step == "provenance").unwrap();

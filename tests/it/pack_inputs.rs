@@ -19,6 +19,15 @@ fn dflash2_template() -> Vec<u8> {
     template_bytes_with(&nano(), &TemplateExtras { dflash2: true }).unwrap()
 }
 
+/// `pack --minimal` of `src` onto `tpl`.
+fn pack_minimal(src: &[u8], tpl: &[u8]) -> Vec<u8> {
+    let opts = PackOptions {
+        minimal: true,
+        ..Default::default()
+    };
+    pack_bytes(src, tpl, &opts).unwrap()
+}
+
 fn names(artifact: &[u8]) -> Vec<String> {
     Artifact::parse(artifact)
         .unwrap()
@@ -39,9 +48,13 @@ fn summary_of(
     plan_pack(&g, &t, opts).unwrap().summary
 }
 
-/// `tpl` with `object` (zero bytes of its size) inserted at `at`.
-fn with_object(tpl: &[u8], at: usize, object: PlannedObject, bytes: usize) -> Vec<u8> {
-    let (dir, mut payloads) = artifact_parts(tpl);
+/// `artifact` re-planned after `edit` changed its object list and payloads (index-aligned), so
+/// the container itself stays valid: the one setup of every edited artifact below.
+fn edited(
+    artifact: &[u8],
+    edit: impl FnOnce(&mut Vec<PlannedObject>, &mut Vec<Vec<u8>>),
+) -> Vec<u8> {
+    let (dir, mut payloads) = artifact_parts(artifact);
     let mut objs: Vec<PlannedObject> = dir
         .objects
         .iter()
@@ -51,10 +64,26 @@ fn with_object(tpl: &[u8], at: usize, object: PlannedObject, bytes: usize) -> Ve
             resource_bytes: o.bytes,
         })
         .collect();
-    objs.insert(at, object);
-    payloads.insert(at, vec![0x5a; bytes]);
+    edit(&mut objs, &mut payloads);
     let d = ninfer_ternary::ninfer::plan(dir.identity.clone(), objs).unwrap();
     ninfer_ternary::ninfer::writer::to_bytes(&d, &payloads).unwrap()
+}
+
+/// `tpl` with `object` (bytes 0x5a of its size) inserted at `at`.
+fn with_object(tpl: &[u8], at: usize, object: PlannedObject, bytes: usize) -> Vec<u8> {
+    edited(tpl, |objs, payloads| {
+        objs.insert(at, object);
+        payloads.insert(at, vec![0x5a; bytes]);
+    })
+}
+
+/// `artifact` without the object `name`.
+fn without(artifact: &[u8], name: &str) -> Vec<u8> {
+    edited(artifact, |objs, payloads| {
+        let i = objs.iter().position(|o| o.name == name).unwrap();
+        objs.remove(i);
+        payloads.remove(i);
+    })
 }
 
 /// The public template's extra namespace is borrowed byte for byte and counted; every `--skip`
@@ -388,11 +417,7 @@ fn six_key_reduced_gguf_refusals_name_every_missing_key_at_once() {
 fn minimal_artifact_is_frontend_one_attention_layer_and_signs() {
     let tpl = dflash2_template();
     let six = six_key_reduced(TernaryType::Ptq1_0, 4);
-    let opts = PackOptions {
-        minimal: true,
-        ..Default::default()
-    };
-    let out = pack_bytes(&six, &tpl, &opts).unwrap();
+    let out = pack_minimal(&six, &tpl);
     let n = names(&out);
     let t = Artifact::parse(&tpl).unwrap();
     let want: Vec<String> = t
@@ -427,19 +452,34 @@ fn minimal_artifact_is_frontend_one_attention_layer_and_signs() {
     );
 }
 
-fn verify_reduced(artifact: &[u8], gguf: &[u8], tpl: &[u8]) -> ninfer_ternary::verify::Report {
+/// `verify --template --sweep [--minimal]` of `artifact` against its source.
+fn verify_as(
+    artifact: &[u8],
+    gguf: &[u8],
+    tpl: &[u8],
+    minimal: bool,
+) -> ninfer_ternary::verify::Report {
     ninfer_ternary::verify::verify(
-        "reduced.ninfer",
+        "artifact.ninfer",
         artifact,
-        "reduced.gguf",
+        "source.gguf",
         gguf,
         ninfer_ternary::verify::Options {
             template: Some(tpl),
             sweep: true,
+            minimal,
             ..Default::default()
         },
     )
     .unwrap()
+}
+
+fn verify_reduced(artifact: &[u8], gguf: &[u8], tpl: &[u8]) -> ninfer_ternary::verify::Report {
+    verify_as(artifact, gguf, tpl, false)
+}
+
+fn verify_minimal(artifact: &[u8], gguf: &[u8], tpl: &[u8]) -> ninfer_ternary::verify::Report {
+    verify_as(artifact, gguf, tpl, true)
 }
 
 fn finding<'r>(
@@ -475,37 +515,19 @@ fn verify_passes_the_reduced_artifact_naming_what_it_skips() {
         .contains("left out whole: vision (9)"));
     assert!(lines("provenance").contains("dflash2") || !lines("provenance").contains("missing"));
     // Negative controls on the same reduced artifact.
-    let (dir, mut payloads) = artifact_parts(&out);
-    let drop = |name: &str, payloads: &mut Vec<Vec<u8>>| {
-        let mut objs: Vec<PlannedObject> = dir
-            .objects
-            .iter()
-            .map(|o| PlannedObject {
-                name: o.name.clone(),
-                body: o.body.clone(),
-                resource_bytes: o.bytes,
-            })
-            .collect();
-        let i = objs.iter().position(|o| o.name == name).unwrap();
-        objs.remove(i);
-        let mut p = payloads.clone();
-        p.remove(i);
-        let d = ninfer_ternary::ninfer::plan(dir.identity.clone(), objs).unwrap();
-        ninfer_ternary::ninfer::writer::to_bytes(&d, &p).unwrap()
-    };
-    let no_down = drop("text/layers/3/mlp/down", &mut payloads);
+    let no_down = without(&out, "text/layers/3/mlp/down");
     let r = verify_reduced(&no_down, &six, &tpl);
     assert!(
         finding(&r, "inspect").status == Verdict::Fail,
         "a produced object of a held layer left out"
     );
-    let no_norm = drop("text/final_norm", &mut payloads);
+    let no_norm = without(&out, "text/final_norm");
     let r = verify_reduced(&no_norm, &six, &tpl);
     assert!(
         finding(&r, "inspect").status == Verdict::Fail,
         "a global the source holds (output_norm) left out"
     );
-    let one_mtp = drop("mtp/final_norm", &mut payloads);
+    let one_mtp = without(&out, "mtp/final_norm");
     let r = verify_reduced(&one_mtp, &six, &tpl);
     assert!(
         finding(&r, "provenance").status == Verdict::Fail,
@@ -589,6 +611,30 @@ fn cli_with_dflash2_skip_and_minimal_print_the_summary() {
         out.contains("not in the artifact") && out.contains("text/layers/0/"),
         "{out}"
     );
+    let verify = |extra: &[&str]| {
+        let mut args = vec![
+            "verify",
+            &p("m.ninfer"),
+            "--gguf",
+            &p("r.gguf"),
+            "--template",
+            &p("t.ninfer"),
+            "--sweep",
+            "--verbose",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        run(&refs)
+    };
+    let (code, out) = verify(&["--minimal"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("Gated-DeltaNet"), "{out}");
+    let (code, out) = verify(&[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("verify it with --minimal"), "{out}");
     for args in [
         vec!["synth-template", "--with", "dflash3", "-o", "x.ninfer"],
         vec![
@@ -607,4 +653,287 @@ fn cli_with_dflash2_skip_and_minimal_print_the_summary() {
         assert_eq!(code, Some(2), "{args:?}: {out}");
         assert!(out.contains("[cli.usage]"), "{args:?}: {out}");
     }
+}
+
+/// `artifact` with byte `at` of object `name`'s payload flipped.
+fn flipped(artifact: &[u8], name: &str, at: usize) -> Vec<u8> {
+    let a = Artifact::parse(artifact).unwrap();
+    let o = a.object(name).unwrap();
+    let mut out = artifact.to_vec();
+    out[a.payload_offset as usize + o.offset as usize + at] ^= 0x10;
+    out
+}
+
+/// `verify --minimal` passes a `pack --minimal` artifact, from the six-key reduced GGUF and
+/// from a full one (whose globals the minimal artifact leaves out): each gate that cannot run
+/// on one full-attention layer says SKIPPED and why, every other gate runs and passes.
+#[test]
+fn verify_passes_a_minimal_artifact_naming_every_skip() {
+    let tpl = dflash2_template();
+    for (what, src) in [
+        ("six-key PQ2_0", six_key_reduced(TernaryType::Pq2_0, 2)),
+        ("six-key PTQ1_0", six_key_reduced(TernaryType::Ptq1_0, 4)),
+        ("full PQ2_0", nano_fixture::model(TernaryType::Pq2_0, 5)),
+    ] {
+        let out = pack_minimal(&src, &tpl);
+        let r = verify_minimal(&out, &src, &tpl);
+        assert!(r.ok(), "{what}: {:#?}", r.findings);
+        let st = |step: &str| finding(&r, step).status;
+        let lines = |step: &str| finding(&r, step).lines.join("\n");
+        for step in ["provenance", "inspect", "row_order", "row_order_sweep"] {
+            assert_eq!(st(step), Verdict::Pass, "{what}: {step}");
+        }
+        for step in ["assembly", "signs", "dense_values"] {
+            assert_eq!(st(step), Verdict::Pass, "{what}: {step}");
+        }
+        // payload_order's object is a GDN layer's: skipped, saying so.
+        let po = finding(&r, "payload_order");
+        assert_eq!(po.status, Verdict::Skip, "{what}");
+        assert!(
+            po.detail.contains("Gated-DeltaNet") && po.detail.contains("layer 3 only"),
+            "{what}: {}",
+            po.detail
+        );
+        assert!(
+            lines("inspect").contains("minimal artifact: layer 3"),
+            "{what}"
+        );
+        assert!(lines("inspect").contains("text/final_norm"), "{what}");
+        let ro = lines("row_order");
+        assert!(
+            ro.contains("{first_gdn} sections: SKIPPED") && ro.contains("L3 "),
+            "{what}: {ro}"
+        );
+        assert!(
+            finding(&r, "row_order").detail.contains("skipped"),
+            "{what}"
+        );
+        let asm = finding(&r, "assembly");
+        assert!(
+            asm.detail
+                .contains("not in the minimal artifact of layer 3")
+                && asm.detail.contains("3/3 negative controls caught"),
+            "{what}: {}",
+            asm.detail
+        );
+        let al = lines("assembly");
+        assert!(al.contains("gdn/value_z[0:v_rows]: SKIPPED"), "{what}");
+        assert!(
+            al.contains("negative control perm48_on_rows: SKIPPED"),
+            "{what}"
+        );
+        assert!(al.contains("token_embedding: SKIPPED"), "{what}");
+        assert!(
+            al.contains("L3 attention/output: rows="),
+            "{what}: the audits that can run, ran"
+        );
+        let dl = lines("dense_values");
+        assert!(
+            dl.contains("SKIPPED") && dl.contains("a_log") && dl.contains("text/final_norm"),
+            "{what}: {dl}"
+        );
+        assert!(dl.contains("one-ulp nudge rejected"), "{what}: {dl}");
+        assert!(lines("provenance").contains("a minimal artifact keeps frontend/ only"));
+        // The same artifact judged as a full one fails, pointing at --minimal.
+        let plain = verify_reduced(&out, &src, &tpl);
+        assert_eq!(finding(&plain, "inspect").status, Verdict::Fail, "{what}");
+        assert!(
+            finding(&plain, "inspect")
+                .lines
+                .join("\n")
+                .contains("verify it with --minimal"),
+            "{what}"
+        );
+    }
+}
+
+/// Negative controls on a minimal artifact: a flipped byte in the one layer, in the frontend
+/// or in the sign table, a dropped object of each kind, and a non-minimal artifact judged with
+/// --minimal (objects the gates would not judge) all fail.
+#[test]
+fn verify_minimal_fails_a_broken_minimal_artifact() {
+    let tpl = dflash2_template();
+    let six = six_key_reduced(TernaryType::Pq2_0, 2);
+    let out = pack_minimal(&six, &tpl);
+    assert!(verify_minimal(&out, &six, &tpl).ok());
+    let fails = |bytes: &[u8], step: &str, what: &str| {
+        let r = verify_minimal(bytes, &six, &tpl);
+        assert!(!r.ok(), "{what}");
+        assert_eq!(finding(&r, step).status, Verdict::Fail, "{what}: {step}");
+    };
+    let a = Artifact::parse(&out).unwrap();
+    let frontend = a
+        .directory
+        .objects
+        .iter()
+        .find(|o| o.name.starts_with("frontend/") && o.bytes > 0)
+        .unwrap()
+        .name
+        .clone();
+    fails(
+        &flipped(&out, "text/layers/3/attention/query_key", 40),
+        "row_order",
+        "flipped byte in the attention layer's codes",
+    );
+    fails(
+        &flipped(&out, "text/layers/3/mlp/down", 40),
+        "assembly",
+        "flipped byte in the mlp",
+    );
+    fails(
+        &flipped(&out, &frontend, 0),
+        "provenance",
+        "flipped frontend byte",
+    );
+    fails(
+        &flipped(&out, "text/hadamard_signs", 0),
+        "signs",
+        "flipped sign byte",
+    );
+    fails(
+        &flipped(&out, "text/layers/3/input_norm", 0),
+        "dense_values",
+        "flipped norm byte",
+    );
+    fails(
+        &without(&out, "text/layers/3/mlp/down"),
+        "inspect",
+        "dropped ternary object of the layer",
+    );
+    fails(
+        &without(&out, "text/layers/3/input_norm"),
+        "inspect",
+        "dropped dense object of the layer",
+    );
+    fails(
+        &without(&out, &frontend),
+        "provenance",
+        "dropped frontend object",
+    );
+    fails(
+        &without(&out, "text/hadamard_widths"),
+        "inspect",
+        "dropped sign-table object",
+    );
+    // A reduced (not minimal) artifact judged as a minimal one: layer 0's objects and the
+    // final norm would go unjudged, so inspect names them.
+    let reduced = pack_bytes(&six, &tpl, &PackOptions::default()).unwrap();
+    let r = verify_minimal(&reduced, &six, &tpl);
+    let ins = finding(&r, "inspect");
+    assert_eq!(ins.status, Verdict::Fail);
+    assert!(ins.lines.join("\n").contains("text/layers/0/"), "{ins:?}");
+    assert!(ins
+        .failures
+        .iter()
+        .any(|f| f.check == "inspect.beyond_minimal"));
+    // A source with no full-attention layer cannot have a minimal artifact: a classed error.
+    let only0 = rewrite(&six, |_, ts| ts.retain(|t| !t.0.starts_with("blk.3.")));
+    let e = ninfer_ternary::verify::verify(
+        "m",
+        &out,
+        "g",
+        &only0,
+        ninfer_ternary::verify::Options {
+            minimal: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.class, e.field.as_str()),
+        (ErrorClass::VerifyInput, "--minimal"),
+        "{e}"
+    );
+}
+
+/// A full artifact still runs every gate: no gate and no line says SKIPPED (only the two dump
+/// gates skip, as before, naming their inputs).
+#[test]
+fn verify_of_a_full_artifact_skips_nothing_new() {
+    let tpl = dflash2_template();
+    let src = nano_fixture::model(TernaryType::Pq2_0, 5);
+    let out = pack_bytes(&src, &tpl, &PackOptions::default()).unwrap();
+    let r = verify_reduced(&out, &src, &tpl);
+    assert!(r.ok(), "{:#?}", r.findings);
+    for f in &r.findings {
+        let dump_gate = f.step == "embedding" || f.step == "engine_oracles";
+        let want = if dump_gate {
+            Verdict::Skip
+        } else {
+            Verdict::Pass
+        };
+        assert_eq!(f.status, want, "{}: {}", f.step, f.detail);
+        assert!(
+            !f.lines.iter().any(|l| l.contains("SKIPPED")) && !f.detail.contains("skipped"),
+            "{}: {:?}",
+            f.step,
+            f.lines
+        );
+    }
+    assert!(finding(&r, "assembly")
+        .detail
+        .contains("4/4 negative controls caught"));
+    assert!(finding(&r, "payload_order").lines[0].starts_with("text/layers/0/gdn/output"));
+}
+
+/// `mutate` (and everything that finds an artifact's profile) works on artifacts without
+/// `text/token_embedding`: the profile comes from the layer objects' shapes. A kind whose
+/// object needs a layer kind the artifact lacks is a classed error naming the kind and the
+/// placeholder; an artifact whose layer objects fit no profile names the missing object.
+#[test]
+fn mutate_finds_the_profile_of_artifacts_without_token_embedding() {
+    use ninfer_ternary::verify::mutate::plan_mutation;
+    use ninfer_ternary::verify::profile_for_artifact;
+    let tpl = dflash2_template();
+    let six = six_key_reduced(TernaryType::Pq2_0, 2);
+    let reduced = pack_bytes(&six, &tpl, &PackOptions::default()).unwrap();
+    let minimal = pack_minimal(&six, &tpl);
+    for bytes in [&reduced, &minimal] {
+        let a = Artifact::parse(bytes).unwrap();
+        assert!(a.directory.find("text/token_embedding").is_none());
+        assert_eq!(profile_for_artifact(&a).unwrap().name, "bonsai-nano");
+    }
+    // The reduced artifact holds layer 0: every artifact kind plans.
+    let a = Artifact::parse(&reduced).unwrap();
+    for kind in ["swap-two-rows", "flipped-sign", "dense-one-ulp"] {
+        plan_mutation(&a, kind).unwrap();
+    }
+    // The minimal one: kinds on the sign table plan, GDN kinds are refused by name.
+    let m = Artifact::parse(&minimal).unwrap();
+    plan_mutation(&m, "flipped-sign").unwrap();
+    let e = plan_mutation(&m, "swap-two-rows").err().unwrap();
+    assert_eq!(e.class, ErrorClass::VerifyInput, "{e}");
+    assert!(
+        e.field.contains("--kind swap-two-rows") && e.field.contains("{first_gdn}"),
+        "{e}"
+    );
+    // A mutated minimal artifact fails verify --minimal in the gate the spec names.
+    let (dir, sources) = plan_mutation(&m, "flipped-sign").unwrap();
+    let bytes: Vec<Vec<u8>> = sources
+        .iter()
+        .map(|s| match s {
+            ninfer_ternary::verify::mutate::Source::Copy(i) => {
+                m.object_bytes(&m.directory.objects[*i]).to_vec()
+            }
+            ninfer_ternary::verify::mutate::Source::Bytes(b) => b.clone(),
+        })
+        .collect();
+    let broken = ninfer_ternary::ninfer::writer::to_bytes(&dir, &bytes).unwrap();
+    let r = verify_minimal(&broken, &six, &tpl);
+    assert_eq!(finding(&r, "signs").status, Verdict::Fail);
+    // Negative control: layer objects no profile has (layer 3000).
+    let wrong = edited(&minimal, |objs, _| {
+        for o in objs
+            .iter_mut()
+            .filter(|o| o.name.starts_with("text/layers/"))
+        {
+            o.name = o.name.replace("text/layers/3/", "text/layers/3000/");
+        }
+    });
+    let e = profile_for_artifact(&Artifact::parse(&wrong).unwrap()).unwrap_err();
+    assert_eq!(
+        (e.class, e.field.as_str()),
+        (ErrorClass::NinferObjectMissing, "text/token_embedding"),
+        "{e}"
+    );
 }

@@ -68,6 +68,7 @@ impl Fixture {
             oracle_object: None,
             profile: None,
             dump_format: None,
+            minimal: false,
         }
     }
 }
@@ -365,6 +366,7 @@ fn a_reduced_model_packs_unpacks_and_verifies() {
         oracle_object: None,
         profile: Some("bonsai-nano"),
         dump_format: None,
+        minimal: false,
     };
     let r = verify::verify("reduced", &art, "reduced.gguf", &gguf, opts).unwrap();
     assert!(r.ok(), "{}", report::text(&r));

@@ -125,6 +125,7 @@ pub fn observe(
             oracle_object: None,
             profile: None,
             dump_format: None,
+            minimal: false,
         };
         // The verifier's own class travels as it is (a malformed case is verify.input, not cli.usage).
         let r = verify::verify("artifact", artifact, "gguf", gguf, opts)?;
