@@ -41,6 +41,7 @@ mod pack_inputs;
 mod persistent;
 mod planted_bugs;
 mod schemas;
+mod single_fault;
 mod spec_docs;
 mod verdict_honesty;
 mod verify_gates;
