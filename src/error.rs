@@ -317,6 +317,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_rule_switch_disables_only_the_named_classes_and_restores_them() {
+        use ErrorClass as C;
+        assert!(enforced(C::GgufMagic));
+        let inner = rule_switch::with_disabled(&[C::GgufMagic], || {
+            // Nested: the inner set replaces the outer one, then the outer one is back.
+            let nested = rule_switch::with_disabled(&[C::GgufVersion], || {
+                (enforced(C::GgufMagic), enforced(C::GgufVersion))
+            });
+            (enforced(C::GgufMagic), enforced(C::GgufVersion), nested)
+        });
+        assert_eq!(inner, (false, true, (true, false)));
+        assert!(enforced(C::GgufMagic) && enforced(C::GgufVersion));
+        // A panic inside restores the switch too.
+        let r = std::panic::catch_unwind(|| {
+            rule_switch::with_disabled(&[C::GgufMagic], || panic!("inside"))
+        });
+        assert!(r.is_err() && enforced(C::GgufMagic));
+        // The reader honours it: a bad magic is refused, and read on with the switch off.
+        let mut f = b"GGUX\x03\0\0\0".to_vec();
+        f.extend_from_slice(&[0; 16]);
+        assert_eq!(
+            crate::gguf::parse(&f, crate::gguf::Mode::Spec).unwrap_err().class,
+            C::GgufMagic
+        );
+        let off = rule_switch::with_disabled(&[C::GgufMagic], || {
+            crate::gguf::parse(&f, crate::gguf::Mode::Spec).map(|g| g.version)
+        });
+        assert_eq!(off.unwrap(), 3);
+    }
+
+    #[test]
     fn every_class_is_in_the_spec_registry_and_back() {
         let spec = crate::spec::get();
         let ids: Vec<&str> = spec.errors.classes.iter().map(|c| c.id.as_str()).collect();
