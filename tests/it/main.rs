@@ -34,6 +34,7 @@ mod kernels;
 mod layers;
 mod layout;
 mod msrv;
+mod mutation_score;
 mod ninfer_memory;
 mod ninfer_messages;
 mod pack;

@@ -76,6 +76,7 @@ const STOPS: &[(&str, &str, &str)] = &[
     ("ninfer/n_json_not_utf8", "ninfer.json_syntax", "no directory to read"),
     ("ninfer/n_json_deep_nesting", "ninfer.json_syntax", "the parser's depth limit: no directory to read"),
     ("boundaries/n_directory_depth_128", "ninfer.json_syntax", "the parser's depth limit: no directory to read"),
+    ("boundaries/n_directory_depth_128_after_close", "ninfer.json_syntax", "the parser's depth limit: no directory to read"),
     ("boundaries/n_directory_depth_129_after_close", "ninfer.json_syntax", "the parser's depth limit: no directory to read"),
     ("boundaries/n_directory_depth_129_after_string", "ninfer.json_syntax", "the parser's depth limit: no directory to read"),
     ("ninfer/n_duplicate_member", "ninfer.dir_members", "the JSON parser refuses the object: no directory to read"),
@@ -83,6 +84,7 @@ const STOPS: &[(&str, &str, &str)] = &[
     ("ninfer/n_identity_missing_weights_id", "ninfer.dir_members", "no value for a required member"),
     ("ninfer/n_tensor_missing_layout", "ninfer.dir_members", "no value for a required member"),
     ("ninfer/n_object_missing_kind", "ninfer.dir_members", "no value for a required member"),
+    ("boundaries/n_directory_depth_127", "ninfer.dir_type", "no value of the type the member needs"),
     ("ninfer/n_root_not_object", "ninfer.dir_type", "no value of the type the member needs"),
     ("ninfer/n_identity_weights_id_number", "ninfer.dir_type", "no value of the type the member needs"),
     ("ninfer/n_objects_not_array", "ninfer.dir_type", "no value of the type the member needs"),
@@ -103,6 +105,7 @@ const STOPS: &[(&str, &str, &str)] = &[
     ("pack/n_rows_perm_row_wrong_rows", "perm.shape", "the permutation is not defined for this row count"),
     // The same fault met again by the next stage.
     ("ninfer/n_bytes_mismatch", "codec.length", "the next stage, decoding the object, meets the same extra byte"),
+    ("ninfer/n_shape_nvfp4_rows", "codec.length", "the next stage, decoding the NVFP4 object, checks the same N % 128 rule"),
 ];
 
 /// What the reference answers on `case` (files under `root`) with the checks of `disabled`

@@ -99,6 +99,33 @@ pub fn cases() -> crate::Result<Vec<Case>> {
         .reject(ErrorClass::NinferJsonSyntax),
     );
 
+    // One level below the limit: the deepest nesting the JSON layer takes, so the refusal is the
+    // schema's (the root is not an object), not the depth limit's. A depth counter that starts
+    // at 1 refuses it as json_syntax (reader mutant `depth = best = 0` -> `1`).
+    v.push(
+        case(
+            "n_directory_depth_127",
+            with_directory(&valid, &format!("{}{}", "[".repeat(127), "]".repeat(127))),
+            "[[...]]: exactly 127 levels, the deepest accepted nesting; refused only because the root is an array",
+        )
+        .reject(ErrorClass::NinferDirType),
+    );
+
+    // Exactly the first refused depth, reached after an inner array closed: a counter that goes
+    // down by two on a close sees 127 and lets it through (reader mutant `depth -= 1` -> `-= 2`;
+    // the 129-level case below leaves that mutant at 128, still refused).
+    v.push(
+        case(
+            "n_directory_depth_128_after_close",
+            with_directory(
+                &valid,
+                &format!("[[],{}{}]", "[".repeat(127), "]".repeat(127)),
+            ),
+            "[[],[[...]]]: 128 levels reached after an inner array closed",
+        )
+        .reject(ErrorClass::NinferJsonSyntax),
+    );
+
     // One level past the limit, reached only after
     // an earlier inner array closed: a depth counter must go back down by exactly one.
     v.push(
