@@ -412,6 +412,9 @@ fn generic_hint(t: &Target, reader: Option<&[f32]>, expected: &[f32]) -> Option<
                 "only the last block of a row differs (columns {tail_from}..{cols}): tail handling"
             ));
         }
+        if let Some(h) = stride_hint(v, expected, cols, t.codec.block_elems().max(1)) {
+            return Some(h);
+        }
     }
     match t.raw_same {
         Some(true) => Some(
@@ -426,6 +429,47 @@ fn generic_hint(t: &Target, reader: Option<&[f32]>, expected: &[f32]) -> Option<
         ),
         None => None,
     }
+}
+
+/// Whether per-position error counts `c` describe a stride read wrong: the first position is
+/// right everywhere, then from the first wrong one every later position is wrong too, and the
+/// errors do not shrink toward the end (the later half holds at least as many as the earlier).
+fn grows_from(c: &[usize]) -> Option<usize> {
+    let first = c.iter().position(|&x| x > 0)?;
+    let wrong = &c[first..];
+    let (a, b) = wrong.split_at(wrong.len() / 2);
+    let ok = first > 0
+        && wrong.len() >= 2
+        && wrong.iter().all(|&x| x > 0)
+        && a.iter().sum::<usize>() <= b.iter().sum::<usize>();
+    ok.then_some(first)
+}
+
+/// Errors that begin after the first block of every row and reach every later block (a block
+/// or column stride), or begin after the first row and reach every later row (the row stride).
+fn stride_hint(v: &[f32], expected: &[f32], cols: usize, block: usize) -> Option<String> {
+    let rows = expected.len() / cols;
+    let mut by_block = vec![0usize; cols.div_ceil(block)];
+    let mut by_row = vec![0usize; rows];
+    for (i, (a, b)) in v.iter().zip(expected).enumerate() {
+        if canon(*a) != canon(*b) && i / cols < rows {
+            by_block[(i % cols) / block] += 1;
+            by_row[i / cols] += 1;
+        }
+    }
+    if let Some(k) = grows_from(&by_block) {
+        return Some(format!(
+            "errors begin at column {} (block {k}) of each row and reach every later block: \
+             a block or column stride read wrong",
+            k * block
+        ));
+    }
+    grows_from(&by_row).map(|r| {
+        format!(
+            "errors begin at row {r} and reach every later row while row 0 is right: the row \
+             stride (bytes per row) read wrong"
+        )
+    })
 }
 
 /// The logical values of a target: each stored row's first `cols`.
@@ -757,6 +801,48 @@ mod tests {
         let mut head = tail.clone();
         head[3] = 0.0;
         assert!(generic_hint(&t, Some(&head), &expected).is_none());
+    }
+
+    /// A reader whose blocks drift (block 0 right, every later block wrong) or whose rows drift
+    /// (row 0 right, every later row wrong) gets a stride hint; errors everywhere (a decoder bug)
+    /// or in one middle block only do not.
+    #[test]
+    fn errors_growing_with_column_or_row_are_a_stride_hint() {
+        let t = Target {
+            label: "v".into(),
+            tensor: None,
+            codec: Codec::Pq2_0,
+            bytes: Vec::new(),
+            cols: 512,
+            stored_cols: 512,
+            got_sha256: None,
+            got_rows: None,
+            raw_same: None,
+        };
+        let expected: Vec<f32> = (0..1536).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
+        // Block stride: element j of each row read from j + (j / 128) (drifts by block).
+        let drift: Vec<f32> = (0..1536)
+            .map(|i| {
+                let (r, j) = (i / 512, i % 512);
+                expected[r * 512 + (j + j / 128) % 512]
+            })
+            .collect();
+        let h = generic_hint(&t, Some(&drift), &expected).unwrap();
+        assert!(h.contains("column 128 (block 1)") && h.contains("stride"), "{h}");
+        // Row stride: row r read from r * 513 elements on.
+        let rows: Vec<f32> = (0..1536)
+            .map(|i| expected[((i / 512) * 513 + i % 512) % 1536])
+            .collect();
+        let h = generic_hint(&t, Some(&rows), &expected).unwrap();
+        assert!(h.contains("begin at row 1") && h.contains("row stride"), "{h}");
+        // Negative controls: every element negated (a code-map bug), one middle block wrong.
+        let negated: Vec<f32> = expected.iter().map(|x| -x - 0.5).collect();
+        assert!(generic_hint(&t, Some(&negated), &expected).is_none());
+        let mut middle = expected.clone();
+        for row in 0..3 {
+            middle[row * 512 + 200] = 9.0;
+        }
+        assert!(generic_hint(&t, Some(&middle), &expected).is_none());
     }
 
     /// A `.ninfer` ternary object: the target is found by name, rows are trimmed to `k`, and a
