@@ -625,6 +625,10 @@ impl Localization {
                 "raw bytes differ: offset/alignment"
             } else if h.starts_with("only the last block") {
                 "last block only: tail"
+            } else if h.contains("the row stride") {
+                "later rows drift: row stride"
+            } else if h.contains("block or column stride") {
+                "later blocks drift: stride"
             } else {
                 h.split(" (").next().unwrap_or(h)
             };

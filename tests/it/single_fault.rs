@@ -54,6 +54,10 @@ const STOPS: &[(&str, &str, &str)] = &[
     ("gguf/n_sum_of_sizes_wraps", "gguf.tensor_size_overflow", "no running offset to place the next tensor"),
     ("gguf/n_offset_plus_size_wraps_spec_mode", "gguf.tensor_size_overflow", "no absolute range to place the tensor"),
     ("ninfer/n_json_bytes_overflow", "ninfer.arith_overflow", "no directory end"),
+    ("boundaries/n_json_bytes_overflow_exactly_16_bytes", "ninfer.arith_overflow", "no directory end"),
+    // A boundary of the length checks: the file is the 8-byte magic alone, so past the magic
+    // the prefix is missing too (the reference and py_ninfer both read the magic first).
+    ("boundaries/n_magic_bad_exactly_8_bytes", "ninfer.truncated", "the file is the magic alone: no prefix after it"),
     ("ninfer/n_range_offset_overflow", "ninfer.arith_overflow", "no object end"),
     // A field with no meaning to read on with.
     ("gguf/n_nested_array", "gguf.nested_array", "an array of arrays has no element size"),
