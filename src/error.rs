@@ -338,7 +338,9 @@ mod tests {
         let mut f = b"GGUX\x03\0\0\0".to_vec();
         f.extend_from_slice(&[0; 16]);
         assert_eq!(
-            crate::gguf::parse(&f, crate::gguf::Mode::Spec).unwrap_err().class,
+            crate::gguf::parse(&f, crate::gguf::Mode::Spec)
+                .unwrap_err()
+                .class,
             C::GgufMagic
         );
         let off = rule_switch::with_disabled(&[C::GgufMagic], || {

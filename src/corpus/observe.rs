@@ -153,7 +153,8 @@ pub fn observe_gguf_with(
     let raw = bytes;
     // (Rule switch, tests only: with `gguf.big_endian` off, the header reads the version
     // byte-swapped and the rest little-endian.)
-    let swapped = if gguf::is_big_endian(bytes) && crate::error::enforced(ErrorClass::GgufBigEndian) {
+    let swapped = if gguf::is_big_endian(bytes) && crate::error::enforced(ErrorClass::GgufBigEndian)
+    {
         Some(gguf::swap_byte_order_with(
             bytes,
             gguf::ByteOrder::Big,

@@ -79,8 +79,7 @@ impl<'a> Cur<'a> {
                 // Rule switch (tests only): read on with the lossy text, leaked (test builds).
                 return Ok(&*String::from_utf8_lossy(raw).into_owned().leak());
             }
-            Err(
-            Error::at(
+            Err(Error::at(
                 C::GgufStringUtf8,
                 start + 8 + e.valid_up_to() as u64,
                 field(),

@@ -136,7 +136,10 @@ fn check_name(
             ),
         ));
     }
-    if let Some(&j) = seen.get(name).filter(|_| enforced(C::GgufTensorNameDuplicate)) {
+    if let Some(&j) = seen
+        .get(name)
+        .filter(|_| enforced(C::GgufTensorNameDuplicate))
+    {
         return Err(Error::at(
             C::GgufTensorNameDuplicate,
             rec,

@@ -549,7 +549,8 @@ fn names_and_sizes(src: Src<'_>, dir: &Directory) -> Result<()> {
             ));
         }
         let dup = first.insert(&o.name, i);
-        if let Some(j) = dup.filter(|_| crate::error::enforced(ErrorClass::NinferDirDuplicateName)) {
+        if let Some(j) = dup.filter(|_| crate::error::enforced(ErrorClass::NinferDirDuplicateName))
+        {
             return Err(src.err(
                 ErrorClass::NinferDirDuplicateName,
                 &obj_path(i, "name"),

@@ -877,7 +877,10 @@ fn dump_reference_prints_the_verify_command_with_the_given_gguf() {
         String::from_utf8(r.stdout).unwrap()
     };
     let given = run(&["--gguf", s(g)], "d1");
-    assert!(given.contains(&format!("--gguf {} --dump", s(g))), "{given}");
+    assert!(
+        given.contains(&format!("--gguf {} --dump", s(g))),
+        "{given}"
+    );
     let spaced = d.path().join("my model.gguf");
     let quoted = run(&["--gguf", s(&spaced), "--format", "engine"], "d2");
     assert!(

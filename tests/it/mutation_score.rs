@@ -40,7 +40,13 @@ fn corpus_digest(manifest: &Value) -> String {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| format!("{} {}\n", c["id"].as_str().unwrap(), c["sha256"].as_str().unwrap()))
+        .map(|c| {
+            format!(
+                "{} {}\n",
+                c["id"].as_str().unwrap(),
+                c["sha256"].as_str().unwrap()
+            )
+        })
         .collect();
     lines.sort();
     sha256_hex(lines.concat().as_bytes())
@@ -105,10 +111,14 @@ fn problems(x: &Inputs) -> Vec<String> {
     let rec = &x.record;
     let mut out = Vec::new();
     if rec["reader_sha256"].as_str() != Some(sha256_hex(x.reader.as_bytes()).as_str()) {
-        out.push(format!("reader.py changed since the measurement; {REMEASURE}"));
+        out.push(format!(
+            "reader.py changed since the measurement; {REMEASURE}"
+        ));
     }
     if rec["corpus_sha256"].as_str() != Some(corpus_digest(&x.manifest).as_str()) {
-        out.push(format!("the corpus changed since the measurement; {REMEASURE}"));
+        out.push(format!(
+            "the corpus changed since the measurement; {REMEASURE}"
+        ));
     }
     let (sites, run, killed) = (
         rec["sites"].as_u64().unwrap(),
@@ -123,7 +133,10 @@ fn problems(x: &Inputs) -> Vec<String> {
         out.push(format!("{} unexplained survivors: {s:?}", s.len()));
     }
     if killed + eq.len() as u64 != run {
-        out.push(format!("{killed} killed + {} equivalent != {run} run", eq.len()));
+        out.push(format!(
+            "{killed} killed + {} equivalent != {run} run",
+            eq.len()
+        ));
     }
     // Each equivalent mutant is argued in the checked-in list, at the source line it mutates.
     let lines: Vec<&str> = x.reader.lines().collect();
@@ -137,10 +150,15 @@ fn problems(x: &Inputs) -> Vec<String> {
             r["why"].as_str().unwrap()
         );
         if !x.equivalent.lines().any(|l| l.trim() == entry) {
-            out.push(format!("not argued in reader_mutants_equivalent.txt: {entry}"));
+            out.push(format!(
+                "not argued in reader_mutants_equivalent.txt: {entry}"
+            ));
         }
     }
-    let (b, e) = ("<!-- BEGIN mutation-score -->\n", "\n<!-- END mutation-score -->");
+    let (b, e) = (
+        "<!-- BEGIN mutation-score -->\n",
+        "\n<!-- END mutation-score -->",
+    );
     match x.interop.split_once(b).and_then(|(_, r)| r.split_once(e)) {
         None => out.push("INTEROP.md has no mutation-score block".into()),
         Some((block, _)) if block != render_block(rec) => out.push(format!(
@@ -174,13 +192,17 @@ fn a_stale_or_incomplete_measurement_is_caught() {
     );
     // A survivor nobody argued: counted and shown, and the quoted block no longer matches.
     let surv = count(&|x| {
-        x.record["survivors"] = serde_json::json!([{"line": 1, "function": "f", "mutation": "< -> <="}])
+        x.record["survivors"] =
+            serde_json::json!([{"line": 1, "function": "f", "mutation": "< -> <="}])
     });
     assert!(surv.iter().any(|p| p.contains("1 unexplained")), "{surv:?}");
     assert!(surv.iter().any(|p| p.contains("block")), "{surv:?}");
     // An equivalence argument removed from the list.
     assert_eq!(
-        count(&|x| x.equivalent = x.equivalent.replacen("| nb is read only", "| nb is unused", 1)).len(),
+        count(&|x| x.equivalent = x
+            .equivalent
+            .replacen("| nb is read only", "| nb is unused", 1))
+        .len(),
         1
     );
     // INTEROP.md edited by hand.

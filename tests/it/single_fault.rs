@@ -139,12 +139,19 @@ fn violations(root: &Path, cases: &[CaseEntry], stops: &[(&str, &str, &str)]) ->
         let stop = stops.iter().find(|s| s.0 == case.id);
         match (answer_without(root, case, &[class]), stop) {
             (Answer::Accept { .. }, None) => {}
-            (Answer::Accept { .. }, Some(_)) => {
-                out.push(format!("{}: listed in STOPS but accepts without {id}", case.id))
-            }
+            (Answer::Accept { .. }, Some(_)) => out.push(format!(
+                "{}: listed in STOPS but accepts without {id}",
+                case.id
+            )),
             (Answer::Reject { class: got, .. }, Some((_, want, _)))
                 if got.as_deref() == Some(*want) => {}
-            (Answer::Reject { class: got, message }, _) => out.push(format!(
+            (
+                Answer::Reject {
+                    class: got,
+                    message,
+                },
+                _,
+            ) => out.push(format!(
                 "{}: without {id} the reference rejects as {} ({message})",
                 case.id,
                 got.as_deref().unwrap_or("?")
@@ -169,7 +176,12 @@ fn every_must_reject_case_fails_for_its_own_rule_only() {
     let n = cases.iter().filter(|c| c.id.contains("/n_")).count();
     assert!(n > 100, "only {n} must-reject cases");
     let bad = violations(&repo_root().join("conformance"), &cases, STOPS);
-    assert!(bad.is_empty(), "{} of {n} cases:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} of {n} cases:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }
 
 /// The one-case corpus of `id`, with `edit` applied to its entry.
