@@ -1,6 +1,6 @@
 //! The reference reader's mutation score (#35 item 2) cannot go stale: `scripts/reader_mutants.py
 //! --record conformance/mutation-score.json --splice conformance/INTEROP.md` (a full run, about
-//! 4 minutes, too slow for every `cargo test`) writes the measurement; this test checks that it
+//! 10 minutes on two loaded cores, too slow for every `cargo test`) writes the measurement; this test checks that it
 //! was taken on today's `reader.py` and corpus, that every survivor is argued equivalent in
 //! `scripts/reader_mutants_equivalent.txt`, and that INTEROP.md's score block is exactly the
 //! block the measurement renders.
