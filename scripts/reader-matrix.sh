@@ -7,7 +7,7 @@
 # control: a stale cell must fail), a panic of the reference under diff-fuzz, or a reader mutant
 # run that breaks.
 # The readers are installed from their registries at pinned versions by scripts/setup-readers.sh.
-# Options: --update        also splice the matrices (and, with --full-mutants, the mutation score)
+# Options: --update        also splice the matrices (and, with --full-mutants, the mutation score: conformance/mutation-score.json and its INTEROP.md block)
 #                          into conformance/INTEROP.md
 #          --full-mutants  run all reader mutants (default: every 6th; the full set takes ~4 min)
 #          DIFF_ITERATIONS=N  diff-fuzz mutants per reader (default 60)
@@ -117,7 +117,7 @@ done
 
 step "reader mutants (every ${EVERY}th of the py_ninfer framing/codec mutants)"
 splice=()
-[ $UPDATE = 1 ] && [ "$EVERY" = 1 ] && splice=(--splice conformance/INTEROP.md)
+[ $UPDATE = 1 ] && [ "$EVERY" = 1 ] && splice=(--record conformance/mutation-score.json --splice conformance/INTEROP.md)
 if ! .venv/bin/python scripts/reader_mutants.py --bin "$B" --every "$EVERY" --json "$OUT/mutants.json" \
     "${splice[@]}" > "$OUT/mutants.log" 2>&1; then
   echo "DEVIATION: reader_mutants.py"; tail -20 "$OUT/mutants.log"; fail=1

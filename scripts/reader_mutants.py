@@ -17,11 +17,20 @@ difference the kill is confirmed by the real judge — `ninfer-ternary check-rea
 mutant file as the adapter, filtered to that case — and only a confirmed failure counts as killed.
 A mutant that answers every case like the original is a survivor: it passes check-reader.
 
+Equivalent mutants are argued one per line in scripts/reader_mutants_equivalent.txt (function,
+mutation, the mutated source line, why): a survivor matching an entry counts as equivalent; any
+other survivor is unexplained and fails the run (exit 1), and so does an entry that matches no
+survivor of a full run (stale).
+
 Usage:
   scripts/reader_mutants.py [--bin target/release/ninfer-ternary] [--limit N] [--every K]
-                            [--json OUT] [--list]
+                            [--json OUT] [--list] [--record FILE] [--splice MD]
   --every K   run every K-th mutant only (the CI subset); --limit N the first N.
+  --record    (full runs only) write the measurement as JSON; tests/it/mutation_score.rs checks
+              that it is current (reader.py and corpus digests) and that the --splice block of
+              conformance/INTEROP.md is exactly what it renders.
 Output: one line per mutant, then `mutation score: killed/total`; the survivors listed.
+A full run took 588 s on two shared, loaded cores (debug binary); the block records the time.
 """
 import argparse
 import ast
@@ -38,6 +47,7 @@ import sys
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+EQUIVALENT = os.path.join(ROOT, "scripts", "reader_mutants_equivalent.txt")
 READER = os.path.join(ROOT, "conformance", "adapters", "py_ninfer", "reader.py")
 CAPS = os.path.join(ROOT, "conformance", "adapters", "py_ninfer", "capabilities.json")
 SECTIONS = ("- codecs (", "- .ninfer v2 (")  # section header prefixes in reader.py
@@ -149,6 +159,46 @@ class Apply(ast.NodeTransformer):
         return node
 
 
+def load_equivalents():
+    """(function, mutation, stripped source line) -> why, from EQUIVALENT."""
+    out = {}
+    for raw in open(EQUIVALENT):
+        if not raw.strip() or raw.startswith("#"):
+            continue
+        parts = [x.strip() for x in raw.rstrip("\n").split(" | ")]
+        if len(parts) != 4:
+            raise SystemExit(f"{EQUIVALENT}: not 'function | mutation | source | why': {raw!r}")
+        out[tuple(parts[:3])] = parts[3]
+    return out
+
+
+def corpus_digest():
+    """sha256 of the corpus as the score depends on it: every case's id and file digest."""
+    man = json.load(open(os.path.join(ROOT, "conformance", "MANIFEST.json")))
+    lines = sorted(f"{c['id']} {c['sha256']}\n" for c in man["cases"])
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def render_block(rec):
+    """The mutation-score block of INTEROP.md (tests/it/mutation_score.rs renders the same)."""
+    run, killed, eq = rec["run"], rec["killed"], len(rec["equivalent"])
+    unexplained = run - killed - eq
+    judged = max(1, run - eq)
+    md = [f"Mutants: {run} of {rec['sites']} sites (`reader.py` sha256 `{rec['reader_sha256'][:16]}`, "
+          f"corpus digest `{rec['corpus_sha256'][:16]}`): {killed} killed, {eq} equivalent, "
+          f"{unexplained} unexplained; **mutation score {killed}/{run - eq} = "
+          f"{100.0 * killed / judged:.1f} %** of the non-equivalent mutants "
+          f"({100.0 * killed / max(1, run):.1f} % of all). Measured in {rec['seconds']} s.",
+          "", "| equivalent | line | function | mutation | why |", "|---:|---:|---|---|---|"]
+    for i, r in enumerate(rec["equivalent"]):
+        md.append(f"| {i + 1} | {r['line']} | `{r['function']}` | `{r['mutation']}` | {r['why']} |")
+    if rec["survivors"]:
+        md += ["", "| unexplained survivor | line | function | mutation |", "|---:|---:|---|---|"]
+        for i, r in enumerate(rec["survivors"]):
+            md.append(f"| {i + 1} | {r['line']} | `{r['function']}` | `{r['mutation']}` |")
+    return "\n".join(md)
+
+
 def load_cases():
     caps = json.load(open(CAPS))
     unsupported = [u["feature"] if isinstance(u, dict) else u for u in caps.get("unsupported", [])]
@@ -222,7 +272,14 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--splice", help="replace the mutation-score block of this Markdown file")
+    ap.add_argument("--record", help="write the measurement (full runs only) as JSON")
     args = ap.parse_args()
+    full = args.every <= 1 and not args.limit
+    if (args.record or args.splice) and not full:
+        print("--record and --splice need a full run (no --every, no --limit)")
+        return 2
+    equivalents = load_equivalents()
+    src_lines = open(READER).read().splitlines()
     resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
     src = open(READER).read()
     tree = ast.parse(src)
@@ -253,6 +310,7 @@ def main():
         return 2
     print(f"baseline: {len(cases)} cases in {time.time() - t0:.1f}s")
     results = []
+    t_run = time.time()
     for n, (key, func, desc) in enumerate(chosen):
         m = Apply(key).visit(copy.deepcopy(tree))
         ast.fix_missing_locations(m)
@@ -269,22 +327,38 @@ def main():
                         status, where = "killed", c["id"]
                         break
                     where = f"differs on {c['id']} but passes there"
+        why = equivalents.get((func, desc, src_lines[key[0] - 1].strip()))
+        if status == "survived" and why is not None:
+            status, where = "equivalent", why
         line = f"{status:8} line {key[0]:4} {func:28} {desc:14} {where}"
         print(line, flush=True)
         results.append({"line": key[0], "function": func, "mutation": desc, "status": status, "by": where})
     killed = sum(r["status"] == "killed" for r in results)
+    equivalent = [r for r in results if r["status"] == "equivalent"]
+    survivors = [r for r in results if r["status"] == "survived"]
     print(f"\nmutation score: {killed}/{len(results)} killed "
-          f"({100.0 * killed / max(1, len(results)):.1f} %), {len(results) - killed} survived")
-    for r in results:
-        if r["status"] != "killed":
-            print(f"  SURVIVOR line {r['line']} {r['function']}: {r['mutation']}  {r['by']}")
+          f"({100.0 * killed / max(1, len(results)):.1f} %), {len(equivalent)} equivalent, "
+          f"{len(survivors)} unexplained survivors")
+    for r in survivors:
+        print(f"  SURVIVOR line {r['line']} {r['function']}: {r['mutation']}  {r['by']}")
+    used = {(r["function"], r["mutation"], src_lines[r["line"] - 1].strip()) for r in equivalent}
+    stale = [k for k in equivalents if k not in used] if full else []
+    for k in stale:
+        print(f"  STALE equivalent entry (no such survivor): {' | '.join(k)}")
+    rec = {"reader": "conformance/adapters/py_ninfer/reader.py",
+           "reader_sha256": hashlib.sha256(src.encode()).hexdigest(),
+           "corpus_sha256": corpus_digest(),
+           "sites": total_sites, "run": len(results), "killed": killed,
+           "seconds": int(round(time.time() - t_run)),
+           "equivalent": [{"line": r["line"], "function": r["function"], "mutation": r["mutation"],
+                           "why": r["by"]} for r in equivalent],
+           "survivors": [{"line": r["line"], "function": r["function"], "mutation": r["mutation"]}
+                         for r in survivors]}
+    if args.record:
+        with open(args.record, "w") as fh:
+            json.dump(rec, fh, indent=1)
+            fh.write("\n")
     if args.splice:
-        md = [f"Mutants: {len(results)} of {total_sites} sites "
-              f"(`reader.py` sha256 `{hashlib.sha256(src.encode()).hexdigest()[:16]}`); "
-              f"**mutation score {killed}/{len(results)} = {100.0 * killed / max(1, len(results)):.1f} %**.",
-              "", "| survivor | line | function | mutation |", "|---:|---:|---|---|"]
-        for i, r in enumerate(x for x in results if x["status"] != "killed"):
-            md.append(f"| {i + 1} | {r['line']} | `{r['function']}` | `{r['mutation']}` |")
         doc = open(args.splice).read()
         b, e = "<!-- BEGIN mutation-score -->", "<!-- END mutation-score -->"
         if b not in doc or e not in doc:
@@ -293,7 +367,7 @@ def main():
         head, rest = doc.split(b, 1)
         _, tail = rest.split(e, 1)
         with open(args.splice, "w") as fh:
-            fh.write(head + b + "\n" + "\n".join(md) + "\n" + e + tail)
+            fh.write(head + b + "\n" + render_block(rec) + "\n" + e + tail)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"reader": "conformance/adapters/py_ninfer/reader.py",
@@ -301,7 +375,7 @@ def main():
                        "sites": total_sites, "run": len(results), "killed": killed, "results": results},
                       fh, indent=1)
             fh.write("\n")
-    return 0
+    return 1 if survivors or stale else 0
 
 
 if __name__ == "__main__":

@@ -255,9 +255,99 @@ pub fn align_up(x: u64, a: u64, class: ErrorClass, what: &str) -> Result<u64> {
     Ok(checked_add(x, a - 1, class, what)? / a * a)
 }
 
+/// Rule switches for the single-fault proof of the conformance corpus
+/// (`tests/it/single_fault.rs`): inside [`rule_switch::with_disabled`] the reference reader's
+/// checks of the named classes are skipped where the parse can go on without them, so a
+/// must-reject case can be shown to fail for its own rule and no other. Only builds with the
+/// `internals` feature (tests, benches, fuzz) have the switch; elsewhere [`enforced`] is the
+/// constant `true` and every check compiles as before.
+#[cfg(any(test, feature = "internals"))]
+pub mod rule_switch {
+    use super::ErrorClass;
+    use std::cell::{Cell, RefCell};
+
+    thread_local! {
+        static ANY: Cell<bool> = const { Cell::new(false) };
+        static DISABLED: RefCell<Vec<ErrorClass>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Runs `f` on this thread with the checks of `classes` disabled (restored afterwards,
+    /// also on a panic).
+    pub fn with_disabled<T>(classes: &[ErrorClass], f: impl FnOnce() -> T) -> T {
+        struct Restore(Vec<ErrorClass>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let prev = std::mem::take(&mut self.0);
+                ANY.with(|a| a.set(!prev.is_empty()));
+                DISABLED.with(|d| *d.borrow_mut() = prev);
+            }
+        }
+        let prev = DISABLED.with(|d| std::mem::replace(&mut *d.borrow_mut(), classes.to_vec()));
+        ANY.with(|a| a.set(!classes.is_empty()));
+        let _restore = Restore(prev);
+        f()
+    }
+
+    /// Whether the check of `class` runs (false only inside [`with_disabled`] naming it).
+    pub fn enforced(class: ErrorClass) -> bool {
+        !ANY.with(Cell::get) || DISABLED.with(|d| !d.borrow().contains(&class))
+    }
+}
+
+/// Whether the reference reader's check of `class` runs: always, except inside
+/// [`rule_switch::with_disabled`] (an `internals`-only test switch). A check site reads
+/// `if violated && enforced(class) { return Err(..) }` only where the parse can continue past
+/// the violation; every other site stays unconditional.
+#[cfg(any(test, feature = "internals"))]
+#[inline]
+pub fn enforced(class: ErrorClass) -> bool {
+    rule_switch::enforced(class)
+}
+
+/// Whether the reference reader's check of `class` runs: in this build always (the rule switch
+/// exists only with the `internals` feature).
+#[cfg(not(any(test, feature = "internals")))]
+#[inline(always)]
+pub fn enforced(_class: ErrorClass) -> bool {
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rule_switch_disables_only_the_named_classes_and_restores_them() {
+        use ErrorClass as C;
+        assert!(enforced(C::GgufMagic));
+        let inner = rule_switch::with_disabled(&[C::GgufMagic], || {
+            // Nested: the inner set replaces the outer one, then the outer one is back.
+            let nested = rule_switch::with_disabled(&[C::GgufVersion], || {
+                (enforced(C::GgufMagic), enforced(C::GgufVersion))
+            });
+            (enforced(C::GgufMagic), enforced(C::GgufVersion), nested)
+        });
+        assert_eq!(inner, (false, true, (true, false)));
+        assert!(enforced(C::GgufMagic) && enforced(C::GgufVersion));
+        // A panic inside restores the switch too.
+        let r = std::panic::catch_unwind(|| {
+            rule_switch::with_disabled(&[C::GgufMagic], || panic!("inside"))
+        });
+        assert!(r.is_err() && enforced(C::GgufMagic));
+        // The reader honours it: a bad magic is refused, and read on with the switch off.
+        let mut f = b"GGUX\x03\0\0\0".to_vec();
+        f.extend_from_slice(&[0; 16]);
+        assert_eq!(
+            crate::gguf::parse(&f, crate::gguf::Mode::Spec)
+                .unwrap_err()
+                .class,
+            C::GgufMagic
+        );
+        let off = rule_switch::with_disabled(&[C::GgufMagic], || {
+            crate::gguf::parse(&f, crate::gguf::Mode::Spec).map(|g| g.version)
+        });
+        assert_eq!(off.unwrap(), 3);
+    }
 
     #[test]
     fn every_class_is_in_the_spec_registry_and_back() {

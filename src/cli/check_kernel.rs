@@ -753,6 +753,7 @@ pub fn dump_reference_device(
             format: crate::verify::DumpFormat::Native,
             force,
             device: "host".into(),
+            gguf: None,
         })?;
         if code != ExitCode::SUCCESS {
             return Ok(code);

@@ -99,6 +99,27 @@ pub(crate) struct DumpReferenceArgs {
     /// host: f64 math on the CPU; cuda: the reference CUDA kernels on the GPU (feature `cuda`).
     #[arg(long, default_value = "host")]
     pub device: String,
+    /// The GGUF ARTIFACT was packed from: only named in the `verify` command printed at the end
+    /// (without it that command shows the placeholder `<source.gguf>`).
+    #[arg(long, value_name = "GGUF")]
+    pub gguf: Option<PathBuf>,
+}
+
+/// The `--gguf` argument of the `verify` command `dump-reference` prints: the path given,
+/// shell-quoted when needed, or a placeholder that cannot be mistaken for a file name.
+fn gguf_arg(gguf: Option<&Path>) -> String {
+    match gguf {
+        None => "<source.gguf>".into(),
+        Some(p) => {
+            let s = p.display().to_string();
+            let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:=,@".contains(c);
+            if !s.is_empty() && s.chars().all(plain) {
+                s
+            } else {
+                format!("'{}'", s.replace('\'', "'\\''"))
+            }
+        }
+    }
 }
 
 /// `verify`: every gate over ARTIFACT against its source GGUF; exit 0 pass, 1 a gate failed,
@@ -304,9 +325,10 @@ pub(crate) fn dump_reference(a: DumpReferenceArgs) -> crate::Result<ExitCode> {
                 verify::reference::reference_files(&art, tokens, a.seed, Default::default())?;
             write_dir_atomic(output, &files)?;
             format!(
-                "wrote reference dumps (f64 math, stored f32) to {0}/embedding and {0}/oracles\n  verify {1} --gguf SRC --dump {0}/embedding --oracle-dump {0}/oracles",
+                "wrote reference dumps (f64 math, stored f32) to {0}/embedding and {0}/oracles\n  verify {1} --gguf {2} --dump {0}/embedding --oracle-dump {0}/oracles",
                 output.display(),
-                artifact.display()
+                artifact.display(),
+                gguf_arg(a.gguf.as_deref())
             )
         }
         verify::DumpFormat::Engine => {
@@ -323,9 +345,10 @@ pub(crate) fn dump_reference(a: DumpReferenceArgs) -> crate::Result<ExitCode> {
             let name = format!("embedding.T{}.bin", ids.len());
             write_dir_atomic(output, &vec![(name.clone().into(), bytes)])?;
             format!(
-                "wrote the engine-format embedding dump (i32 T, hidden, count, ids, bf16 token-major) to {0}\n  verify {1} --gguf SRC --dump {0}",
+                "wrote the engine-format embedding dump (i32 T, hidden, count, ids, bf16 token-major) to {0}\n  verify {1} --gguf {2} --dump {0}",
                 output.join(name).display(),
-                artifact.display()
+                artifact.display(),
+                gguf_arg(a.gguf.as_deref())
             )
         }
         verify::DumpFormat::Harness => {
@@ -342,9 +365,10 @@ pub(crate) fn dump_reference(a: DumpReferenceArgs) -> crate::Result<ExitCode> {
             files.extend(gemm_files(&art, &object, HarnessFault::None)?);
             write_dir_atomic(output, &files)?;
             format!(
-                "wrote the engine harness directory (6 rotation cases <case>.in/.signs/.out.f32, gemm oracle of {object}: gemm.payload.bin, gemm.signs.f32, gemm.x.f32, gemm.y.f32; bf16 of the f64 reference) to {0}\n  verify {1} --gguf SRC --oracle-dump {0}",
+                "wrote the engine harness directory (6 rotation cases <case>.in/.signs/.out.f32, gemm oracle of {object}: gemm.payload.bin, gemm.signs.f32, gemm.x.f32, gemm.y.f32; bf16 of the f64 reference) to {0}\n  verify {1} --gguf {2} --oracle-dump {0}",
                 output.display(),
-                artifact.display()
+                artifact.display(),
+                gguf_arg(a.gguf.as_deref())
             )
         }
     };

@@ -25,8 +25,21 @@ pub struct BugClass {
     pub looks_like: &'static str,
     /// The codecs the bug applies to.
     pub codecs: &'static [Codec],
+    /// The decoding rule it breaks: an anchor of `spec/codecs.md#codec-rules`.
+    pub rule: &'static str,
     wrong: fn(Codec, &[u8]) -> Option<Vec<f32>>,
 }
+
+/// Block size (`spec/codecs.md#rule-block-size`); the five rules are `#codec-rules`.
+pub const RULE_BLOCK_SIZE: &str = "spec/codecs.md#rule-block-size";
+/// Scale type and place (`spec/codecs.md#rule-scale-type`).
+pub const RULE_SCALE_TYPE: &str = "spec/codecs.md#rule-scale-type";
+/// Code map (`spec/codecs.md#rule-code-map`).
+pub const RULE_CODE_MAP: &str = "spec/codecs.md#rule-code-map";
+/// Element and digit order (`spec/codecs.md#rule-digit-order`).
+pub const RULE_DIGIT_ORDER: &str = "spec/codecs.md#rule-digit-order";
+/// Tail blocks (`spec/codecs.md#rule-tail`).
+pub const RULE_TAIL: &str = "spec/codecs.md#rule-tail";
 
 /// The known wrong decoders (the bug classes of `conformance/adapters/stubs/`).
 pub const BUGS: &[BugClass] = &[
@@ -35,6 +48,7 @@ pub const BUGS: &[BugClass] = &[
         looks_like: "reversed 2-bit order (element j read from bits 6-2*(j%4) of its code byte, \
                      not bits 2*(j%4) LSB first)",
         codecs: &[Codec::Pq2_0, Codec::Q2_0G64, Codec::Tq2_0],
+        rule: RULE_DIGIT_ORDER,
         wrong: reversed_2bit,
     },
     BugClass {
@@ -42,6 +56,7 @@ pub const BUGS: &[BugClass] = &[
         looks_like: "planar 2-bit layout (byte j of a 32-element group read as elements j, j+8, \
                      j+16, j+24: another fork's Q2_0S order)",
         codecs: &[Codec::Pq2_0, Codec::Q2_0G64],
+        rule: RULE_DIGIT_ORDER,
         wrong: planar_2bit,
     },
     BugClass {
@@ -56,18 +71,21 @@ pub const BUGS: &[BugClass] = &[
             Codec::Q1_0,
             Codec::Q8_0,
         ],
+        rule: RULE_SCALE_TYPE,
         wrong: scale_wrong_end,
     },
     BugClass {
         id: "high-plane-dropped",
         looks_like: "high trit plane (qh) ignored (read as zero bytes)",
         codecs: &[Codec::Ptq1_0, Codec::Tq1_0],
+        rule: RULE_DIGIT_ORDER,
         wrong: drop_high,
     },
     BugClass {
         id: "one-trit-flipped",
         looks_like: "one trit decoded wrongly (-1 <-> +1 at element 5 of every block)",
         codecs: &[Codec::Ptq1_0, Codec::Tq1_0],
+        rule: RULE_CODE_MAP,
         wrong: flip_trit_5,
     },
     BugClass {
@@ -75,6 +93,7 @@ pub const BUGS: &[BugClass] = &[
         looks_like: "PTQ1_0 trits read sequentially (byte e/5, digit e%5) instead of the staged \
                      digit order (spec/codecs.md#ptq1-0-digit-order)",
         codecs: &[Codec::Ptq1_0],
+        rule: RULE_DIGIT_ORDER,
         wrong: ptq1_sequential,
     },
     BugClass {
@@ -82,6 +101,7 @@ pub const BUGS: &[BugClass] = &[
         looks_like: "PTQ1_0 trits read sequentially (byte e/5, digit e%5; the qh bytes 4 digits \
                      each) instead of the staged digit order (spec/codecs.md#ptq1-0-digit-order)",
         codecs: &[Codec::Ptq1_0],
+        rule: RULE_DIGIT_ORDER,
         wrong: ptq1_sequential_qh4,
     },
 ];
@@ -393,6 +413,21 @@ pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Targe
     }
 }
 
+/// The rule anchor a generic hint points at (`None`: the data's place, not a decoding rule).
+fn hint_rule(hint: &str) -> Option<&'static str> {
+    if hint.starts_with("only the last block") {
+        Some(RULE_TAIL)
+    } else if hint.contains("stride") {
+        Some(RULE_BLOCK_SIZE)
+    } else if hint.starts_with("raw tensor bytes match") {
+        Some("spec/codecs.md#codec-rules")
+    } else if hint.starts_with("raw tensor bytes differ") {
+        Some("spec/gguf.md#gguf-data-section")
+    } else {
+        None
+    }
+}
+
 /// The signals that cost nothing when no known bug matches (issue #35): raw GGUF bytes equal
 /// but values differ (the decoder), raw bytes differ (where the data is read from), or — with
 /// the reader's values — only the last block of rows differs (tail handling).
@@ -412,6 +447,9 @@ fn generic_hint(t: &Target, reader: Option<&[f32]>, expected: &[f32]) -> Option<
                 "only the last block of a row differs (columns {tail_from}..{cols}): tail handling"
             ));
         }
+        if let Some(h) = stride_hint(v, expected, cols, t.codec.block_elems().max(1)) {
+            return Some(h);
+        }
     }
     match t.raw_same {
         Some(true) => Some(
@@ -426,6 +464,47 @@ fn generic_hint(t: &Target, reader: Option<&[f32]>, expected: &[f32]) -> Option<
         ),
         None => None,
     }
+}
+
+/// Whether per-position error counts `c` describe a stride read wrong: the first position is
+/// right everywhere, then from the first wrong one every later position is wrong too, and the
+/// errors do not shrink toward the end (the later half holds at least as many as the earlier).
+fn grows_from(c: &[usize]) -> Option<usize> {
+    let first = c.iter().position(|&x| x > 0)?;
+    let wrong = &c[first..];
+    let (a, b) = wrong.split_at(wrong.len() / 2);
+    let ok = first > 0
+        && wrong.len() >= 2
+        && wrong.iter().all(|&x| x > 0)
+        && a.iter().sum::<usize>() <= b.iter().sum::<usize>();
+    ok.then_some(first)
+}
+
+/// Errors that begin after the first block of every row and reach every later block (a block
+/// or column stride), or begin after the first row and reach every later row (the row stride).
+fn stride_hint(v: &[f32], expected: &[f32], cols: usize, block: usize) -> Option<String> {
+    let rows = expected.len() / cols;
+    let mut by_block = vec![0usize; cols.div_ceil(block)];
+    let mut by_row = vec![0usize; rows];
+    for (i, (a, b)) in v.iter().zip(expected).enumerate() {
+        if canon(*a) != canon(*b) && i / cols < rows {
+            by_block[(i % cols) / block] += 1;
+            by_row[i / cols] += 1;
+        }
+    }
+    if let Some(k) = grows_from(&by_block) {
+        return Some(format!(
+            "errors begin at column {} (block {k}) of each row and reach every later block: \
+             a block or column stride read wrong",
+            k * block
+        ));
+    }
+    grows_from(&by_row).map(|r| {
+        format!(
+            "errors begin at row {r} and reach every later row while row 0 is right: the row \
+             stride (bytes per row) read wrong"
+        )
+    })
 }
 
 /// The logical values of a target: each stored row's first `cols`.
@@ -581,6 +660,10 @@ impl Localization {
                 "raw bytes differ: offset/alignment"
             } else if h.starts_with("only the last block") {
                 "last block only: tail"
+            } else if h.contains("the row stride") {
+                "later rows drift: row stride"
+            } else if h.contains("block or column stride") {
+                "later blocks drift: stride"
             } else {
                 h.split(" (").next().unwrap_or(h)
             };
@@ -621,6 +704,7 @@ pub fn localize(
         if t.got_sha256.as_deref() == Some(values_sha256(&v).as_str()) {
             looks_like = Some(bug.looks_like.to_string());
             bug_values = Some(v);
+            spec.push(bug.rule.to_string());
             break;
         }
     }
@@ -641,6 +725,10 @@ pub fn localize(
     let cols = t.cols.max(1);
     if loc.looks_like.is_none() {
         loc.hint = generic_hint(&t, reader.as_deref(), &expected);
+        // The rule the hint points at comes last: the one-screen line shows the last anchor.
+        if let Some(a) = loc.hint.as_deref().and_then(hint_rule) {
+            loc.spec.push(a.to_string());
+        }
     }
     if let Some(v) = reader {
         if let Some(i) = v
@@ -757,6 +845,84 @@ mod tests {
         let mut head = tail.clone();
         head[3] = 0.0;
         assert!(generic_hint(&t, Some(&head), &expected).is_none());
+    }
+
+    /// Every known bug and every generic hint cites a rule anchor that exists in spec/codecs.md
+    /// (or spec/gguf.md); an unknown hint cites none.
+    #[test]
+    fn hints_cite_rule_anchors_that_exist() {
+        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let exists = |a: &str| {
+            let (file, id) = a.split_once('#').unwrap();
+            std::fs::read_to_string(root.join(file))
+                .unwrap()
+                .contains(&format!("<a id=\"{id}\"></a>"))
+        };
+        for b in BUGS {
+            assert!(exists(b.rule), "{}: {}", b.id, b.rule);
+        }
+        let hints = [
+            "only the last block of a row differs (columns 128..256): tail handling",
+            "errors begin at row 1 and reach every later row while row 0 is right: the row stride",
+            "raw tensor bytes match, decoded values differ: the decoder",
+            "raw tensor bytes differ: where the data is read from",
+        ];
+        let rules: Vec<&str> = hints.iter().map(|h| hint_rule(h).unwrap()).collect();
+        assert_eq!(rules[0], RULE_TAIL);
+        assert_eq!(rules[1], RULE_BLOCK_SIZE);
+        for r in &rules {
+            assert!(exists(r), "{r}");
+        }
+        assert!(!exists(&["spec/codecs.md", "rule-no-such-rule"].join("#")));
+        assert_eq!(hint_rule("something else"), None);
+    }
+
+    /// A reader whose blocks drift (block 0 right, every later block wrong) or whose rows drift
+    /// (row 0 right, every later row wrong) gets a stride hint; errors everywhere (a decoder bug)
+    /// or in one middle block only do not.
+    #[test]
+    fn errors_growing_with_column_or_row_are_a_stride_hint() {
+        let t = Target {
+            label: "v".into(),
+            tensor: None,
+            codec: Codec::Pq2_0,
+            bytes: Vec::new(),
+            cols: 512,
+            stored_cols: 512,
+            got_sha256: None,
+            got_rows: None,
+            raw_same: None,
+        };
+        let expected: Vec<f32> = (0..1536).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
+        // Block stride: element j of each row read from j + (j / 128) (drifts by block).
+        let drift: Vec<f32> = (0..1536)
+            .map(|i| {
+                let (r, j) = (i / 512, i % 512);
+                expected[r * 512 + (j + j / 128) % 512]
+            })
+            .collect();
+        let h = generic_hint(&t, Some(&drift), &expected).unwrap();
+        assert!(
+            h.contains("column 128 (block 1)") && h.contains("stride"),
+            "{h}"
+        );
+        // Row stride: row r read from r * 513 elements on.
+        let rows: Vec<f32> = (0..1536)
+            .map(|i| expected[((i / 512) * 513 + i % 512) % 1536])
+            .collect();
+        let h = generic_hint(&t, Some(&rows), &expected).unwrap();
+        assert!(
+            h.contains("begin at row 1") && h.contains("row stride"),
+            "{h}"
+        );
+        // Negative controls: every element negated (a code-map bug), one middle block wrong.
+        let negated: Vec<f32> = expected.iter().map(|x| -x - 0.5).collect();
+        assert!(generic_hint(&t, Some(&negated), &expected).is_none());
+        let mut middle = expected.clone();
+        for row in 0..3 {
+            middle[row * 512 + 200] = 9.0;
+        }
+        assert!(generic_hint(&t, Some(&middle), &expected).is_none());
     }
 
     /// A `.ninfer` ternary object: the target is found by name, rows are trimmed to `k`, and a

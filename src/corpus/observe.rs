@@ -151,7 +151,10 @@ pub fn observe_gguf_with(
     // this request's rules first, so its refusal is the reader's own class and detail, kept as
     // it is (a mixed-endian file is refused there as `gguf.big_endian`).
     let raw = bytes;
-    let swapped = if gguf::is_big_endian(bytes) {
+    // (Rule switch, tests only: with `gguf.big_endian` off, the header reads the version
+    // byte-swapped and the rest little-endian.)
+    let swapped = if gguf::is_big_endian(bytes) && crate::error::enforced(ErrorClass::GgufBigEndian)
+    {
         Some(gguf::swap_byte_order_with(
             bytes,
             gguf::ByteOrder::Big,

@@ -2,7 +2,7 @@
 //! remain before anything is sliced, so a declared size can never drive an allocation.
 
 use super::value::{fixed_value, ArrayView, Scalar, Value, ValueType};
-use crate::error::{Error, ErrorClass as C, Result};
+use crate::error::{enforced, Error, ErrorClass as C, Result};
 
 /// A read position in the file; the field name is computed only when an error needs it.
 pub(super) struct Cur<'a> {
@@ -74,13 +74,17 @@ impl<'a> Cur<'a> {
             ));
         }
         let raw = self.take(len, field)?;
-        std::str::from_utf8(raw).map_err(|e| {
-            Error::at(
+        std::str::from_utf8(raw).or_else(|e| {
+            if !enforced(C::GgufStringUtf8) {
+                // Rule switch (tests only): read on with the lossy text, leaked (test builds).
+                return Ok(&*String::from_utf8_lossy(raw).into_owned().leak());
+            }
+            Err(Error::at(
                 C::GgufStringUtf8,
                 start + 8 + e.valid_up_to() as u64,
                 field(),
                 format!("string is not valid UTF-8 after {} bytes", e.valid_up_to()),
-            )
+            ))
         })
     }
 
@@ -92,7 +96,7 @@ impl<'a> Cur<'a> {
             ValueType::Array => self.array(field).map(Value::Array),
             ValueType::Bool => {
                 let b = self.take(1, field)?[0];
-                if b > 1 {
+                if b > 1 && enforced(C::GgufBoolValue) {
                     return Err(Error::at(
                         C::GgufBoolValue,
                         start,
@@ -160,7 +164,11 @@ impl<'a> Cur<'a> {
         };
         let raw = self.take(need, field)?;
         if elem == ValueType::Bool {
-            if let Some(i) = raw.iter().position(|&b| b > 1) {
+            if let Some(i) = raw
+                .iter()
+                .position(|&b| b > 1)
+                .filter(|_| enforced(C::GgufBoolValue))
+            {
                 return Err(Error::at(
                     C::GgufBoolValue,
                     start + i as u64,

@@ -4,7 +4,7 @@
 
 use super::tensor_infos::Pending;
 use super::Id42Policy;
-use crate::error::{Error, ErrorClass as C, Result};
+use crate::error::{enforced, Error, ErrorClass as C, Result};
 use crate::spec::GgmlType;
 
 /// Types that share the ambiguous id, from `spec/ggml_types.json` `id42_disambiguation.candidates`.
@@ -178,7 +178,10 @@ fn one_layout_per_file<'p>(
     let Some((i0, name0)) = kinds.next() else {
         return Ok(None);
     };
-    if let Some((i1, name1)) = kinds.find(|&(_, n)| n != name0) {
+    if let Some((i1, name1)) = kinds
+        .find(|&(_, n)| n != name0)
+        .filter(|_| enforced(C::GgufId42Ambiguous))
+    {
         let p = &pend[i1];
         return Err(Error::at(
             C::GgufId42Ambiguous,

@@ -6,7 +6,7 @@ use super::name_hash::NameMap;
 use super::nul_twin::{check_nul_twins, NameKind};
 use super::reader::Kv;
 use super::value::{Value, ValueType};
-use crate::error::{Error, ErrorClass as C, Result};
+use crate::error::{enforced, Error, ErrorClass as C, Result};
 
 /// The KVs in file order with a by-key index.
 pub(super) struct KvBlock<'a> {
@@ -76,7 +76,7 @@ fn read_kv<'a>(c: &mut Cur<'a>, i: u64, seen: &NameMap<'a>) -> Result<Kv<'a>> {
         }
         std::hint::black_box(buf);
     });
-    if key.is_empty() {
+    if key.is_empty() && enforced(C::GgufKeyEmpty) {
         return Err(Error::at(
             C::GgufKeyEmpty,
             rec,
@@ -84,7 +84,7 @@ fn read_kv<'a>(c: &mut Cur<'a>, i: u64, seen: &NameMap<'a>) -> Result<Kv<'a>> {
             "metadata key is the empty string",
         ));
     }
-    if let Some(&j) = seen.get(key) {
+    if let Some(&j) = seen.get(key).filter(|_| enforced(C::GgufKeyDuplicate)) {
         return Err(Error::at(
             C::GgufKeyDuplicate,
             rec,
@@ -130,7 +130,11 @@ pub(super) fn alignment_of(block: &KvBlock<'_>) -> Result<u64> {
         return Ok(g.default_alignment as u64);
     };
     match kv.value {
-        Value::U32(a) if a != 0 && a.is_power_of_two() => Ok(a as u64),
+        Value::U32(a) if a != 0 && (a.is_power_of_two() || !enforced(C::GgufAlignmentValue)) => {
+            Ok(a as u64)
+        }
+        // Rule switch (tests only): a 32-bit value of another integer type read as the U32.
+        Value::I32(a) if a > 0 && !enforced(C::GgufAlignmentType) => Ok(a as u64),
         Value::U32(a) => Err(Error::at(
             C::GgufAlignmentValue,
             kv.value_offset,
@@ -153,6 +157,8 @@ pub(super) fn check_architecture(block: &KvBlock<'_>) -> Result<()> {
         return Ok(());
     }
     match block.get(g.architecture_key.as_str()) {
+        None if !enforced(C::GgufArchitectureMissing) => Ok(()),
+        Some(kv) if kv.value.as_str().is_none() && !enforced(C::GgufMetadataType) => Ok(()),
         None => Err(Error::at(
             C::GgufArchitectureMissing,
             16,

@@ -5,7 +5,7 @@
 use super::id42::id42_confusion_note;
 use super::reader::TensorInfo;
 use super::tensor_infos::Pending;
-use crate::error::{align_up, Error, ErrorClass as C, Result};
+use crate::error::{align_up, enforced, Error, ErrorClass as C, Result};
 
 /// Where the data section is and how it is aligned.
 pub(super) struct DataSection {
@@ -25,7 +25,7 @@ impl DataSection {
 
 pub(super) fn check_offsets_aligned(pend: &[Pending<'_>], alignment: u64) -> Result<()> {
     for (i, p) in pend.iter().enumerate() {
-        if p.offset % alignment != 0 {
+        if p.offset % alignment != 0 && enforced(C::GgufTensorOffsetAlignment) {
             return Err(Error::at(
                 C::GgufTensorOffsetAlignment,
                 p.info_offset,
@@ -64,7 +64,7 @@ pub(super) fn place_tensors<'a>(
     for (i, p) in pend.iter().enumerate() {
         let (ggml, n_elements, nbytes) = p.cands[chosen[i]];
         let field = format!("tensor_infos[{i}]('{}').offset", p.name);
-        if data.strict_sequence && p.offset != running {
+        if data.strict_sequence && p.offset != running && enforced(C::GgufTensorOffsetSequence) {
             return Err(sequence_error(
                 pend,
                 chosen,
@@ -158,7 +158,7 @@ pub(super) fn check_no_overlap(tensors: &[TensorInfo<'_>]) -> Result<()> {
     for w in order.windows(2) {
         let (a, b) = (&tensors[w[0]], &tensors[w[1]]);
         // offset + nbytes cannot wrap: abs_offset + nbytes was checked in `place_tensors`.
-        if a.offset + a.nbytes > b.offset {
+        if a.offset + a.nbytes > b.offset && enforced(C::GgufTensorOverlap) {
             return Err(Error::at(
                 C::GgufTensorOverlap,
                 b.info_offset,

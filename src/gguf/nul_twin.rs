@@ -7,7 +7,7 @@
 //! suite recommends refusing them so every reader sees the same names.
 
 use super::name_hash::NameMap;
-use crate::error::{Error, ErrorClass as C, Result};
+use crate::error::{enforced, Error, ErrorClass as C, Result};
 
 /// What mainline's API hands out for a key or tensor `name`: the bytes before the first NUL.
 pub fn c_string_form(name: &str) -> &str {
@@ -43,7 +43,7 @@ pub(super) enum NameKind {
 /// `gguf.name_nul_twin` for the first pair of NUL twins among `names` (file order; `offsets`
 /// are the records' absolute offsets).
 pub(super) fn check_nul_twins(names: &[&str], offsets: &[u64], kind: NameKind) -> Result<()> {
-    let Some((j, i)) = first_twin(names) else {
+    let Some((j, i)) = first_twin(names).filter(|_| enforced(C::GgufNameNulTwin)) else {
         return Ok(());
     };
     let (list, what, field) = match kind {

@@ -226,7 +226,7 @@ fn members<'a>(
         ));
     };
     for (k, _) in m {
-        if !want.iter().any(|w| w == k) {
+        if !want.iter().any(|w| w == k) && crate::error::enforced(ErrorClass::NinferDirMembers) {
             let at = [path, &[key(k)]].concat();
             let k = escape(k);
             return Err(src.err(
@@ -485,11 +485,11 @@ fn validate_in(src: Src<'_>, dir: &Directory, payload_bytes: u64) -> Result<()> 
     let mut cursor = 0u64;
     for (i, o) in dir.objects.iter().enumerate() {
         let f = format!("objects[{i}] '{}'", escape(&o.name));
-        if o.offset < cursor {
+        if o.offset < cursor && crate::error::enforced(ErrorClass::NinferRangeOrder) {
             return Err(src.err(ErrorClass::NinferRangeOrder, &obj_path(i, "offset"), f, format!("offset {} starts before the previous object ends at {cursor} (overlap or out of order)", o.offset)));
         }
         let a = o.alignment();
-        if o.offset % a != 0 {
+        if o.offset % a != 0 && crate::error::enforced(ErrorClass::NinferRangeAlignment) {
             return Err(src.err(
                 ErrorClass::NinferRangeAlignment,
                 &obj_path(i, "offset"),
@@ -540,7 +540,7 @@ fn names_and_sizes(src: Src<'_>, dir: &Directory) -> Result<()> {
             }
             std::hint::black_box(buf);
         });
-        if o.name.is_empty() {
+        if o.name.is_empty() && crate::error::enforced(ErrorClass::NinferDirName) {
             return Err(src.err(
                 ErrorClass::NinferDirName,
                 &obj_path(i, "name"),
@@ -548,7 +548,9 @@ fn names_and_sizes(src: Src<'_>, dir: &Directory) -> Result<()> {
                 "object names must be non-empty",
             ));
         }
-        if let Some(j) = first.insert(&o.name, i) {
+        let dup = first.insert(&o.name, i);
+        if let Some(j) = dup.filter(|_| crate::error::enforced(ErrorClass::NinferDirDuplicateName))
+        {
             return Err(src.err(
                 ErrorClass::NinferDirDuplicateName,
                 &obj_path(i, "name"),
@@ -579,6 +581,9 @@ fn names_and_sizes(src: Src<'_>, dir: &Directory) -> Result<()> {
 
 /// Both identity strings are non-empty.
 fn check_identity(src: Src<'_>, identity: &Identity) -> Result<()> {
+    if !crate::error::enforced(ErrorClass::NinferDirIdentity) {
+        return Ok(()); // rule switch (tests only)
+    }
     if identity.model_id.is_empty() {
         return Err(src.err(
             ErrorClass::NinferDirIdentity,
@@ -617,7 +622,7 @@ fn check_tensor_size(
     };
     let (fm, l) = resolve_format_layout(format, layout, &field).map_err(relocate)?;
     let want = encoded_size(l, fm, shape, &field).map_err(relocate)?;
-    if want != o.bytes {
+    if want != o.bytes && crate::error::enforced(ErrorClass::NinferDirBytes) {
         return Err(src.err(
             ErrorClass::NinferDirBytes,
             &obj_path(i, "bytes"),
@@ -641,6 +646,7 @@ fn check_resource(src: Src<'_>, i: usize, o: &Object, encoding: &str) -> Result<
         .resource_encodings
         .iter()
         .any(|e| e == encoding)
+        && crate::error::enforced(ErrorClass::NinferDirEncoding)
     {
         return Err(src.err(
             ErrorClass::NinferDirEncoding,
@@ -649,7 +655,7 @@ fn check_resource(src: Src<'_>, i: usize, o: &Object, encoding: &str) -> Result<
             format!("unknown resource encoding '{}'", escape(encoding)),
         ));
     }
-    if o.bytes == 0 {
+    if o.bytes == 0 && crate::error::enforced(ErrorClass::NinferDirResourceEmpty) {
         return Err(src.err(
             ErrorClass::NinferDirResourceEmpty,
             &obj_path(i, "bytes"),

@@ -1,6 +1,6 @@
 //! `encoded_size(layout, format, shape)` for every layout of `spec/formats.json`.
 
-use crate::error::{align_up, checked_add, checked_mul, Error, ErrorClass, Result};
+use crate::error::{align_up, checked_add, checked_mul, enforced, Error, ErrorClass, Result};
 use crate::geometry::row_split_geometry;
 use crate::spec::{FormatKind, Layout, NumericFormat};
 
@@ -8,7 +8,7 @@ const OVF: ErrorClass = ErrorClass::NinferArithOverflow;
 
 /// Checks that `layout` accepts `format` (by the format's kind).
 pub fn check_layout_accepts(layout: &Layout, format: &NumericFormat, field: &str) -> Result<()> {
-    if !layout.accepts_kinds.contains(&format.kind) {
+    if !layout.accepts_kinds.contains(&format.kind) && enforced(ErrorClass::NinferDirLayout) {
         return Err(Error::new(
             ErrorClass::NinferDirLayout,
             field,
@@ -70,7 +70,7 @@ fn need(v: Option<u64>, what: &str, format: &NumericFormat, field: &str) -> Resu
 /// `contiguous-le-v1`: rank 0..=max_rank, positive dimensions, `prod(shape) * word_bytes`.
 fn direct_size(layout: &Layout, format: &NumericFormat, shape: &[u64], field: &str) -> Result<u64> {
     let max_rank = layout.max_rank.unwrap_or(16);
-    if shape.len() > max_rank {
+    if shape.len() > max_rank && enforced(ErrorClass::NinferDirShape) {
         return Err(Error::new(
             ErrorClass::NinferDirShape,
             field,
@@ -83,7 +83,7 @@ fn direct_size(layout: &Layout, format: &NumericFormat, shape: &[u64], field: &s
     }
     let mut elems = 1u64;
     for (i, &d) in shape.iter().enumerate() {
-        if d == 0 {
+        if d == 0 && enforced(ErrorClass::NinferDirShape) {
             return Err(Error::new(
                 ErrorClass::NinferDirShape,
                 format!("{field}.shape[{i}]"),
@@ -112,7 +112,7 @@ fn blockscale_size(
         need(format.row_multiple, "row_multiple", format, field)?,
         need(format.k_multiple, "k_multiple", format, field)?,
     );
-    if n % rm != 0 || k % km != 0 {
+    if (n % rm != 0 || k % km != 0) && enforced(ErrorClass::NinferDirShape) {
         return Err(Error::new(
             ErrorClass::NinferDirShape,
             field,

@@ -866,3 +866,38 @@ fn a_size_limit_and_sigbus_leave_no_temp_and_a_classed_error() {
     assert_eq!(temps_in(d.path()), Vec::<PathBuf>::new());
     assert!(!d.path().join("big.gguf").exists());
 }
+
+/// #35 item 5: `dump-reference` ends with the `verify` command to run next; it names the GGUF
+/// given with `--gguf` (quoted when the path needs it) or a placeholder, never a bare `SRC`.
+#[test]
+fn dump_reference_prints_the_verify_command_with_the_given_gguf() {
+    let (_, g, _, a) = nano();
+    let d = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str], out: &str| -> String {
+        let o = d.path().join(out);
+        let r = crate::common::cli()
+            .args(["dump-reference", s(a), "-o", s(&o)])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        String::from_utf8(r.stdout).unwrap()
+    };
+    let given = run(&["--gguf", s(g)], "d1");
+    assert!(
+        given.contains(&format!("--gguf {} --dump", s(g))),
+        "{given}"
+    );
+    let spaced = d.path().join("my model.gguf");
+    let quoted = run(&["--gguf", s(&spaced), "--format", "engine"], "d2");
+    assert!(
+        quoted.contains(&format!("--gguf '{}' --dump", s(&spaced))),
+        "{quoted}"
+    );
+    // Negative control: without --gguf the placeholder, which no shell takes for a file.
+    let bare = run(&[], "d3");
+    assert!(bare.contains("--gguf <source.gguf> --dump"), "{bare}");
+    for out in [&given, &quoted, &bare] {
+        assert!(!out.contains("SRC"), "{out}");
+    }
+}

@@ -484,7 +484,8 @@ fn default_result_lines_fit_one_screen_and_verbose_keeps_everything() {
             "{l}"
         );
         assert!(l.contains("looks like reversed 2-bit order"), "{l}");
-        assert!(l.contains("spec/codecs.md#pq2-0"), "{l}");
+        // The rule the bug breaks, not only the codec's section (#35: rule-level anchors).
+        assert!(l.contains("spec/codecs.md#rule-digit-order"), "{l}");
     }
     assert!(
         fails.iter().any(|l| l.contains("tensor 'w' row 0 el 1")),

@@ -396,7 +396,14 @@ pub fn cases() -> crate::Result<Vec<Violation>> {
         },
         Violation {
             name: "shape_zero_dim",
-            bytes: edit("\"shape\":[4,8]", "\"shape\":[4,0]"),
+            // bytes 0 with the shape: a zero-element tensor breaks no size rule, only this one
+            // (tests/it/single_fault.rs).
+            bytes: redir(&|d| {
+                if let ObjectBody::Tensor { shape, .. } = &mut d.objects[1].body {
+                    shape[1] = 0;
+                }
+                d.objects[1].bytes = 0;
+            }),
             class: Some(C::NinferDirShape),
             rule: "positive dims",
         },
@@ -410,14 +417,17 @@ pub fn cases() -> crate::Result<Vec<Violation>> {
             name: "shape_rank17",
             bytes: edit(
                 "\"shape\":[4,8]",
-                &format!("\"shape\":[{}]", ["1"; 17].join(",")),
+                // Same element count as [4,8], so the stored bytes still fit (single fault).
+                &format!("\"shape\":[4,8,{}]", ["1"; 15].join(",")),
             ),
             class: Some(C::NinferDirShape),
             rule: "contiguous rank <= 16",
         },
         Violation {
             name: "shape_nvfp4_rows",
-            bytes: edit("\"shape\":[128,64]", "\"shape\":[127,64]"),
+            // [64,128] has the bytes of [128,64] (codes, scales and divisor alike), so N % 128
+            // is the only rule it breaks (tests/it/single_fault.rs).
+            bytes: edit("\"shape\":[128,64]", "\"shape\":[64,128]"),
             class: Some(C::NinferDirShape),
             rule: "NVFP4 N % 128",
         },

@@ -63,6 +63,33 @@ pub fn cases() -> crate::Result<Vec<Case>> {
         .reject(ErrorClass::NinferTruncated),
     );
 
+    // Exactly the 8-byte magic, a wrong one: the length check lets it through to the magic
+    // check (reader mutants `len < 8` -> `<= 8` and `< 9` call it truncated).
+    let mut b = valid[..8].to_vec();
+    b[5] ^= 0x20;
+    v.push(
+        case(
+            "n_magic_bad_exactly_8_bytes",
+            b,
+            "8 bytes: a wrong magic and nothing else; refused for the magic, which is read first",
+        )
+        .reject(ErrorClass::NinferMagic),
+    );
+
+    // Exactly the 16-byte prefix, json_bytes = u64::MAX: the overflow of 16 + json_bytes is
+    // found before the missing directory (reader mutants `len < 16` -> `<= 16` and `< 17` call
+    // it truncated).
+    let mut b = valid[..16].to_vec();
+    b[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+    v.push(
+        case(
+            "n_json_bytes_overflow_exactly_16_bytes",
+            b,
+            "16 bytes: the magic and json_bytes = 2^64 - 1 (16 + json_bytes overflows u64)",
+        )
+        .reject(ErrorClass::NinferArithOverflow),
+    );
+
     let mut b = valid.clone();
     b[8..16].copy_from_slice(&(u64::MAX - 16).to_le_bytes());
     v.push(
@@ -95,6 +122,33 @@ pub fn cases() -> crate::Result<Vec<Case>> {
             "n_directory_depth_128",
             with_directory(&valid, &format!("{}{}", "[".repeat(128), "]".repeat(128))),
             "[[...]]: exactly 128 levels, the first refused depth",
+        )
+        .reject(ErrorClass::NinferJsonSyntax),
+    );
+
+    // One level below the limit: the deepest nesting the JSON layer takes, so the refusal is the
+    // schema's (the root is not an object), not the depth limit's. A depth counter that starts
+    // at 1 refuses it as json_syntax (reader mutant `depth = best = 0` -> `1`).
+    v.push(
+        case(
+            "n_directory_depth_127",
+            with_directory(&valid, &format!("{}{}", "[".repeat(127), "]".repeat(127))),
+            "[[...]]: exactly 127 levels, the deepest accepted nesting; refused only because the root is an array",
+        )
+        .reject(ErrorClass::NinferDirType),
+    );
+
+    // Exactly the first refused depth, reached after an inner array closed: a counter that goes
+    // down by two on a close sees 127 and lets it through (reader mutant `depth -= 1` -> `-= 2`;
+    // the 129-level case below leaves that mutant at 128, still refused).
+    v.push(
+        case(
+            "n_directory_depth_128_after_close",
+            with_directory(
+                &valid,
+                &format!("[[],{}{}]", "[".repeat(127), "]".repeat(127)),
+            ),
+            "[[],[[...]]]: 128 levels reached after an inner array closed",
         )
         .reject(ErrorClass::NinferJsonSyntax),
     );
