@@ -70,6 +70,7 @@ impl Budget {
     }
 
     /// Spare threads left now.
+    #[cfg(any(test, feature = "internals"))]
     pub fn spare(&self) -> usize {
         self.spare.load(Ordering::Relaxed)
     }

@@ -160,6 +160,7 @@ fn region_of(bytes: &[u8]) -> Option<(Arc<Region>, u64)> {
 
 /// Whether every page of `bytes` is in memory. Memory that is not a registered map counts as
 /// resident (there is nothing to read).
+#[cfg(any(test, feature = "internals"))]
 pub fn resident(bytes: &[u8]) -> bool {
     if bytes.is_empty() || region_of(bytes).is_none() {
         return true;
