@@ -81,7 +81,7 @@ impl ReadMode {
 
 /// Bytes read with `O_DIRECT` by every walk so far, page padding at both ends included (for
 /// stats lines and tests).
-pub static DIRECT_BYTES: AtomicU64 = AtomicU64::new(0);
+pub(crate) static DIRECT_BYTES: AtomicU64 = AtomicU64::new(0);
 
 const DIRECT_UNTRIED: u8 = 0;
 const DIRECT_ON: u8 = 1;

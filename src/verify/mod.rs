@@ -89,7 +89,7 @@ pub mod rules;
 /// Gate `signs`: sign objects and Hadamard metadata.
 pub mod signs;
 
-pub use findings::{Failure, Finding, Report, Verdict};
+pub use findings::{Failure, Finding, Report, Stats, Verdict};
 
 pub use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{self, Gguf, Mode};
@@ -97,6 +97,7 @@ use crate::ninfer::Artifact;
 use crate::spec::{self, Dim, GateStep, ModelProfile, NumericFormat};
 use rows::{ArtifactRows, Blocks, GgufRows};
 use std::path::Path;
+use std::sync::atomic::Ordering;
 
 /// What `verify` was given besides the artifact and the GGUF.
 #[derive(Clone, Copy, Debug, Default)]
@@ -375,6 +376,7 @@ pub fn verify(
         profile: profile.name.clone(),
         preamble: Vec::new(),
         findings: Vec::new(),
+        stats: Stats::default(),
     };
     let a = match Artifact::parse(artifact) {
         Ok(a) => a,
@@ -421,7 +423,21 @@ pub fn verify(
         blocks,
         opts,
     };
-    report.findings = run_gates(&ctx);
+    // The byte counters are process-wide: a concurrent verification in the same process would
+    // add its reads to this report's (the CLI runs one).
+    let read0 = rows::BYTES_READ.load(Ordering::Relaxed);
+    let direct0 = crate::fsio::bulk::DIRECT_BYTES.load(Ordering::Relaxed);
+    let (findings, gate_seconds) = run_gates_timed(&ctx);
+    report.findings = findings;
+    report.stats = Stats {
+        payload_bytes_read: rows::BYTES_READ
+            .load(Ordering::Relaxed)
+            .saturating_sub(read0),
+        direct_bytes_read: crate::fsio::bulk::DIRECT_BYTES
+            .load(Ordering::Relaxed)
+            .saturating_sub(direct0),
+        gate_seconds,
+    };
     Ok(report)
 }
 
@@ -434,10 +450,6 @@ pub fn within(e: Error, what: &str) -> Error {
     };
     e.with_field(field)
 }
-
-/// Wall seconds per gate of the last `run_gates`, in spec order (for the CLI's stderr stats;
-/// never in reports, which stay deterministic). The gates run concurrently, so they overlap.
-pub static GATE_SECONDS: std::sync::Mutex<Vec<(String, f64)>> = std::sync::Mutex::new(Vec::new());
 
 fn guarded(step: &str, f: impl FnOnce() -> Result<Finding>) -> (Finding, f64) {
     let t0 = std::time::Instant::now();
@@ -477,6 +489,11 @@ const LONG_FIRST: [GateStep; 4] = [
 /// independent reads of the same inputs, so they run concurrently on every core (each gate's
 /// finding is computed exactly as it would be alone).
 pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
+    run_gates_timed(ctx).0
+}
+
+/// [`run_gates`] with the wall seconds of each gate, in spec order.
+fn run_gates_timed(ctx: &Ctx<'_>) -> (Vec<Finding>, Vec<(String, f64)>) {
     let steps = &spec::gates().steps;
     let mut order: Vec<usize> = (0..steps.len()).collect();
     order.sort_by_key(|&i| {
@@ -503,13 +520,11 @@ pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
     );
     let mut done: Vec<(usize, Finding, f64)> = per_worker.into_iter().flatten().collect();
     done.sort_by_key(|d| d.0);
-    if let Ok(mut v) = GATE_SECONDS.lock() {
-        *v = done
-            .iter()
-            .map(|(i, _, secs)| (steps[*i].step.as_str().to_string(), *secs))
-            .collect();
-    }
-    done.into_iter().map(|(_, f, _)| f).collect()
+    let seconds = done
+        .iter()
+        .map(|(i, _, secs)| (steps[*i].step.as_str().to_string(), *secs))
+        .collect();
+    (done.into_iter().map(|(_, f, _)| f).collect(), seconds)
 }
 
 /// The SKIP finding of a step, naming what opens it (from the spec).

@@ -1212,3 +1212,36 @@ fn a_malformed_engine_dump_is_a_dump_format_error_with_its_offset() {
         "{line}"
     );
 }
+
+#[test]
+fn a_report_returns_its_runs_statistics_outside_the_json() {
+    let fx = Fixture::new(model::TernaryType::Pq2_0);
+    let (emb, orc) = fx.dumps("healthy");
+    let r = fx.run("", &fx.artifact, fx.full(&emb, &orc));
+    // One timing per gate, in spec order, each a real duration.
+    let steps: Vec<&str> = gates().steps.iter().map(|s| s.step.as_str()).collect();
+    let timed: Vec<&str> = (r.stats.gate_seconds.iter())
+        .map(|(s, _)| s.as_str())
+        .collect();
+    assert_eq!(timed, steps);
+    assert!(r
+        .stats
+        .gate_seconds
+        .iter()
+        .all(|(_, t)| t.is_finite() && *t >= 0.0));
+    // The gates read at least the artifact's ternary payload once (row comparisons).
+    assert!(r.stats.payload_bytes_read > 0, "{:?}", r.stats);
+    // Statistics vary run to run, so the deterministic JSON report never shows them.
+    let j = report::json(&r).to_string();
+    assert!(
+        !j.contains("gate_seconds") && !j.contains("payload_bytes_read"),
+        "{j}"
+    );
+    // Negative control: an artifact that does not open runs no gate, so it reports no cost.
+    let mut broken = fx.artifact.clone();
+    let n = broken.len();
+    broken.truncate(n / 2);
+    let r = fx.run("-cut", &broken, Options::default());
+    assert_eq!(r.count(Verdict::Fail), 1, "{}", report::summary(&r, false));
+    assert_eq!(r.stats, verify::Stats::default());
+}
