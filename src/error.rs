@@ -200,6 +200,32 @@ impl Error {
         Error::new(class, path.display().to_string(), err.to_string())
     }
 
+    /// The rule that was broken.
+    pub fn class(&self) -> ErrorClass {
+        self.class
+    }
+
+    /// Absolute byte offset in the input where the offending field starts, when known.
+    pub fn offset(&self) -> Option<u64> {
+        self.offset
+    }
+
+    /// The field or object, e.g. `tensor_infos[3].dims[1]` or `text/final_norm`.
+    pub fn field(&self) -> &str {
+        &self.field
+    }
+
+    /// What is wrong and why, in words a user can act on.
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
+    /// Replaces the detail, keeping class, field and offset (a caller rewording a failure).
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = detail.into();
+        self
+    }
+
     /// Replaces the field, keeping class and offset (used to add context from a caller).
     pub fn with_field(mut self, field: impl Into<String>) -> Self {
         self.field = field.into();
