@@ -463,7 +463,7 @@ fn refuse_arguments(e: clap::Error) -> ExitCode {
 /// chose: a usage mistake `cli.usage`, a file problem an `io.*` class, and only a bug of this
 /// tool `internal.invariant` (`tests/it/cli.rs` walks the commands' argument mistakes).
 pub(crate) fn classify(e: &crate::Error) -> (ErrorClass, String) {
-    (e.class, e.to_string())
+    (e.class(), e.to_string())
 }
 
 /// The exit code of an error of `class`. Every class is a usage, input, output or

@@ -16,7 +16,7 @@
 //! assert_eq!(Codec::Ptq1_0.decode_to_vec(&block).unwrap(), x);
 //! // A short payload is refused with its class, never read past.
 //! let e = Codec::Ptq1_0.decode_to_vec(&block[..10]).unwrap_err();
-//! assert_eq!(e.class, ErrorClass::CodecLength);
+//! assert_eq!(e.class(), ErrorClass::CodecLength);
 //! ```
 
 pub mod base3;

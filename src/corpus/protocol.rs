@@ -106,7 +106,7 @@ impl Answer {
 impl From<Error> for Answer {
     fn from(e: Error) -> Answer {
         Answer::Reject {
-            class: Some(e.class.id().to_string()),
+            class: Some(e.class().id().to_string()),
             message: e.to_string(),
         }
     }

@@ -19,7 +19,7 @@
 //! let mut bad = bytes.clone();
 //! bad[0] = b'X';
 //! let Err(e) = Artifact::parse(&bad) else { panic!("a broken magic must be refused") };
-//! assert_eq!((e.class, e.offset), (ErrorClass::NinferMagic, Some(0)));
+//! assert_eq!((e.class(), e.offset()), (ErrorClass::NinferMagic, Some(0)));
 //! ```
 
 /// The JSON directory: parsing, validation, serialization.

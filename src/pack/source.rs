@@ -59,7 +59,7 @@ pub fn sign_values_of(key: &str, arr: ArrayView<'_>) -> Result<Vec<i32>> {
             ))
         }
     }
-    .map_err(|e| bad(key.into(), e.detail))?;
+    .map_err(|e| bad(key.into(), e.detail().to_string()))?;
     as_f64
         .iter()
         .enumerate()

@@ -19,7 +19,7 @@
 //! let gguf = w.to_bytes(&[]).unwrap();
 //! let e = verify::verify("a.ninfer", b"NINFER", "m.gguf", &gguf, verify::Options::default())
 //!     .unwrap_err();
-//! assert_eq!(e.class, ErrorClass::PackProfile);
+//! assert_eq!(e.class(), ErrorClass::PackProfile);
 //! assert!(e.to_string().starts_with("[pack.profile] m.gguf"), "{e}");
 //! ```
 
@@ -381,7 +381,7 @@ pub fn verify(
     let a = match Artifact::parse(artifact) {
         Ok(a) => a,
         // Not a .ninfer at all (no magic): an input error, not a verdict on an artifact.
-        Err(e) if e.offset == Some(0) && e.field == "magic" => {
+        Err(e) if e.offset() == Some(0) && e.field() == "magic" => {
             return Err(within(e, artifact_name));
         }
         Err(e) => {
@@ -443,10 +443,10 @@ pub fn verify(
 
 /// `e` with `what` (a file, an object) put in front of its field: the context a caller adds.
 pub fn within(e: Error, what: &str) -> Error {
-    let field = if e.field.is_empty() {
+    let field = if e.field().is_empty() {
         what.to_string()
     } else {
-        format!("{what}: {}", e.field)
+        format!("{what}: {}", e.field())
     };
     e.with_field(field)
 }

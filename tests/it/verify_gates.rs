@@ -546,7 +546,7 @@ fn a_token_count_that_wraps_the_length_check_is_refused_not_a_panic() {
         .unwrap()
         .shape()[1] as usize;
     let err = dumps::parse_embedding(&files, "text/token_embedding", k).unwrap_err();
-    assert_eq!(err.class, ninfer_ternary::ErrorClass::DumpFormat, "{err}");
+    assert_eq!(err.class(), ninfer_ternary::ErrorClass::DumpFormat, "{err}");
     let mut good = files.clone();
     good.insert("manifest.json".into(), honest.into_bytes());
     let parsed = dumps::parse_embedding(&good, "text/token_embedding", k).unwrap();
@@ -566,7 +566,7 @@ fn a_token_count_that_wraps_the_length_check_is_refused_not_a_panic() {
     assert!(dumps::parse_oracle_arrays(o.as_path(), &case).is_ok());
     case.tokens = usize::MAX / 2 + 2;
     let err = dumps::parse_oracle_arrays(o.as_path(), &case).unwrap_err();
-    assert_eq!(err.class, ninfer_ternary::ErrorClass::DumpFormat, "{err}");
+    assert_eq!(err.class(), ninfer_ternary::ErrorClass::DumpFormat, "{err}");
 }
 
 /// Sets the BOOL value of `key` in a GGUF's metadata (the byte after the key and its type).
@@ -673,13 +673,13 @@ fn a_bad_spec_row_range_is_spec_invalid_and_a_short_tensor_is_tensor_shape() {
     };
     let unknown = part(Dim::Num(0), Dim::Name("no_such_dimension".into()));
     let e = ninfer_ternary::pack::rows::part_rows(&p, &unknown, 100).unwrap_err();
-    assert_eq!(e.class, ErrorClass::SpecInvalid, "{e}");
+    assert_eq!(e.class(), ErrorClass::SpecInvalid, "{e}");
     let backwards = part(Dim::Num(5), Dim::Num(2));
     let e = ninfer_ternary::pack::rows::part_rows(&p, &backwards, 100).unwrap_err();
-    assert_eq!(e.class, ErrorClass::SpecInvalid, "{e}");
+    assert_eq!(e.class(), ErrorClass::SpecInvalid, "{e}");
     let e =
         ninfer_ternary::pack::rows::part_rows(&p, &part(Dim::Num(0), Dim::Num(8)), 4).unwrap_err();
-    assert_eq!(e.class, ErrorClass::GgufTensorShape, "{e}");
+    assert_eq!(e.class(), ErrorClass::GgufTensorShape, "{e}");
     assert_eq!(
         ninfer_ternary::pack::rows::part_rows(&p, &part(Dim::Num(0), Dim::Num(4)), 4).unwrap(),
         vec![0, 1, 2, 3]
@@ -1166,11 +1166,11 @@ fn mutate_kind_lists_its_values_and_suggests_the_near_one() {
     assert!(err.contains("swap-two-rows"), "{err}");
     assert!(!out.exists());
     let e = mutate::spec("swap-tow-rows").unwrap_err();
-    assert_eq!(e.class, ninfer_ternary::ErrorClass::VerifyMutation);
-    assert!(e.detail.contains("did you mean 'swap-two-rows'"), "{e}");
+    assert_eq!(e.class(), ninfer_ternary::ErrorClass::VerifyMutation);
+    assert!(e.detail().contains("did you mean 'swap-two-rows'"), "{e}");
     // Far from every kind: no suggestion, the list only.
     let e = mutate::spec("zzz").unwrap_err();
-    assert!(!e.detail.contains("did you mean"), "{e}");
+    assert!(!e.detail().contains("did you mean"), "{e}");
     assert!(mutate::spec("swap-two-rows").is_ok());
     let (code, _, err) = run_cli(&[
         os("mutate"),
@@ -1192,8 +1192,8 @@ fn a_malformed_engine_dump_is_a_dump_format_error_with_its_offset() {
     let bytes = [8u8, 0, 0, 0, 64];
     std::fs::write(&dump, bytes).unwrap();
     let e = ninfer_ternary::verify::engine_dump::parse(&bytes).unwrap_err();
-    assert_eq!(e.class, ninfer_ternary::ErrorClass::DumpFormat, "{e}");
-    assert_eq!(e.offset, Some(4), "{e}");
+    assert_eq!(e.class(), ninfer_ternary::ErrorClass::DumpFormat, "{e}");
+    assert_eq!(e.offset(), Some(4), "{e}");
     let (code, out, err) = run_cli(&[
         os("verify"),
         f.art.as_os_str(),
