@@ -19,19 +19,19 @@
 //! assert!(m.cases.iter().all(|c| root.join(&c.file).is_file()));
 //! ```
 
-pub mod catalogs;
-pub mod content_tags;
-pub mod differential;
-pub mod families;
-pub mod features;
-pub mod integrity;
-pub mod known;
-pub mod localize;
+internal_mod!(catalogs);
+internal_mod!(content_tags);
+internal_mod!(differential);
+internal_mod!(families);
+internal_mod!(features);
+internal_mod!(integrity);
+internal_mod!(known);
+internal_mod!(localize);
 pub mod manifest;
-pub mod matrix;
-pub mod observe;
-pub mod persistent;
-pub mod process;
+internal_mod!(matrix);
+internal_mod!(observe);
+internal_mod!(persistent);
+internal_mod!(process);
 pub mod protocol;
 pub mod runner;
 
@@ -50,7 +50,6 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub use families::verify;
 use manifest::{CaseEntry, Expect, FamilyCount, Manifest, Outcome, Pending, SCHEMA_VERSION};
 
 use crate::error::ErrorClass;

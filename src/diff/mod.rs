@@ -9,8 +9,8 @@
 //! the page cache or the disk delivers. Only an object whose bytes differ is decoded, row by
 //! differing row.
 
-pub mod locate;
-pub mod report;
+internal_mod!(locate);
+internal_mod!(report);
 
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::Mode;

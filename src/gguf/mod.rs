@@ -53,8 +53,10 @@ mod nul_twin;
 mod reader;
 mod rule_layer;
 mod tensor_infos;
-/// Whole-file ternary transcoding and the id-42 retag, streamed.
-pub mod transcode;
+internal_mod!(
+    /// Whole-file ternary transcoding and the id-42 retag, streamed.
+    transcode
+);
 mod value;
 mod writer;
 

@@ -11,7 +11,7 @@
 //! assert!(produced.iter().all(|o| !mapping::is_borrowed(&o.name)));
 //! ```
 
-pub mod profile;
+internal_mod!(profile);
 
 use crate::spec::{self, mapping, Dim, LayerSet, ModelProfile, Produce, Rule};
 

@@ -24,10 +24,14 @@
 
 /// The JSON directory: parsing, validation, serialization.
 pub mod directory;
-/// A duplicate-refusing JSON value and a locator for error offsets.
-pub mod json;
-/// Encoded sizes of tensor layouts.
-pub mod layout;
+internal_mod!(
+    /// A duplicate-refusing JSON value and a locator for error offsets.
+    json
+);
+internal_mod!(
+    /// Encoded sizes of tensor layouts.
+    layout
+);
 /// The zero-copy reader.
 pub mod reader;
 pub mod writer;

@@ -42,54 +42,97 @@ macro_rules! err {
     };
 }
 
-/// Gate `assembly`: the positional audits.
-pub mod assembly;
+internal_mod!(
+    /// Gate `assembly`: the positional audits.
+    assembly
+);
 #[cfg(test)]
 mod cold_read_tests;
-/// Gate `dense_values`: dense objects recomputed bit for bit.
-pub mod dense;
+internal_mod!(
+    /// Gate `dense_values`: dense objects recomputed bit for bit.
+    dense
+);
 /// A dump directory as one byte string (the `dumps_parse` fuzz target).
+#[cfg(feature = "internals")]
 pub mod dump_bundle;
-/// Writes a dump directory atomically.
-pub mod dump_dir;
+#[cfg(all(test, not(feature = "internals")))]
+mod dump_bundle;
+internal_mod!(
+    /// Writes a dump directory atomically.
+    dump_dir
+);
 /// Dump formats, their parsers and the reference rotation math.
 pub mod dumps;
-/// Gate `embedding`: an activation dump against the inverse rotation.
-pub mod embedding;
-/// The engine tooling's embedding dump file.
-pub mod engine_dump;
-/// Findings and the report they make.
-pub mod findings;
-/// `prism.hadamard.*` metadata against spec/hadamard.json (part of `signs`).
-pub mod hadamard_meta;
-/// The engine tooling's harness dump directories.
-pub mod harness;
-/// The heap-peak probe the binary installs.
-pub mod heap;
-/// Gate `inspect`: the container and every mapped object.
-pub mod inspect;
-/// Broken artifacts and dumps (spec/gates.json `mutations`).
-pub mod mutate;
-/// Gate `engine_oracles`: kernel dumps against the rotation math.
-pub mod oracles;
-/// Gate `payload_order`: row-split planes, not interleaved blocks.
-pub mod payload_order;
-/// Gate `provenance`: identity and borrowed objects against the template.
-pub mod provenance;
-/// The writer of reference dumps.
-pub mod reference;
+internal_mod!(
+    /// Gate `embedding`: an activation dump against the inverse rotation.
+    embedding
+);
+internal_mod!(
+    /// The engine tooling's embedding dump file.
+    engine_dump
+);
+internal_mod!(
+    /// Findings and the report they make.
+    findings
+);
+internal_mod!(
+    /// `prism.hadamard.*` metadata against spec/hadamard.json (part of `signs`).
+    hadamard_meta
+);
+internal_mod!(
+    /// The engine tooling's harness dump directories.
+    harness
+);
+internal_mod!(
+    /// The heap-peak probe the binary installs.
+    heap
+);
+internal_mod!(
+    /// Gate `inspect`: the container and every mapped object.
+    inspect
+);
+internal_mod!(
+    /// Broken artifacts and dumps (spec/gates.json `mutations`).
+    mutate
+);
+internal_mod!(
+    /// Gate `engine_oracles`: kernel dumps against the rotation math.
+    oracles
+);
+internal_mod!(
+    /// Gate `payload_order`: row-split planes, not interleaved blocks.
+    payload_order
+);
+internal_mod!(
+    /// Gate `provenance`: identity and borrowed objects against the template.
+    provenance
+);
+internal_mod!(
+    /// The writer of reference dumps.
+    reference
+);
 /// Text and JSON renderings of a report.
 pub mod report;
-/// Gates `row_order` and `row_order_sweep`.
-pub mod row_order;
-/// Row access to artifact objects and GGUF tensors, with fingerprints.
-pub mod rows;
-/// The verifier's own index arithmetic for the row rules.
-pub mod rules;
-/// Gate `signs`: sign objects and Hadamard metadata.
-pub mod signs;
+internal_mod!(
+    /// Gates `row_order` and `row_order_sweep`.
+    row_order
+);
+internal_mod!(
+    /// Row access to artifact objects and GGUF tensors, with fingerprints.
+    rows
+);
+internal_mod!(
+    /// The verifier's own index arithmetic for the row rules.
+    rules
+);
+internal_mod!(
+    /// Gate `signs`: sign objects and Hadamard metadata.
+    signs
+);
 
 pub use findings::{Failure, Finding, Report, Stats, Verdict};
+/// Registers the binary's allocator peak probe, read by the verifier's stats line.
+pub use heap::install as install_peak_probe;
 
 pub use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{self, Gguf, Mode};

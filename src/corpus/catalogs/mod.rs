@@ -3,5 +3,5 @@
 //! They are data (same bytes on every call), not part of the readers: the readers never import
 //! them.
 
-pub mod gguf_hostile;
-pub mod ninfer_violations;
+internal_mod!(gguf_hostile);
+internal_mod!(ninfer_violations);

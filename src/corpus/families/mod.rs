@@ -1,13 +1,13 @@
 //! One module per corpus family.
 
-pub mod boundaries;
-pub mod codec;
-pub mod gguf;
-pub mod kernel;
-pub mod ninfer;
-pub mod pack;
-pub mod registry;
-pub mod verify;
+internal_mod!(boundaries);
+internal_mod!(codec);
+internal_mod!(gguf);
+internal_mod!(kernel);
+internal_mod!(ninfer);
+internal_mod!(pack);
+internal_mod!(registry);
+internal_mod!(verify);
 
 /// A generator step that failed on the generator's own fixed inputs: a bug in this tool, never
 /// an input (`internal.invariant`), naming the step.
