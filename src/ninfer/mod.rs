@@ -37,5 +37,5 @@ pub mod reader;
 pub mod writer;
 
 pub use directory::{Directory, Identity, Object, ObjectBody};
-pub use reader::{Artifact, ObjectView, RowSplitView};
+pub use reader::{check_magic, Artifact, ObjectView, RowSplitView};
 pub use writer::{plan, PlannedObject};

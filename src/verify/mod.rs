@@ -421,12 +421,11 @@ pub fn verify(
         findings: Vec::new(),
         stats: Stats::default(),
     };
+    // Not a .ninfer at all (no magic, or another container's): an input error, not a verdict
+    // on an artifact. Asked of the reader, not read off the error of a full parse.
+    crate::ninfer::check_magic(artifact).map_err(|e| within(e, artifact_name))?;
     let a = match Artifact::parse(artifact) {
         Ok(a) => a,
-        // Not a .ninfer at all (no magic): an input error, not a verdict on an artifact.
-        Err(e) if e.offset() == Some(0) && e.field() == "magic" => {
-            return Err(within(e, artifact_name));
-        }
         Err(e) => {
             for s in &spec::gates().steps {
                 report.findings.push(if s.step == GateStep::Inspect {

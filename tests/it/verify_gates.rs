@@ -1245,3 +1245,38 @@ fn a_report_returns_its_runs_statistics_outside_the_json() {
     assert_eq!(r.count(Verdict::Fail), 1, "{}", report::summary(&r, false));
     assert_eq!(r.stats, verify::Stats::default());
 }
+
+#[test]
+fn only_a_file_that_is_not_a_ninfer_is_an_input_error() {
+    use ninfer_ternary::ErrorClass;
+    let fx = Fixture::new(model::TernaryType::Pq2_0);
+    let v1 = (ninfer_ternary::spec::get().container.refused_magics.iter())
+        .find(|r| r.error_class == "ninfer.magic_v1")
+        .expect("spec/container.json refuses the v1 magic");
+    let mut v1_file: Vec<u8> = (0..v1.magic_hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&v1.magic_hex[i..i + 2], 16).unwrap())
+        .collect();
+    v1_file.extend_from_slice(&fx.artifact[8..]);
+    // Not a .ninfer at all: the verifier stops with the reader's class, no report.
+    let not_ninfer = [
+        (fx.gguf.clone(), ErrorClass::NinferMagic),
+        (b"NINF".to_vec(), ErrorClass::NinferTruncated),
+        (v1_file, ErrorClass::NinferMagicV1),
+    ];
+    for (bytes, class) in not_ninfer {
+        let e =
+            verify::verify("x.ninfer", &bytes, "g.gguf", &fx.gguf, Options::default()).unwrap_err();
+        assert_eq!(e.class(), class, "{e}");
+        assert!(e.field().starts_with("x.ninfer"), "{e}");
+    }
+    // A .ninfer damaged after its magic (a truncated prefix, also `ninfer.truncated`, and a
+    // directory that is not JSON) is an artifact the gates judge: a report whose inspect fails.
+    let mut bad_json = fx.artifact.clone();
+    bad_json[16] = b'!';
+    for bytes in [fx.artifact[..12].to_vec(), bad_json] {
+        let r = verify::verify("x.ninfer", &bytes, "g.gguf", &fx.gguf, Options::default()).unwrap();
+        let inspect = r.findings.iter().find(|f| f.step == "inspect").unwrap();
+        assert_eq!(inspect.status, Verdict::Fail, "{}", report::text(&r));
+    }
+}
