@@ -39,6 +39,7 @@ mod ninfer_messages;
 mod pack;
 mod pack_inputs;
 mod persistent;
+mod protocol_mismatch;
 mod planted_bugs;
 mod schemas;
 mod spec_docs;
