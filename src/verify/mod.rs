@@ -544,23 +544,19 @@ fn run_gates_timed(ctx: &Ctx<'_>) -> (Vec<Finding>, Vec<(String, f64)>) {
             .position(|&s| s == steps[i].step)
             .unwrap_or(LONG_FIRST.len())
     });
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let per_worker = crate::pool::workers(
+    let mut done = crate::pool::queue(
         crate::pool::global(),
         steps.len(),
+        order.len(),
         std::thread::Builder::new,
-        |_, _| {
-            let mut mine = Vec::new();
-            loop {
-                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&i) = order.get(k) else { break };
-                let (f, secs) = run_step(ctx, steps[i].step);
-                mine.push((i, f, secs));
-            }
-            mine
+        || (),
+        |_, k| {
+            let i = order[k];
+            let (f, secs) = run_step(ctx, steps[i].step);
+            (i, f, secs)
         },
+        |_| (),
     );
-    let mut done: Vec<(usize, Finding, f64)> = per_worker.into_iter().flatten().collect();
     done.sort_by_key(|d| d.0);
     let seconds = done
         .iter()
