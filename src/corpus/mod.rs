@@ -312,69 +312,8 @@ pub fn generate() -> crate::Result<Corpus> {
         let Some(outcome) = Outcome::from_name(&c.name) else {
             bail_inv!("case {} does not start with y_, n_ or i_", c.id());
         };
-        let mut expect = Expect {
-            outcome,
-            phase: None,
-            class: None,
-            observation: None,
-            reference: None,
-        };
-        use protocol::Answer;
-        match (outcome, &answer) {
-            (Outcome::Accept, Answer::Accept { observation }) => {
-                if let Some(chk) = &c.check {
-                    protocol::contains(chk, observation, "observation").map_err(|e| {
-                        inv!(
-                            "{}: the reference disagrees with the independent expectation: {e}",
-                            c.id()
-                        )
-                    })?;
-                }
-                expect.observation = Some(observation.clone())
-            }
-            (Outcome::Reject, Answer::Reject { class, message }) => {
-                let want = c
-                    .class
-                    .ok_or_else(|| inv!("{}: n_ case without an error class", c.id()))?;
-                if class.as_deref() != Some(want.id()) {
-                    bail_inv!(
-                        "{}: reference rejects with {class:?}, case declares {want}: {message}",
-                        c.id()
-                    );
-                }
-                expect.class = Some(want.id().to_string());
-                expect.phase = Some(
-                    c.phase
-                        .map(str::to_string)
-                        .unwrap_or_else(|| phase_of(want)),
-                );
-            }
-            (Outcome::Either, Answer::Accept { observation }) => {
-                expect.observation = Some(observation.clone());
-                expect.reference = Some("accept".into());
-            }
-            (Outcome::Either, Answer::Reject { class, .. }) => {
-                expect.reference = Some(format!("reject {}", class.as_deref().unwrap_or("-")));
-            }
-            (_, a) => bail_inv!(
-                "{}: the reference answers {} for a case named {}",
-                c.id(),
-                a.to_json(),
-                c.name
-            ),
-        }
-        let rule_layer = match (outcome, c.rule_layer) {
-            (Outcome::Reject, Some(l)) => Some(l.name().to_string()),
-            (Outcome::Reject, None) if c.layer != "gguf" => {
-                Some(crate::gguf::RuleLayer::Spec.name().to_string())
-            }
-            (Outcome::Reject, None) => bail_inv!(
-                "{}: a gguf n_ case needs a rule layer (spec/gguf.json rule_layers)",
-                c.id()
-            ),
-            (_, Some(_)) => bail_inv!("{}: only n_ cases name a rule layer", c.id()),
-            (_, None) => None,
-        };
+        let expect = expect_of(c, outcome, &answer)?;
+        let rule_layer = rule_layer_of(c, outcome)?;
         let fc = families.entry(c.layer.to_string()).or_default();
         fc.cases += 1;
         match outcome {
@@ -422,6 +361,79 @@ pub fn generate() -> crate::Result<Corpus> {
             cases: entries,
         },
         files,
+    })
+}
+
+/// What the manifest expects of case `c`, from the reference adapter's `answer` (checked
+/// against the case's own declaration and its independent expectation).
+fn expect_of(c: &Case, outcome: Outcome, answer: &protocol::Answer) -> crate::Result<Expect> {
+    let mut expect = Expect {
+        outcome,
+        phase: None,
+        class: None,
+        observation: None,
+        reference: None,
+    };
+    use protocol::Answer;
+    match (outcome, answer) {
+        (Outcome::Accept, Answer::Accept { observation }) => {
+            if let Some(chk) = &c.check {
+                protocol::contains(chk, observation, "observation").map_err(|e| {
+                    inv!(
+                        "{}: the reference disagrees with the independent expectation: {e}",
+                        c.id()
+                    )
+                })?;
+            }
+            expect.observation = Some(observation.clone())
+        }
+        (Outcome::Reject, Answer::Reject { class, message }) => {
+            let want = c
+                .class
+                .ok_or_else(|| inv!("{}: n_ case without an error class", c.id()))?;
+            if class.as_deref() != Some(want.id()) {
+                bail_inv!(
+                    "{}: reference rejects with {class:?}, case declares {want}: {message}",
+                    c.id()
+                );
+            }
+            expect.class = Some(want.id().to_string());
+            expect.phase = Some(
+                c.phase
+                    .map(str::to_string)
+                    .unwrap_or_else(|| phase_of(want)),
+            );
+        }
+        (Outcome::Either, Answer::Accept { observation }) => {
+            expect.observation = Some(observation.clone());
+            expect.reference = Some("accept".into());
+        }
+        (Outcome::Either, Answer::Reject { class, .. }) => {
+            expect.reference = Some(format!("reject {}", class.as_deref().unwrap_or("-")));
+        }
+        (_, a) => bail_inv!(
+            "{}: the reference answers {} for a case named {}",
+            c.id(),
+            a.to_json(),
+            c.name
+        ),
+    }
+    Ok(expect)
+}
+
+/// The rule layer an `n_` case is held to (`None` for the others).
+fn rule_layer_of(c: &Case, outcome: Outcome) -> crate::Result<Option<String>> {
+    Ok(match (outcome, c.rule_layer) {
+        (Outcome::Reject, Some(l)) => Some(l.name().to_string()),
+        (Outcome::Reject, None) if c.layer != "gguf" => {
+            Some(crate::gguf::RuleLayer::Spec.name().to_string())
+        }
+        (Outcome::Reject, None) => bail_inv!(
+            "{}: a gguf n_ case needs a rule layer (spec/gguf.json rule_layers)",
+            c.id()
+        ),
+        (_, Some(_)) => bail_inv!("{}: only n_ cases name a rule layer", c.id()),
+        (_, None) => None,
     })
 }
 
