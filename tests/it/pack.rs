@@ -869,8 +869,17 @@ fn prism_hadamard_values_the_spec_rules_out_are_refused_with_key_and_offset() {
             "{what}: '{e}' lacks '{needle}'"
         );
     }
-    // An absent key no output byte depends on packs to the very same artifact (tools/pack.py
-    // reads only the sign table); an absent needed key is refused, alone in its error.
+}
+
+/// An absent prism.hadamard key no output byte depends on packs to the very same artifact
+/// (tools/pack.py reads only the sign table); an absent needed key is refused, alone in its
+/// error.
+#[test]
+fn absent_prism_hadamard_keys_change_nothing_or_are_refused_alone() {
+    let src = nano_fixture::model(TernaryType::Pq2_0, 5);
+    let tpl = nano_fixture::template();
+    let opts = PackOptions::default();
+    let h = |k: &str| format!("prism.hadamard.{k}");
     let reference = pack_bytes(&src, &tpl, &opts).unwrap();
     for key in [
         "axis",
