@@ -217,7 +217,7 @@ pub struct Ctx<'a> {
 
 /// First GDN layer, first attention layer, last GDN layer among `layers` (the profile's, or
 /// those a reduced model holds).
-pub fn named_layer(p: &ModelProfile, layers: &[u64], which: &str) -> Result<u64> {
+pub(crate) fn named_layer(p: &ModelProfile, layers: &[u64], which: &str) -> Result<u64> {
     let gdn: Vec<u64> = layers
         .iter()
         .copied()
@@ -280,7 +280,7 @@ pub fn resolve_name(p: &ModelProfile, layers: &[u64], s: &str, l: Option<u64>) -
 }
 
 /// A profile dimension by number or name.
-pub fn dim(p: &ModelProfile, d: &Dim) -> Result<u64> {
+pub(crate) fn dim(p: &ModelProfile, d: &Dim) -> Result<u64> {
     p.dim(d).ok_or_else(|| {
         err!(
             SpecInvalid,
@@ -351,7 +351,7 @@ fn out_of_scope(g: &Gguf<'_>, profile: &ModelProfile, layers: &[u64]) -> Vec<Str
 }
 
 /// The ternary format of an artifact's row-split objects (the first ternary one found).
-pub fn artifact_format(a: &Artifact<'_>) -> Option<&'static NumericFormat> {
+pub(crate) fn artifact_format(a: &Artifact<'_>) -> Option<&'static NumericFormat> {
     a.directory.objects.iter().find_map(|o| {
         let (f, _) = o.format_layout()?;
         spec::get().format(f).filter(|f| f.ternary.is_some())
@@ -359,7 +359,7 @@ pub fn artifact_format(a: &Artifact<'_>) -> Option<&'static NumericFormat> {
 }
 
 /// The error of an artifact with no ternary object (nothing to verify or dump).
-pub fn no_ternary() -> Error {
+pub(crate) fn no_ternary() -> Error {
     err!(
         VerifyInput,
         "objects",
@@ -469,7 +469,7 @@ pub fn verify(
     // add its reads to this report's (the CLI runs one).
     let read0 = rows::BYTES_READ.load(Ordering::Relaxed);
     let direct0 = crate::fsio::bulk::DIRECT_BYTES.load(Ordering::Relaxed);
-    let (findings, gate_seconds) = run_gates_timed(&ctx);
+    let (findings, gate_seconds) = run_gates(&ctx);
     report.findings = findings;
     report.stats = Stats {
         payload_bytes_read: rows::BYTES_READ
@@ -484,7 +484,7 @@ pub fn verify(
 }
 
 /// `e` with `what` (a file, an object) put in front of its field: the context a caller adds.
-pub fn within(e: Error, what: &str) -> Error {
+pub(crate) fn within(e: Error, what: &str) -> Error {
     let field = if e.field().is_empty() {
         what.to_string()
     } else {
@@ -529,13 +529,9 @@ const LONG_FIRST: [GateStep; 4] = [
 /// input (`provenance` a template, `row_order_sweep` `--sweep`, `signs` a folded GGUF,
 /// `embedding` and `engine_oracles` a dump); without it they SKIP naming it. The gates are
 /// independent reads of the same inputs, so they run concurrently on every core (each gate's
-/// finding is computed exactly as it would be alone).
-pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
-    run_gates_timed(ctx).0
-}
-
-/// [`run_gates`] with the wall seconds of each gate, in spec order.
-fn run_gates_timed(ctx: &Ctx<'_>) -> (Vec<Finding>, Vec<(String, f64)>) {
+/// finding is computed exactly as it would be alone). Returns the findings and the wall
+/// seconds of each gate.
+fn run_gates(ctx: &Ctx<'_>) -> (Vec<Finding>, Vec<(String, f64)>) {
     let steps = &spec::gates().steps;
     let mut order: Vec<usize> = (0..steps.len()).collect();
     order.sort_by_key(|&i| {
@@ -566,7 +562,7 @@ fn run_gates_timed(ctx: &Ctx<'_>) -> (Vec<Finding>, Vec<(String, f64)>) {
 }
 
 /// The SKIP finding of a step, naming what opens it (from the spec).
-pub fn skip_naming(step: &str) -> Finding {
+pub(crate) fn skip_naming(step: &str) -> Finding {
     let s = spec::gates().step(step).and_then(|s| s.skip_names.clone());
     Finding::skip(
         step,
@@ -575,7 +571,7 @@ pub fn skip_naming(step: &str) -> Finding {
 }
 
 /// Reads a file of a dump directory, refusing names with path separators.
-pub fn read_dump_file(dir: &Path, name: &str) -> Result<Vec<u8>> {
+pub(crate) fn read_dump_file(dir: &Path, name: &str) -> Result<Vec<u8>> {
     if name.is_empty() || name.contains('/') || name.contains('\\') || name == ".." {
         fail!(
             DumpFormat,
