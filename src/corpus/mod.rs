@@ -46,7 +46,7 @@ macro_rules! bail_inv {
         return Err(inv!($($t)*))
     };
 }
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -214,10 +214,10 @@ impl Case {
 }
 
 /// A family: its name and its case builder.
-pub type Family = (&'static str, fn() -> crate::Result<Vec<Case>>);
+pub(crate) type Family = (&'static str, fn() -> crate::Result<Vec<Case>>);
 
 /// Every family, in manifest order.
-pub const FAMILIES: &[Family] = &[
+pub(crate) const FAMILIES: &[Family] = &[
     ("codec", families::codec::cases),
     ("gguf", families::gguf::cases),
     ("ninfer", families::ninfer::cases),
@@ -602,7 +602,7 @@ fn owned_files(dir: &Path) -> crate::Result<std::collections::BTreeSet<String>> 
 
 /// Refuses, before the generation, an output folder [`Corpus::write`] would refuse: a
 /// non-directory, or a non-empty folder that is not a corpus this tool wrote.
-pub fn check_output_folder(dir: &Path) -> crate::Result<()> {
+pub(crate) fn check_output_folder(dir: &Path) -> crate::Result<()> {
     owned_files(dir).map(drop)
 }
 
@@ -645,17 +645,4 @@ impl Comparison {
     }
 }
 
-pub use crate::rng::Bytes;
-
-/// `json!` re-export for family modules.
-pub fn obj(v: Value) -> serde_json::Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        _ => Default::default(),
-    }
-}
-
-#[allow(unused)]
-fn _assert_json() -> Value {
-    json!({})
-}
+pub(crate) use crate::rng::Bytes;
