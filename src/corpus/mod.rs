@@ -6,7 +6,7 @@
 //! and refuses to write a corpus in which the reference disagrees with a case's name
 //! (`y_` must accept, `n_` must reject with the declared class).
 //!
-//! Adding a family: write `fn cases() -> Vec<Case>` and list it in [`FAMILIES`]. The verifier
+//! Adding a family: write `fn cases() -> Vec<Case>` and list it in `FAMILIES`. The verifier
 //! family checks artifact verifiers (PROTOCOL.md §8).
 //!
 //! ```
