@@ -640,10 +640,10 @@ fn compile_tier_bad_kernels_get_their_error_class() {
         "extern \"C\" __global__ void k(const unsigned char* b, float* y, int n) { y[0] = b[0]; }";
     assert!(cuda::compile_nvrtc(ok, "k", &sig, &arch, &[]).is_ok());
     let e = cuda::compile_nvrtc(ok, "nope", &sig, &arch, &[]).unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelEntryMissing, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelEntryMissing, "{e}");
     let e = cuda::compile_nvrtc(&ok.replace("int n", "long long n"), "k", &sig, &arch, &[])
         .unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelSignature, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelSignature, "{e}");
     let e = cuda::compile_nvrtc(
         &ok.replace("b[0]", "undefined_thing"),
         "k",
@@ -652,7 +652,7 @@ fn compile_tier_bad_kernels_get_their_error_class() {
         &[],
     )
     .unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelCompile, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelCompile, "{e}");
     report(
         "compile tier: NVRTC bad-input classes checked (compile, entry_missing, signature)".into(),
     );
