@@ -24,7 +24,8 @@
 //! - `contain`: running foreign code (adapters, compilers, kernels) under a supervisor with
 //!   deadlines, limits and every descendant killed;
 //! - `pool`: one thread budget for nested fan-out (verify's gates and row ranges, the unpack
-//!   proof), `NINFER_TERNARY_THREADS`, a sequential fallback when a spawn is refused;
+//!   proof), `NINFER_TERNARY_THREADS`, a sequential fallback when a spawn is refused, and the
+//!   one work queue (`pool::queue`: verify's gates, the corpus runner's cases);
 //! - [`perm`]: the row and head permutations of the GGUF → ninfer mapping;
 //! - [`hadamard`]: the normalized Walsh–Hadamard transform of folded weights;
 //! - [`mapping`]: `spec/mapping.json` expanded for a model profile, and profile detection;
