@@ -20,17 +20,26 @@
 //! ```
 
 pub mod base3;
-internal_mod!(direct);
+#[cfg(feature = "internals")]
+pub mod direct;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod direct;
 pub mod fp8_row;
 pub mod grouped_int;
 pub mod nvfp4;
-internal_mod!(parallel);
+#[cfg(feature = "internals")]
+pub mod parallel;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod parallel;
 pub mod pq2;
 pub mod ptq1;
 pub mod q1_0;
 pub mod q2s_planar;
 pub mod q8_0;
-internal_mod!(simd);
+#[cfg(feature = "internals")]
+pub mod simd;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod simd;
 pub mod ternary;
 pub mod tq1;
 pub mod tq2;

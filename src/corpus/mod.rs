@@ -19,19 +19,55 @@
 //! assert!(m.cases.iter().all(|c| root.join(&c.file).is_file()));
 //! ```
 
-internal_mod!(catalogs);
-internal_mod!(content_tags);
-internal_mod!(differential);
-internal_mod!(families);
-internal_mod!(features);
-internal_mod!(integrity);
-internal_mod!(known);
-internal_mod!(localize);
+#[cfg(feature = "internals")]
+pub mod catalogs;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod catalogs;
+#[cfg(feature = "internals")]
+pub mod content_tags;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod content_tags;
+#[cfg(feature = "internals")]
+pub mod differential;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod differential;
+#[cfg(feature = "internals")]
+pub mod families;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod families;
+#[cfg(feature = "internals")]
+pub mod features;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod features;
+#[cfg(feature = "internals")]
+pub mod integrity;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod integrity;
+#[cfg(feature = "internals")]
+pub mod known;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod known;
+#[cfg(feature = "internals")]
+pub mod localize;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod localize;
 pub mod manifest;
-internal_mod!(matrix);
-internal_mod!(observe);
-internal_mod!(persistent);
-internal_mod!(process);
+#[cfg(feature = "internals")]
+pub mod matrix;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod matrix;
+#[cfg(feature = "internals")]
+pub mod observe;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod observe;
+#[cfg(feature = "internals")]
+pub mod persistent;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod persistent;
+#[cfg(feature = "internals")]
+pub mod process;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod process;
 pub mod protocol;
 pub mod runner;
 

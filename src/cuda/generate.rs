@@ -329,8 +329,18 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
                 21,
             )?;
             // Real FFN widths with odd token and row counts.
-            add("n5_k12288_t3", shape(5, 12288, 3, 0, 0), Scales::Signed, 22)?;
-            add("n3_k17408_t5", shape(3, 17408, 5, 0, 0), Scales::Finite, 23)?;
+            add(
+                "n5_k12288_t3",
+                shape(5, 12288, 3, 0, 0),
+                Scales::Signed,
+                22,
+            )?;
+            add(
+                "n3_k17408_t5",
+                shape(3, 17408, 5, 0, 0),
+                Scales::Finite,
+                23,
+            )?;
         }
         HadamardRotate => {
             for (i, b) in [64u64, 128, 256, 512, 1024].into_iter().enumerate() {
@@ -406,14 +416,7 @@ pub fn random_one(class: KernelClass, format: &str, i: usize, seed: u64) -> Resu
             shape(0, b * pick(1, 12), pick(1, 9), b, 0)
         }
     };
-    build(
-        random_name(class, format, i, seed),
-        class,
-        format,
-        &s,
-        scales,
-        cs,
-    )
+    build(random_name(class, format, i, seed), class, format, &s, scales, cs)
 }
 
 #[cfg(test)]

@@ -32,8 +32,8 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use super::abi::{KernelClass, Launch, LaunchArg};
-use super::sources::{HOST_SHIM, HOST_TYPES};
 use crate::contain;
+use super::sources::{HOST_SHIM, HOST_TYPES};
 use crate::error::{Error, ErrorClass, Result};
 
 /// The runner's `main`, placed after the kernel source.
@@ -685,13 +685,7 @@ impl HostBinary {
             }
             contain::End::Exited(_) => {}
         }
-        let out_of_memory = [
-            "out of memory",
-            "virtual memory exhausted",
-            "Cannot allocate memory",
-            "Killed signal terminated program",
-            "std::bad_alloc",
-        ];
+        let out_of_memory = ["out of memory", "virtual memory exhausted", "Cannot allocate memory", "Killed signal terminated program", "std::bad_alloc"];
         if out.end != contain::End::Exited(0) && out_of_memory.iter().any(|m| diag.contains(m)) {
             return fail(limit_hit(format!(
                 "ran out of its {} MiB of memory (--compile-memory-mb)",
@@ -1009,13 +1003,8 @@ impl HostBinary {
                         Rec::Statics(_, n) => statics_written = n,
                         Rec::Uninit { case, ndiff, first } => {
                             if case_err.is_none() {
-                                case_err = Some(uninit_error(
-                                    entry,
-                                    &name_of(case),
-                                    launch_of(case),
-                                    ndiff,
-                                    first,
-                                ));
+                                case_err =
+                                    Some(uninit_error(entry, &name_of(case), launch_of(case), ndiff, first));
                             }
                         }
                         Rec::Map(k, m) => {
@@ -1569,8 +1558,7 @@ fn uninit_error(entry: &str, case: &str, l: &Launch, ndiff: u64, first: u64) -> 
         })
         .unwrap_or("y");
     let what = if ndiff == 0 {
-        "its threads no longer meet at their barriers (control flow on uninitialised data)"
-            .to_string()
+        "its threads no longer meet at their barriers (control flow on uninitialised data)".to_string()
     } else {
         format!(
             "{ndiff} bytes of `{out}` differ, the first at byte {first} (element {} of 4-byte values)",
@@ -1756,9 +1744,7 @@ fn exit_error(
                 format!(": {tail}")
             },
             if oom {
-                format!(
-                    " (the kernel process may use {memory_mb} MiB of address space: --memory-mb)"
-                )
+                format!(" (the kernel process may use {memory_mb} MiB of address space: --memory-mb)")
             } else {
                 String::new()
             }

@@ -472,26 +472,15 @@ mod tests {
             .unwrap();
         let p = Precision::parse("q8_1-in").unwrap();
         let e = expected(&c, p).unwrap();
-        let rounded: Vec<f32> = e
-            .values
-            .iter()
-            .map(|&x| Dtype::F16.round(x as f32))
-            .collect();
+        let rounded: Vec<f32> = e.values.iter().map(|&x| Dtype::F16.round(x as f32)).collect();
         let v = judge(&c, &e, &Dtype::F32.encode(&rounded));
         assert!(!v.pass && v.nmse_exceeded, "{}", v.summary(&c, Dtype::F32));
         let den: f64 = e.values.iter().map(|x| x * x).sum();
         let widened = f32_nmse_max() + e.slack.iter().map(|s| s * s).sum::<f64>() / den;
-        assert!(
-            v.nmse < widened,
-            "the old limit {widened:e} admitted NMSE {:e}",
-            v.nmse
-        );
+        assert!(v.nmse < widened, "the old limit {widened:e} admitted NMSE {:e}", v.nmse);
         let with_s: Vec<f32> = e.values_with_s.iter().map(|&x| x as f32).collect();
         assert_eq!(with_s.len(), e.values.len());
-        assert_ne!(
-            with_s,
-            e.values.iter().map(|&x| x as f32).collect::<Vec<_>>()
-        );
+        assert_ne!(with_s, e.values.iter().map(|&x| x as f32).collect::<Vec<_>>());
         let v = judge(&c, &e, &Dtype::F32.encode(&with_s));
         assert!(v.pass, "{}", v.summary(&c, Dtype::F32));
     }
@@ -509,17 +498,9 @@ mod tests {
             let e = expected(&c, Precision::parse(mode).unwrap()).unwrap();
             let f: Vec<f32> = e.values.iter().map(|&x| y.round(x as f32)).collect();
             let v = judge(&c, &e, &y.encode(&f));
-            assert!(
-                v.pass && v.max_err_ratio == 0.0,
-                "{mode}: {}",
-                v.summary(&c, y)
-            );
+            assert!(v.pass && v.max_err_ratio == 0.0, "{mode}: {}", v.summary(&c, y));
             assert_eq!(v.ulps.map(|u| u.0), Some(0), "{mode}");
-            assert!(
-                v.summary(&c, y).contains("reference 0 ULP"),
-                "{}",
-                v.summary(&c, y)
-            );
+            assert!(v.summary(&c, y).contains("reference 0 ULP"), "{}", v.summary(&c, y));
             // One element moved one ULP away from zero.
             let i = f.iter().position(|x| x.is_finite() && *x != 0.0).unwrap();
             let bits = y.bits_of(f[i]);

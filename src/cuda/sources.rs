@@ -119,9 +119,7 @@ fn code_lines(text: &str) -> (Vec<bool>, Vec<u8>) {
                 }
                 b'"' if i > 0
                     && b[i - 1] == b'R'
-                    && (i < 2
-                        || !ident(b[i - 2])
-                        || matches!(b[i - 2], b'u' | b'U' | b'L' | b'8')) =>
+                    && (i < 2 || !ident(b[i - 2]) || matches!(b[i - 2], b'u' | b'U' | b'L' | b'8')) =>
                 {
                     let rest = &b[i + 1..];
                     let open = rest.iter().take(17).position(|&x| x == b'(');

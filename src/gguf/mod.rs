@@ -54,10 +54,11 @@ mod nul_twin;
 mod reader;
 mod rule_layer;
 mod tensor_infos;
-internal_mod!(
-    /// Whole-file ternary transcoding and the id-42 retag, streamed.
-    transcode
-);
+/// Whole-file ternary transcoding and the id-42 retag, streamed.
+#[cfg(feature = "internals")]
+pub mod transcode;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod transcode;
 mod value;
 mod writer;
 

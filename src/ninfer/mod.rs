@@ -24,14 +24,16 @@
 
 /// The JSON directory: parsing, validation, serialization.
 pub mod directory;
-internal_mod!(
-    /// A duplicate-refusing JSON value and a locator for error offsets.
-    json
-);
-internal_mod!(
-    /// Encoded sizes of tensor layouts.
-    layout
-);
+/// A duplicate-refusing JSON value and a locator for error offsets.
+#[cfg(feature = "internals")]
+pub mod json;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod json;
+/// Encoded sizes of tensor layouts.
+#[cfg(feature = "internals")]
+pub mod layout;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod layout;
 /// The zero-copy reader.
 pub mod reader;
 pub mod writer;

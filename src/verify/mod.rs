@@ -42,93 +42,112 @@ macro_rules! err {
     };
 }
 
-internal_mod!(
-    /// Gate `assembly`: the positional audits.
-    assembly
-);
+/// Gate `assembly`: the positional audits.
+#[cfg(feature = "internals")]
+pub mod assembly;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod assembly;
 #[cfg(test)]
 mod cold_read_tests;
-internal_mod!(
-    /// Gate `dense_values`: dense objects recomputed bit for bit.
-    dense
-);
+/// Gate `dense_values`: dense objects recomputed bit for bit.
+#[cfg(feature = "internals")]
+pub mod dense;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod dense;
 /// A dump directory as one byte string (the `dumps_parse` fuzz target).
 #[cfg(feature = "internals")]
 pub mod dump_bundle;
 #[cfg(all(test, not(feature = "internals")))]
 mod dump_bundle;
-internal_mod!(
-    /// Writes a dump directory atomically.
-    dump_dir
-);
+/// Writes a dump directory atomically.
+#[cfg(feature = "internals")]
+pub mod dump_dir;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod dump_dir;
 /// Dump formats, their parsers and the reference rotation math.
 pub mod dumps;
-internal_mod!(
-    /// Gate `embedding`: an activation dump against the inverse rotation.
-    embedding
-);
-internal_mod!(
-    /// The engine tooling's embedding dump file.
-    engine_dump
-);
-internal_mod!(
-    /// Findings and the report they make.
-    findings
-);
-internal_mod!(
-    /// `prism.hadamard.*` metadata against spec/hadamard.json (part of `signs`).
-    hadamard_meta
-);
-internal_mod!(
-    /// The engine tooling's harness dump directories.
-    harness
-);
-internal_mod!(
-    /// The heap-peak probe the binary installs.
-    heap
-);
-internal_mod!(
-    /// Gate `inspect`: the container and every mapped object.
-    inspect
-);
-internal_mod!(
-    /// Broken artifacts and dumps (spec/gates.json `mutations`).
-    mutate
-);
-internal_mod!(
-    /// Gate `engine_oracles`: kernel dumps against the rotation math.
-    oracles
-);
-internal_mod!(
-    /// Gate `payload_order`: row-split planes, not interleaved blocks.
-    payload_order
-);
-internal_mod!(
-    /// Gate `provenance`: identity and borrowed objects against the template.
-    provenance
-);
-internal_mod!(
-    /// The writer of reference dumps.
-    reference
-);
+/// Gate `embedding`: an activation dump against the inverse rotation.
+#[cfg(feature = "internals")]
+pub mod embedding;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod embedding;
+/// The engine tooling's embedding dump file.
+#[cfg(feature = "internals")]
+pub mod engine_dump;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod engine_dump;
+/// Findings and the report they make.
+#[cfg(feature = "internals")]
+pub mod findings;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod findings;
+/// `prism.hadamard.*` metadata against spec/hadamard.json (part of `signs`).
+#[cfg(feature = "internals")]
+pub mod hadamard_meta;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod hadamard_meta;
+/// The engine tooling's harness dump directories.
+#[cfg(feature = "internals")]
+pub mod harness;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod harness;
+/// The heap-peak probe the binary installs.
+#[cfg(feature = "internals")]
+pub mod heap;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod heap;
+/// Gate `inspect`: the container and every mapped object.
+#[cfg(feature = "internals")]
+pub mod inspect;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod inspect;
+/// Broken artifacts and dumps (spec/gates.json `mutations`).
+#[cfg(feature = "internals")]
+pub mod mutate;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod mutate;
+/// Gate `engine_oracles`: kernel dumps against the rotation math.
+#[cfg(feature = "internals")]
+pub mod oracles;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod oracles;
+/// Gate `payload_order`: row-split planes, not interleaved blocks.
+#[cfg(feature = "internals")]
+pub mod payload_order;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod payload_order;
+/// Gate `provenance`: identity and borrowed objects against the template.
+#[cfg(feature = "internals")]
+pub mod provenance;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod provenance;
+/// The writer of reference dumps.
+#[cfg(feature = "internals")]
+pub mod reference;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod reference;
 /// Text and JSON renderings of a report.
 pub mod report;
-internal_mod!(
-    /// Gates `row_order` and `row_order_sweep`.
-    row_order
-);
-internal_mod!(
-    /// Row access to artifact objects and GGUF tensors, with fingerprints.
-    rows
-);
-internal_mod!(
-    /// The verifier's own index arithmetic for the row rules.
-    rules
-);
-internal_mod!(
-    /// Gate `signs`: sign objects and Hadamard metadata.
-    signs
-);
+/// Gates `row_order` and `row_order_sweep`.
+#[cfg(feature = "internals")]
+pub mod row_order;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod row_order;
+/// Row access to artifact objects and GGUF tensors, with fingerprints.
+#[cfg(feature = "internals")]
+pub mod rows;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod rows;
+/// The verifier's own index arithmetic for the row rules.
+#[cfg(feature = "internals")]
+pub mod rules;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod rules;
+/// Gate `signs`: sign objects and Hadamard metadata.
+#[cfg(feature = "internals")]
+pub mod signs;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod signs;
 
 pub use findings::{Failure, Finding, Report, Stats, Verdict};
 /// Registers the binary's allocator peak probe, read by the verifier's stats line.
