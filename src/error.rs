@@ -9,10 +9,10 @@
 //!
 //! // A file that is not GGUF: the reader names the rule, the field and the byte offset.
 //! let e: Error = gguf::parse(b"GGUX\x03\0\0\0", gguf::Mode::Strict).unwrap_err();
-//! assert_eq!(e.class, ErrorClass::GgufMagic);
-//! assert_eq!((e.field.as_str(), e.offset), ("header.magic", Some(0)));
+//! assert_eq!(e.class(), ErrorClass::GgufMagic);
+//! assert_eq!((e.field(), e.offset()), ("header.magic", Some(0)));
 //! assert_eq!(ErrorClass::from_id("gguf.magic"), Some(ErrorClass::GgufMagic));
-//! assert_eq!(e.class.exit_code(), 2);
+//! assert_eq!(e.class().exit_code(), 2);
 //! ```
 
 use std::fmt;
@@ -160,13 +160,13 @@ impl fmt::Display for ErrorClass {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
     /// The rule that was broken.
-    pub class: ErrorClass,
+    pub(crate) class: ErrorClass,
     /// Absolute byte offset in the input where the offending field starts, when known.
-    pub offset: Option<u64>,
+    pub(crate) offset: Option<u64>,
     /// The field or object, e.g. `tensor_infos[3].dims[1]` or `text/final_norm`.
-    pub field: String,
+    pub(crate) field: String,
     /// What is wrong and why, in words a user can act on.
-    pub detail: String,
+    pub(crate) detail: String,
 }
 
 impl Error {
@@ -198,6 +198,39 @@ impl Error {
     /// An I/O failure on `path`.
     pub fn io(class: ErrorClass, path: &std::path::Path, err: std::io::Error) -> Self {
         Error::new(class, path.display().to_string(), err.to_string())
+    }
+
+    /// The rule that was broken.
+    pub fn class(&self) -> ErrorClass {
+        self.class
+    }
+
+    /// Absolute byte offset in the input where the offending field starts, when known.
+    pub fn offset(&self) -> Option<u64> {
+        self.offset
+    }
+
+    /// The field or object, e.g. `tensor_infos[3].dims[1]` or `text/final_norm`.
+    pub fn field(&self) -> &str {
+        &self.field
+    }
+
+    /// What is wrong and why, in words a user can act on.
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
+    /// Sets the byte offset, keeping class, field and detail (a caller that knows where the
+    /// failing value lies in its input).
+    pub fn with_offset(mut self, offset: u64) -> Self {
+        self.offset = Some(offset);
+        self
+    }
+
+    /// Replaces the detail, keeping class, field and offset (a caller rewording a failure).
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = detail.into();
+        self
     }
 
     /// Replaces the field, keeping class and offset (used to add context from a caller).

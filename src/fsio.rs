@@ -25,9 +25,9 @@ pub use commit::{appeared, rename_into_place};
 pub use input::{not_regular, open_input, read_input, read_input_string, require_file_or_dir};
 pub use output::{OutputFile, WriteMode};
 pub use scratch::{scratch_dir, Scratch};
-pub use temp::{
-    install_process_guards, remove_live_temps, remove_stale_temps, temp_path_for, NAME_MAX,
-};
+pub use temp::{install_process_guards, remove_live_temps, remove_stale_temps, temp_path_for};
+#[cfg(any(test, feature = "internals"))]
+pub use temp::NAME_MAX;
 
 /// Maps `path` read-only. An empty file maps to an empty slice (memmap2 refuses length 0).
 /// Anything but a regular file is refused before it is opened ([`open_input`]). The map is

@@ -29,6 +29,7 @@ impl<'a> LeReader<'a> {
     }
 
     /// Offsets in errors are reported as `base + position` (for a slice cut out of a file).
+    #[cfg(any(test, feature = "internals"))]
     pub fn with_base(mut self, base: u64) -> Self {
         self.base = base;
         self
@@ -69,26 +70,31 @@ impl<'a> LeReader<'a> {
     }
 
     /// Skips `n` bytes (checked like [`LeReader::take`]).
+    #[cfg(any(test, feature = "internals"))]
     pub fn skip(&mut self, n: usize, field: &str) -> Result<()> {
         self.take(n, field).map(|_| ())
     }
 
     /// A `u8`.
+    #[cfg(any(test, feature = "internals"))]
     pub fn u8(&mut self, field: &str) -> Result<u8> {
         Ok(self.array::<1>(field)?[0])
     }
 
     /// A little-endian `u16`.
+    #[cfg(any(test, feature = "internals"))]
     pub fn u16(&mut self, field: &str) -> Result<u16> {
         Ok(u16::from_le_bytes(self.array(field)?))
     }
 
     /// A little-endian `u32`.
+    #[cfg(any(test, feature = "internals"))]
     pub fn u32(&mut self, field: &str) -> Result<u32> {
         Ok(u32::from_le_bytes(self.array(field)?))
     }
 
     /// A little-endian `u64`.
+    #[cfg(any(test, feature = "internals"))]
     pub fn u64(&mut self, field: &str) -> Result<u64> {
         Ok(u64::from_le_bytes(self.array(field)?))
     }
@@ -99,11 +105,13 @@ impl<'a> LeReader<'a> {
     }
 
     /// A little-endian `f32`.
+    #[cfg(any(test, feature = "internals"))]
     pub fn f32(&mut self, field: &str) -> Result<f32> {
         Ok(f32::from_le_bytes(self.array(field)?))
     }
 
     /// `n` little-endian `f32`s (the byte count is checked before anything is allocated).
+    #[cfg(any(test, feature = "internals"))]
     pub fn f32s(&mut self, n: usize, field: &str) -> Result<Vec<f32>> {
         let bytes = n.checked_mul(4).ok_or_else(|| {
             Error::at(
@@ -119,11 +127,13 @@ impl<'a> LeReader<'a> {
 }
 
 /// A `u16` from exactly two little-endian bytes.
+#[cfg(any(test, feature = "internals"))]
 pub fn u16_of(b: &[u8; 2]) -> u16 {
     u16::from_le_bytes(*b)
 }
 
 /// A `u32` from exactly four little-endian bytes.
+#[cfg(any(test, feature = "internals"))]
 pub fn u32_of(b: &[u8; 4]) -> u32 {
     u32::from_le_bytes(*b)
 }
@@ -135,12 +145,14 @@ pub fn u64_of(b: &[u8; 8]) -> u64 {
 
 /// The `f32`s of `bytes` (whole little-endian words; a trailing partial word is ignored, so
 /// callers pass a length they checked).
+#[cfg(any(test, feature = "internals"))]
 pub fn f32s_of(bytes: &[u8]) -> Vec<f32> {
     let (words, _) = bytes.as_chunks::<4>();
     words.iter().map(|w| f32::from_le_bytes(*w)).collect()
 }
 
 /// The `u16` at byte `at` of `bytes`, if two bytes are there.
+#[cfg(any(test, feature = "internals"))]
 pub fn u16_at(bytes: &[u8], at: usize) -> Option<u16> {
     let end = at.checked_add(2)?;
     let b: &[u8; 2] = bytes.get(at..end)?.try_into().ok()?;

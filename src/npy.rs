@@ -33,6 +33,7 @@ pub fn write_f32(w: &mut impl Write, shape: &[u64], values: &[f32]) -> Result<()
 }
 
 /// Reads a `<f4` C-order `.npy` written by [`write_f32`] (tests and tools): (shape, values).
+#[cfg(any(test, feature = "internals"))]
 pub fn read_f32(bytes: &[u8]) -> Result<(Vec<u64>, Vec<f32>)> {
     let bad = |d: &str| Error::new(ErrorClass::CodecLength, "npy", d.to_string());
     let mut r = crate::le::LeReader::new(bytes, ErrorClass::CodecLength);

@@ -70,6 +70,7 @@ impl Budget {
     }
 
     /// Spare threads left now.
+    #[cfg(any(test, feature = "internals"))]
     pub fn spare(&self) -> usize {
         self.spare.load(Ordering::Relaxed)
     }
@@ -129,6 +130,42 @@ pub fn workers<R: Send>(
         }
         out
     })
+}
+
+/// The crate's one work queue: `item(&mut state, k)` for every `k` in `0..n`, each exactly once,
+/// on up to `want` [`workers`] of `budget`; a free worker claims the next unclaimed `k`, so a
+/// slow item never holds up the others. Each worker makes its `state` with `init()` before its
+/// first item and hands it to `done` after its last (a worker that claims nothing makes none).
+/// Results in `k` order.
+pub fn queue<S, R: Send>(
+    budget: &Budget,
+    want: usize,
+    n: usize,
+    builder: impl Fn() -> std::thread::Builder,
+    init: impl Fn() -> S + Sync,
+    item: impl Fn(&mut S, usize) -> R + Sync,
+    done: impl Fn(S) + Sync,
+) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let per_worker = workers(budget, want.min(n), builder, |_, _| {
+        let mut mine = Vec::new();
+        let mut state = None;
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= n {
+                break;
+            }
+            let s = state.get_or_insert_with(&init);
+            mine.push((k, item(s, k)));
+        }
+        if let Some(s) = state {
+            done(s);
+        }
+        mine
+    });
+    let mut all: Vec<(usize, R)> = per_worker.into_iter().flatten().collect();
+    all.sort_by_key(|(k, _)| *k);
+    all.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Runs `main()` on the calling thread while up to `helpers` threads (spare threads of
@@ -291,5 +328,46 @@ mod tests {
         assert_eq!(b.spare(), 6, "refused spawns gave their threads back");
         let ran = workers(&b, 4, refused, |i, w| (i, w));
         assert_eq!(ran, vec![(0, 4), (1, 4), (2, 4), (3, 4)]);
+    }
+
+    #[test]
+    fn the_queue_runs_every_item_once_in_order_with_one_state_per_worker() {
+        use std::sync::Mutex;
+        let b = Budget::new(4);
+        let (made, finished) = (AtomicUsize::new(0), Mutex::new(Vec::new()));
+        let out = queue(
+            &b,
+            4,
+            50,
+            std::thread::Builder::new,
+            || {
+                made.fetch_add(1, Ordering::Relaxed);
+                0usize
+            },
+            |count, k| {
+                // A slow first item: the other workers drain the queue meanwhile.
+                if k == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                *count += 1;
+                k * k
+            },
+            |count| finished.lock().unwrap().push(count),
+        );
+        assert_eq!(out, (0..50).map(|k| k * k).collect::<Vec<_>>());
+        let finished = finished.into_inner().unwrap();
+        // Every state made is handed back, and together they ran each item once.
+        assert_eq!(finished.len(), made.load(Ordering::Relaxed));
+        assert!((1..=4).contains(&finished.len()), "{finished:?}");
+        assert_eq!(finished.iter().sum::<usize>(), 50);
+        assert_eq!(b.spare(), 3, "every helper gave its thread back");
+        // No items: no worker makes a state.
+        let none: Vec<()> = queue(&b, 4, 0, std::thread::Builder::new, || -> () {
+            panic!("no state for an empty queue")
+        }, |_, _| (), |_| ());
+        assert!(none.is_empty());
+        // Refused spawns: the calling thread runs everything.
+        let out = queue(&b, 4, 5, refused, || (), |_, k| k, |_| ());
+        assert_eq!(out, vec![0, 1, 2, 3, 4]);
     }
 }

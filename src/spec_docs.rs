@@ -28,10 +28,12 @@ macro_rules! regions {
         }
 
         /// Every region name the renderer knows, in a stable order.
+        #[cfg(any(test, feature = "internals"))]
         pub const REGIONS: &[&str] = &[$($name,)*];
 
         impl RegionId {
             /// Every region, in [`REGIONS`] order.
+            #[cfg(any(test, feature = "internals"))]
             pub const ALL: &'static [RegionId] = &[$(RegionId::$variant,)*];
 
             /// The name its markers use.

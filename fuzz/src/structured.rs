@@ -331,9 +331,62 @@ fn add_kv(w: &mut GgufWriter, kvs: &mut Vec<(String, MetaValue)>, key: &str, v: 
 
 /// Renders the description to bytes (see the module docs for the well-formedness rule).
 pub fn render(d: &GgufDesc) -> Option<Rendered> {
+    let mut w = GgufWriter::new();
+    let mut kvs: Vec<(String, MetaValue)> = Vec::new();
+    let meta_wf = render_metadata(d, &mut w, &mut kvs)?;
+    let (tensors_wf, any42) = render_tensors(d, &mut w)?;
+    let mut wf = meta_wf && tensors_wf;
+    let (mut bytes, data) = if wf {
+        let data: Vec<Vec<u8>> = w
+            .tensors()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| pattern(d.seed, i, t.nbytes))
+            .collect();
+        let refs: Vec<&[u8]> = data.iter().map(|v| v.as_slice()).collect();
+        let bytes = w
+            .to_bytes(&refs)
+            .expect("a well-formed description must write");
+        (bytes, data)
+    } else {
+        let mut bytes = w.header_bytes().ok()?;
+        let want = w
+            .file_len()
+            .ok()
+            .map_or(64, |l| l.saturating_sub(bytes.len() as u64));
+        bytes.extend(pattern(d.seed, 0, want.min(MAX_HOSTILE_DATA)));
+        (bytes, Vec::new())
+    };
+    match d.tail {
+        TailChoice::Exact => {}
+        TailChoice::Truncate(n) => {
+            let cut = n as usize % (bytes.len() + 1);
+            wf &= cut == 0;
+            bytes.truncate(bytes.len() - cut);
+        }
+        TailChoice::Extra(n) => {
+            wf &= n == 0 || !any42;
+            bytes.extend(std::iter::repeat(0xA5).take(n as usize));
+        }
+    }
+    Some(Rendered {
+        bytes,
+        well_formed: wf,
+        writer: w,
+        data,
+        kvs,
+    })
+}
+
+/// The version, architecture, alignment and generated KVs of `d` into `w` (each KV also in
+/// `kvs`); whether they are well-formed.
+fn render_metadata(
+    d: &GgufDesc,
+    w: &mut GgufWriter,
+    kvs: &mut Vec<(String, MetaValue)>,
+) -> Option<bool> {
     let s = spec::get();
     let mut wf = true;
-    let mut w = GgufWriter::new();
     match d.version {
         VersionChoice::V3 => {}
         VersionChoice::V2 => {
@@ -345,21 +398,15 @@ pub fn render(d: &GgufDesc) -> Option<Rendered> {
         }
     }
     let mut keys: Vec<String> = Vec::new();
-    let mut kvs: Vec<(String, MetaValue)> = Vec::new();
     match &d.arch {
         ArchChoice::Present(a) => {
-            add_kv(
-                &mut w,
-                &mut kvs,
-                &s.gguf.architecture_key,
-                MetaValue::str(a.get()),
-            );
+            add_kv(w, kvs, &s.gguf.architecture_key, MetaValue::str(a.get()));
             keys.push(s.gguf.architecture_key.clone());
         }
         ArchChoice::Absent => wf = false,
         ArchChoice::WrongType(v) => {
             wf &= matches!(v, ScalarDesc::Str(_));
-            add_kv(&mut w, &mut kvs, &s.gguf.architecture_key, v.meta());
+            add_kv(w, kvs, &s.gguf.architecture_key, v.meta());
             keys.push(s.gguf.architecture_key.clone());
         }
     }
@@ -373,17 +420,17 @@ pub fn render(d: &GgufDesc) -> Option<Rendered> {
             keys.push(align_key.to_owned());
         }
         AlignChoice::Huge => {
-            add_kv(&mut w, &mut kvs, align_key, MetaValue::U32(1 << 31));
+            add_kv(w, kvs, align_key, MetaValue::U32(1 << 31));
             keys.push(align_key.to_owned());
             wf = false;
         }
         AlignChoice::Value(v) => {
-            add_kv(&mut w, &mut kvs, align_key, MetaValue::U32(*v));
+            add_kv(w, kvs, align_key, MetaValue::U32(*v));
             keys.push(align_key.to_owned());
             wf = false;
         }
         AlignChoice::WrongType(v) => {
-            add_kv(&mut w, &mut kvs, align_key, v.meta());
+            add_kv(w, kvs, align_key, v.meta());
             keys.push(align_key.to_owned());
             wf = false;
         }
@@ -410,10 +457,17 @@ pub fn render(d: &GgufDesc) -> Option<Rendered> {
             && seen.insert(key.clone())
             && seen_c.insert(gguf::c_string_form(&key).to_owned())
             && kv.value.well_formed();
-        add_kv(&mut w, &mut kvs, &key, kv.value.meta());
+        add_kv(w, kvs, &key, kv.value.meta());
         keys.push(key);
     }
+    Some(wf)
+}
 
+/// The tensor infos of `d` into `w` (offsets perturbed as described); whether they are
+/// well-formed, and whether any has type id 42.
+fn render_tensors(d: &GgufDesc, w: &mut GgufWriter) -> Option<(bool, bool)> {
+    let s = spec::get();
+    let mut wf = true;
     // Tensors: first with writer offsets, to learn the running sums for perturbations.
     let types = &s.ggml.types;
     let legacy = s
@@ -505,47 +559,7 @@ pub fn render(d: &GgufDesc) -> Option<Rendered> {
             ..t.clone()
         });
     }
-
-    let (mut bytes, data) = if wf {
-        let data: Vec<Vec<u8>> = w
-            .tensors()
-            .iter()
-            .enumerate()
-            .map(|(i, t)| pattern(d.seed, i, t.nbytes))
-            .collect();
-        let refs: Vec<&[u8]> = data.iter().map(|v| v.as_slice()).collect();
-        let bytes = w
-            .to_bytes(&refs)
-            .expect("a well-formed description must write");
-        (bytes, data)
-    } else {
-        let mut bytes = w.header_bytes().ok()?;
-        let want = w
-            .file_len()
-            .ok()
-            .map_or(64, |l| l.saturating_sub(bytes.len() as u64));
-        bytes.extend(pattern(d.seed, 0, want.min(MAX_HOSTILE_DATA)));
-        (bytes, Vec::new())
-    };
-    match d.tail {
-        TailChoice::Exact => {}
-        TailChoice::Truncate(n) => {
-            let cut = n as usize % (bytes.len() + 1);
-            wf &= cut == 0;
-            bytes.truncate(bytes.len() - cut);
-        }
-        TailChoice::Extra(n) => {
-            wf &= n == 0 || !any42;
-            bytes.extend(std::iter::repeat(0xA5).take(n as usize));
-        }
-    }
-    Some(Rendered {
-        bytes,
-        well_formed: wf,
-        writer: w,
-        data,
-        kvs,
-    })
+    Some((wf, any42))
 }
 
 /// The `gguf_structured` check: render, run every raw-bytes check, and for a well-formed

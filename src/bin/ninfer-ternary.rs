@@ -5,6 +5,6 @@ mod peak_alloc;
 static ALLOC: peak_alloc::PeakAlloc = peak_alloc::PeakAlloc;
 
 fn main() -> std::process::ExitCode {
-    ninfer_ternary::verify::heap::install(peak_alloc::peak);
+    ninfer_ternary::verify::install_peak_probe(peak_alloc::peak);
     ninfer_ternary::cli::main()
 }

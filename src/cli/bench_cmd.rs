@@ -18,6 +18,29 @@ const TYPES: [(Codec, u32); 4] = [
     (Codec::Tq2_0, 35),
 ];
 
+/// The block every slab width must be a whole number of: the largest of [`TYPES`]' blocks.
+fn widest_block() -> u64 {
+    TYPES
+        .iter()
+        .map(|(c, _)| c.block_elems() as u64)
+        .max()
+        .unwrap_or(1)
+}
+
+/// `--cols` (clap value parser, so a bad width is `cli.usage` before any work): a positive
+/// multiple of every format's block, so each slab row is whole blocks of each format.
+pub(crate) fn parse_cols(s: &str) -> Result<u64, String> {
+    let v: u64 = (s.trim().parse()).map_err(|_| format!("'{s}' is not a column count"))?;
+    let b = widest_block();
+    if v == 0 || v % b != 0 {
+        return Err(format!(
+            "{v} columns: each slab row must be whole blocks of every format, a positive \
+             multiple of {b} (TQ1_0 / TQ2_0 blocks)"
+        ));
+    }
+    Ok(v)
+}
+
 fn slab(c: Codec, elems: usize) -> Vec<u8> {
     let mut b = vec![0u8; elems / c.block_elems() * c.block_bytes()];
     Rng::new(0xbe4c4).fill(&mut b);
@@ -42,7 +65,16 @@ fn best_of(repeat: usize, mut f: impl FnMut()) -> f64 {
 }
 
 pub fn run(rows: u64, cols: u64, repeat: usize, write: Option<&Path>) -> crate::Result<ExitCode> {
-    let elems = (rows * cols) as usize;
+    let elems = rows
+        .checked_mul(cols)
+        .and_then(|e| usize::try_from(e).ok())
+        .ok_or_else(|| {
+            crate::Error::new(
+                crate::ErrorClass::CliUsage,
+                "--rows/--cols",
+                format!("{rows} x {cols} weights do not fit in memory's address space"),
+            )
+        })?;
     let slabs: Vec<Vec<u8>> = TYPES.iter().map(|(c, _)| slab(*c, elems)).collect();
     if let Some(path) = write {
         let mut w = GgufWriter::new();

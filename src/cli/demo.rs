@@ -10,11 +10,20 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// Runs the demo into `dir` for `profile` with `seed`; exit 0 only if every step passed.
-pub fn demo(dir: &Path, profile: &str, seed: u64) -> crate::Result<ExitCode> {
+pub fn demo(dir: &Path, profile: &str, seed: u64, force: bool) -> crate::Result<ExitCode> {
     use crate::synth::{model, template};
     let p = super::profile(profile)?;
+    // The demo folder is an output like any other (fsio::claim_output): a new folder, or with
+    // --force one this tool wrote (its marker) or an empty one; a folder holding other files
+    // is never touched. Every file below is then written under that claim.
+    super::check_output_dir(dir, force, &[])?;
     std::fs::create_dir_all(dir)
         .map_err(|e| crate::Error::io(crate::ErrorClass::IoWrite, dir, e))?;
+    crate::fsio::write_file(
+        &dir.join(crate::fsio::MARKER),
+        b"ninfer-ternary demo output\n",
+        crate::fsio::Replace::Allow,
+    )?;
     let t_all = Instant::now();
     let tpl = dir.join(format!("{profile}-template.ninfer"));
     let t0 = Instant::now();
@@ -80,10 +89,7 @@ fn demo_verify(dir: &Path, artifact: &Path, src: &Path, tpl: &Path) -> crate::Re
     let dumps = dir.join(format!("{stem}-dumps"));
     let am = crate::fsio::map_file(artifact)?;
     let a = Artifact::parse(&am)?;
-    if dumps.exists() {
-        std::fs::remove_dir_all(&dumps)
-            .map_err(|e| crate::Error::io(crate::ErrorClass::IoWrite, &dumps, e))?;
-    }
+    // Replaces the dumps of an earlier run only as the folder's claim allows (fsio).
     verify::dumps::write_reference(&a, &dumps, None, 0, Default::default())?;
     let (gm, tm) = (crate::fsio::map_file(src)?, crate::fsio::map_file(tpl)?);
     let (emb, ora) = (dumps.join("embedding"), dumps.join("oracles"));

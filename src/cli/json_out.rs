@@ -209,15 +209,15 @@ pub(crate) fn error_body(
     }
     e.insert(
         "field".into(),
-        Value::String(err.map(|x| x.field.clone()).unwrap_or_default()),
+        Value::String(err.map(|x| x.field().to_string()).unwrap_or_default()),
     );
-    if let Some(off) = err.and_then(|x| x.offset) {
+    if let Some(off) = err.and_then(|x| x.offset()) {
         e.insert("offset".into(), Value::from(off));
     }
     e.insert(
         "detail".into(),
         Value::String(
-            err.map(|x| x.detail.clone())
+            err.map(|x| x.detail().to_string())
                 .unwrap_or_else(|| message.to_string()),
         ),
     );

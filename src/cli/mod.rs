@@ -158,14 +158,19 @@ enum Command {
         /// Seed of the synthetic weights.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Replace an existing demo folder (one this tool wrote, or an empty one; a folder
+        /// holding other files is never touched).
+        #[arg(long)]
+        force: bool,
     },
     /// Single-thread decode throughput on a deterministic slab GGUF (for the gguf-py comparison).
     BenchDecode {
         /// Rows of each slab.
         #[arg(long, default_value_t = 4096)]
         rows: u64,
-        /// Columns of each slab (a multiple of 128).
-        #[arg(long, default_value_t = 5120)]
+        /// Columns of each slab: a positive multiple of 256, the largest block of the four
+        /// formats (TQ1_0 and TQ2_0).
+        #[arg(long, default_value_t = 5120, value_parser = bench_cmd::parse_cols)]
         cols: u64,
         /// Timed repetitions (the best is reported).
         #[arg(long, default_value_t = 5)]
@@ -331,7 +336,12 @@ pub fn main() -> ExitCode {
             output,
             force,
         } => pack_cmd::unpack(&artifact, &gguf, output.as_deref(), force),
-        Command::Demo { dir, profile, seed } => demo::demo(&dir, &profile, seed),
+        Command::Demo {
+            dir,
+            profile,
+            seed,
+            force,
+        } => demo::demo(&dir, &profile, seed, force),
         Command::BenchDecode {
             rows,
             cols,
@@ -463,7 +473,7 @@ fn refuse_arguments(e: clap::Error) -> ExitCode {
 /// chose: a usage mistake `cli.usage`, a file problem an `io.*` class, and only a bug of this
 /// tool `internal.invariant` (`tests/it/cli.rs` walks the commands' argument mistakes).
 pub(crate) fn classify(e: &crate::Error) -> (ErrorClass, String) {
-    (e.class, e.to_string())
+    (e.class(), e.to_string())
 }
 
 /// The exit code of an error of `class`. Every class is a usage, input, output or

@@ -187,17 +187,17 @@ pub(crate) fn verify(a: VerifyArgs) -> crate::Result<ExitCode> {
     eprintln!(
         "verify stats: wall {:.3} s, payload bytes read {} ({} of them direct from disk), heap peak {}",
         t0.elapsed().as_secs_f64(),
-        verify::rows::BYTES_READ.load(std::sync::atomic::Ordering::Relaxed),
-        crate::fsio::bulk::DIRECT_BYTES.load(std::sync::atomic::Ordering::Relaxed),
+        r.stats.payload_bytes_read,
+        r.stats.direct_bytes_read,
         verify::heap::peak().map_or("n/a (allocator not registered)".into(), |p| format!(
             "{:.1} MiB",
             p as f64 / (1 << 20) as f64
         ))
     );
-    if let Ok(times) = verify::GATE_SECONDS.lock() {
-        let parts: Vec<String> = times.iter().map(|(s, t)| format!("{s} {t:.3}")).collect();
-        eprintln!("verify gate seconds: {}", parts.join(", "));
-    }
+    let parts: Vec<String> = (r.stats.gate_seconds.iter())
+        .map(|(s, t)| format!("{s} {t:.3}"))
+        .collect();
+    eprintln!("verify gate seconds: {}", parts.join(", "));
     Ok(if r.ok() {
         ExitCode::SUCCESS
     } else {

@@ -16,21 +16,30 @@
 //! assert_eq!(Codec::Ptq1_0.decode_to_vec(&block).unwrap(), x);
 //! // A short payload is refused with its class, never read past.
 //! let e = Codec::Ptq1_0.decode_to_vec(&block[..10]).unwrap_err();
-//! assert_eq!(e.class, ErrorClass::CodecLength);
+//! assert_eq!(e.class(), ErrorClass::CodecLength);
 //! ```
 
 pub mod base3;
+#[cfg(feature = "internals")]
 pub mod direct;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod direct;
 pub mod fp8_row;
 pub mod grouped_int;
 pub mod nvfp4;
+#[cfg(feature = "internals")]
 pub mod parallel;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod parallel;
 pub mod pq2;
 pub mod ptq1;
 pub mod q1_0;
 pub mod q2s_planar;
 pub mod q8_0;
+#[cfg(feature = "internals")]
 pub mod simd;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod simd;
 pub mod ternary;
 pub mod tq1;
 pub mod tq2;
@@ -287,7 +296,7 @@ impl Codec {
     }
 
     /// Decodes whole blocks to f32 with the fast path. `bytes.len()` must be a multiple of
-    /// [`Codec::block_bytes`] and `out.len()` the matching element count. Stores as [`simd::Stores::Auto`] picks them.
+    /// [`Codec::block_bytes`] and `out.len()` the matching element count. Large outputs may be written with streaming stores, by output size and machine.
     pub fn decode(self, bytes: &[u8], out: &mut [f32]) -> Result<()> {
         self.check_decode(bytes, out.len())?;
         simd::decode_blocks_stored(self, simd::active(), simd::Stores::Auto, bytes, out);

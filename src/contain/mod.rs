@@ -241,10 +241,14 @@ pub struct Outcome {
     /// The last stderr bytes (at most the cap).
     pub stderr: Vec<u8>,
     /// Stdout went past its cap (the excess was dropped).
+    // Read by tests and callers of the `internals` API only; kept so one run type serves both.
+    #[cfg_attr(not(any(test, feature = "internals")), allow(dead_code))]
     pub stdout_truncated: bool,
     /// Processes the command left running after it exited (killed by the supervisor).
     pub leftovers: u32,
     /// Wall time.
+    // Read by tests and callers of the `internals` API only; kept so one run type serves both.
+    #[cfg_attr(not(any(test, feature = "internals")), allow(dead_code))]
     pub elapsed: Duration,
 }
 
@@ -424,6 +428,7 @@ impl Running {
     }
 
     /// The supervisor's pid (the leader of the process group the harness kills last).
+    #[cfg(any(test, feature = "internals"))]
     pub fn id(&self) -> u32 {
         self.child.id()
     }
@@ -615,6 +620,7 @@ impl Running {
     }
 
     /// Stdout bytes captured and not yet returned as lines.
+    #[cfg(any(test, feature = "internals"))]
     pub fn stdout_bytes(&self) -> &[u8] {
         &self.out[self.out_taken..]
     }

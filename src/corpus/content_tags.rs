@@ -77,6 +77,7 @@ pub fn retag(declared: &[String], bytes: &[u8]) -> Vec<String> {
 /// The disagreements between a case's features and its content: for an accepted case the
 /// derived tags must equal the content's exactly; for an `n_` case every derived-kind tag it
 /// carries must name something the file holds (when the file can be read at all).
+#[cfg(any(test, feature = "internals"))]
 pub fn check(id: &str, accepted: bool, features: &[String], bytes: &[u8]) -> Vec<String> {
     let Some(derived) = derive(bytes) else {
         return Vec::new();

@@ -135,7 +135,7 @@ pub fn reason_of(detail: &str) -> String {
 
 /// `missing:PATH`, `count:PATH` or `mismatch:PATH` for a mismatch `PATH missing`,
 /// `PATH: N elements, expected M` or `PATH: GOT, expected WANT` (PATH after `observation.`,
-/// with the object name `protocol::name_paths` inserted kept: `tensors[0] (tensor "w").ne`).
+/// with the object name `protocol::Mismatch::render` inserted kept: `tensors[0] (tensor "w").ne`).
 fn observation_reason(rest: &str) -> String {
     // The path ends at the first ": " outside a quoted name, or at " missing".
     let mut in_quote = false;

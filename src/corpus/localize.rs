@@ -20,6 +20,8 @@ use crate::gguf::{self, Id42Policy, Mode, Options};
 /// One classic decoder bug, reimplemented over a block stream.
 pub struct BugClass {
     /// Short id (`reversed-2bit-order`).
+    // Read by the tests and the `internals` API (the CLI prints `looks_like`).
+    #[cfg_attr(not(any(test, feature = "internals")), allow(dead_code))]
     pub id: &'static str,
     /// The "looks like" text.
     pub looks_like: &'static str,

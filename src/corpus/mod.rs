@@ -6,7 +6,7 @@
 //! and refuses to write a corpus in which the reference disagrees with a case's name
 //! (`y_` must accept, `n_` must reject with the declared class).
 //!
-//! Adding a family: write `fn cases() -> Vec<Case>` and list it in [`FAMILIES`]. The verifier
+//! Adding a family: write `fn cases() -> Vec<Case>` and list it in `FAMILIES`. The verifier
 //! family checks artifact verifiers (PROTOCOL.md §8).
 //!
 //! ```
@@ -19,19 +19,55 @@
 //! assert!(m.cases.iter().all(|c| root.join(&c.file).is_file()));
 //! ```
 
+#[cfg(feature = "internals")]
 pub mod catalogs;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod catalogs;
+#[cfg(feature = "internals")]
 pub mod content_tags;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod content_tags;
+#[cfg(feature = "internals")]
 pub mod differential;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod differential;
+#[cfg(feature = "internals")]
 pub mod families;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod families;
+#[cfg(feature = "internals")]
 pub mod features;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod features;
+#[cfg(feature = "internals")]
 pub mod integrity;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod integrity;
+#[cfg(feature = "internals")]
 pub mod known;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod known;
+#[cfg(feature = "internals")]
 pub mod localize;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod localize;
 pub mod manifest;
+#[cfg(feature = "internals")]
 pub mod matrix;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod matrix;
+#[cfg(feature = "internals")]
 pub mod observe;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod observe;
+#[cfg(feature = "internals")]
 pub mod persistent;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod persistent;
+#[cfg(feature = "internals")]
 pub mod process;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod process;
 pub mod protocol;
 pub mod runner;
 
@@ -46,11 +82,10 @@ macro_rules! bail_inv {
         return Err(inv!($($t)*))
     };
 }
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub use families::verify;
 use manifest::{CaseEntry, Expect, FamilyCount, Manifest, Outcome, Pending, SCHEMA_VERSION};
 
 use crate::error::ErrorClass;
@@ -215,10 +250,10 @@ impl Case {
 }
 
 /// A family: its name and its case builder.
-pub type Family = (&'static str, fn() -> crate::Result<Vec<Case>>);
+pub(crate) type Family = (&'static str, fn() -> crate::Result<Vec<Case>>);
 
 /// Every family, in manifest order.
-pub const FAMILIES: &[Family] = &[
+pub(crate) const FAMILIES: &[Family] = &[
     ("codec", families::codec::cases),
     ("gguf", families::gguf::cases),
     ("ninfer", families::ninfer::cases),
@@ -313,69 +348,8 @@ pub fn generate() -> crate::Result<Corpus> {
         let Some(outcome) = Outcome::from_name(&c.name) else {
             bail_inv!("case {} does not start with y_, n_ or i_", c.id());
         };
-        let mut expect = Expect {
-            outcome,
-            phase: None,
-            class: None,
-            observation: None,
-            reference: None,
-        };
-        use protocol::Answer;
-        match (outcome, &answer) {
-            (Outcome::Accept, Answer::Accept { observation }) => {
-                if let Some(chk) = &c.check {
-                    protocol::contains(chk, observation, "observation").map_err(|e| {
-                        inv!(
-                            "{}: the reference disagrees with the independent expectation: {e}",
-                            c.id()
-                        )
-                    })?;
-                }
-                expect.observation = Some(observation.clone())
-            }
-            (Outcome::Reject, Answer::Reject { class, message }) => {
-                let want = c
-                    .class
-                    .ok_or_else(|| inv!("{}: n_ case without an error class", c.id()))?;
-                if class.as_deref() != Some(want.id()) {
-                    bail_inv!(
-                        "{}: reference rejects with {class:?}, case declares {want}: {message}",
-                        c.id()
-                    );
-                }
-                expect.class = Some(want.id().to_string());
-                expect.phase = Some(
-                    c.phase
-                        .map(str::to_string)
-                        .unwrap_or_else(|| phase_of(want)),
-                );
-            }
-            (Outcome::Either, Answer::Accept { observation }) => {
-                expect.observation = Some(observation.clone());
-                expect.reference = Some("accept".into());
-            }
-            (Outcome::Either, Answer::Reject { class, .. }) => {
-                expect.reference = Some(format!("reject {}", class.as_deref().unwrap_or("-")));
-            }
-            (_, a) => bail_inv!(
-                "{}: the reference answers {} for a case named {}",
-                c.id(),
-                a.to_json(),
-                c.name
-            ),
-        }
-        let rule_layer = match (outcome, c.rule_layer) {
-            (Outcome::Reject, Some(l)) => Some(l.name().to_string()),
-            (Outcome::Reject, None) if c.layer != "gguf" => {
-                Some(crate::gguf::RuleLayer::Spec.name().to_string())
-            }
-            (Outcome::Reject, None) => bail_inv!(
-                "{}: a gguf n_ case needs a rule layer (spec/gguf.json rule_layers)",
-                c.id()
-            ),
-            (_, Some(_)) => bail_inv!("{}: only n_ cases name a rule layer", c.id()),
-            (_, None) => None,
-        };
+        let expect = expect_of(c, outcome, &answer)?;
+        let rule_layer = rule_layer_of(c, outcome)?;
         let fc = families.entry(c.layer.to_string()).or_default();
         fc.cases += 1;
         match outcome {
@@ -423,6 +397,79 @@ pub fn generate() -> crate::Result<Corpus> {
             cases: entries,
         },
         files,
+    })
+}
+
+/// What the manifest expects of case `c`, from the reference adapter's `answer` (checked
+/// against the case's own declaration and its independent expectation).
+fn expect_of(c: &Case, outcome: Outcome, answer: &protocol::Answer) -> crate::Result<Expect> {
+    let mut expect = Expect {
+        outcome,
+        phase: None,
+        class: None,
+        observation: None,
+        reference: None,
+    };
+    use protocol::Answer;
+    match (outcome, answer) {
+        (Outcome::Accept, Answer::Accept { observation }) => {
+            if let Some(chk) = &c.check {
+                protocol::contains(chk, observation, "observation").map_err(|e| {
+                    inv!(
+                        "{}: the reference disagrees with the independent expectation: {e}",
+                        c.id()
+                    )
+                })?;
+            }
+            expect.observation = Some(observation.clone())
+        }
+        (Outcome::Reject, Answer::Reject { class, message }) => {
+            let want = c
+                .class
+                .ok_or_else(|| inv!("{}: n_ case without an error class", c.id()))?;
+            if class.as_deref() != Some(want.id()) {
+                bail_inv!(
+                    "{}: reference rejects with {class:?}, case declares {want}: {message}",
+                    c.id()
+                );
+            }
+            expect.class = Some(want.id().to_string());
+            expect.phase = Some(
+                c.phase
+                    .map(str::to_string)
+                    .unwrap_or_else(|| phase_of(want)),
+            );
+        }
+        (Outcome::Either, Answer::Accept { observation }) => {
+            expect.observation = Some(observation.clone());
+            expect.reference = Some("accept".into());
+        }
+        (Outcome::Either, Answer::Reject { class, .. }) => {
+            expect.reference = Some(format!("reject {}", class.as_deref().unwrap_or("-")));
+        }
+        (_, a) => bail_inv!(
+            "{}: the reference answers {} for a case named {}",
+            c.id(),
+            a.to_json(),
+            c.name
+        ),
+    }
+    Ok(expect)
+}
+
+/// The rule layer an `n_` case is held to (`None` for the others).
+fn rule_layer_of(c: &Case, outcome: Outcome) -> crate::Result<Option<String>> {
+    Ok(match (outcome, c.rule_layer) {
+        (Outcome::Reject, Some(l)) => Some(l.name().to_string()),
+        (Outcome::Reject, None) if c.layer != "gguf" => {
+            Some(crate::gguf::RuleLayer::Spec.name().to_string())
+        }
+        (Outcome::Reject, None) => bail_inv!(
+            "{}: a gguf n_ case needs a rule layer (spec/gguf.json rule_layers)",
+            c.id()
+        ),
+        (_, Some(_)) => bail_inv!("{}: only n_ cases name a rule layer", c.id()),
+        (_, None) => None,
     })
 }
 
@@ -591,7 +638,7 @@ fn owned_files(dir: &Path) -> crate::Result<std::collections::BTreeSet<String>> 
 
 /// Refuses, before the generation, an output folder [`Corpus::write`] would refuse: a
 /// non-directory, or a non-empty folder that is not a corpus this tool wrote.
-pub fn check_output_folder(dir: &Path) -> crate::Result<()> {
+pub(crate) fn check_output_folder(dir: &Path) -> crate::Result<()> {
     owned_files(dir).map(drop)
 }
 
@@ -634,17 +681,4 @@ impl Comparison {
     }
 }
 
-pub use crate::rng::Bytes;
-
-/// `json!` re-export for family modules.
-pub fn obj(v: Value) -> serde_json::Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        _ => Default::default(),
-    }
-}
-
-#[allow(unused)]
-fn _assert_json() -> Value {
-    json!({})
-}
+pub(crate) use crate::rng::Bytes;

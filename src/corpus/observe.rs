@@ -134,6 +134,7 @@ pub fn consumer_to_json(d: &Decode) -> Value {
 }
 
 /// The GGUF observation (PROTOCOL.md §4.2) with the default id-42 policy.
+#[cfg(any(test, feature = "internals"))]
 pub fn observe_gguf(bytes: &[u8], mode: Mode, consumer: Option<&Decode>) -> Result<Value> {
     observe_gguf_with(bytes, mode, Id42Policy::Auto, consumer)
 }

@@ -106,7 +106,7 @@ impl Answer {
 impl From<Error> for Answer {
     fn from(e: Error) -> Answer {
         Answer::Reject {
-            class: Some(e.class.id().to_string()),
+            class: Some(e.class().id().to_string()),
             message: e.to_string(),
         }
     }
@@ -375,54 +375,153 @@ pub fn request_json(case: &CaseEntry, corpus_root: &Path) -> Value {
 }
 
 /// Whether `actual` contains `expected`: objects member-wise (extra members allowed),
-/// arrays element-wise with equal length, scalars equal. Returns the first mismatch path.
+/// arrays element-wise with equal length, scalars equal. Returns the first mismatch, written
+/// below `path` ([`mismatch`] gives it as data).
 pub fn contains(expected: &Value, actual: &Value, path: &str) -> std::result::Result<(), String> {
-    match (expected, actual) {
-        (Value::Object(e), Value::Object(a)) => {
-            for (k, ev) in e {
-                let p = format!("{path}.{k}");
-                match a.get(k) {
-                    None => return Err(format!("{p} missing")),
-                    Some(av) => contains(ev, av, &p)?,
+    match mismatch(expected, actual) {
+        None => Ok(()),
+        Some(m) => Err(m.render(path, None)),
+    }
+}
+
+/// One step of a path into a JSON value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// An object member.
+    Member(String),
+    /// An array element.
+    Index(usize),
+}
+
+/// The first place where an observation does not contain what was expected: the path to it,
+/// as data, and what differs there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// From the compared roots down to the differing value.
+    pub at: Vec<Step>,
+    /// What differs there.
+    pub what: Difference,
+}
+
+/// What differs at a [`Mismatch`]'s path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Difference {
+    /// An expected member is absent.
+    Missing,
+    /// An array of `got` elements where `want` were expected.
+    Length {
+        /// Elements observed.
+        got: usize,
+        /// Elements expected.
+        want: usize,
+    },
+    /// Another value (each shown as JSON, at most 70 characters).
+    Value {
+        /// The observed value.
+        got: String,
+        /// The expected value.
+        want: String,
+    },
+}
+
+impl Mismatch {
+    /// The mismatch in words, its path written below `root`. With `want` (the expected
+    /// observation), an index into its top-level `tensors` / `objects` array also names the
+    /// object (`observation.tensors[0] (tensor "w").ne: ...`), looked up by the typed path.
+    pub fn render(&self, root: &str, want: Option<&Value>) -> String {
+        let mut path = root.to_string();
+        for (depth, step) in self.at.iter().enumerate() {
+            match step {
+                Step::Member(k) => {
+                    path.push('.');
+                    path.push_str(k);
+                }
+                Step::Index(i) => {
+                    path.push_str(&format!("[{i}]"));
+                    if depth == 1 {
+                        if let Some(named) = want.and_then(|w| object_name(w, &self.at[0], *i)) {
+                            path.push_str(&named);
+                        }
+                    }
                 }
             }
-            Ok(())
         }
-        (Value::Array(e), Value::Array(a)) => {
-            if e.len() != a.len() {
-                return Err(format!(
-                    "{path}: {} elements, expected {}",
-                    a.len(),
-                    e.len()
-                ));
-            }
-            for (i, (ev, av)) in e.iter().zip(a).enumerate() {
-                contains(ev, av, &format!("{path}[{i}]"))?;
-            }
-            Ok(())
+        match &self.what {
+            Difference::Missing => format!("{path} missing"),
+            Difference::Length { got, want } => format!("{path}: {got} elements, expected {want}"),
+            Difference::Value { got, want } => format!("{path}: {got}, expected {want}"),
         }
+    }
+}
+
+/// ` (tensor "w")` for element `i` of `want`'s top-level `tensors` (or `objects`) array.
+fn object_name(want: &Value, member: &Step, i: usize) -> Option<String> {
+    let Step::Member(member) = member else {
+        return None;
+    };
+    let what = match member.as_str() {
+        "tensors" => "tensor",
+        "objects" => "object",
+        _ => return None,
+    };
+    let name = want
+        .get(member)?
+        .as_array()?
+        .get(i)?
+        .get("name")?
+        .as_str()?;
+    Some(format!(" ({what} {name:?})"))
+}
+
+/// The first mismatch of `actual` against `expected` ([`contains`]'s rule), if any.
+pub fn mismatch(expected: &Value, actual: &Value) -> Option<Mismatch> {
+    let below = |step: Step, m: Option<Mismatch>| {
+        m.map(|mut m| {
+            m.at.insert(0, step);
+            m
+        })
+    };
+    let here = |what: Difference| {
+        Some(Mismatch {
+            at: Vec::new(),
+            what,
+        })
+    };
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => e.iter().find_map(|(k, ev)| match a.get(k) {
+            None => below(Step::Member(k.clone()), here(Difference::Missing)),
+            Some(av) => below(Step::Member(k.clone()), mismatch(ev, av)),
+        }),
+        (Value::Array(e), Value::Array(a)) if e.len() != a.len() => here(Difference::Length {
+            got: a.len(),
+            want: e.len(),
+        }),
+        (Value::Array(e), Value::Array(a)) => (e.iter().zip(a).enumerate())
+            .find_map(|(i, (ev, av))| below(Step::Index(i), mismatch(ev, av))),
         (Value::Number(e), Value::Number(a)) => {
             if e == a || (e.as_f64().is_some() && e.as_f64() == a.as_f64()) {
-                Ok(())
+                None
             } else {
-                Err(format!("{path}: {a}, expected {e}"))
+                here(Difference::Value {
+                    got: a.to_string(),
+                    want: e.to_string(),
+                })
             }
         }
-        _ if expected == actual => Ok(()),
+        _ if expected == actual => None,
         _ => {
+            // At most 70 characters of each value (cut on a character boundary).
             let show = |v: &Value| {
                 let s = v.to_string();
-                if s.len() > 70 {
-                    format!("{}…", &s[..70])
-                } else {
-                    s
+                match s.char_indices().nth(70) {
+                    Some((cut, _)) => format!("{}…", &s[..cut]),
+                    None => s,
                 }
             };
-            Err(format!(
-                "{path}: {}, expected {}",
-                show(actual),
-                show(expected)
-            ))
+            here(Difference::Value {
+                got: show(actual),
+                want: show(expected),
+            })
         }
     }
 }
@@ -561,11 +660,12 @@ pub fn judge_with(case: &CaseEntry, answer: &Answer, j: &Judging) -> Judgement {
                     } else {
                         (want.clone(), observation.clone())
                     };
-                    match contains(&want, &got, "observation") {
-                        Ok(()) => Judgement::Pass,
-                        Err(why) => {
-                            Judgement::Fail(format!("accepted, but {}", name_paths(&why, &want)))
-                        }
+                    match mismatch(&want, &got) {
+                        None => Judgement::Pass,
+                        Some(m) => Judgement::Fail(format!(
+                            "accepted, but {}",
+                            m.render("observation", Some(&want))
+                        )),
                     }
                 }
                 None => Judgement::Pass,
@@ -599,34 +699,4 @@ pub fn judge_with(case: &CaseEntry, answer: &Answer, j: &Judging) -> Judgement {
 
 fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").chars().take(160).collect()
-}
-
-/// Adds the object's name to `tensors[i]` / `objects[i]` in a mismatch path
-/// (`observation.tensors[0].values_sha256` -> `observation.tensors[0] (tensor 'w').values_sha256`).
-pub fn name_paths(why: &str, want: &Value) -> String {
-    for (member, what) in [("tensors", "tensor"), ("objects", "object")] {
-        let prefix = format!("observation.{member}[");
-        let Some(start) = why.find(&prefix) else {
-            continue;
-        };
-        let rest = &why[start + prefix.len()..];
-        let Some(close) = rest.find(']') else {
-            continue;
-        };
-        let Ok(i) = rest[..close].parse::<usize>() else {
-            continue;
-        };
-        let Some(name) = want
-            .get(member)
-            .and_then(Value::as_array)
-            .and_then(|a| a.get(i))
-            .and_then(|o| o.get("name"))
-            .and_then(Value::as_str)
-        else {
-            continue;
-        };
-        let at = start + prefix.len() + close + 1;
-        return format!("{} ({what} {name:?}){}", &why[..at], &why[at..]);
-    }
-    why.to_string()
 }

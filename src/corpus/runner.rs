@@ -5,7 +5,6 @@
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -901,7 +900,8 @@ pub fn persistent_hint(report: &Report, opts: &RunOptions) -> Option<String> {
     })
 }
 
-/// Runs the selected cases (in parallel, `opts.jobs` adapters at a time); results in manifest order.
+/// Runs the selected cases (in parallel, `opts.jobs` adapters at a time, on the crate's one
+/// work queue, `pool::queue`); results in manifest order.
 pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
     let selected: Vec<&CaseEntry> = manifest
         .cases
@@ -909,120 +909,36 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
         .filter(|c| opts.filter.matches(&c.id))
         .collect();
     let slots: Vec<Mutex<Option<CaseResult>>> = selected.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
     let printed = Mutex::new(0usize);
     let jobs = opts.jobs.max(1);
-    std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| {
-                // This worker's persistent adapter (PROTOCOL.md §4.6), started on first use.
-                let mut session: Option<Session> = None;
-                let mut handshake_failed: Option<String> = None;
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= selected.len() {
-                        break;
-                    }
-                    let case = selected[i];
-                    let t0 = Instant::now();
-                    let known = opts.known_failures.contains(&case.id);
-                    let lenient = opts.capabilities.judging().lenient_layer(case);
-                    let mut localization = None;
-                    let mut raw_detail = None;
-                    let (status, detail) = if let Some(why) = opts.capabilities.skip_reason(case) {
-                        (Status::Skip, why)
-                    } else {
-                        let (ok, why) = if opts.persistent() {
-                            run_case_persistent(
-                                opts,
-                                case,
-                                &mut session,
-                                &mut handshake_failed,
-                                &mut localization,
-                            )
-                        } else {
-                            run_case(opts, case, &mut localization)
-                        };
-                        match (ok, known) {
-                            (true, false) => (Status::Pass, why),
-                            (false, false) => (Status::Fail, why),
-                            (false, true) => {
-                                match super::known::compare(&opts.known_failures, &case.id, &why) {
-                                    super::known::Match::Same => (Status::KnownFailure, why),
-                                    super::known::Match::Changed(now) => {
-                                        let was = opts.known_failures.reason(&case.id);
-                                        let d = format!(
-                                            "listed as failing with `{}`, now fails with \
-                                             `{now}` (--accept-changed to accept): {why}",
-                                            was.unwrap_or("")
-                                        );
-                                        raw_detail = Some(why);
-                                        (Status::KnownChanged, d)
-                                    }
-                                }
-                            }
-                            (true, true) => (
-                                Status::Stale,
-                                "listed as a known failure but passes: remove it from the list"
-                                    .into(),
-                            ),
-                        }
-                    };
-                    // A worker that panicked while holding a slot poisons it; the result
-                    // written here is still whole, so recover the guard and go on.
-                    // The reason key of the failure itself (before an XFAIL-CHANGED prefix).
-                    let reason = matches!(
-                        status,
-                        Status::Fail | Status::KnownFailure | Status::KnownChanged
-                    )
-                    .then(|| super::known::reason_of(raw_detail.as_deref().unwrap_or(&detail)));
-                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(CaseResult {
-                        id: case.id.clone(),
-                        lenient: lenient.filter(|_| status != Status::Skip),
-                        status,
-                        detail,
-                        ms: t0.elapsed().as_millis() as u64,
-                        localization,
-                        reason,
-                    });
-                    // Print in order as results become available.
-                    let mut p = printed.lock().unwrap_or_else(|p| p.into_inner());
-                    while *p < slots.len() {
-                        let g = slots[*p].lock().unwrap_or_else(|p| p.into_inner());
-                        let Some(r) = g.as_ref() else { break };
-                        let show = !opts.quiet
-                            || matches!(
-                                r.status,
-                                Status::Fail | Status::Stale | Status::KnownChanged
-                            );
-                        if show {
-                            let line = if opts.verbose {
-                                result_line(r)
-                            } else {
-                                short_line(r)
-                            };
-                            if opts.human_to_stderr {
-                                eprintln!("{line}");
-                            } else {
-                                println!("{line}");
-                            }
-                        }
-                        drop(g);
-                        *p += 1;
-                    }
+    // The adapters are processes, not this process's CPU work: a budget of their own.
+    crate::pool::queue(
+        &crate::pool::Budget::new(jobs),
+        jobs,
+        selected.len(),
+        std::thread::Builder::new,
+        // This worker's persistent adapter (PROTOCOL.md §4.6), started on first use, and
+        // whether its handshake failed.
+        || (None::<Session>, None::<String>),
+        |(session, handshake_failed), i| {
+            let r = run_one(opts, selected[i], session, handshake_failed);
+            // A worker that panicked while holding a slot poisons it; the result written
+            // here is still whole, so recover the guard and go on.
+            *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+            print_ready(opts, &slots, &printed);
+        },
+        |(session, _)| {
+            if let Some(s) = session {
+                let left = s.finish();
+                if left > 0 {
+                    eprintln!(
+                        "warning: the persistent adapter {} after its last case",
+                        super::process::leftovers_reason(left)
+                    );
                 }
-                if let Some(s) = session {
-                    let left = s.finish();
-                    if left > 0 {
-                        eprintln!(
-                            "warning: the persistent adapter {} after its last case",
-                            super::process::leftovers_reason(left)
-                        );
-                    }
-                }
-            });
-        }
-    });
+            }
+        },
+    );
     let results: Vec<CaseResult> = slots
         .into_iter()
         .zip(&selected)
@@ -1042,8 +958,112 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
                 })
         })
         .collect();
+    let ids: BTreeSet<&str> = manifest.cases.iter().map(|c| c.id.as_str()).collect();
+    let unknown_known = opts
+        .known_failures
+        .ids()
+        .filter(|k| !ids.contains(k.as_str()))
+        .cloned()
+        .collect();
+    Report {
+        summary: summarize(&results),
+        results,
+        unknown_known,
+        accept_changed: opts.accept_changed,
+    }
+}
+
+/// One case run and judged, with the known-failure list applied.
+fn run_one(
+    opts: &RunOptions,
+    case: &CaseEntry,
+    session: &mut Option<Session>,
+    handshake_failed: &mut Option<String>,
+) -> CaseResult {
+    let t0 = Instant::now();
+    let known = opts.known_failures.contains(&case.id);
+    let lenient = opts.capabilities.judging().lenient_layer(case);
+    let mut localization = None;
+    let mut raw_detail = None;
+    let (status, detail) = if let Some(why) = opts.capabilities.skip_reason(case) {
+        (Status::Skip, why)
+    } else {
+        let (ok, why) = if opts.persistent() {
+            run_case_persistent(opts, case, session, handshake_failed, &mut localization)
+        } else {
+            run_case(opts, case, &mut localization)
+        };
+        match (ok, known) {
+            (true, false) => (Status::Pass, why),
+            (false, false) => (Status::Fail, why),
+            (false, true) => match super::known::compare(&opts.known_failures, &case.id, &why) {
+                super::known::Match::Same => (Status::KnownFailure, why),
+                super::known::Match::Changed(now) => {
+                    let was = opts.known_failures.reason(&case.id);
+                    let d = format!(
+                        "listed as failing with `{}`, now fails with `{now}` \
+                         (--accept-changed to accept): {why}",
+                        was.unwrap_or("")
+                    );
+                    raw_detail = Some(why);
+                    (Status::KnownChanged, d)
+                }
+            },
+            (true, true) => (
+                Status::Stale,
+                "listed as a known failure but passes: remove it from the list".into(),
+            ),
+        }
+    };
+    // The reason key of the failure itself (before an XFAIL-CHANGED prefix).
+    let reason = matches!(
+        status,
+        Status::Fail | Status::KnownFailure | Status::KnownChanged
+    )
+    .then(|| super::known::reason_of(raw_detail.as_deref().unwrap_or(&detail)));
+    CaseResult {
+        id: case.id.clone(),
+        lenient: lenient.filter(|_| status != Status::Skip),
+        status,
+        detail,
+        ms: t0.elapsed().as_millis() as u64,
+        localization,
+        reason,
+    }
+}
+
+/// Prints the results that are ready, in manifest order (`printed` counts those printed).
+fn print_ready(opts: &RunOptions, slots: &[Mutex<Option<CaseResult>>], printed: &Mutex<usize>) {
+    let mut p = printed.lock().unwrap_or_else(|p| p.into_inner());
+    while *p < slots.len() {
+        let g = slots[*p].lock().unwrap_or_else(|p| p.into_inner());
+        let Some(r) = g.as_ref() else { break };
+        let show = !opts.quiet
+            || matches!(
+                r.status,
+                Status::Fail | Status::Stale | Status::KnownChanged
+            );
+        if show {
+            let line = if opts.verbose {
+                result_line(r)
+            } else {
+                short_line(r)
+            };
+            if opts.human_to_stderr {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
+        }
+        drop(g);
+        *p += 1;
+    }
+}
+
+/// Counts per status, and per lenient rule layer (cases judged, accepted leniently).
+fn summarize(results: &[CaseResult]) -> Summary {
     let mut summary = Summary::default();
-    for r in &results {
+    for r in results {
         match r.status {
             Status::Pass => summary.passed += 1,
             Status::Fail => summary.failed += 1,
@@ -1060,19 +1080,7 @@ pub fn run(manifest: &Manifest, opts: &RunOptions) -> Report {
             }
         }
     }
-    let ids: BTreeSet<&str> = manifest.cases.iter().map(|c| c.id.as_str()).collect();
-    let unknown_known = opts
-        .known_failures
-        .ids()
-        .filter(|k| !ids.contains(k.as_str()))
-        .cloned()
-        .collect();
-    Report {
-        results,
-        summary,
-        unknown_known,
-        accept_changed: opts.accept_changed,
-    }
+    summary
 }
 
 /// The most a default (not `--verbose`) result line holds: one 80×24 screen shows a dozen.

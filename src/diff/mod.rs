@@ -9,8 +9,14 @@
 //! the page cache or the disk delivers. Only an object whose bytes differ is decoded, row by
 //! differing row.
 
+#[cfg(feature = "internals")]
 pub mod locate;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod locate;
+#[cfg(feature = "internals")]
 pub mod report;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod report;
 
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::Mode;

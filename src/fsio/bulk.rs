@@ -81,7 +81,7 @@ impl ReadMode {
 
 /// Bytes read with `O_DIRECT` by every walk so far, page padding at both ends included (for
 /// stats lines and tests).
-pub static DIRECT_BYTES: AtomicU64 = AtomicU64::new(0);
+pub(crate) static DIRECT_BYTES: AtomicU64 = AtomicU64::new(0);
 
 const DIRECT_UNTRIED: u8 = 0;
 const DIRECT_ON: u8 = 1;
@@ -160,6 +160,7 @@ fn region_of(bytes: &[u8]) -> Option<(Arc<Region>, u64)> {
 
 /// Whether every page of `bytes` is in memory. Memory that is not a registered map counts as
 /// resident (there is nothing to read).
+#[cfg(any(test, feature = "internals"))]
 pub fn resident(bytes: &[u8]) -> bool {
     if bytes.is_empty() || region_of(bytes).is_none() {
         return true;

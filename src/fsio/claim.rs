@@ -180,11 +180,10 @@ fn check_kind(path: &Path, meta: &std::fs::Metadata, kind: OutputKind) -> Result
         OutputKind::Directory if meta.is_dir() => Ok(()),
         OutputKind::File => Err(input::not_regular(path, meta, "output")),
         OutputKind::Directory => {
-            let mut e = input::not_regular(path, meta, "output directory");
-            e.detail = format!(
+            let e = input::not_regular(path, meta, "output directory").with_detail(format!(
                 "is {}; the output must be a directory",
                 input::kind_of(meta)
-            );
+            ));
             Err(e)
         }
     }

@@ -75,11 +75,10 @@ pub fn require_file_or_dir(path: &Path) -> Result<()> {
     if meta.is_file() || meta.is_dir() {
         return Ok(());
     }
-    let mut e = not_regular(path, &meta, "input");
-    e.detail = format!(
+    let e = not_regular(path, &meta, "input").with_detail(format!(
         "is {}; expected a regular file or a directory",
         kind_of(&meta)
-    );
+    ));
     Err(e)
 }
 

@@ -1,17 +1,18 @@
 //! The GGUF container: a zero-copy reader and a deterministic writer (the hostile-input catalog
 //! that exercises them is `corpus::catalogs::gguf_hostile`).
 //!
-//! Reading a file: the parsed [`Gguf`] borrows the bytes, so map first and parse the map:
+//! Reading a file: the parsed [`Gguf`] borrows the bytes; [`GgufFile`] owns a read-only memory
+//! map of the file and parses it:
 //!
 //! ```no_run
 //! # fn main() -> ninfer_ternary::Result<()> {
-//! use ninfer_ternary::{fsio, gguf};
-//! let map = fsio::map_file(std::path::Path::new("model.gguf"))?;
-//! let g = gguf::parse(&map, gguf::Mode::Strict)?;
+//! use ninfer_ternary::gguf;
+//! let file = gguf::GgufFile::open(std::path::Path::new("model.gguf"))?;
+//! let g = file.parse(gguf::Mode::Strict)?;
 //! # let _ = g; Ok(()) }
 //! ```
 //!
-//! or use [`GgufFile`], which owns the map.
+//! or hold the bytes yourself and [`parse`] them.
 //!
 //! Two modes:
 //! * [`Mode::Spec`] follows `ggml/docs/gguf.md`: names ≤ 64 bytes, offsets aligned, tensors must not
@@ -54,7 +55,10 @@ mod reader;
 mod rule_layer;
 mod tensor_infos;
 /// Whole-file ternary transcoding and the id-42 retag, streamed.
+#[cfg(feature = "internals")]
 pub mod transcode;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod transcode;
 mod value;
 mod writer;
 

@@ -67,8 +67,8 @@ fn convert<W: Write>(
     out: &mut W,
 ) -> Result<u64> {
     let in_tensor = |e: Error| Error {
-        offset: e.offset.and_then(|o| o.checked_add(t.abs_offset)),
-        field: format!("tensor '{}' {}", t.name, e.field),
+        offset: e.offset().and_then(|o| o.checked_add(t.abs_offset)),
+        field: format!("tensor '{}' {}", t.name, e.field()),
         ..e
     };
     let (from_bb, to_bb) = (to.other().block_bytes(), to.block_bytes());

@@ -11,7 +11,10 @@
 //! assert!(produced.iter().all(|o| !mapping::is_borrowed(&o.name)));
 //! ```
 
+#[cfg(feature = "internals")]
 pub mod profile;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod profile;
 
 use crate::spec::{self, mapping, Dim, LayerSet, ModelProfile, Produce, Rule};
 

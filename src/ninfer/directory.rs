@@ -611,14 +611,13 @@ fn check_tensor_size(
     (shape, format, layout): (&[u64], &str, &str),
 ) -> Result<()> {
     let field = format!("objects[{i}] '{}'", escape(&o.name));
-    let relocate = |mut e: Error| {
-        let member = match e.class {
+    let relocate = |e: Error| {
+        let member = match e.class() {
             ErrorClass::NinferDirFormat => "format",
             ErrorClass::NinferDirLayout => "layout",
             _ => "shape",
         };
-        e.offset = Some(src.offset_of(&obj_path(i, member)));
-        e
+        e.with_offset(src.offset_of(&obj_path(i, member)))
     };
     let (fm, l) = resolve_format_layout(format, layout, &field).map_err(relocate)?;
     let want = encoded_size(l, fm, shape, &field).map_err(relocate)?;

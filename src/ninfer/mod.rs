@@ -19,19 +19,25 @@
 //! let mut bad = bytes.clone();
 //! bad[0] = b'X';
 //! let Err(e) = Artifact::parse(&bad) else { panic!("a broken magic must be refused") };
-//! assert_eq!((e.class, e.offset), (ErrorClass::NinferMagic, Some(0)));
+//! assert_eq!((e.class(), e.offset()), (ErrorClass::NinferMagic, Some(0)));
 //! ```
 
 /// The JSON directory: parsing, validation, serialization.
 pub mod directory;
 /// A duplicate-refusing JSON value and a locator for error offsets.
+#[cfg(feature = "internals")]
 pub mod json;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod json;
 /// Encoded sizes of tensor layouts.
+#[cfg(feature = "internals")]
 pub mod layout;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod layout;
 /// The zero-copy reader.
 pub mod reader;
 pub mod writer;
 
 pub use directory::{Directory, Identity, Object, ObjectBody};
-pub use reader::{Artifact, ObjectView, RowSplitView};
+pub use reader::{check_magic, Artifact, ObjectView, RowSplitView};
 pub use writer::{plan, PlannedObject};

@@ -92,9 +92,17 @@ fn magic_of(hex: &str) -> Vec<u8> {
         .collect()
 }
 
+/// Whether `bytes` starts as a `.ninfer` v2 file: its 8-byte magic, nothing after it. The
+/// error says what the file is instead (`ninfer.truncated` below 8 bytes, a refused magic's own
+/// class such as `ninfer.magic_v1`, `ninfer.magic` for anything else), so a caller can tell
+/// "not this container at all" from "this container, damaged" without reading the error.
+pub fn check_magic(bytes: &[u8]) -> Result<()> {
+    check_magic_in(bytes, &spec::get().container)
+}
+
 /// The 8-byte magic: `ninfer.truncated` below 8 bytes, the refused magics' own classes (e.g.
 /// the v1 container), `ninfer.magic` for anything else.
-fn check_magic(bytes: &[u8], c: &crate::spec::Container) -> Result<()> {
+fn check_magic_in(bytes: &[u8], c: &crate::spec::Container) -> Result<()> {
     if bytes.len() < 8 {
         return Err(Error::at(
             ErrorClass::NinferTruncated,
@@ -139,7 +147,7 @@ impl<'a> Artifact<'a> {
     /// Parses the prefix and directory and validates everything against the payload.
     pub fn parse(bytes: &'a [u8]) -> Result<Artifact<'a>> {
         let c = &spec::get().container;
-        check_magic(bytes, c)?;
+        check_magic_in(bytes, c)?;
         if (bytes.len() as u64) < c.prefix_bytes {
             return Err(Error::at(
                 ErrorClass::NinferTruncated,

@@ -16,10 +16,12 @@ pub mod unpack;
 use crate::error::{Error, ErrorClass, Result};
 use crate::geometry::{Plane, RowSplitGeometry};
 use crate::gguf::Gguf;
-use crate::ninfer::{Artifact, Directory, ObjectBody};
+use crate::ninfer::{Artifact, Directory};
 use crate::planes::{append_plane_rows, BlockLayout};
 use crate::spec::{ModelProfile, NumericFormat, Produce, Rule};
-pub use plan::{check_source, plan_pack, Job, PackOptions, PackPlan, SourceFacts};
+pub use plan::{check_source, plan_pack, Job, PackOptions, PackPlan};
+#[cfg(any(test, feature = "internals"))]
+pub use plan::SourceFacts;
 use rows::RowRef;
 use std::io::Write;
 use std::path::Path;
@@ -201,6 +203,7 @@ impl<'a> Packer<'a> {
     }
 
     /// The planned output directory.
+    #[cfg(any(test, feature = "internals"))]
     pub fn directory(&self) -> &Directory {
         &self.plan.directory
     }
@@ -251,13 +254,14 @@ pub fn pack_file(
 }
 
 /// Names of the objects a body of this kind would hold (for reports).
-pub fn describe(o: &ObjectBody) -> String {
+#[cfg(any(test, feature = "internals"))]
+pub fn describe(o: &crate::ninfer::ObjectBody) -> String {
     match o {
-        ObjectBody::Tensor {
+        crate::ninfer::ObjectBody::Tensor {
             format,
             layout,
             shape,
         } => format!("{format} {layout} {shape:?}"),
-        ObjectBody::Resource { encoding } => encoding.clone(),
+        crate::ninfer::ObjectBody::Resource { encoding } => encoding.clone(),
     }
 }

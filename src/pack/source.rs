@@ -5,7 +5,9 @@ use crate::codec::Codec;
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{ArrayView, Gguf, TensorInfo};
 
-pub use crate::mapping::profile::{held_layers, resolve_profile, ternary_format};
+pub use crate::mapping::profile::{resolve_profile, ternary_format};
+#[cfg(any(test, feature = "internals"))]
+pub use crate::mapping::profile::held_layers;
 
 /// Decodes a small non-ternary tensor to f32 (F32, F16, BF16).
 pub fn floats(g: &Gguf<'_>, t: &TensorInfo<'_>) -> Result<Vec<f32>> {
@@ -57,7 +59,7 @@ pub fn sign_values_of(key: &str, arr: ArrayView<'_>) -> Result<Vec<i32>> {
             ))
         }
     }
-    .map_err(|e| bad(key.into(), e.detail))?;
+    .map_err(|e| bad(key.into(), e.detail().to_string()))?;
     as_f64
         .iter()
         .enumerate()

@@ -18,6 +18,7 @@ use std::path::Path;
 pub use crate::codec::TernaryType;
 
 /// Zero trits per 128-element block (42/128 = 0.328125, within 0.0004 of the real 0.3278).
+#[cfg(any(test, feature = "internals"))]
 pub const ZEROS_PER_BLOCK: usize = 42;
 /// Median of the f16 block scales of the real model (spec/verifier.md#gate-payload-order).
 pub const SCALE_MEDIAN: f64 = 0.0168;
@@ -32,6 +33,7 @@ fn normal(rng: &mut Rng) -> f64 {
 }
 
 /// Trits (0, 1, 2 = −1, 0, +1) of block number `b` of a tensor's stream.
+#[cfg(any(test, feature = "internals"))]
 pub fn block_trits(rng: &mut Rng, b: u64) -> [u8; 128] {
     let mut t = [0u8; 128];
     for c in 0..4usize {
@@ -56,11 +58,13 @@ pub fn block_trits(rng: &mut Rng, b: u64) -> [u8; 128] {
 }
 
 /// A positive f16 scale, log-normal around [`SCALE_MEDIAN`].
+#[cfg(any(test, feature = "internals"))]
 pub fn block_scale(rng: &mut Rng) -> u16 {
     codec::f32_to_f16((SCALE_MEDIAN * (0.35 * normal(rng)).exp()) as f32)
 }
 
 /// Encodes one block of trits with scale bits in the given type.
+#[cfg(any(test, feature = "internals"))]
 pub fn encode_block(ty: TernaryType, trits: &[u8; 128], d: u16, out: &mut Vec<u8>) {
     match ty {
         TernaryType::Pq2_0 => {
@@ -402,6 +406,7 @@ fn metadata(
 }
 
 /// The writer (header laid out) for a synthetic model.
+#[cfg(any(test, feature = "internals"))]
 pub fn writer_for(
     p: &ModelProfile,
     ty: TernaryType,

@@ -31,6 +31,7 @@ fn resource_text(name: &str, profile: &ModelProfile) -> Vec<u8> {
 }
 
 /// The template's directory for `profile`.
+#[cfg(any(test, feature = "internals"))]
 pub fn template_directory(profile: &ModelProfile) -> Result<Directory> {
     template_directory_with(profile, &TemplateExtras::default())
 }

@@ -186,6 +186,21 @@ pub struct Report {
     pub preamble: Vec<String>,
     /// One finding per gate, in spec order.
     pub findings: Vec<Finding>,
+    /// What the run cost (for a stats line; never in the JSON report, which stays
+    /// deterministic).
+    pub stats: Stats,
+}
+
+/// Statistics of one verification run, returned in its [`Report`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Payload bytes of the artifact and the GGUF the gates read (the same bytes read by two
+    /// gates count twice).
+    pub payload_bytes_read: u64,
+    /// Of those, the bytes read directly from disk rather than through the page cache.
+    pub direct_bytes_read: u64,
+    /// Wall seconds per gate, in spec order. The gates run concurrently, so they overlap.
+    pub gate_seconds: Vec<(String, f64)>,
 }
 
 impl Report {

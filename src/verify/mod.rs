@@ -19,7 +19,7 @@
 //! let gguf = w.to_bytes(&[]).unwrap();
 //! let e = verify::verify("a.ninfer", b"NINFER", "m.gguf", &gguf, verify::Options::default())
 //!     .unwrap_err();
-//! assert_eq!(e.class, ErrorClass::PackProfile);
+//! assert_eq!(e.class(), ErrorClass::PackProfile);
 //! assert!(e.to_string().starts_with("[pack.profile] m.gguf"), "{e}");
 //! ```
 
@@ -43,53 +43,115 @@ macro_rules! err {
 }
 
 /// Gate `assembly`: the positional audits.
+#[cfg(feature = "internals")]
 pub mod assembly;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod assembly;
 #[cfg(test)]
 mod cold_read_tests;
 /// Gate `dense_values`: dense objects recomputed bit for bit.
+#[cfg(feature = "internals")]
 pub mod dense;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod dense;
 /// A dump directory as one byte string (the `dumps_parse` fuzz target).
+#[cfg(feature = "internals")]
 pub mod dump_bundle;
+#[cfg(all(test, not(feature = "internals")))]
+mod dump_bundle;
 /// Writes a dump directory atomically.
+#[cfg(feature = "internals")]
 pub mod dump_dir;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod dump_dir;
 /// Dump formats, their parsers and the reference rotation math.
 pub mod dumps;
 /// Gate `embedding`: an activation dump against the inverse rotation.
+#[cfg(feature = "internals")]
 pub mod embedding;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod embedding;
 /// The engine tooling's embedding dump file.
+#[cfg(feature = "internals")]
 pub mod engine_dump;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod engine_dump;
 /// Findings and the report they make.
+#[cfg(feature = "internals")]
 pub mod findings;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod findings;
 /// `prism.hadamard.*` metadata against spec/hadamard.json (part of `signs`).
+#[cfg(feature = "internals")]
 pub mod hadamard_meta;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod hadamard_meta;
 /// The engine tooling's harness dump directories.
+#[cfg(feature = "internals")]
 pub mod harness;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod harness;
 /// The heap-peak probe the binary installs.
+#[cfg(feature = "internals")]
 pub mod heap;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod heap;
 /// Gate `inspect`: the container and every mapped object.
+#[cfg(feature = "internals")]
 pub mod inspect;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod inspect;
 /// Broken artifacts and dumps (spec/gates.json `mutations`).
+#[cfg(feature = "internals")]
 pub mod mutate;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod mutate;
 /// Gate `engine_oracles`: kernel dumps against the rotation math.
+#[cfg(feature = "internals")]
 pub mod oracles;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod oracles;
 /// Gate `payload_order`: row-split planes, not interleaved blocks.
+#[cfg(feature = "internals")]
 pub mod payload_order;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod payload_order;
 /// Gate `provenance`: identity and borrowed objects against the template.
+#[cfg(feature = "internals")]
 pub mod provenance;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod provenance;
 /// The writer of reference dumps.
+#[cfg(feature = "internals")]
 pub mod reference;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod reference;
 /// Text and JSON renderings of a report.
 pub mod report;
 /// Gates `row_order` and `row_order_sweep`.
+#[cfg(feature = "internals")]
 pub mod row_order;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod row_order;
 /// Row access to artifact objects and GGUF tensors, with fingerprints.
+#[cfg(feature = "internals")]
 pub mod rows;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod rows;
 /// The verifier's own index arithmetic for the row rules.
+#[cfg(feature = "internals")]
 pub mod rules;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod rules;
 /// Gate `signs`: sign objects and Hadamard metadata.
+#[cfg(feature = "internals")]
 pub mod signs;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod signs;
 
-pub use findings::{Failure, Finding, Report, Verdict};
+pub use findings::{Failure, Finding, Report, Stats, Verdict};
+/// Registers the binary's allocator peak probe, read by the verifier's stats line.
+pub use heap::install as install_peak_probe;
 
 pub use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{self, Gguf, Mode};
@@ -97,6 +159,7 @@ use crate::ninfer::Artifact;
 use crate::spec::{self, Dim, GateStep, ModelProfile, NumericFormat};
 use rows::{ArtifactRows, Blocks, GgufRows};
 use std::path::Path;
+use std::sync::atomic::Ordering;
 
 /// What `verify` was given besides the artifact and the GGUF.
 #[derive(Clone, Copy, Debug, Default)]
@@ -196,7 +259,7 @@ pub fn find_named_layer(p: &ModelProfile, layers: &[u64], which: &str) -> Result
 
 /// First GDN layer, first attention layer, last GDN layer among `layers` (the profile's, or
 /// those a reduced model holds).
-pub fn named_layer(p: &ModelProfile, layers: &[u64], which: &str) -> Result<u64> {
+pub(crate) fn named_layer(p: &ModelProfile, layers: &[u64], which: &str) -> Result<u64> {
     let gdn: Vec<u64> = layers
         .iter()
         .copied()
@@ -259,7 +322,7 @@ pub fn resolve_name(p: &ModelProfile, layers: &[u64], s: &str, l: Option<u64>) -
 }
 
 /// A profile dimension by number or name.
-pub fn dim(p: &ModelProfile, d: &Dim) -> Result<u64> {
+pub(crate) fn dim(p: &ModelProfile, d: &Dim) -> Result<u64> {
     p.dim(d).ok_or_else(|| {
         err!(
             SpecInvalid,
@@ -391,7 +454,7 @@ fn out_of_scope(g: &Gguf<'_>, profile: &ModelProfile, layers: &[u64]) -> Vec<Str
 }
 
 /// The ternary format of an artifact's row-split objects (the first ternary one found).
-pub fn artifact_format(a: &Artifact<'_>) -> Option<&'static NumericFormat> {
+pub(crate) fn artifact_format(a: &Artifact<'_>) -> Option<&'static NumericFormat> {
     a.directory.objects.iter().find_map(|o| {
         let (f, _) = o.format_layout()?;
         spec::get().format(f).filter(|f| f.ternary.is_some())
@@ -399,7 +462,7 @@ pub fn artifact_format(a: &Artifact<'_>) -> Option<&'static NumericFormat> {
 }
 
 /// The error of an artifact with no ternary object (nothing to verify or dump).
-pub fn no_ternary() -> Error {
+pub(crate) fn no_ternary() -> Error {
     err!(
         VerifyInput,
         "objects",
@@ -499,13 +562,13 @@ pub fn verify(
         profile: profile.name.clone(),
         preamble: Vec::new(),
         findings: Vec::new(),
+        stats: Stats::default(),
     };
+    // Not a .ninfer at all (no magic, or another container's): an input error, not a verdict
+    // on an artifact. Asked of the reader, not read off the error of a full parse.
+    crate::ninfer::check_magic(artifact).map_err(|e| within(e, artifact_name))?;
     let a = match Artifact::parse(artifact) {
         Ok(a) => a,
-        // Not a .ninfer at all (no magic): an input error, not a verdict on an artifact.
-        Err(e) if e.offset == Some(0) && e.field == "magic" => {
-            return Err(within(e, artifact_name));
-        }
         Err(e) => {
             for s in &spec::gates().steps {
                 report.findings.push(if s.step == GateStep::Inspect {
@@ -559,23 +622,33 @@ pub fn verify(
         blocks,
         opts,
     };
-    report.findings = run_gates(&ctx);
+    // The byte counters are process-wide: a concurrent verification in the same process would
+    // add its reads to this report's (the CLI runs one).
+    let read0 = rows::BYTES_READ.load(Ordering::Relaxed);
+    let direct0 = crate::fsio::bulk::DIRECT_BYTES.load(Ordering::Relaxed);
+    let (findings, gate_seconds) = run_gates(&ctx);
+    report.findings = findings;
+    report.stats = Stats {
+        payload_bytes_read: rows::BYTES_READ
+            .load(Ordering::Relaxed)
+            .saturating_sub(read0),
+        direct_bytes_read: crate::fsio::bulk::DIRECT_BYTES
+            .load(Ordering::Relaxed)
+            .saturating_sub(direct0),
+        gate_seconds,
+    };
     Ok(report)
 }
 
 /// `e` with `what` (a file, an object) put in front of its field: the context a caller adds.
-pub fn within(e: Error, what: &str) -> Error {
-    let field = if e.field.is_empty() {
+pub(crate) fn within(e: Error, what: &str) -> Error {
+    let field = if e.field().is_empty() {
         what.to_string()
     } else {
-        format!("{what}: {}", e.field)
+        format!("{what}: {}", e.field())
     };
     e.with_field(field)
 }
-
-/// Wall seconds per gate of the last `run_gates`, in spec order (for the CLI's stderr stats;
-/// never in reports, which stay deterministic). The gates run concurrently, so they overlap.
-pub static GATE_SECONDS: std::sync::Mutex<Vec<(String, f64)>> = std::sync::Mutex::new(Vec::new());
 
 fn guarded(step: &str, f: impl FnOnce() -> Result<Finding>) -> (Finding, f64) {
     let t0 = std::time::Instant::now();
@@ -613,8 +686,9 @@ const LONG_FIRST: [GateStep; 4] = [
 /// input (`provenance` a template, `row_order_sweep` `--sweep`, `signs` a folded GGUF,
 /// `embedding` and `engine_oracles` a dump); without it they SKIP naming it. The gates are
 /// independent reads of the same inputs, so they run concurrently on every core (each gate's
-/// finding is computed exactly as it would be alone).
-pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
+/// finding is computed exactly as it would be alone). Returns the findings and the wall
+/// seconds of each gate.
+fn run_gates(ctx: &Ctx<'_>) -> (Vec<Finding>, Vec<(String, f64)>) {
     let steps = &spec::gates().steps;
     let mut order: Vec<usize> = (0..steps.len()).collect();
     order.sort_by_key(|&i| {
@@ -623,35 +697,29 @@ pub fn run_gates(ctx: &Ctx<'_>) -> Vec<Finding> {
             .position(|&s| s == steps[i].step)
             .unwrap_or(LONG_FIRST.len())
     });
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let per_worker = crate::pool::workers(
+    let mut done = crate::pool::queue(
         crate::pool::global(),
         steps.len(),
+        order.len(),
         std::thread::Builder::new,
-        |_, _| {
-            let mut mine = Vec::new();
-            loop {
-                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&i) = order.get(k) else { break };
-                let (f, secs) = run_step(ctx, steps[i].step);
-                mine.push((i, f, secs));
-            }
-            mine
+        || (),
+        |_, k| {
+            let i = order[k];
+            let (f, secs) = run_step(ctx, steps[i].step);
+            (i, f, secs)
         },
+        |_| (),
     );
-    let mut done: Vec<(usize, Finding, f64)> = per_worker.into_iter().flatten().collect();
     done.sort_by_key(|d| d.0);
-    if let Ok(mut v) = GATE_SECONDS.lock() {
-        *v = done
-            .iter()
-            .map(|(i, _, secs)| (steps[*i].step.as_str().to_string(), *secs))
-            .collect();
-    }
-    done.into_iter().map(|(_, f, _)| f).collect()
+    let seconds = done
+        .iter()
+        .map(|(i, _, secs)| (steps[*i].step.as_str().to_string(), *secs))
+        .collect();
+    (done.into_iter().map(|(_, f, _)| f).collect(), seconds)
 }
 
 /// The SKIP finding of a step, naming what opens it (from the spec).
-pub fn skip_naming(step: &str) -> Finding {
+pub(crate) fn skip_naming(step: &str) -> Finding {
     let s = spec::gates().step(step).and_then(|s| s.skip_names.clone());
     Finding::skip(
         step,
@@ -660,7 +728,7 @@ pub fn skip_naming(step: &str) -> Finding {
 }
 
 /// Reads a file of a dump directory, refusing names with path separators.
-pub fn read_dump_file(dir: &Path, name: &str) -> Result<Vec<u8>> {
+pub(crate) fn read_dump_file(dir: &Path, name: &str) -> Result<Vec<u8>> {
     if name.is_empty() || name.contains('/') || name.contains('\\') || name == ".." {
         fail!(
             DumpFormat,

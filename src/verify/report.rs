@@ -233,6 +233,7 @@ mod tests {
             profile: "bonsai-nano".into(),
             preamble: Vec::new(),
             findings: vec![Finding::fail("row_order", detail), Finding::new("inspect")],
+            stats: Default::default(),
         }
     }
 

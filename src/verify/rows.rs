@@ -11,8 +11,9 @@ use crate::ninfer::RowSplitView;
 use crate::spec::NumericFormat;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Bytes of artifact and GGUF payload the verifier read (for the stats line).
-pub static BYTES_READ: AtomicU64 = AtomicU64::new(0);
+/// Bytes of artifact and GGUF payload the verifier read, process-wide; [`super::verify`]
+/// returns its run's share in [`super::Stats`].
+pub(crate) static BYTES_READ: AtomicU64 = AtomicU64::new(0);
 
 fn count(n: usize) {
     BYTES_READ.fetch_add(n as u64, Ordering::Relaxed);

@@ -43,18 +43,18 @@ const MAX_REWRITE_BYTES: u64 = 16 << 20;
 /// Any error a reader returns: located inside the input, of the reader's class family, and
 /// printable.
 pub fn check_error(e: &Error, len: usize, family: &str) {
-    if let Some(off) = e.offset {
+    if let Some(off) = e.offset() {
         assert!(
             off <= len as u64,
             "error offset {off} is past the end of the {len}-byte input: {e}"
         );
     }
     assert!(
-        e.class.id().starts_with(family),
+        e.class().id().starts_with(family),
         "a {family} reader returned an error of class {}: {e}",
-        e.class
+        e.class()
     );
-    assert!(!e.detail.is_empty(), "error without detail: {e:?}");
+    assert!(!e.detail().is_empty(), "error without detail: {e:?}");
     assert!(!e.to_string().is_empty());
 }
 
@@ -267,7 +267,7 @@ fn scalar_agrees<T: Scalar + PartialEq + std::fmt::Debug>(g: &Gguf<'_>, key: &st
     let got = g.get_as::<T>(key);
     assert_eq!(got.is_ok(), want, "get_as::<{}>({key:?})", T::TYPE.name());
     if let Err(e) = got {
-        assert_eq!(e.class, ninfer_ternary::ErrorClass::GgufMetadataType);
+        assert_eq!(e.class(), ninfer_ternary::ErrorClass::GgufMetadataType);
     }
     assert_eq!(v.as_scalar::<T>().is_some(), want);
 }
@@ -338,7 +338,7 @@ fn walk_value(g: &Gguf<'_>, key: &str, v: &Value<'_>, bytes: &[u8]) {
             }
             Err(e) => {
                 assert_ne!(a.elem, ValueType::String);
-                assert_eq!(e.class, ninfer_ternary::ErrorClass::GgufMetadataType);
+                assert_eq!(e.class(), ninfer_ternary::ErrorClass::GgufMetadataType);
                 assert!(g.get_strs(key).is_err());
             }
         }
@@ -527,7 +527,7 @@ pub fn check_artifact(bytes: &[u8], a: &Artifact<'_>) {
     let missing = "\u{0}fuzz: no such object";
     if a.directory.find(missing).is_none() {
         assert_eq!(
-            a.view(missing).err().map(|e| e.class),
+            a.view(missing).err().map(|e| e.class()),
             Some(ninfer_ternary::ErrorClass::NinferObjectMissing)
         );
     }

@@ -43,16 +43,16 @@ pub fn rules_reached(target: &str, input: &[u8]) -> Vec<String> {
         "gguf_parse" | "gguf_structured" => {
             for mode in [Mode::Spec, Mode::Strict] {
                 if let Err(e) = gguf::parse(input, mode) {
-                    out.push(e.class.id().to_string());
+                    out.push(e.class().id().to_string());
                 }
             }
         }
         "ninfer_parse" | "ninfer_roundtrip" => match Artifact::parse(input) {
-            Err(e) => out.push(e.class.id().to_string()),
+            Err(e) => out.push(e.class().id().to_string()),
             Ok(a) => {
                 for o in &a.directory.objects {
                     if let Err(e) = a.view_object(o) {
-                        out.push(e.class.id().to_string());
+                        out.push(e.class().id().to_string());
                     }
                 }
             }
@@ -63,26 +63,26 @@ pub fn rules_reached(target: &str, input: &[u8]) -> Vec<String> {
             if let Ok(m) = dumps::parse_oracle_manifest(&files) {
                 for c in &m.cases {
                     if let Err(e) = dumps::parse_oracle_arrays(&files, c) {
-                        out.push(e.class.id().to_string());
+                        out.push(e.class().id().to_string());
                     }
                 }
             } else if let Err(e) = dumps::parse_oracle_manifest(&files) {
-                out.push(e.class.id().to_string());
+                out.push(e.class().id().to_string());
             }
             if let Some(b) = files.get("embedding.bin") {
                 if let Err(e) = engine_dump::parse(b) {
-                    out.push(e.class.id().to_string());
+                    out.push(e.class().id().to_string());
                 }
             }
         }
         "pack_nano" => {
             if let Some(e) = crate::deep::pack_error(input) {
-                out.push(e.class.id().to_string());
+                out.push(e.class().id().to_string());
             }
         }
         "codec_fast_vs_ref" => {
             if let Some(e) = crate::deep::codec_error(input) {
-                out.push(e.class.id().to_string());
+                out.push(e.class().id().to_string());
             }
         }
         _ => {}

@@ -104,7 +104,7 @@ pub fn check_pack(data: &[u8]) {
     let art = match pack_bytes(&gguf, &m.template, &PackOptions::default()) {
         Ok(a) => a,
         Err(e) => {
-            assert!(!e.detail.is_empty(), "error without detail: {e:?}");
+            assert!(!e.detail().is_empty(), "error without detail: {e:?}");
             return;
         }
     };

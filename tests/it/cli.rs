@@ -262,13 +262,67 @@ fn hostile_input_is_a_clean_error_with_exit_2() {
 #[test]
 fn demo_runs_and_spec_renders() {
     let d = tempfile::tempdir().unwrap();
-    let out = ok(&["demo", "--dir", s(d.path())]);
+    let dir = d.path().join("demo");
+    let out = ok(&["demo", "--dir", s(&dir)]);
+    assert!(out.contains("demo PASSED"), "{out}");
+    // Its own folder again: refused without --force, replaced with it.
+    let o = run(&["demo", "--dir", s(&dir)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("[io.output_exists]"));
+    let out = ok(&["demo", "--dir", s(&dir), "--force"]);
     assert!(out.contains("demo PASSED"), "{out}");
     let out = ok(&["spec", "geometry"]);
     assert!(
         out.contains("| PQ2_0_G128 | [248320, 5120] | 337715200 |"),
         "{out}"
     );
+}
+
+/// `bench-decode --cols` is whole blocks of every format it times: 256 (the TQ1_0/TQ2_0 block,
+/// the smallest width) runs all four; 128, a whole PQ2_0 block but half a TQ1_0 one, is
+/// refused in the argument-mistakes table above.
+#[test]
+fn bench_decode_runs_on_the_smallest_width() {
+    let out = ok(&[
+        "bench-decode",
+        "--rows",
+        "1",
+        "--cols",
+        "256",
+        "--repeat",
+        "1",
+    ]);
+    for codec in ["pq2_0", "ptq1_0", "tq1_0", "tq2_0"] {
+        let line = format!("\"codec\":\"{codec}\",\"weights\":256,");
+        assert!(out.contains(&line), "{codec}: {out}");
+    }
+}
+
+/// `demo` writes through the output rules (fsio::claim_output): a folder holding a user's file
+/// is refused without --force (io.output_exists) and with it (io.foreign_output: never
+/// replaced), and is left exactly as it was.
+#[test]
+fn demo_never_touches_a_folder_it_did_not_write() {
+    let d = tempfile::tempdir().unwrap();
+    let mine = d.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("notes.txt"), "keep").unwrap();
+    for (force, class) in [(false, "[io.output_exists]"), (true, "[io.foreign_output]")] {
+        let mut args = vec!["demo", "--dir", s(&mine)];
+        if force {
+            args.push("--force");
+        }
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "force {force}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(class), "force {force}: {err}");
+        let left: Vec<_> = std::fs::read_dir(&mine).unwrap().flatten().collect();
+        assert_eq!(left.len(), 1, "force {force}: {left:?}");
+        assert_eq!(
+            std::fs::read_to_string(mine.join("notes.txt")).unwrap(),
+            "keep"
+        );
+    }
 }
 
 /// A lone tiny id-42 tensor whose padded size fits both layouts (128 elements: 2 x 18 B or
@@ -558,8 +612,21 @@ fn argument_mistakes_of_every_command_are_classed() {
         (&["mutate", file, "-o", out], "cli.usage", 2),
         (&["dump-reference", no, "-o", out], "io.read", 2),
         (&["dump-reference", file, "-o", bad_out], "io.write", 2),
+        (&["bench-decode", "--cols", "128"], "cli.usage", 2),
+        (&["bench-decode", "--cols", "0"], "cli.usage", 2),
+        (
+            &[
+                "bench-decode",
+                "--rows",
+                "18446744073709551615",
+                "--cols",
+                "256",
+            ],
+            "cli.usage",
+            2,
+        ),
         (&["demo", "--dir", "/proc/nope"], "io.write", 2),
-        (&["demo", "--dir", file], "io.write", 2),
+        (&["demo", "--dir", file], "io.not_regular", 2),
         (&["demo", "--profile", "nope", "--dir", out], "cli.usage", 2),
         (&["spec", "--check", "--dir", "/proc/nope"], "io.read", 2),
         (&["spec", "nope"], "cli.usage", 2),

@@ -221,7 +221,7 @@ fn gguf_pairs_name_the_tensor_block_row_and_the_metadata() {
     assert_eq!(diff(&g, &dropped).removed, vec![name]);
     // A GGUF against a .ninfer is refused.
     let e = diff_bytes("g", &g, "a", &packed(TernaryType::Ptq1_0).artifact).unwrap_err();
-    assert_eq!(e.class, ninfer_ternary::ErrorClass::CliUsage, "{e}");
+    assert_eq!(e.class(), ninfer_ternary::ErrorClass::CliUsage, "{e}");
 }
 
 #[test]

@@ -184,7 +184,7 @@ fn gguf_mutations_reach_large_arrays_eof_tensors_and_wrapping_dims() {
             }
         }
         match gguf::parse(&out, Mode::Spec) {
-            Err(err) => note(&mut classes, err.class.id()),
+            Err(err) => note(&mut classes, err.class().id()),
             Ok(g) => {
                 let big_array = g.kvs.iter().any(|kv| {
                     matches!(&kv.value, Value::Array(a) if a.count > 1000 && a.elem == gguf::ValueType::String)
@@ -249,7 +249,7 @@ fn ninfer_mutations_reach_255_byte_names_huge_resources_and_tall_ptq1_tensors() 
             }
         }
         match Artifact::parse(&out) {
-            Err(err) => note(&mut classes, err.class.id()),
+            Err(err) => note(&mut classes, err.class().id()),
             Ok(a) => {
                 for o in &a.directory.objects {
                     if o.name.len() == 255 {

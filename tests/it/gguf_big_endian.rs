@@ -42,7 +42,7 @@ fn the_big_endian_observation_is_the_twins_except_the_raw_data_digest() {
 fn the_container_parser_itself_still_refuses_big_endian() {
     let be = gguf::swap_byte_order(&big_endian_twin(3).unwrap(), ByteOrder::Little).unwrap();
     let e = gguf::parse(&be, Mode::Strict).unwrap_err();
-    assert_eq!(e.class, ErrorClass::GgufBigEndian);
+    assert_eq!(e.class(), ErrorClass::GgufBigEndian);
 }
 
 #[test]
@@ -54,7 +54,7 @@ fn types_without_a_big_endian_form_are_refused() {
         .unwrap();
     let le = w.to_bytes(&[&[0u8; 66]]).unwrap();
     let e = gguf::swap_byte_order(&le, ByteOrder::Little).unwrap_err();
-    assert_eq!(e.class, ErrorClass::GgufBigEndian);
+    assert_eq!(e.class(), ErrorClass::GgufBigEndian);
     assert!(e.to_string().contains("TQ2_0"), "{e}");
 }
 

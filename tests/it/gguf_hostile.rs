@@ -14,10 +14,10 @@ fn every_hostile_case_fails_with_exactly_its_class() {
         match case.run() {
             Ok(()) => failures.push(format!("{}: accepted, expected {}", case.name, case.class)),
             Err(e) => {
-                if e.class != case.class {
+                if e.class() != case.class {
                     failures.push(format!("{}: got {e}, expected {}", case.name, case.class));
                 }
-                if let Some(off) = e.offset {
+                if let Some(off) = e.offset() {
                     if off > case.bytes.len() as u64 {
                         failures.push(format!(
                             "{}: error offset {off} past the {}-byte file",
@@ -26,7 +26,7 @@ fn every_hostile_case_fails_with_exactly_its_class() {
                         ));
                     }
                 }
-                assert!(!e.detail.is_empty(), "{}: empty detail", case.name);
+                assert!(!e.detail().is_empty(), "{}: empty detail", case.name);
             }
         }
     }
@@ -149,16 +149,16 @@ fn messages_name_the_cause() {
             .run()
             .unwrap_err()
     };
-    assert!(by("big_endian_v3").detail.contains("big-endian GGUF"));
+    assert!(by("big_endian_v3").detail().contains("big-endian GGUF"));
     assert!(by("offset_not_running_sum")
-        .detail
+        .detail()
         .contains("tensor 'b' has offset 64, expected 32"));
     let e = by("id42_neither_g64_nor_g128");
     assert!(
-        e.detail.contains("1152") && e.detail.contains("1088"),
+        e.detail().contains("1152") && e.detail().contains("1088"),
         "{e}"
     );
-    assert!(by("string_length_over_1gib").detail.contains("limit"));
+    assert!(by("string_length_over_1gib").detail().contains("limit"));
 }
 
 fn valid() -> Vec<u8> {
@@ -190,7 +190,7 @@ fn exercise(bytes: &[u8], opts: Options) {
             }
         }
         Err(e) => {
-            if let Some(off) = e.offset {
+            if let Some(off) = e.offset() {
                 assert!(
                     off <= bytes.len() as u64,
                     "offset {off} > len {}: {e}",
@@ -248,7 +248,7 @@ fn every_prefix_of_the_valid_file_is_clean() {
     for n in 0..b.len() {
         let e =
             gguf::parse(&b[..n], Mode::Strict).expect_err("a strict prefix cannot be a whole file");
-        assert!(e.offset.unwrap_or(0) <= n as u64);
+        assert!(e.offset().unwrap_or(0) <= n as u64);
     }
     gguf::parse(&b, Mode::Strict).unwrap();
 }

@@ -76,11 +76,11 @@ fn all_13_value_types_round_trip() {
     assert_eq!(g.architecture(), Some("test"));
     // Typed access errors.
     assert_eq!(
-        g.get_u32("t.i32").unwrap_err().class,
+        g.get_u32("t.i32").unwrap_err().class(),
         ErrorClass::GgufMetadataType
     );
     assert_eq!(
-        g.get_u32("t.nope").unwrap_err().class,
+        g.get_u32("t.nope").unwrap_err().class(),
         ErrorClass::GgufMetadataMissing
     );
     assert_eq!(
@@ -88,7 +88,7 @@ fn all_13_value_types_round_trip() {
             .unwrap()
             .as_i32s()
             .unwrap_err()
-            .class,
+            .class(),
         ErrorClass::GgufMetadataType
     );
     assert_eq!(
@@ -96,7 +96,7 @@ fn all_13_value_types_round_trip() {
             .unwrap()
             .as_strs()
             .unwrap_err()
-            .class,
+            .class(),
         ErrorClass::GgufMetadataType
     );
 }
@@ -275,14 +275,14 @@ fn id42_guessed_wrong_names_the_confusion() {
         },
     )
     .unwrap_err();
-    assert_eq!(e.class, ErrorClass::GgufTensorOffsetSequence);
+    assert_eq!(e.class(), ErrorClass::GgufTensorOffsetSequence);
     assert!(
-        e.detail
+        e.detail()
             .contains("tensor 'f' has offset 1088, expected 1152"),
         "{e}"
     );
     assert!(
-        e.detail.contains("17/18") && e.detail.contains("g64/g128 confusion"),
+        e.detail().contains("17/18") && e.detail().contains("g64/g128 confusion"),
         "{e}"
     );
     // And the other way round.
@@ -294,9 +294,9 @@ fn id42_guessed_wrong_names_the_confusion() {
         },
     )
     .unwrap_err();
-    assert_eq!(e.class, ErrorClass::GgufTensorOffsetSequence);
+    assert_eq!(e.class(), ErrorClass::GgufTensorOffsetSequence);
     assert!(
-        e.detail.contains("18/17") && e.detail.contains("g64/g128 confusion"),
+        e.detail().contains("18/17") && e.detail().contains("g64/g128 confusion"),
         "{e}"
     );
 }
@@ -309,9 +309,9 @@ fn id42_ambiguous_and_undecidable() {
         .find(|c| c.name == "id42_neither_g64_nor_g128")
         .unwrap();
     let e = gguf::parse(&case.bytes, Mode::Strict).unwrap_err();
-    assert_eq!(e.class, ErrorClass::GgufId42Ambiguous);
+    assert_eq!(e.class(), ErrorClass::GgufId42Ambiguous);
     assert!(
-        e.detail.contains("needs 1152") && e.detail.contains("needs 1088"),
+        e.detail().contains("needs 1152") && e.detail().contains("needs 1088"),
         "{e}"
     );
     // 128 weights: 36 vs 34 bytes both pad to 64 — undecidable, assumed mainline with a warning.

@@ -59,7 +59,7 @@ fn big_endian_overlap_bomb_is_refused_fast_with_the_readers_class() {
         let t0 = Instant::now();
         let e = observe_gguf(&bomb, mode, None).unwrap_err();
         let took = t0.elapsed();
-        assert_eq!(e.class, class, "{mode:?}: {e}");
+        assert_eq!(e.class(), class, "{mode:?}: {e}");
         assert!(took.as_secs_f64() < 1.0, "{mode:?}: {took:?}");
         eprintln!(
             "overlap bomb ({n} tensors, {} MiB), {mode:?}: {took:?}",
@@ -68,7 +68,7 @@ fn big_endian_overlap_bomb_is_refused_fast_with_the_readers_class() {
     }
     // The plain swapper (spec-mode rules) refuses it the same way.
     let e = gguf::swap_byte_order(&bomb, ByteOrder::Big).unwrap_err();
-    assert_eq!(e.class, ErrorClass::GgufTensorOverlap, "{e}");
+    assert_eq!(e.class(), ErrorClass::GgufTensorOverlap, "{e}");
 }
 
 /// A big-endian file refused for a reason that is not its byte order keeps that reason's class
@@ -113,7 +113,7 @@ fn a_big_endian_refusal_keeps_its_real_class() {
     for (what, bytes, class) in cases {
         assert!(gguf::is_big_endian(&bytes), "{what}");
         let e = observe_gguf(&bytes, Mode::Strict, None).unwrap_err();
-        assert_eq!(e.class, class, "{what}: {e}");
+        assert_eq!(e.class(), class, "{what}: {e}");
     }
 }
 
@@ -123,7 +123,7 @@ fn a_big_endian_refusal_keeps_its_real_class() {
 fn a_well_formed_big_endian_pq2_0_file_is_refused_with_the_swappers_reason() {
     let bytes = be_gguf(&[ARCH], &[("w", &[128], 142, 0)], 34);
     let e = observe_gguf(&bytes, Mode::Strict, None).unwrap_err();
-    assert_eq!(e.class, ErrorClass::GgufBigEndian, "{e}");
+    assert_eq!(e.class(), ErrorClass::GgufBigEndian, "{e}");
     let msg = e.to_string();
     assert!(msg.contains("PQ2_0") && msg.contains("'w'"), "{msg}");
     assert!(!msg.contains("only little-endian"), "{msg}");
@@ -144,8 +144,8 @@ fn every_big_endian_prefix_fails_like_its_little_endian_twin() {
         ) {
             (Err(a), Err(b)) => {
                 assert_eq!(
-                    (a.class, a.offset),
-                    (b.class, b.offset),
+                    (a.class(), a.offset()),
+                    (b.class(), b.offset()),
                     "prefix {n}: {a} / {b}"
                 );
                 refused += 1;
@@ -169,7 +169,7 @@ fn mixed_endian_files_are_still_refused_as_big_endian() {
     for f in ["n_big_endian_v3.gguf", "n_big_endian_v2.gguf"] {
         let bytes = std::fs::read(root.join(f)).unwrap();
         let e = observe_gguf(&bytes, Mode::Strict, None).unwrap_err();
-        assert_eq!(e.class, ErrorClass::GgufBigEndian, "{f}: {e}");
+        assert_eq!(e.class(), ErrorClass::GgufBigEndian, "{f}: {e}");
         assert!(e.to_string().contains("mixed-endian"), "{f}: {e}");
     }
 }
@@ -457,6 +457,6 @@ fn the_check_after_a_run_catches_a_rewrite_by_its_metadata() {
         .set_modified(mtime)
         .unwrap();
     let e = m.verify_unchanged(&c.root, &all, &before).unwrap_err();
-    assert_eq!(e.class, ErrorClass::CorpusIntegrity);
+    assert_eq!(e.class(), ErrorClass::CorpusIntegrity);
     assert!(e.to_string().contains("gguf/n_bool_2.gguf"), "{e}");
 }

@@ -128,7 +128,7 @@ fn a_directory_object_with_many_members_parses_in_linear_time() {
     // The file is refused (the extra members are not allowed) only after the whole JSON is
     // read and checked for duplicates: that check is the work measured.
     let e = Artifact::parse(&many_members(3)).err().unwrap();
-    assert_eq!(e.class, ErrorClass::NinferDirMembers, "{e}");
+    assert_eq!(e.class(), ErrorClass::NinferDirMembers, "{e}");
     let r = growth(Clock::Thread, 10_000, 100_000, 4, many_members, |b| {
         assert!(Artifact::parse(b).is_err());
     });

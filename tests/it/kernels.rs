@@ -159,25 +159,25 @@ fn bad_kernels_get_their_error_class() {
         cuda::run_host(src, entry, d, &cases, Duration::from_secs(30)).unwrap_err()
     };
     assert_eq!(
-        refused(&format!("{ok_sig} {{ y[0] = undefined_thing; }}"), "k").class,
+        refused(&format!("{ok_sig} {{ y[0] = undefined_thing; }}"), "k").class(),
         ErrorClass::KernelCompile
     );
     assert_eq!(
-        refused(&format!("{ok_sig} {{ }}"), "nope").class,
+        refused(&format!("{ok_sig} {{ }}"), "nope").class(),
         ErrorClass::KernelEntryMissing
     );
     let e = refused(
         "extern \"C\" __global__ void k(const unsigned char* b, float* y, long long n) {}",
         "k",
     );
-    assert_eq!(e.class, ErrorClass::KernelSignature, "{e}");
-    assert!(e.detail.contains("int"), "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelSignature, "{e}");
+    assert!(e.detail().contains("int"), "{e}");
     // Features the host tier does not emulate are kernel.unsupported (SKIPPED), not failures.
     let e = refused(
         &format!("{ok_sig} {{ asm volatile(\"membar.gl;\"); y[0] = 0; }}"),
         "k",
     );
-    assert_eq!(e.class, ErrorClass::KernelUnsupported, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelUnsupported, "{e}");
     // Per-case errors: (source body, timeout, class).
     let body = |b: &str| format!("{ok_sig} {{ {b} }}");
     for (src, t, class) in [
@@ -294,7 +294,7 @@ fn check_kernel_cli_locates_and_names_a_failure_and_keeps_its_exit_codes() {
     // The device tier never passes where it cannot run.
     let abi = KernelAbi::default_for(KernelClass::Dequantize, Precision::F32).unwrap();
     if cuda::run_device("", "x", &abi, &[])
-        .is_err_and(|e| e.class == ErrorClass::KernelTierUnavailable)
+        .is_err_and(|e| e.class() == ErrorClass::KernelTierUnavailable)
     {
         let (code, out) =
             cli(&[&check_ref[..], &["--format", "ptq1_0", "--tier", "device"]].concat());
@@ -571,7 +571,7 @@ fn kernels_md_worked_examples_pass_on_the_host_tier() {
 fn dump_reference_on_a_device_that_is_not_there_is_skipped_and_writes_nothing() {
     let abi = KernelAbi::default_for(KernelClass::Dequantize, Precision::F32).unwrap();
     if !cuda::run_device("", "x", &abi, &[])
-        .is_err_and(|e| e.class == ErrorClass::KernelTierUnavailable)
+        .is_err_and(|e| e.class() == ErrorClass::KernelTierUnavailable)
     {
         return; // a GPU is present
     }
@@ -598,7 +598,7 @@ fn dump_reference_on_a_device_that_is_not_there_is_skipped_and_writes_nothing() 
 fn device_tier_where_a_gpu_exists() {
     let abi = KernelAbi::default_for(KernelClass::Dequantize, Precision::F32).unwrap();
     if let Err(e) = cuda::run_device("", "x", &abi, &[]) {
-        if e.class == ErrorClass::KernelTierUnavailable {
+        if e.class() == ErrorClass::KernelTierUnavailable {
             report(format!("device tier: NOT RUN ({e})"));
             return;
         }
@@ -640,10 +640,10 @@ fn compile_tier_bad_kernels_get_their_error_class() {
         "extern \"C\" __global__ void k(const unsigned char* b, float* y, int n) { y[0] = b[0]; }";
     assert!(cuda::compile_nvrtc(ok, "k", &sig, &arch, &[]).is_ok());
     let e = cuda::compile_nvrtc(ok, "nope", &sig, &arch, &[]).unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelEntryMissing, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelEntryMissing, "{e}");
     let e = cuda::compile_nvrtc(&ok.replace("int n", "long long n"), "k", &sig, &arch, &[])
         .unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelSignature, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelSignature, "{e}");
     let e = cuda::compile_nvrtc(
         &ok.replace("b[0]", "undefined_thing"),
         "k",
@@ -652,7 +652,7 @@ fn compile_tier_bad_kernels_get_their_error_class() {
         &[],
     )
     .unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelCompile, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelCompile, "{e}");
     report(
         "compile tier: NVRTC bad-input classes checked (compile, entry_missing, signature)".into(),
     );

@@ -40,12 +40,12 @@ fn find_after(hay: &str, from: &str, needle: &str) -> usize {
 
 /// The error must be of `class` and point exactly at `want` (an index into the directory).
 fn check(e: &Error, class: ErrorClass, want: usize) -> Result<(), String> {
-    if e.class != class {
-        return Err(format!("class {} instead of {class}: {e}", e.class));
+    if e.class() != class {
+        return Err(format!("class {} instead of {class}: {e}", e.class()));
     }
     let want = DIRECTORY_OFFSET + want as u64;
-    if e.offset != Some(want) {
-        return Err(format!("offset {:?} instead of {want}: {e}", e.offset));
+    if e.offset() != Some(want) {
+        return Err(format!("offset {:?} instead of {want}: {e}", e.offset()));
     }
     Ok(())
 }
@@ -133,7 +133,7 @@ fn negative_control_directory_start_offsets_fail_the_check() {
             continue; // parse-phase cases: covered by the test above
         };
         let e = validate(&dir, u64::MAX / 2).unwrap_err();
-        assert_eq!(e.offset, Some(DIRECTORY_OFFSET));
+        assert_eq!(e.offset(), Some(DIRECTORY_OFFSET));
         assert!(check(&e, class, want).is_err());
         failed += 1;
     }

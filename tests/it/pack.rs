@@ -450,7 +450,7 @@ fn every_pack_error_is_reached_with_its_class() {
     ];
     for (what, g, t, class, needle) in cases {
         let e = pack_err(&g, &t);
-        assert_eq!(e.class, class, "{what}: {e}");
+        assert_eq!(e.class(), class, "{what}: {e}");
         assert!(
             e.to_string().contains(needle),
             "{what}: '{e}' lacks '{needle}'"
@@ -495,7 +495,7 @@ fn a_template_missing_a_mapped_object_or_with_an_unmapped_one_is_refused() {
         p.remove(i);
     });
     let e = pack_err(&src, &missing);
-    assert_eq!(e.class, ErrorClass::PackTemplate);
+    assert_eq!(e.class(), ErrorClass::PackTemplate);
     assert!(e.to_string().contains("template lacks"), "{e}");
     let unmapped = rebuild(&|o, p| {
         o.insert(
@@ -510,7 +510,7 @@ fn a_template_missing_a_mapped_object_or_with_an_unmapped_one_is_refused() {
         p.insert(20, vec![0; 8]);
     });
     let e = pack_err(&src, &unmapped);
-    assert_eq!(e.class, ErrorClass::PackTemplate);
+    assert_eq!(e.class(), ErrorClass::PackTemplate);
     assert!(e.to_string().contains("unmapped gdn object"), "{e}");
 }
 
@@ -582,11 +582,11 @@ fn sign_values_of_any_numeric_type_pack_identically() {
         }
     });
     let e = pack_err(&half, &tpl);
-    assert_eq!(e.class, ErrorClass::PackHadamard, "{e}");
+    assert_eq!(e.class(), ErrorClass::PackHadamard, "{e}");
     assert!(e.to_string().contains("sign_values[5]"), "{e}");
     let strings = retype(ValueType::String, |x| MetaValue::String(x.to_string()));
     let e = pack_err(&strings, &tpl);
-    assert_eq!(e.class, ErrorClass::PackHadamard, "{e}");
+    assert_eq!(e.class(), ErrorClass::PackHadamard, "{e}");
     assert!(e.to_string().contains("numeric"), "{e}");
 }
 
@@ -667,7 +667,7 @@ fn reduced_gguf_profile_resolution_and_refusals() {
     ];
     for (what, g, o, needle) in cases {
         let e = pack_bytes(&g, &tpl, &o).unwrap_err();
-        assert_eq!(e.class, ErrorClass::PackProfile, "{what}: {e}");
+        assert_eq!(e.class(), ErrorClass::PackProfile, "{what}: {e}");
         assert!(e.to_string().contains(needle), "{what}: {e}");
     }
     // A layer beyond the profile is refused by synth and by the packer.
@@ -680,7 +680,7 @@ fn reduced_gguf_profile_resolution_and_refusals() {
         }
     });
     let e = pack_bytes(&beyond, &tpl, &named).unwrap_err();
-    assert_eq!(e.class, ErrorClass::PackProfile, "{e}");
+    assert_eq!(e.class(), ErrorClass::PackProfile, "{e}");
     assert!(e.to_string().contains("layer 99 is beyond"), "{e}");
     // --layers filters what the reduced GGUF holds.
     let only3 = PackOptions {
@@ -861,16 +861,25 @@ fn prism_hadamard_values_the_spec_rules_out_are_refused_with_key_and_offset() {
         let key = h(key);
         let g = with_kv(&src, &key, value);
         let e = refused_by_pack_and_check(&g, &tpl, &opts);
-        assert_eq!(e.class, ErrorClass::PackHadamard, "{what}: {e}");
-        assert!(e.field.starts_with(&key), "{what}: field of {e}");
-        assert_eq!(e.offset, Some(value_offset(&g, &key)), "{what}: {e}");
+        assert_eq!(e.class(), ErrorClass::PackHadamard, "{what}: {e}");
+        assert!(e.field().starts_with(&key), "{what}: field of {e}");
+        assert_eq!(e.offset(), Some(value_offset(&g, &key)), "{what}: {e}");
         assert!(
             e.to_string().contains(needle),
             "{what}: '{e}' lacks '{needle}'"
         );
     }
-    // An absent key no output byte depends on packs to the very same artifact (tools/pack.py
-    // reads only the sign table); an absent needed key is refused, alone in its error.
+}
+
+/// An absent prism.hadamard key no output byte depends on packs to the very same artifact
+/// (tools/pack.py reads only the sign table); an absent needed key is refused, alone in its
+/// error.
+#[test]
+fn absent_prism_hadamard_keys_change_nothing_or_are_refused_alone() {
+    let src = nano_fixture::model(TernaryType::Pq2_0, 5);
+    let tpl = nano_fixture::template();
+    let opts = PackOptions::default();
+    let h = |k: &str| format!("prism.hadamard.{k}");
     let reference = pack_bytes(&src, &tpl, &opts).unwrap();
     for key in [
         "axis",
@@ -884,7 +893,7 @@ fn prism_hadamard_values_the_spec_rules_out_are_refused_with_key_and_offset() {
     }
     let e = refused_by_pack_and_check(&with_kv(&src, &h("sign_values"), None), &tpl, &opts);
     assert_eq!(
-        (e.class, e.field.as_str()),
+        (e.class(), e.field()),
         (ErrorClass::PackHadamard, "prism.hadamard.sign_values")
     );
 }
@@ -921,15 +930,19 @@ fn profile_fixed_hparams_are_compared_with_the_profile() {
             let g = with_kv(&src, &key, Some(v));
             let e = refused_by_pack_and_check(&g, &tpl, &opts);
             // embedding_length also picks the profile, so a wrong value may already fail there.
-            assert_eq!(e.class, ErrorClass::PackProfile, "{key} {what}: {e}");
+            assert_eq!(e.class(), ErrorClass::PackProfile, "{key} {what}: {e}");
             let text = e.to_string();
             assert!(
                 !text.contains("Some("),
                 "{key} {what}: Debug text in '{text}'"
             );
             if hp.key != "embedding_length" || what == "U64 of the right value" {
-                assert_eq!(e.field, key, "{key} {what}: {e}");
-                assert_eq!(e.offset, Some(value_offset(&g, &key)), "{key} {what}: {e}");
+                assert_eq!(e.field(), key, "{key} {what}: {e}");
+                assert_eq!(
+                    e.offset(),
+                    Some(value_offset(&g, &key)),
+                    "{key} {what}: {e}"
+                );
                 assert!(
                     text.contains(&needle),
                     "{key} {what}: '{text}' lacks '{needle}'"
@@ -968,7 +981,7 @@ fn layers_and_empty_gguf_are_refused_by_pack_and_check() {
         };
         let e = refused_by_pack_and_check(&src, &tpl, &opts);
         assert_eq!(
-            (e.class, e.field.as_str()),
+            (e.class(), e.field()),
             (ErrorClass::PackProfile, "--layers"),
             "{layers:?}"
         );
@@ -976,7 +989,7 @@ fn layers_and_empty_gguf_are_refused_by_pack_and_check() {
     }
     let empty = rewrite(&src, |_, ts| ts.clear());
     let e = refused_by_pack_and_check(&empty, &tpl, &PackOptions::default());
-    assert_eq!(e.class, ErrorClass::PackProfile, "{e}");
+    assert_eq!(e.class(), ErrorClass::PackProfile, "{e}");
     assert!(e.to_string().contains("no tensor"), "{e}");
     // Control: the healthy file pre-flights with at least the source check and no failure.
     let g = gguf::parse(&src, Mode::Strict).unwrap();
@@ -1063,16 +1076,20 @@ fn profile_and_missing_tensor_errors_name_the_byte_that_decided_them() {
     let hidden_key = format!("{}.embedding_length", p.arch);
     let bad_hidden = with_kv(&src, &hidden_key, Some(MetaValue::U32(p.hidden as u32 + 1)));
     let e = refused_by_pack_and_check(&bad_hidden, &tpl, &named);
-    assert_eq!(e.class, ErrorClass::PackProfile, "{e}");
+    assert_eq!(e.class(), ErrorClass::PackProfile, "{e}");
     assert_eq!(
-        e.offset,
+        e.offset(),
         Some(value_offset(&bad_hidden, &hidden_key)),
         "{e}"
     );
     // Without --profile no profile fits at all: the error points at the declared block count.
     let block_key = format!("{}.block_count", p.arch);
     let e = refused_by_pack_and_check(&bad_hidden, &tpl, &PackOptions::default());
-    assert_eq!(e.offset, Some(value_offset(&bad_hidden, &block_key)), "{e}");
+    assert_eq!(
+        e.offset(),
+        Some(value_offset(&bad_hidden, &block_key)),
+        "{e}"
+    );
 
     let beyond = rewrite(&src, |_, ts| {
         for t in ts.iter_mut().filter(|t| t.0.starts_with("blk.3.")) {
@@ -1087,7 +1104,7 @@ fn profile_and_missing_tensor_errors_name_the_byte_that_decided_them() {
         .find(|t| t.name.starts_with("blk.99."))
         .unwrap();
     assert_eq!(
-        (e.class, e.offset),
+        (e.class(), e.offset()),
         (ErrorClass::PackProfile, Some(first99.info_offset)),
         "{e}"
     );
@@ -1095,12 +1112,12 @@ fn profile_and_missing_tensor_errors_name_the_byte_that_decided_them() {
     let empty = rewrite(&src, |_, ts| ts.clear());
     let e = refused_by_pack_and_check(&empty, &tpl, &PackOptions::default());
     let g = gguf::parse(&empty, Mode::Strict).unwrap();
-    assert_eq!(e.offset, Some(g.tensor_info_offset), "{e}");
+    assert_eq!(e.offset(), Some(g.tensor_info_offset), "{e}");
 
     let g = gguf::parse(&src, Mode::Strict).unwrap();
     let e = g.require_tensor("no.such.tensor").unwrap_err();
     assert_eq!(
-        (e.class, e.offset),
+        (e.class(), e.offset()),
         (ErrorClass::GgufTensorMissing, Some(g.tensor_info_offset))
     );
     assert!(
@@ -1115,5 +1132,9 @@ fn profile_and_missing_tensor_errors_name_the_byte_that_decided_them() {
         ..Default::default()
     };
     let e = pack_bytes(&src, &tpl, &unknown).unwrap_err();
-    assert_eq!((e.class, e.offset), (ErrorClass::PackProfile, None), "{e}");
+    assert_eq!(
+        (e.class(), e.offset()),
+        (ErrorClass::PackProfile, None),
+        "{e}"
+    );
 }

@@ -165,10 +165,7 @@ fn skip_of_text_or_of_an_unknown_name_is_refused() {
             ..Default::default()
         };
         let e = pack_bytes(&src, &tpl, &opts).unwrap_err();
-        assert_eq!(
-            (e.class, e.field.as_str()),
-            (ErrorClass::PackTemplate, "--skip")
-        );
+        assert_eq!((e.class(), e.field()), (ErrorClass::PackTemplate, "--skip"));
         assert!(e.to_string().contains(needle), "{skip}: {e}");
     }
     // A known namespace this template lacks filters nothing and is accepted (pack.py's too).
@@ -232,7 +229,7 @@ fn unknown_namespaces_are_borrowed_and_unmapped_text_objects_refused() {
         );
         let e = pack_bytes(&src, &bad, &PackOptions::default()).unwrap_err();
         assert_eq!(
-            (e.class, e.field.as_str()),
+            (e.class(), e.field()),
             (ErrorClass::PackTemplate, name),
             "{e}"
         );
@@ -378,9 +375,9 @@ fn six_key_reduced_gguf_refusals_name_every_missing_key_at_once() {
         kvs.retain(|k| !k.0.starts_with("prism.hadamard.sign_"))
     });
     let e = pack_bytes(&no_signs, &tpl, &PackOptions::default()).unwrap_err();
-    assert_eq!(e.class, ErrorClass::PackHadamard, "{e}");
+    assert_eq!(e.class(), ErrorClass::PackHadamard, "{e}");
     assert_eq!(
-        e.field,
+        e.field(),
         "prism.hadamard.sign_widths, prism.hadamard.sign_values"
     );
     let other = PackOptions {
@@ -389,7 +386,7 @@ fn six_key_reduced_gguf_refusals_name_every_missing_key_at_once() {
     };
     let e = pack_bytes(&six, &tpl, &other).unwrap_err();
     assert_eq!(
-        (e.class, e.field.as_str()),
+        (e.class(), e.field()),
         (ErrorClass::PackProfile, "blk.0.attn_norm.weight"),
         "{e}"
     );
@@ -399,17 +396,17 @@ fn six_key_reduced_gguf_refusals_name_every_missing_key_at_once() {
         ..Default::default()
     };
     let e = pack_bytes(&six, &tpl, &micro).unwrap_err();
-    assert_eq!(e.class, ErrorClass::GgufTensorShape, "{e}");
+    assert_eq!(e.class(), ErrorClass::GgufTensorShape, "{e}");
     // A reduced GGUF still needs every tensor of the layers it holds.
     let partial = rewrite(&six, |_, ts| ts.retain(|t| t.0 != "blk.3.attn_k.weight"));
     let e = pack_bytes(&partial, &tpl, &PackOptions::default()).unwrap_err();
-    assert_eq!(e.class, ErrorClass::GgufTensorMissing, "{e}");
+    assert_eq!(e.class(), ErrorClass::GgufTensorMissing, "{e}");
     // A full-layer GGUF without its vocabulary is not a reduced model: still refused.
     let full_no_vocab = rewrite(&nano_fixture::model(TernaryType::Pq2_0, 5), |_, ts| {
         ts.retain(|t| t.0 != "output.weight")
     });
     let e = pack_bytes(&full_no_vocab, &tpl, &PackOptions::default()).unwrap_err();
-    assert_eq!(e.class, ErrorClass::GgufTensorMissing, "{e}");
+    assert_eq!(e.class(), ErrorClass::GgufTensorMissing, "{e}");
 }
 
 /// `--minimal`: frontend, one full-attention layer and the sign table, as tools/pack.py layer3.
@@ -447,7 +444,7 @@ fn minimal_artifact_is_frontend_one_attention_layer_and_signs() {
     };
     let e = pack_bytes(&six, &tpl, &only0).unwrap_err();
     assert_eq!(
-        (e.class, e.field.as_str()),
+        (e.class(), e.field()),
         (ErrorClass::PackProfile, "--minimal")
     );
 }

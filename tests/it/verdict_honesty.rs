@@ -437,7 +437,7 @@ fn the_invalid_utf8_case_fails_for_utf8_alone() {
         r
     };
     assert_eq!(
-        parse(&bytes, Mode::Strict).unwrap_err().class,
+        parse(&bytes, Mode::Strict).unwrap_err().class(),
         ErrorClass::GgufStringUtf8
     );
     parse(&repair(&bytes), Mode::Strict).expect("repaired: accepted");
@@ -447,11 +447,11 @@ fn the_invalid_utf8_case_fails_for_utf8_alone() {
     old_kv.push(0);
     let old = gguf_v3(1, &old_kv);
     assert_eq!(
-        parse(&old, Mode::Strict).unwrap_err().class,
+        parse(&old, Mode::Strict).unwrap_err().class(),
         ErrorClass::GgufStringUtf8
     );
     assert_eq!(
-        parse(&repair(&old), Mode::Strict).unwrap_err().class,
+        parse(&repair(&old), Mode::Strict).unwrap_err().class(),
         ErrorClass::GgufArchitectureMissing
     );
 }

@@ -548,7 +548,7 @@ fn a_token_count_that_wraps_the_length_check_is_refused_not_a_panic() {
         .unwrap()
         .shape()[1] as usize;
     let err = dumps::parse_embedding(&files, "text/token_embedding", k).unwrap_err();
-    assert_eq!(err.class, ninfer_ternary::ErrorClass::DumpFormat, "{err}");
+    assert_eq!(err.class(), ninfer_ternary::ErrorClass::DumpFormat, "{err}");
     let mut good = files.clone();
     good.insert("manifest.json".into(), honest.into_bytes());
     let parsed = dumps::parse_embedding(&good, "text/token_embedding", k).unwrap();
@@ -568,7 +568,7 @@ fn a_token_count_that_wraps_the_length_check_is_refused_not_a_panic() {
     assert!(dumps::parse_oracle_arrays(o.as_path(), &case).is_ok());
     case.tokens = usize::MAX / 2 + 2;
     let err = dumps::parse_oracle_arrays(o.as_path(), &case).unwrap_err();
-    assert_eq!(err.class, ninfer_ternary::ErrorClass::DumpFormat, "{err}");
+    assert_eq!(err.class(), ninfer_ternary::ErrorClass::DumpFormat, "{err}");
 }
 
 /// Sets the BOOL value of `key` in a GGUF's metadata (the byte after the key and its type).
@@ -675,13 +675,13 @@ fn a_bad_spec_row_range_is_spec_invalid_and_a_short_tensor_is_tensor_shape() {
     };
     let unknown = part(Dim::Num(0), Dim::Name("no_such_dimension".into()));
     let e = ninfer_ternary::pack::rows::part_rows(&p, &unknown, 100).unwrap_err();
-    assert_eq!(e.class, ErrorClass::SpecInvalid, "{e}");
+    assert_eq!(e.class(), ErrorClass::SpecInvalid, "{e}");
     let backwards = part(Dim::Num(5), Dim::Num(2));
     let e = ninfer_ternary::pack::rows::part_rows(&p, &backwards, 100).unwrap_err();
-    assert_eq!(e.class, ErrorClass::SpecInvalid, "{e}");
+    assert_eq!(e.class(), ErrorClass::SpecInvalid, "{e}");
     let e =
         ninfer_ternary::pack::rows::part_rows(&p, &part(Dim::Num(0), Dim::Num(8)), 4).unwrap_err();
-    assert_eq!(e.class, ErrorClass::GgufTensorShape, "{e}");
+    assert_eq!(e.class(), ErrorClass::GgufTensorShape, "{e}");
     assert_eq!(
         ninfer_ternary::pack::rows::part_rows(&p, &part(Dim::Num(0), Dim::Num(4)), 4).unwrap(),
         vec![0, 1, 2, 3]
@@ -1168,11 +1168,11 @@ fn mutate_kind_lists_its_values_and_suggests_the_near_one() {
     assert!(err.contains("swap-two-rows"), "{err}");
     assert!(!out.exists());
     let e = mutate::spec("swap-tow-rows").unwrap_err();
-    assert_eq!(e.class, ninfer_ternary::ErrorClass::VerifyMutation);
-    assert!(e.detail.contains("did you mean 'swap-two-rows'"), "{e}");
+    assert_eq!(e.class(), ninfer_ternary::ErrorClass::VerifyMutation);
+    assert!(e.detail().contains("did you mean 'swap-two-rows'"), "{e}");
     // Far from every kind: no suggestion, the list only.
     let e = mutate::spec("zzz").unwrap_err();
-    assert!(!e.detail.contains("did you mean"), "{e}");
+    assert!(!e.detail().contains("did you mean"), "{e}");
     assert!(mutate::spec("swap-two-rows").is_ok());
     let (code, _, err) = run_cli(&[
         os("mutate"),
@@ -1194,8 +1194,8 @@ fn a_malformed_engine_dump_is_a_dump_format_error_with_its_offset() {
     let bytes = [8u8, 0, 0, 0, 64];
     std::fs::write(&dump, bytes).unwrap();
     let e = ninfer_ternary::verify::engine_dump::parse(&bytes).unwrap_err();
-    assert_eq!(e.class, ninfer_ternary::ErrorClass::DumpFormat, "{e}");
-    assert_eq!(e.offset, Some(4), "{e}");
+    assert_eq!(e.class(), ninfer_ternary::ErrorClass::DumpFormat, "{e}");
+    assert_eq!(e.offset(), Some(4), "{e}");
     let (code, out, err) = run_cli(&[
         os("verify"),
         f.art.as_os_str(),
@@ -1213,4 +1213,72 @@ fn a_malformed_engine_dump_is_a_dump_format_error_with_its_offset() {
         line.contains("[dump.format]") && line.contains("at byte 4"),
         "{line}"
     );
+}
+
+#[test]
+fn a_report_returns_its_runs_statistics_outside_the_json() {
+    let fx = Fixture::new(model::TernaryType::Pq2_0);
+    let (emb, orc) = fx.dumps("healthy");
+    let r = fx.run("", &fx.artifact, fx.full(&emb, &orc));
+    // One timing per gate, in spec order, each a real duration.
+    let steps: Vec<&str> = gates().steps.iter().map(|s| s.step.as_str()).collect();
+    let timed: Vec<&str> = (r.stats.gate_seconds.iter())
+        .map(|(s, _)| s.as_str())
+        .collect();
+    assert_eq!(timed, steps);
+    assert!(r
+        .stats
+        .gate_seconds
+        .iter()
+        .all(|(_, t)| t.is_finite() && *t >= 0.0));
+    // The gates read at least the artifact's ternary payload once (row comparisons).
+    assert!(r.stats.payload_bytes_read > 0, "{:?}", r.stats);
+    // Statistics vary run to run, so the deterministic JSON report never shows them.
+    let j = report::json(&r).to_string();
+    assert!(
+        !j.contains("gate_seconds") && !j.contains("payload_bytes_read"),
+        "{j}"
+    );
+    // Negative control: an artifact that does not open runs no gate, so it reports no cost.
+    let mut broken = fx.artifact.clone();
+    let n = broken.len();
+    broken.truncate(n / 2);
+    let r = fx.run("-cut", &broken, Options::default());
+    assert_eq!(r.count(Verdict::Fail), 1, "{}", report::summary(&r, false));
+    assert_eq!(r.stats, verify::Stats::default());
+}
+
+#[test]
+fn only_a_file_that_is_not_a_ninfer_is_an_input_error() {
+    use ninfer_ternary::ErrorClass;
+    let fx = Fixture::new(model::TernaryType::Pq2_0);
+    let v1 = (ninfer_ternary::spec::get().container.refused_magics.iter())
+        .find(|r| r.error_class == "ninfer.magic_v1")
+        .expect("spec/container.json refuses the v1 magic");
+    let mut v1_file: Vec<u8> = (0..v1.magic_hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&v1.magic_hex[i..i + 2], 16).unwrap())
+        .collect();
+    v1_file.extend_from_slice(&fx.artifact[8..]);
+    // Not a .ninfer at all: the verifier stops with the reader's class, no report.
+    let not_ninfer = [
+        (fx.gguf.clone(), ErrorClass::NinferMagic),
+        (b"NINF".to_vec(), ErrorClass::NinferTruncated),
+        (v1_file, ErrorClass::NinferMagicV1),
+    ];
+    for (bytes, class) in not_ninfer {
+        let e =
+            verify::verify("x.ninfer", &bytes, "g.gguf", &fx.gguf, Options::default()).unwrap_err();
+        assert_eq!(e.class(), class, "{e}");
+        assert!(e.field().starts_with("x.ninfer"), "{e}");
+    }
+    // A .ninfer damaged after its magic (a truncated prefix, also `ninfer.truncated`, and a
+    // directory that is not JSON) is an artifact the gates judge: a report whose inspect fails.
+    let mut bad_json = fx.artifact.clone();
+    bad_json[16] = b'!';
+    for bytes in [fx.artifact[..12].to_vec(), bad_json] {
+        let r = verify::verify("x.ninfer", &bytes, "g.gguf", &fx.gguf, Options::default()).unwrap();
+        let inspect = r.findings.iter().find(|f| f.step == "inspect").unwrap();
+        assert_eq!(inspect.status, Verdict::Fail, "{}", report::text(&r));
+    }
 }

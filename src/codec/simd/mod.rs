@@ -11,6 +11,7 @@
 //! process, read once; [`decode_with`] forces one path for one call (tests and benches).
 
 use crate::codec::Codec;
+#[cfg(any(test, feature = "internals"))]
 use crate::error::{Error, ErrorClass, Result};
 use std::sync::OnceLock;
 
@@ -136,6 +137,7 @@ pub(crate) fn choose(available: &[Path], env: Option<&str>) -> (Path, Option<Str
 }
 
 /// True iff `codec` has per-path kernels here (the other codecs ignore the path).
+#[cfg(any(test, feature = "internals"))]
 pub const fn has_kernels(codec: Codec) -> bool {
     matches!(
         codec,
@@ -146,6 +148,7 @@ pub const fn has_kernels(codec: Codec) -> bool {
 /// Decodes whole blocks with the fast decoder on `path`, whatever [`active`] says, stores as
 /// [`Stores::Auto`] picks them: the same length contract as [`Codec::decode`]. Fails with
 /// `codec.unsupported` when this CPU cannot run `path`. Codecs without per-path kernels decode with their one fast path.
+#[cfg(any(test, feature = "internals"))]
 pub fn decode_with(codec: Codec, path: Path, bytes: &[u8], out: &mut [f32]) -> Result<()> {
     decode_with_stores(codec, path, Stores::Auto, bytes, out)
 }
@@ -249,6 +252,7 @@ pub fn cpu_vendor() -> String {
 
 impl Stores {
     /// The lower-case name the benches use (`auto`, `cached`, `stream`).
+    #[cfg(any(test, feature = "internals"))]
     pub const fn name(self) -> &'static str {
         match self {
             Stores::Auto => "auto",
@@ -287,6 +291,7 @@ impl Stores {
 
 /// [`decode_with`] with the store kind forced too (tests and benches): the same length
 /// contract and `codec.unsupported` refusal of a path this CPU cannot run.
+#[cfg(any(test, feature = "internals"))]
 pub fn decode_with_stores(
     codec: Codec,
     path: Path,
@@ -303,6 +308,7 @@ pub fn decode_with_stores(
 }
 
 /// The `codec.unsupported` error of a path this CPU cannot run.
+#[cfg(any(test, feature = "internals"))]
 fn unavailable(codec: Codec, path: Path) -> Error {
     Error::new(
         ErrorClass::CodecUnsupported,

@@ -61,10 +61,12 @@ impl RawBytes {
         self
     }
     /// Bytes built so far.
+    #[cfg(any(test, feature = "internals"))]
     pub fn len(&self) -> usize {
         self.0.len()
     }
     /// Whether nothing was built yet.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -192,6 +194,7 @@ pub fn run_case(bytes: &[u8], mode: Mode, decode: Option<&Decode>) -> Result<()>
 
 impl HostileCase {
     /// Runs the case; `Err` with the case's class is the expected outcome.
+    #[cfg(any(test, feature = "internals"))]
     pub fn run(&self) -> Result<()> {
         run_case(&self.bytes, self.mode, self.decode.as_ref())
     }
@@ -199,6 +202,7 @@ impl HostileCase {
 
 impl ControlCase {
     /// Runs the control; it must return `Ok`.
+    #[cfg(any(test, feature = "internals"))]
     pub fn run(&self) -> Result<()> {
         run_case(&self.bytes, self.mode, self.decode.as_ref())
     }
