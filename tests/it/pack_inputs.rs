@@ -837,7 +837,7 @@ fn verify_minimal_fails_a_broken_minimal_artifact() {
     )
     .unwrap_err();
     assert_eq!(
-        (e.class, e.field.as_str()),
+        (e.class(), e.field()),
         (ErrorClass::VerifyInput, "--minimal"),
         "{e}"
     );
@@ -899,9 +899,9 @@ fn mutate_finds_the_profile_of_artifacts_without_token_embedding() {
     let m = Artifact::parse(&minimal).unwrap();
     plan_mutation(&m, "flipped-sign").unwrap();
     let e = plan_mutation(&m, "swap-two-rows").err().unwrap();
-    assert_eq!(e.class, ErrorClass::VerifyInput, "{e}");
+    assert_eq!(e.class(), ErrorClass::VerifyInput, "{e}");
     assert!(
-        e.field.contains("--kind swap-two-rows") && e.field.contains("{first_gdn}"),
+        e.field().contains("--kind swap-two-rows") && e.field().contains("{first_gdn}"),
         "{e}"
     );
     // A mutated minimal artifact fails verify --minimal in the gate the spec names.
@@ -929,7 +929,7 @@ fn mutate_finds_the_profile_of_artifacts_without_token_embedding() {
     });
     let e = profile_for_artifact(&Artifact::parse(&wrong).unwrap()).unwrap_err();
     assert_eq!(
-        (e.class, e.field.as_str()),
+        (e.class(), e.field()),
         (ErrorClass::NinferObjectMissing, "text/token_embedding"),
         "{e}"
     );
