@@ -225,7 +225,7 @@ fn run_source(
             }
             // Random cases are built a chunk at a time (memory does not grow with --random N).
             let plan = match random {
-                Some(n) => Ok(super::CasePlan::random(k.class, &k.formats, n, seed, &[], None)),
+                Some(n) => super::CasePlan::random(k.class, &k.formats, n, seed, &[], None),
                 None => super::cases_default(k.class, &k.formats, seed).map(super::CasePlan::Fixed),
             };
             let r = plan.and_then(|p| {
