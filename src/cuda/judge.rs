@@ -125,7 +125,7 @@ pub fn unwritten(y: Dtype, out: &[u8], i: usize) -> bool {
 }
 
 /// The largest f32 not above `v`.
-fn f32_down(v: f64) -> f32 {
+pub(super) fn f32_down(v: f64) -> f32 {
     let f = v as f32;
     if (f as f64) > v {
         f.next_down()
@@ -135,7 +135,7 @@ fn f32_down(v: f64) -> f32 {
 }
 
 /// The smallest f32 not below `v`.
-fn f32_up(v: f64) -> f32 {
+pub(super) fn f32_up(v: f64) -> f32 {
     let f = v as f32;
     if (f as f64) < v {
         f.next_up()

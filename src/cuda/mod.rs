@@ -13,6 +13,7 @@ pub mod cases;
 pub mod check;
 pub mod confine;
 pub mod diagnose;
+mod diagnose_rounding;
 pub mod expected;
 pub mod generate;
 pub mod host;
@@ -102,8 +103,9 @@ pub struct CaseResult {
     pub detail: String,
     /// The output compared with the reference, when an output was produced.
     pub comparison: Option<Comparison>,
-    /// The known wrong reading the output matches, when it fails.
-    pub looks_like: Option<&'static str>,
+    /// The known wrong readings the output matches, when it fails (two when two faults
+    /// together explain it; empty when nothing known does).
+    pub looks_like: Vec<&'static str>,
 }
 
 impl Status {

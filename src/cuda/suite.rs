@@ -59,7 +59,7 @@ pub fn judge_builtin(k: &Builtin, rs: &[CaseResult], random: bool) -> BuiltinVer
         .count();
     let mut looks: Vec<String> = Vec::new();
     for r in &failed {
-        if let Some(l) = r.looks_like {
+        for l in &r.looks_like {
             if !looks.iter().any(|x| x == l) {
                 looks.push(l.to_string());
             }
