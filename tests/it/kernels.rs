@@ -458,6 +458,82 @@ extern "C" __global__ void engine_mmv(const std::uint8_t* w, const float* x, flo
     );
 }
 
+/// A sidecar binds a float parameter to a float expression of the class scalars (an engine's
+/// `float scale = 1 / sqrt(B)`); an equal value written otherwise (`sqrt(block) / block`, a
+/// literal where every case has the same B) passes, a wrong one (`1 / block`) fails and is named
+/// as that normalization, and a float expression bound to an int is refused (kernel.abi).
+#[test]
+fn sidecar_args_take_float_expressions_for_float_parameters() {
+    if !host_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("engine_fwht.cu");
+    std::fs::write(
+        &src,
+        r#"extern "C" __global__ void engine_fwht(const float* x, const float* signs, float* y, int k, float scale, int B) {
+    __shared__ float buf[1024];
+    long long base = (long long)blockIdx.y * k + (long long)blockIdx.x * B;
+    for (int i = threadIdx.x; i < B; i += blockDim.x) buf[i] = signs[blockIdx.x * B + i] * x[base + i];
+    __syncthreads();
+    for (int h = 1; h < B; h *= 2) {
+        for (int p = threadIdx.x; p < B / 2; p += blockDim.x) {
+            int i = (p / h) * 2 * h + p % h;
+            float a = buf[i], b = buf[i + h];
+            buf[i] = a + b;
+            buf[i + h] = a - b;
+        }
+        __syncthreads();
+    }
+    for (int i = threadIdx.x; i < B; i += blockDim.x) y[base + i] = buf[i] * scale;
+}
+"#,
+    )
+    .unwrap();
+    let run = |scale: &str, ty: &str, block: Option<&str>| {
+        let p = dir
+            .path()
+            .join(format!("abi_{}.json", scale.len() * 7 + ty.len()));
+        std::fs::write(
+            &p,
+            format!(
+                r#"{{"entry": "engine_fwht", "class": "hadamard_rotate",
+ "launch": {{"grid": ["k / block", "t", 1], "block": [256, 1, 1]}},
+ "args": ["x", "signs", "y", "k", {{"bind": "{scale}", "type": "{ty}"}}, "block"]}}"#
+            ),
+        )
+        .unwrap();
+        let mut a = vec![
+            "check-kernel",
+            "--source",
+            src.to_str().unwrap(),
+            "--abi",
+            p.to_str().unwrap(),
+        ];
+        if let Some(b) = block {
+            a.extend(["--block", b]);
+        }
+        cli(&a)
+    };
+    let (code, out) = run("1 / sqrt(block)", "float", None);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = run("sqrt(block) / block", "const float", None);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = run("0.03125f", "float", Some("1024"));
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = run("1 / block", "float", None);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("[hadamard.norm_1_over_b]"), "{out}");
+    let (code, out) = run("0.03125f", "float", None);
+    assert_eq!(code, 1, "a literal right for B = 1024 only: {out}");
+    let (code, out) = run("1 / sqrt(block)", "int", None);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("kernel.abi") && out.contains("declare the parameter float"),
+        "{out}"
+    );
+}
+
 /// `--random N --seed S` over reference kernels passes and over wrong variants fails (a small
 /// N here; .ci/run runs the fixed matrix plus the default random batch over every shipped kernel).
 #[test]
