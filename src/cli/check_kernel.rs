@@ -35,7 +35,7 @@ pub struct Args {
     /// dims), parameter list (bindings + C types) and precision (spec/kernels.json `sidecar`).
     #[arg(long)]
     pub abi: Option<PathBuf>,
-    /// Precision mode: f32 (default), f16-in, bf16-in, q8_1-in, f16-out, bf16-out, or
+    /// Precision mode: f32 (default), f16-in, bf16-in, q8_1-in, i8g32-in, i8g32h-in, f16-out, bf16-out, or
     /// combinations joined by '+' (e.g. bf16-in+bf16-out). Overrides the --abi file's.
     #[arg(long)]
     pub precision: Option<String>,

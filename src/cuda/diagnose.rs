@@ -740,7 +740,7 @@ pub fn diagnose_all(c: &KernelCase, p: Precision, out: &[u8]) -> Result<Vec<&'st
                 },
             ),
         ] {
-            if q == p || (p.x == Dtype::Q8_1 && name.starts_with("x.")) {
+            if q == p || (p.x.quantized() && name.starts_with("x.")) {
                 continue;
             }
             if let Ok(mut e) = expected(c, q) {

@@ -120,7 +120,7 @@ pub fn accumulator(c: &KernelCase, p: Precision, out: &[u8]) -> Option<&'static 
     if !matches!(
         c.class,
         KernelClass::MulMatVec | KernelClass::MulMat | KernelClass::MulMatVecPlanes
-    ) || p.x == Dtype::Q8_1
+    ) || p.x.quantized()
     {
         return None;
     }

@@ -398,7 +398,7 @@ impl KernelAbi {
                 "the parameter list must bind y exactly once (binds it {outs} times)"
             )));
         }
-        if class == KernelClass::HadamardRotate && p.x == Dtype::Q8_1 {
+        if class == KernelClass::HadamardRotate && p.x.quantized() {
             return Err(usage(
                 "hadamard_rotate has no q8_1 activations (it rotates f32/f16/bf16 vectors)",
             ));

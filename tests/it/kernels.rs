@@ -534,6 +534,89 @@ fn sidecar_args_take_float_expressions_for_float_parameters() {
     );
 }
 
+/// The int8-per-group activation modes (engines' dp4a paths): `i8g32-in` hands the kernel x as
+/// groups of 32 `{float d; int8 qs[32]}`, `i8g32h-in` as `{half d; int8 qs[32]}` (ggml's
+/// q8_0). An engine mat-vec summing each group in integers (`dw * dx * sum(c * q)`) passes
+/// under the layout it reads; the same kernel reading the f16-scale layout fails under the
+/// f32-scale mode (and the reverse), and an f32 kernel's outputs from unquantized x fail too.
+#[test]
+fn int8_group_activation_modes_judge_dp4a_style_kernels() {
+    if !host_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("mmv_i8.cu");
+    std::fs::write(
+        &src,
+        r#"#include <cuda_fp16.h>
+extern "C" __global__ void mmv_i8(const unsigned char* w, const void* xv, float* y, int n, int k) {
+    const unsigned char* xb = (const unsigned char*)xv;
+    int r = blockIdx.x * blockDim.y + threadIdx.y;
+    if (r >= n) return;
+    const unsigned char* row = w + (long long)r * (k / 128) * 34;
+    float acc = 0.f;
+    for (int g = threadIdx.x; g < k / 32; g += 32) {
+        const unsigned char* b = row + (g / 4) * 34;
+        float dw = __half2float(__ushort_as_half((unsigned short)(b[0] | (b[1] << 8))));
+#if HALF_SCALE
+        const unsigned char* xg = xb + (long long)g * 34;
+        float dx = __half2float(__ushort_as_half((unsigned short)(xg[0] | (xg[1] << 8))));
+        const signed char* q = (const signed char*)(xg + 2);
+#else
+        const unsigned char* xg = xb + (long long)g * 36;
+        float dx = *(const float*)xg;
+        const signed char* q = (const signed char*)(xg + 4);
+#endif
+        int isum = 0;
+        for (int e = 0; e < 32; ++e) {
+            int j = (g % 4) * 32 + e;
+            isum += (((b[2 + j / 4] >> (2 * (j % 4))) & 3) - 1) * q[e];
+        }
+        acc += dw * dx * (float)isum;
+    }
+    for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off, 32);
+    if (threadIdx.x == 0) y[r] = acc;
+}
+"#,
+    )
+    .unwrap();
+    let abi = dir.path().join("mmv_i8.json");
+    std::fs::write(
+        &abi,
+        r#"{"entry": "mmv_i8", "class": "mul_mat_vec", "formats": ["pq2_0"],
+ "launch": {"grid": ["ceil(n / 4)", 1, 1], "block": [32, 4, 1]},
+ "args": ["w", "x", "y", "n", "k"]}"#,
+    )
+    .unwrap();
+    let run = |half: bool, precision: &str| {
+        let def = format!("HALF_SCALE={}", half as u8);
+        let (code, out) = cli(&[
+            "check-kernel",
+            "--source",
+            src.to_str().unwrap(),
+            "--abi",
+            abi.to_str().unwrap(),
+            "-D",
+            &def,
+            "--precision",
+            precision,
+        ]);
+        (code, out)
+    };
+    let (code, out) = run(false, "i8g32-in");
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = run(true, "i8g32h-in");
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = run(true, "i8g32-in");
+    assert_eq!(code, 1, "f16-scale layout under the f32-scale mode: {out}");
+    let (code, out) = run(false, "i8g32h-in");
+    assert_eq!(code, 1, "f32-scale layout under the f16-scale mode: {out}");
+    // Modes combine: i8g32-in+bf16-out wants a bf16 y this kernel does not declare.
+    let (code, out) = run(false, "i8g32-in+bf16-out");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("kernel.signature") && out.contains("__nv_bfloat16*"), "{out}");
+}
+
 /// `--random N --seed S` over reference kernels passes and over wrong variants fails (a small
 /// N here; .ci/run runs the fixed matrix plus the default random batch over every shipped kernel).
 #[test]
