@@ -614,7 +614,10 @@ extern "C" __global__ void mmv_i8(const unsigned char* w, const void* xv, float*
     // Modes combine: i8g32-in+bf16-out wants a bf16 y this kernel does not declare.
     let (code, out) = run(false, "i8g32-in+bf16-out");
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("kernel.signature") && out.contains("__nv_bfloat16*"), "{out}");
+    assert!(
+        out.contains("kernel.signature") && out.contains("__nv_bfloat16*"),
+        "{out}"
+    );
 }
 
 /// `--random N --seed S` over reference kernels passes and over wrong variants fails (a small
