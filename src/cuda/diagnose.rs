@@ -267,12 +267,24 @@ fn composed(codec: Codec) -> Vec<([&'static str; 2], usize, usize, ElemFn)> {
     v
 }
 
+/// Named element readings: (name, block elems, block bytes, reading).
+type Variants = Vec<(&'static str, usize, usize, ElemFn)>;
+
 /// The known wrong element readings of a block codec: (name, block elems, block bytes, reading).
-fn element_variants(codec: Codec) -> Vec<(&'static str, usize, usize, ElemFn)> {
+fn element_variants(codec: Codec) -> Variants {
     let (qk, bb) = (codec.block_elems(), codec.block_bytes());
-    let mut v: Vec<(&'static str, usize, usize, ElemFn)> = Vec::new();
+    let mut v: Variants = Vec::new();
     match codec {
-        Codec::Pq2_0 | Codec::Q2_0G64 => {
+        Codec::Pq2_0 | Codec::Q2_0G64 => q2_variants(qk, bb, &mut v),
+        Codec::Ptq1_0 | Codec::Tq1_0 => base3_variants(codec, qk, bb, &mut v),
+        Codec::Tq2_0 => tq2_variants(qk, bb, &mut v),
+        _ => {}
+    }
+    v
+}
+
+/// The PQ2_0-family readings (sequential 2-bit codes, scale first).
+fn q2_variants(qk: usize, bb: usize, v: &mut Variants) {
             let q = qk / 4;
             let code = move |b: &[u8], j: usize| ((b[2 + j / 4] >> (2 * (j % 4))) & 3) as i32;
             v.push((
@@ -363,8 +375,10 @@ fn element_variants(codec: Codec) -> Vec<(&'static str, usize, usize, ElemFn)> {
                     ));
                 }
             }
-        }
-        Codec::Ptq1_0 | Codec::Tq1_0 => {
+}
+
+/// The staged base-3 readings (PTQ1_0, TQ1_0; scale last).
+fn base3_variants(codec: Codec, qk: usize, bb: usize, v: &mut Variants) {
             let w = if codec == Codec::Ptq1_0 {
                 (16, 8, 2)
             } else {
@@ -456,8 +470,10 @@ fn element_variants(codec: Codec) -> Vec<(&'static str, usize, usize, ElemFn)> {
                     (trit_canonical_only(b[byte], digits, digit) - 1) as f32 * f16at(b, so)
                 }),
             ));
-        }
-        Codec::Tq2_0 => {
+}
+
+/// The TQ2_0 readings (planar 2-bit codes, scale last).
+fn tq2_variants(qk: usize, bb: usize, v: &mut Variants) {
             let code = |b: &[u8], e: usize| {
                 ((b[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3) as i32
             };
@@ -513,10 +529,6 @@ fn element_variants(codec: Codec) -> Vec<(&'static str, usize, usize, ElemFn)> {
                 bb,
                 Box::new(move |b, e| (code(b, e) - 1) as f32 * f16at(b, 64).abs()),
             ));
-        }
-        _ => {}
-    }
-    v
 }
 
 /// Decodes a whole stream of `bb`-byte blocks of `qk` elements with `f` into `out`; elements
@@ -720,6 +732,13 @@ pub fn diagnose_all(c: &KernelCase, p: Precision, out: &[u8]) -> Result<Vec<&'st
         _ => {}
     }
     hits.extend(super::diagnose_rounding::truncation(c, p, out));
+    precision_readings(c, p, out, &mut hits);
+    Ok(hits)
+}
+
+/// The right values rounded where the declared mode does not round (outputs or activations
+/// to f16/bf16): each one the output meets is added to `hits`.
+fn precision_readings(c: &KernelCase, p: Precision, out: &[u8], hits: &mut Vec<&'static str>) {
     // Precision readings: the right values, rounded where the declared mode does not round.
     if !c.class.exact() {
         for (name, q) in [
@@ -769,7 +788,6 @@ pub fn diagnose_all(c: &KernelCase, p: Precision, out: &[u8]) -> Result<Vec<&'st
             }
         }
     }
-    Ok(hits)
 }
 
 #[cfg(test)]
