@@ -99,6 +99,8 @@ fn scale_read(how: &str, b: &[u8], at: usize) -> f32 {
         "scale.f16_normal_only" => f16_normal_only(h),
         // The f16 bits taken as a bf16 (the top half of an f32).
         "scale.bf16" => f32::from_bits((h as u32) << 16),
+        // Subnormal scales flushed to (signed) zero.
+        "scale.subnormal_flushed" if h & 0x7c00 == 0 => f16_to_f32(h & 0x8000),
         _ => f16_to_f32(h),
     }
 }
@@ -336,6 +338,14 @@ fn q2_variants(qk: usize, bb: usize, v: &mut Variants) {
                 Box::new(move |b, j| (code(b, j) - 1) as f32 * scale_read("scale.bf16", b, 0)),
             ));
             v.push((
+                "scale.subnormal_flushed",
+                qk,
+                bb,
+                Box::new(move |b, j| {
+                    (code(b, j) - 1) as f32 * scale_read("scale.subnormal_flushed", b, 0)
+                }),
+            ));
+            v.push((
                 "scale.other_end",
                 qk,
                 bb,
@@ -461,6 +471,14 @@ fn base3_variants(codec: Codec, qk: usize, bb: usize, v: &mut Variants) {
                 Box::new(move |b, e| (val(b, e) - 1) as f32 * scale_read("scale.bf16", b, so)),
             ));
             v.push((
+                "scale.subnormal_flushed",
+                qk,
+                bb,
+                Box::new(move |b, e| {
+                    (val(b, e) - 1) as f32 * scale_read("scale.subnormal_flushed", b, so)
+                }),
+            ));
+            v.push((
                 "trit.canonical_only",
                 qk,
                 bb,
@@ -554,6 +572,7 @@ pub fn describe(name: &str) -> &'static str {
         "q2.code3_as_zero" => "code 3 read as 0 (a ternary table {-1, 0, +1, 0}; ggml decodes it as +2d)",
         "q2.planar32" => "planar 2-bit layout per 32-element group (byte j of each group holds elements j, j+8, j+16, j+24: BeeLlama's Q2_0S order)",
         "scale.bf16" => "the f16 block scale read as a bf16 (its bits as the top half of an f32)",
+        "scale.subnormal_flushed" => "subnormal f16 scales flushed to zero",
         "trit.canonical_only" => "base-3 digits through a table inverted from the encoder (non-canonical bytes read as 0, where ggml's digit rule defines digits)",
         "output.bf16_truncated" => "bf16 outputs truncated (the low 16 bits dropped) instead of rounded to nearest even",
         "x.bf16_truncated" => "activations truncated to bf16 (the low 16 bits dropped) instead of rounded to nearest even",
@@ -925,9 +944,12 @@ mod tests {
             assert_eq!(pairs, 3);
             let right = expected(c, Precision::F32).unwrap();
             let named = diagnose(c, Precision::F32, &encode(&right.values));
-            // (On normal scales the normal-only f16 reading is the right one: it may be named.)
+            // (On normal scales the normal-only and the flushing f16 readings are the right
+            // one: they may be named.)
             assert!(
-                named.iter().all(|n| *n == "scale.f16_normal_only")
+                named
+                    .iter()
+                    .all(|n| matches!(*n, "scale.f16_normal_only" | "scale.subnormal_flushed"))
                     && (class != KernelClass::Dequantize || named.is_empty()),
                 "{}: {named:?}",
                 class.name()
