@@ -35,7 +35,7 @@ pub struct Args {
     /// dims), parameter list (bindings + C types) and precision (spec/kernels.json `sidecar`).
     #[arg(long)]
     pub abi: Option<PathBuf>,
-    /// Precision mode: f32 (default), f16-in, bf16-in, q8_1-in, f16-out, bf16-out, or
+    /// Precision mode: f32 (default), f16-in, bf16-in, q8_1-in, i8g32-in, i8g32h-in, f16-out, bf16-out, or
     /// combinations joined by '+' (e.g. bf16-in+bf16-out). Overrides the --abi file's.
     #[arg(long)]
     pub precision: Option<String>,
@@ -83,7 +83,8 @@ pub struct Args {
     #[arg(long = "only", value_name = "ENTRY")]
     pub only: Vec<String>,
     /// Run N random cases per format (shapes and data drawn as test-backend-ops does) instead
-    /// of the fixed cases; a failure names the case to replay with the same --seed.
+    /// of the fixed cases, except the real-model-scale ones (k >= 5120, vocabulary tables),
+    /// which still run; a failure names the case to replay with the same --seed.
     #[arg(long, value_name = "N")]
     pub random: Option<usize>,
     /// Seed of --random and of the random thread schedule.
@@ -161,7 +162,7 @@ fn select_cases(class: KernelClass, formats: &[String], a: &Args) -> crate::Resu
         ));
     }
     let plan = match a.random {
-        Some(n) => cuda::CasePlan::random(class, formats, n, a.seed, &a.case, a.block),
+        Some(n) => cuda::CasePlan::random(class, formats, n, a.seed, &a.case, a.block)?,
         None => {
             let mut cs = cuda::cases_default(class, formats, a.seed)?;
             if !a.case.is_empty() {
@@ -323,7 +324,10 @@ pub fn run(a: Args) -> crate::Result<ExitCode> {
     );
     say!("{}", esc(&head));
     match a.random {
-        Some(n) => say!("cases: {n} random per format, seed {}", a.seed),
+        Some(n) => say!(
+            "cases: {n} random per format, seed {}, plus the fixed real-model-scale cases (k >= 5120, vocabulary tables) that random shapes never reach",
+            a.seed
+        ),
         None => say!(
             "cases: fixed (corpus + generated matrix) plus {} random per format, seed {} (r{}_*)",
             cuda::DEFAULT_RANDOM,
@@ -600,7 +604,7 @@ fn builtin(tier: Tier, a: &Args) -> crate::Result<ExitCode> {
         count(|r| matches!(r, Role::Unusual { .. })),
         count(|r| matches!(r, Role::Wrong { .. })),
         match a.random {
-            Some(n) => format!(", {n} random cases per format, seed {}", a.seed),
+            Some(n) => format!(", {n} random cases per format plus the real-model-scale fixed cases, seed {}", a.seed),
             None => format!(", fixed cases plus {} random cases per format, seed {}", cuda::DEFAULT_RANDOM, a.seed),
         },
         t0.elapsed().as_secs_f64()

@@ -150,7 +150,7 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
                 status,
                 detail,
                 comparison: None,
-                looks_like: None,
+                looks_like: Vec::new(),
             };
         }
         Ok(r) => r,
@@ -161,7 +161,7 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
             status: Status::Error(ErrorClass::KernelCrash),
             detail: "the runner returned no run".into(),
             comparison: None,
-            looks_like: None,
+            looks_like: Vec::new(),
         };
     };
     let v0 = judge(c, e, &canon.out);
@@ -192,7 +192,7 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
                     v0.max_err_ratio, v0.nmse
                 ),
                 comparison: Some(v0),
-                looks_like: None,
+                looks_like: Vec::new(),
             };
         }
         return CaseResult {
@@ -213,7 +213,7 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
                 statics_note(runs.static_bytes_written)
             ),
             comparison: Some(v0),
-            looks_like: None,
+            looks_like: Vec::new(),
         };
     }
     if v0.pass {
@@ -236,13 +236,17 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
             status: Status::Pass,
             detail,
             comparison: Some(v0),
-            looks_like: None,
+            looks_like: Vec::new(),
         };
     }
     let looks = diagnose(c, e.precision, &canon.out);
     let mut detail = v0.summary(c, y);
-    if let Some(l) = looks {
-        detail.push_str(&format!("; looks like: {} [{l}]", describe(l)));
+    if !looks.is_empty() {
+        let named: Vec<String> = looks
+            .iter()
+            .map(|l| format!("{} [{l}]", describe(l)))
+            .collect();
+        detail.push_str(&format!("; looks like: {}", named.join(" + ")));
     }
     CaseResult {
         case: c.name.clone(),

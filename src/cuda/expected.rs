@@ -6,7 +6,7 @@
 
 use super::abi::KernelClass;
 use super::cases::{codec_of, plane_geometry, KernelCase};
-use super::precision::{quantize_q8_1, Dtype, Precision, Q8_1_QK};
+use super::precision::{quantize_i8_groups, quantize_q8_1, Dtype, Precision, Q8_1_QK};
 use crate::codec::f16_to_f32;
 use crate::error::{Error, ErrorClass, Result};
 use crate::planes;
@@ -81,13 +81,23 @@ fn activations(c: &KernelCase, x: Dtype) -> Result<(Vec<f32>, Vec<u8>, Vec<f64>)
             let (b, seen, s_err) = quantize_q8_1(&c.x);
             Ok((seen, b, s_err))
         }
+        Dtype::I8G32F32 | Dtype::I8G32F16 => {
+            if c.x.len() % Q8_1_QK != 0 || c.class == KernelClass::HadamardRotate {
+                return Err(case_err(
+                    c,
+                    "int8-group activations need a mat-vec class and k a multiple of 32",
+                ));
+            }
+            let (b, seen) = quantize_i8_groups(&c.x, x == Dtype::I8G32F16);
+            Ok((seen, b, Vec::new()))
+        }
     }
 }
 
 /// The expected output under `p`, decoding the weights with `decode`.
 pub fn expected_with(c: &KernelCase, p: Precision, decode: WeightDecoder) -> Result<Expected> {
     let d = c.dims;
-    if p.y == Dtype::Q8_1 {
+    if p.y.quantized() {
         return Err(case_err(
             c,
             "q8_1 is an activation type, not an output type",

@@ -365,6 +365,24 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
     Ok(v)
 }
 
+/// Whether a fixed case has a real model's scale: a model row width (k >= 5120, the Bonsai
+/// hidden size; FFN widths 12288 and 17408) or a vocabulary-sized table (more rows than a
+/// 16-bit id reaches). Random shapes stay below these (they must stay cheap in the hundreds), so
+/// `--random N` runs these fixed cases too: a bug that only a model shape shows (an 8192-float x
+/// cache, u16 row ids) is caught in every mode.
+pub fn is_model_scale(c: &KernelCase) -> bool {
+    c.dims.k >= 5120 || c.dims.n > 1 << 16
+}
+
+/// The fixed cases of [`matrix`] at a real model's scale ([`is_model_scale`]), which every
+/// `--random` run includes.
+pub fn model_scale(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
+    Ok(matrix(class, format)?
+        .into_iter()
+        .filter(is_model_scale)
+        .collect())
+}
+
 /// `n` random cases of `class` / `format` from `seed`, named `r<seed>_<i>_...` so a failure
 /// names what to replay.
 pub fn random(class: KernelClass, format: &str, n: usize, seed: u64) -> Result<Vec<KernelCase>> {
@@ -476,5 +494,35 @@ mod tests {
         }
         let c = random(KernelClass::MulMat, "ptq1_0", 5, 8).unwrap();
         assert_ne!(a[0].weights, c[0].weights);
+    }
+
+    /// Random shapes stay below a model's (so `--random N` must carry the model-scale fixed
+    /// cases): no random case reaches an FFN width (hadamard aside) or a 65,536-row table, while every
+    /// class but dequantize (no k) has model-scale fixed cases, and for mat-vec, mat-mul and
+    /// get_rows those include the FFN width 12288 or the vocabulary table.
+    #[test]
+    fn model_scale_cases_are_the_fixed_ones_random_shapes_never_reach() {
+        for class in KernelClass::ALL {
+            for f in &class.spec().formats {
+                let m = model_scale(class, f).unwrap();
+                assert!(m.iter().all(is_model_scale));
+                let all = matrix(class, f).unwrap();
+                assert!(m.len() < all.len(), "{} {f}: the whole matrix", class.name());
+                if class != KernelClass::Dequantize {
+                    assert!(!m.is_empty(), "{} {f}: no model-scale case", class.name());
+                }
+                if matches!(class, KernelClass::MulMatVec | KernelClass::MulMat) {
+                    assert!(m.iter().any(|c| c.dims.k == 12288), "{} {f}", class.name());
+                }
+                if class == KernelClass::GetRows {
+                    assert!(m.iter().any(|c| c.ids.iter().any(|&i| i > 65_535)));
+                }
+                for i in 0..40 {
+                    let r = random_one(class, f, i, 11).unwrap();
+                    let wide = class != KernelClass::HadamardRotate && r.dims.k >= 12288;
+                    assert!(!wide && r.dims.n <= 1 << 16, "{}", r.name);
+                }
+            }
+        }
     }
 }

@@ -125,7 +125,7 @@ pub fn unwritten(y: Dtype, out: &[u8], i: usize) -> bool {
 }
 
 /// The largest f32 not above `v`.
-fn f32_down(v: f64) -> f32 {
+pub(super) fn f32_down(v: f64) -> f32 {
     let f = v as f32;
     if (f as f64) > v {
         f.next_down()
@@ -135,7 +135,7 @@ fn f32_down(v: f64) -> f32 {
 }
 
 /// The smallest f32 not below `v`.
-fn f32_up(v: f64) -> f32 {
+pub(super) fn f32_up(v: f64) -> f32 {
     let f = v as f32;
     if (f as f64) < v {
         f.next_up()
@@ -429,9 +429,9 @@ mod tests {
             // activations fail bf16-in, and from unquantized ones fail q8_1-in (the reference
             // uses what the kernel receives, so a kernel that re-reads or re-quantizes its
             // activations differently is caught).
-            for judged in ["bf16-in", "q8_1-in"] {
+            for judged in ["bf16-in", "q8_1-in", "i8g32-in", "i8g32h-in"] {
                 let p = Precision::parse(judged).unwrap();
-                if c.class == KernelClass::HadamardRotate && p.x == Dtype::Q8_1 {
+                if c.class == KernelClass::HadamardRotate && p.x.quantized() {
                     continue;
                 }
                 let e = expected(c, p).unwrap();

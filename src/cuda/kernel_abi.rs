@@ -114,17 +114,32 @@ fn plain_int(ty: &str) -> String {
     ty.replace("std::", "")
 }
 
-/// Whether `e` is an integer expression over `scalars` (names, literals, `+ - * / ( )`,
-/// `ceil`, `floor`): every name in it is a scalar of the class.
+/// Whether `e` is an expression over `scalars` (names, literals, `+ - * / ( )`, `ceil`,
+/// `floor`; and for float parameters decimal literals and `sqrt`): every name in it is a
+/// scalar of the class. Which grammar applies is settled by the parameter's type.
 fn scalar_expr(e: &str, scalars: &[&str]) -> bool {
     let ok_chars = e
         .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"_+-*/() ".contains(&b));
+        .all(|b| b.is_ascii_alphanumeric() || b"_+-*/(). ".contains(&b));
     let names_ok = e
-        .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
-        .filter(|w| !w.is_empty() && !w.as_bytes()[0].is_ascii_digit())
-        .all(|w| matches!(w, "ceil" | "floor") || scalars.contains(&w));
+        .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.'))
+        .filter(|w| !w.is_empty() && !w.as_bytes()[0].is_ascii_digit() && w.as_bytes()[0] != b'.')
+        .all(|w| matches!(w, "ceil" | "floor" | "sqrt") || scalars.contains(&w));
     ok_chars && names_ok && e.bytes().any(|b| b.is_ascii_alphanumeric())
+}
+
+/// The float parameter types a scalar may have (`float scale = 1 / sqrt(block)`).
+const FLOAT: &[&str] = &["float", "const float"];
+
+/// Whether an integer parameter's expression uses the float grammar (a decimal literal or
+/// `sqrt`), which only a float parameter takes.
+fn float_only(e: &str) -> bool {
+    e.contains('.') || e.contains("sqrt") || e.bytes().any(|b| b == b'e' || b == b'E') && {
+        // An exponent: a digit right before e/E (names like `k_pad` are not exponents).
+        e.as_bytes()
+            .windows(2)
+            .any(|w| w[0].is_ascii_digit() && matches!(w[1], b'e' | b'E'))
+    }
 }
 
 /// A kernel's ABI.
@@ -324,15 +339,29 @@ impl KernelAbi {
                 .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
                 .unwrap_or(default_ty);
             let is_ptr = ty.ends_with('*');
+            let int_ty = INT32.contains(&plain_int(&ty).as_str())
+                || INT64.contains(&plain_int(&ty).as_str());
             match &bind {
-                Bind::Scalar(_) | Bind::Expr(_)
-                    if !(INT32.contains(&plain_int(&ty).as_str())
-                        || INT64.contains(&plain_int(&ty).as_str())) =>
-                {
+                // A count of the vocabulary stays an integer; a float parameter is an
+                // expression (`1 / sqrt(block)`, `0.5f`).
+                Bind::Scalar(_) if !int_ty => {
                     return Err(usage(format!(
-                        "{name}: scalar type {ty:?} is not one of {}, {}",
+                        "{name}: scalar type {ty:?} is not one of {}, {} (a float parameter binds a float expression)",
                         INT32.join(", "),
-                        INT64.join(", ")
+                        INT64.join(", "),
+                    )))
+                }
+                Bind::Expr(_) if !int_ty && !FLOAT.contains(&ty.as_str()) => {
+                    return Err(usage(format!(
+                        "{name}: scalar type {ty:?} is not one of {}, {}, {}",
+                        INT32.join(", "),
+                        INT64.join(", "),
+                        FLOAT.join(", ")
+                    )))
+                }
+                Bind::Expr(e) if int_ty && float_only(e) => {
+                    return Err(usage(format!(
+                        "{name}: a float expression (decimal literal, exponent or sqrt) bound to the integer type {ty:?}; declare the parameter float"
                     )))
                 }
                 Bind::Scalar(_) | Bind::Expr(_) => {}
@@ -369,7 +398,7 @@ impl KernelAbi {
                 "the parameter list must bind y exactly once (binds it {outs} times)"
             )));
         }
-        if class == KernelClass::HadamardRotate && p.x == Dtype::Q8_1 {
+        if class == KernelClass::HadamardRotate && p.x.quantized() {
             return Err(usage(
                 "hadamard_rotate has no q8_1 activations (it rotates f32/f16/bf16 vectors)",
             ));
@@ -497,10 +526,17 @@ impl KernelAbi {
                                 usage(format!("{s} is not defined for case {}", c.name))
                             })?,
                         ),
+                        // A float parameter: evaluated in f64, rounded to f32 once.
+                        Bind::Expr(e) if FLOAT.contains(&ty.as_str()) => {
+                            args.push(LaunchArg::F32(launch_expr::eval_float(e, &look)? as f32));
+                            continue;
+                        }
                         Bind::Expr(e) => (e, launch_expr::eval(e, &look)?),
                         _ => return Err(usage("not a scalar binding")),
                     };
-                    if INT64.contains(&plain_int(ty).as_str()) {
+                    if FLOAT.contains(&ty.as_str()) {
+                        LaunchArg::F32(v as f32)
+                    } else if INT64.contains(&plain_int(ty).as_str()) {
                         LaunchArg::I64(v)
                     } else {
                         LaunchArg::I32(
@@ -624,11 +660,23 @@ mod tests {
         assert_eq!(l.dyn_shared, 1024);
         assert_eq!(l.args[4], LaunchArg::I64(37));
         assert_eq!(l.out_bytes(), 37 * 2);
+        // A float parameter takes a float expression, rounded to f32 once.
+        let sc: AbiSidecar = serde_json::from_str(
+            r#"{"args": ["w", "x", "y", "n", {"bind": "1 / sqrt(k) + 0.5e-1f", "type": "float"}]}"#,
+        )
+        .unwrap();
+        let f = KernelAbi::from_sidecar(KernelClass::MulMatVec, &sc, None).unwrap();
+        let l = f.launch(&c, &expected(&c, f.precision).unwrap()).unwrap();
+        assert_eq!(l.args[4], LaunchArg::F32((1.0 / 32.0 + 0.05) as f32));
         for bad in [
             r#"{"args": ["w", "x", "y", "ids"]}"#,
             r#"{"args": ["w", "x", "k"]}"#,
             r#"{"args": ["w", "x", {"bind": "y", "type": "float*"}], "precision": "bf16-out"}"#,
             r#"{"args": ["w", "x", "y", {"bind": "n", "type": "float"}]}"#,
+            r#"{"args": ["w", "x", "y", {"bind": "k / 2.0", "type": "int"}]}"#,
+            r#"{"args": ["w", "x", "y", {"bind": "sqrt(k)", "type": "long long"}]}"#,
+            r#"{"args": ["w", "x", "y", {"bind": "1 / (k - k)", "type": "float"}]}"#,
+            r#"{"args": ["w", "x", "y", {"bind": "1 / sqrt(q)", "type": "float"}]}"#,
             r#"{"launch": {"grid": ["n / 7", 1, 1], "block": [32, 1, 1]}}"#,
             r#"{"launch": {"grid": [1, 1, 1], "block": [64, 32, 1]}}"#,
             r#"{"unknown": 1}"#,

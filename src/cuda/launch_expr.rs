@@ -194,9 +194,149 @@ pub fn eval(text: &str, lookup: &dyn Fn(&str) -> Option<i64>) -> Result<i64> {
     i64::try_from(v.num).map_err(|_| err(text, "out of range"))
 }
 
+/// A float scalar's expression (`1 / sqrt(block)`, `0.5 * k`, `1e-6`): the integer grammar in
+/// f64 plus decimal and exponent literals (an `f` suffix allowed, as C writes them) and `sqrt`.
+/// For `float` kernel parameters; the value is rounded to f32 once, at the end.
+pub fn eval_float(text: &str, lookup: &dyn Fn(&str) -> Option<i64>) -> Result<f64> {
+    let mut p = FloatParser {
+        s: text.as_bytes(),
+        pos: 0,
+        lookup,
+        text,
+    };
+    let v = p.expr(0)?;
+    if p.peek().is_some() {
+        return Err(err(text, format!("trailing text at column {}", p.pos + 1)));
+    }
+    if !v.is_finite() {
+        return Err(err(text, format!("gives {v}, not a finite number")));
+    }
+    Ok(v)
+}
+
+struct FloatParser<'a> {
+    s: &'a [u8],
+    pos: usize,
+    lookup: &'a dyn Fn(&str) -> Option<i64>,
+    text: &'a str,
+}
+
+impl FloatParser<'_> {
+    fn peek(&mut self) -> Option<u8> {
+        while self.pos < self.s.len() && self.s[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+        self.s.get(self.pos).copied()
+    }
+    fn expr(&mut self, depth: usize) -> Result<f64> {
+        let mut v = self.term(depth)?;
+        while let Some(c @ (b'+' | b'-')) = self.peek() {
+            self.pos += 1;
+            let r = self.term(depth)?;
+            v = if c == b'+' { v + r } else { v - r };
+        }
+        Ok(v)
+    }
+    fn term(&mut self, depth: usize) -> Result<f64> {
+        let mut v = self.atom(depth)?;
+        while let Some(c @ (b'*' | b'/')) = self.peek() {
+            self.pos += 1;
+            let r = self.atom(depth)?;
+            v = if c == b'*' { v * r } else { v / r };
+        }
+        Ok(v)
+    }
+    fn word(&mut self, ok: fn(u8) -> bool) -> &str {
+        let start = self.pos;
+        while self.pos < self.s.len() && ok(self.s[self.pos]) {
+            self.pos += 1;
+        }
+        std::str::from_utf8(&self.s[start..self.pos]).unwrap_or("")
+    }
+    fn atom(&mut self, depth: usize) -> Result<f64> {
+        if depth > 32 {
+            return Err(err(self.text, "nested too deeply"));
+        }
+        match self.peek() {
+            Some(b'(') => {
+                self.pos += 1;
+                let v = self.expr(depth + 1)?;
+                self.close()?;
+                Ok(v)
+            }
+            Some(b'-') => {
+                self.pos += 1;
+                Ok(-self.atom(depth + 1)?)
+            }
+            Some(c) if c.is_ascii_digit() || c == b'.' => {
+                let text = self.text;
+                let mut t = self.word(|b| b.is_ascii_alphanumeric() || b == b'.').to_string();
+                // An exponent's sign belongs to the number (1e-6).
+                if t.ends_with(['e', 'E']) && matches!(self.s.get(self.pos), Some(b'-' | b'+')) {
+                    t.push(self.s[self.pos] as char);
+                    self.pos += 1;
+                    t.push_str(self.word(|b| b.is_ascii_alphanumeric()));
+                }
+                let t = t.strip_suffix(['f', 'F']).unwrap_or(&t).to_string();
+                t.parse::<f64>()
+                    .map_err(|_| err(text, format!("{t:?} is not a number")))
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
+                let name = self.word(|b| b.is_ascii_alphanumeric() || b == b'_').to_string();
+                let func = matches!(name.as_str(), "sqrt" | "ceil" | "floor");
+                if func && self.peek() == Some(b'(') {
+                    self.pos += 1;
+                    let v = self.expr(depth + 1)?;
+                    self.close()?;
+                    return Ok(match name.as_str() {
+                        "sqrt" => v.sqrt(),
+                        "ceil" => v.ceil(),
+                        _ => v.floor(),
+                    });
+                }
+                (self.lookup)(&name)
+                    .map(|v| v as f64)
+                    .ok_or_else(|| err(self.text, format!("unknown name {name:?}")))
+            }
+            Some(c) => Err(err(
+                self.text,
+                format!("unexpected {:?} at column {}", c as char, self.pos + 1),
+            )),
+            None => Err(err(self.text, "ends early")),
+        }
+    }
+    fn close(&mut self) -> Result<()> {
+        if self.peek() == Some(b')') {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(err(
+                self.text,
+                format!("missing ')' at column {}", self.pos + 1),
+            ))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn float_expressions_evaluate_and_refuse_what_is_not_a_number() {
+        let v = eval_float("1 / sqrt(k)", &dims).unwrap();
+        assert_eq!(v, 1.0 / 32.0);
+        assert_eq!(eval_float("0.5f * n", &dims).unwrap(), 18.5);
+        assert_eq!(eval_float("1e-3 + 2.5E+1", &dims).unwrap(), 25.001);
+        assert_eq!(eval_float("-(t) / 2", &dims).unwrap(), -1.5);
+        assert_eq!(eval_float("ceil(n / 8.0)", &dims).unwrap(), 5.0);
+        for bad in ["1 / 0", "sqrt(-1)", "1..2", "q", "1 +", "2 3", "1e", "sqrtk"] {
+            let e = eval_float(bad, &dims).unwrap_err();
+            assert_eq!(e.class, ErrorClass::KernelAbi, "{bad}");
+        }
+        let deep = format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000));
+        assert!(eval_float(&deep, &dims).is_err());
+    }
 
     fn dims(name: &str) -> Option<i64> {
         match name {

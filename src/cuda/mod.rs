@@ -13,6 +13,7 @@ pub mod cases;
 pub mod check;
 pub mod confine;
 pub mod diagnose;
+mod diagnose_rounding;
 pub mod expected;
 pub mod generate;
 pub mod host;
@@ -102,8 +103,9 @@ pub struct CaseResult {
     pub detail: String,
     /// The output compared with the reference, when an output was produced.
     pub comparison: Option<Comparison>,
-    /// The known wrong reading the output matches, when it fails.
-    pub looks_like: Option<&'static str>,
+    /// The known wrong readings the output matches, when it fails (two when two faults
+    /// together explain it; empty when nothing known does).
+    pub looks_like: Vec<&'static str>,
 }
 
 impl Status {
@@ -289,8 +291,11 @@ pub enum CasePlan {
     /// Built cases.
     Fixed(Vec<KernelCase>),
     /// Random cases `(format, i)` of `class` from `seed`, kept only when their block size is
-    /// `block` (when given).
+    /// `block` (when given), after the fixed real-model-scale cases
+    /// ([`generate::model_scale`]) that random shapes never reach.
     Random {
+        /// The fixed model-scale cases (run first, filtered like the random ones).
+        model: Vec<KernelCase>,
         /// The class.
         class: KernelClass,
         /// Formats, indexed by `picks`.
@@ -308,7 +313,8 @@ impl CasePlan {
     /// Random cases built and run at a time.
     pub const CHUNK: usize = 128;
 
-    /// `n` random cases per format whose names contain one of `filters` (all when empty).
+    /// `n` random cases per format plus the model-scale fixed cases, whose names contain one of
+    /// `filters` (all when empty).
     pub fn random(
         class: KernelClass,
         formats: &[String],
@@ -316,32 +322,39 @@ impl CasePlan {
         seed: u64,
         filters: &[String],
         block: Option<u64>,
-    ) -> CasePlan {
+    ) -> Result<CasePlan> {
+        let named = |name: &str| filters.is_empty() || filters.iter().any(|t| name.contains(t));
+        let mut model = Vec::new();
+        for f in formats {
+            model.extend(
+                generate::model_scale(class, f)?
+                    .into_iter()
+                    .filter(|c| named(&c.name) && block.is_none_or(|b| c.dims.block == b)),
+            );
+        }
         let mut picks = Vec::new();
         for (fi, f) in formats.iter().enumerate() {
             for i in 0..n {
-                if filters.is_empty() || {
-                    let name = generate::random_name(class, f, i, seed);
-                    filters.iter().any(|t| name.contains(t.as_str()))
-                } {
+                if named(&generate::random_name(class, f, i, seed)) {
                     picks.push((fi as u32, i as u32));
                 }
             }
         }
-        CasePlan::Random {
+        Ok(CasePlan::Random {
+            model,
             class,
             formats: formats.to_vec(),
             seed,
             picks,
             block,
-        }
+        })
     }
 
     /// Whether no case is planned (a `--block` filter of random cases is only known later).
     pub fn is_empty(&self) -> bool {
         match self {
             CasePlan::Fixed(v) => v.is_empty(),
-            CasePlan::Random { picks, .. } => picks.is_empty(),
+            CasePlan::Random { model, picks, .. } => model.is_empty() && picks.is_empty(),
         }
     }
 
@@ -351,17 +364,21 @@ impl CasePlan {
         &self,
         f: &mut dyn FnMut(&[KernelCase]) -> Result<Vec<CaseResult>>,
     ) -> Result<Vec<CaseResult>> {
-        let (class, formats, seed, picks, block) = match self {
+        let (model, class, formats, seed, picks, block) = match self {
             CasePlan::Fixed(v) => return f(v),
             CasePlan::Random {
+                model,
                 class,
                 formats,
                 seed,
                 picks,
                 block,
-            } => (*class, formats, *seed, picks, *block),
+            } => (model, *class, formats, *seed, picks, *block),
         };
         let mut out = Vec::new();
+        if !model.is_empty() {
+            out.extend(f(model)?);
+        }
         for chunk in picks.chunks(Self::CHUNK) {
             let mut cs = Vec::with_capacity(chunk.len());
             for &(fi, i) in chunk {

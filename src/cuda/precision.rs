@@ -20,6 +20,13 @@ pub enum Dtype {
     /// ggml `block_q8_1` activations: 32 values as `{half d; half s; int8 qs[32]}` (36 bytes),
     /// `d = amax / 127`, `qs = roundf(x * (1/d))`, `s = d * sum(qs)` (inputs only; ggml's `quantize_row_q8_1_ref`).
     Q8_1,
+    /// int8 activations per group of 32 with an f32 scale, as engines' dp4a paths take them:
+    /// per group `{float d; int8 qs[32]}` (36 bytes), `d = amax / 127`, `qs = roundf(x / d)`
+    /// (inputs only; the kernel sees `d * qs`).
+    I8G32F32,
+    /// The same with an f16 scale: per group `{half d; int8 qs[32]}` (34 bytes, ggml's
+    /// `block_q8_0`); the kernel sees `f16(d) * qs`.
+    I8G32F16,
 }
 
 /// Values per q8_1 block.
@@ -35,6 +42,8 @@ impl Dtype {
             Dtype::F16 => "f16",
             Dtype::Bf16 => "bf16",
             Dtype::Q8_1 => "q8_1",
+            Dtype::I8G32F32 => "i8g32",
+            Dtype::I8G32F16 => "i8g32h",
         }
     }
 
@@ -44,14 +53,14 @@ impl Dtype {
             Dtype::F32 => "float",
             Dtype::F16 => "__half",
             Dtype::Bf16 => "__nv_bfloat16",
-            Dtype::Q8_1 => "void",
+            Dtype::Q8_1 | Dtype::I8G32F32 | Dtype::I8G32F16 => "void",
         }
     }
 
     /// Unit roundoff of a rounding to this type (0 for f32: no extra rounding).
     pub fn unit_roundoff(self) -> f64 {
         match self {
-            Dtype::F32 | Dtype::Q8_1 => 0.0,
+            Dtype::F32 | Dtype::Q8_1 | Dtype::I8G32F32 | Dtype::I8G32F16 => 0.0,
             Dtype::F16 => (2f64).powi(-11),
             Dtype::Bf16 => (2f64).powi(-8),
         }
@@ -62,14 +71,15 @@ impl Dtype {
         match self {
             Dtype::F32 => 4,
             Dtype::F16 | Dtype::Bf16 => 2,
-            Dtype::Q8_1 => Q8_1_BYTES,
+            Dtype::Q8_1 | Dtype::I8G32F32 => Q8_1_BYTES,
+            Dtype::I8G32F16 => Q8_1_BYTES - 2,
         }
     }
 
     /// Rounds an f32 to this type (round to nearest even) and back.
     pub fn round(self, v: f32) -> f32 {
         match self {
-            Dtype::F32 | Dtype::Q8_1 => v,
+            Dtype::F32 | Dtype::Q8_1 | Dtype::I8G32F32 | Dtype::I8G32F16 => v,
             Dtype::F16 => f16_to_f32(f32_to_f16(v)),
             Dtype::Bf16 => bf16_to_f32(f32_to_bf16(v)),
         }
@@ -79,7 +89,7 @@ impl Dtype {
     /// lands there (0 for f32, whose own rounding the f32 bound already covers).
     pub fn half_subnormal_spacing(self) -> f64 {
         match self {
-            Dtype::F32 | Dtype::Q8_1 => 0.0,
+            Dtype::F32 | Dtype::Q8_1 | Dtype::I8G32F32 | Dtype::I8G32F16 => 0.0,
             Dtype::F16 => (2f64).powi(-25),
             Dtype::Bf16 => (2f64).powi(-134),
         }
@@ -88,7 +98,7 @@ impl Dtype {
     /// The largest finite value; a rounded result above it (by more than half an ulp) is Inf.
     pub fn overflow_threshold(self) -> f64 {
         match self {
-            Dtype::F32 | Dtype::Q8_1 => f32::MAX as f64,
+            Dtype::F32 | Dtype::Q8_1 | Dtype::I8G32F32 | Dtype::I8G32F16 => f32::MAX as f64,
             Dtype::F16 => 65520.0,
             Dtype::Bf16 => 3.3961775292304e38,
         }
@@ -107,13 +117,15 @@ impl Dtype {
                 .flat_map(|f| f32_to_bf16(*f).to_le_bytes())
                 .collect(),
             Dtype::Q8_1 => quantize_q8_1(v).0,
+            Dtype::I8G32F32 => quantize_i8_groups(v, false).0,
+            Dtype::I8G32F16 => quantize_i8_groups(v, true).0,
         }
     }
 
     /// Decodes an output buffer of this type to f32 (exact).
     pub fn decode(self, b: &[u8]) -> Vec<f32> {
         match self {
-            Dtype::F32 | Dtype::Q8_1 => b
+            Dtype::F32 | Dtype::Q8_1 | Dtype::I8G32F32 | Dtype::I8G32F16 => b
                 .chunks_exact(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect(),
@@ -131,7 +143,7 @@ impl Dtype {
     /// The bits of an output element of this type at index `i`, widened (for bit-exact checks).
     pub fn bits_at(self, b: &[u8], i: usize) -> u32 {
         match self {
-            Dtype::F32 | Dtype::Q8_1 => {
+            Dtype::F32 | Dtype::Q8_1 | Dtype::I8G32F32 | Dtype::I8G32F16 => {
                 u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
             }
             Dtype::F16 | Dtype::Bf16 => u16::from_le_bytes([b[2 * i], b[2 * i + 1]]) as u32,
@@ -141,7 +153,7 @@ impl Dtype {
     /// The bits this type's round-to-nearest-even encoding of `v` has.
     pub fn bits_of(self, v: f32) -> u32 {
         match self {
-            Dtype::F32 | Dtype::Q8_1 => v.to_bits(),
+            Dtype::F32 | Dtype::Q8_1 | Dtype::I8G32F32 | Dtype::I8G32F16 => v.to_bits(),
             Dtype::F16 => f32_to_f16(v) as u32,
             Dtype::Bf16 => f32_to_bf16(v) as u32,
         }
@@ -180,6 +192,46 @@ pub fn quantize_q8_1(v: &[f32]) -> (Vec<u8>, Vec<f32>, Vec<f64>) {
     (bytes, seen, s_err)
 }
 
+/// int8 groups of 32 (`i8g32-in`, `i8g32h-in`): per group the scale (f32, or f16 when `half`)
+/// then 32 int8 codes, `d = amax / 127`, `qs = roundf(x / d)` clamped to +-127; returns the
+/// bytes and the values as the kernel sees them (`d * qs`, d as stored).
+pub fn quantize_i8_groups(v: &[f32], half: bool) -> (Vec<u8>, Vec<f32>) {
+    let mut bytes = Vec::new();
+    let mut seen = Vec::with_capacity(v.len());
+    for blk in v.chunks(Q8_1_QK) {
+        let amax = blk.iter().fold(0f32, |a, x| a.max(x.abs()));
+        let d = amax / 127.0;
+        let stored = if half { f16_to_f32(f32_to_f16(d)) } else { d };
+        if half {
+            bytes.extend_from_slice(&f32_to_f16(d).to_le_bytes());
+        } else {
+            bytes.extend_from_slice(&d.to_le_bytes());
+        }
+        let q: Vec<i8> = blk
+            .iter()
+            .map(|x| {
+                if d == 0.0 {
+                    0
+                } else {
+                    (x / d).round().clamp(-127.0, 127.0) as i8
+                }
+            })
+            .collect();
+        bytes.extend(q.iter().map(|&x| x as u8));
+        bytes.resize(bytes.len() + (Q8_1_QK - q.len()), 0);
+        seen.extend(q.iter().map(|&x| stored * x as f32));
+    }
+    (bytes, seen)
+}
+
+impl Dtype {
+    /// Activations quantized to integer blocks (q8_1, int8 groups): no f16/bf16 reading of
+    /// them applies, and their values are as the blocks hold them.
+    pub fn quantized(self) -> bool {
+        matches!(self, Dtype::Q8_1 | Dtype::I8G32F32 | Dtype::I8G32F16)
+    }
+}
+
 /// What a kernel reads and writes: its activation type and its output type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Precision {
@@ -210,7 +262,7 @@ impl Precision {
                 ErrorClass::CliUsage,
                 "precision",
                 format!(
-                    "{part:?} is not a precision mode: one of f32, f16-in, bf16-in, q8_1-in, f16-out, bf16-out, or several joined by '+' (e.g. bf16-in+bf16-out)"
+                    "{part:?} is not a precision mode: one of f32, f16-in, bf16-in, q8_1-in, i8g32-in, i8g32h-in, f16-out, bf16-out, or several joined by '+' (e.g. bf16-in+bf16-out)"
                 ),
             )
         };
@@ -220,6 +272,8 @@ impl Precision {
                 "f16-in" => p.x = Dtype::F16,
                 "bf16-in" => p.x = Dtype::Bf16,
                 "q8_1-in" => p.x = Dtype::Q8_1,
+                "i8g32-in" => p.x = Dtype::I8G32F32,
+                "i8g32h-in" => p.x = Dtype::I8G32F16,
                 "f16-out" => p.y = Dtype::F16,
                 "bf16-out" => p.y = Dtype::Bf16,
                 other => return Err(bad(other)),

@@ -59,7 +59,7 @@ pub fn judge_builtin(k: &Builtin, rs: &[CaseResult], random: bool) -> BuiltinVer
         .count();
     let mut looks: Vec<String> = Vec::new();
     for r in &failed {
-        if let Some(l) = r.looks_like {
+        for l in &r.looks_like {
             if !looks.iter().any(|x| x == l) {
                 looks.push(l.to_string());
             }
@@ -225,7 +225,7 @@ fn run_source(
             }
             // Random cases are built a chunk at a time (memory does not grow with --random N).
             let plan = match random {
-                Some(n) => Ok(super::CasePlan::random(k.class, &k.formats, n, seed, &[], None)),
+                Some(n) => super::CasePlan::random(k.class, &k.formats, n, seed, &[], None),
                 None => super::cases_default(k.class, &k.formats, seed).map(super::CasePlan::Fixed),
             };
             let r = plan.and_then(|p| {
