@@ -539,6 +539,60 @@ pub fn file_name(p: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
+/// The report of an artifact that does not open: `inspect` fails with the reader's error, every
+/// other gate is skipped and says why.
+fn unopened_findings(e: &Error) -> Vec<Finding> {
+    spec::gates()
+        .steps
+        .iter()
+        .map(|s| {
+            if s.step == GateStep::Inspect {
+                Finding::fail(s.step.as_str(), format!("the artifact does not open: {e}"))
+            } else {
+                Finding::skip(s.step.as_str(), "the artifact does not open (see inspect)")
+            }
+        })
+        .collect()
+}
+
+/// The artifact holds ternary objects of the GGUF's format (else every row comparison would
+/// fail with matched=0: an input mistake, not a verdict).
+fn same_format(
+    a: &Artifact<'_>,
+    gformat: &NumericFormat,
+    artifact_name: &str,
+    gguf_name: &str,
+) -> Result<()> {
+    let aformat = artifact_format(a).ok_or_else(|| {
+        err!(
+            VerifyInput,
+            artifact_name,
+            "{artifact_name} holds no ternary (PQ2_0_G128 / PTQ1_0_G128) object"
+        )
+    })?;
+    if aformat.name != gformat.name {
+        fail!(
+            VerifyInput,
+            "--gguf",
+            "format mismatch: {gguf_name} is {} but {artifact_name} holds {}; every row comparison would fail with matched=0. Pass the GGUF the artifact was packed from (--gguf).",
+            gformat.name,
+            aformat.name
+        );
+    }
+    Ok(())
+}
+
+/// The layer a `pack --minimal` artifact of this source holds (`--minimal`).
+fn minimal_layer_of(profile: &ModelProfile, layers: &[u64], gguf_name: &str) -> Result<u64> {
+    crate::mapping::minimal_layer(profile, layers).ok_or_else(|| {
+        err!(
+            VerifyInput,
+            "--minimal",
+            "{gguf_name} holds no full-attention layer (layers {layers:?}), so no minimal artifact can be packed from it"
+        )
+    })
+}
+
 /// Runs every gate. `Err` is a usage/input problem (unreadable GGUF, format mismatch): exit 2.
 pub fn verify(
     artifact_name: &str,
@@ -570,43 +624,16 @@ pub fn verify(
     let a = match Artifact::parse(artifact) {
         Ok(a) => a,
         Err(e) => {
-            for s in &spec::gates().steps {
-                report.findings.push(if s.step == GateStep::Inspect {
-                    Finding::fail(s.step.as_str(), format!("the artifact does not open: {e}"))
-                } else {
-                    Finding::skip(s.step.as_str(), "the artifact does not open (see inspect)")
-                });
-            }
+            report.findings = unopened_findings(&e);
             return Ok(report);
         }
     };
-    let aformat = artifact_format(&a).ok_or_else(|| {
-        err!(
-            VerifyInput,
-            artifact_name,
-            "{artifact_name} holds no ternary (PQ2_0_G128 / PTQ1_0_G128) object"
-        )
-    })?;
-    if aformat.name != gformat.name {
-        fail!(
-            VerifyInput,
-            "--gguf",
-            "format mismatch: {gguf_name} is {} but {artifact_name} holds {}; every row comparison would fail with matched=0. Pass the GGUF the artifact was packed from (--gguf).",
-            gformat.name,
-            aformat.name
-        );
-    }
+    same_format(&a, gformat, artifact_name, gguf_name)?;
     let blocks = Blocks::for_format(gformat)?;
     let (layers, minimal) = match opts.minimal {
         false => (layers, None),
         true => {
-            let l = crate::mapping::minimal_layer(&profile, &layers).ok_or_else(|| {
-                err!(
-                    VerifyInput,
-                    "--minimal",
-                    "{gguf_name} holds no full-attention layer (layers {layers:?}), so no minimal artifact can be packed from it"
-                )
-            })?;
+            let l = minimal_layer_of(&profile, &layers, gguf_name)?;
             (vec![l], Some(l))
         }
     };

@@ -207,6 +207,49 @@ fn identity_failures(f: &mut Finding, ai: &Identity, ti: &Identity) {
     }
 }
 
+/// One line per namespace left out whole (a `pack --skip` filter, or a minimal artifact).
+fn left_out_lines(f: &mut Finding, d: &Disagreement) {
+    for (ns, count) in &d.left_out {
+        f.line(format!(
+            "namespace {ns}/ left out whole ({count} template objects; a pack --skip filter)"
+        ));
+    }
+    for (ns, count) in &d.minimal_left_out {
+        f.line(format!(
+            "{ns}/: {count} borrowed template objects not expected (a minimal artifact keeps {}/ only)",
+            crate::mapping::MINIMAL_BORROWED_NAMESPACE
+        ));
+    }
+}
+
+/// The gate's one-line detail.
+fn summary(ok: bool, minimal: bool, d: &Disagreement) -> String {
+    let borrowed = d.borrowed;
+    let kept = borrowed
+        - d.left_out
+            .iter()
+            .chain(&d.minimal_left_out)
+            .map(|(_, c)| *c as u64)
+            .sum::<u64>();
+    if ok && minimal {
+        format!(
+            "identity matches the template; {kept}/{kept} borrowed objects kept byte-identical (a minimal artifact keeps {}/ only)",
+            crate::mapping::MINIMAL_BORROWED_NAMESPACE
+        )
+    } else if ok && d.left_out.is_empty() {
+        format!(
+            "identity matches the template; {borrowed}/{borrowed} borrowed objects byte-identical"
+        )
+    } else if ok {
+        format!(
+            "identity matches the template; {kept}/{kept} borrowed objects kept byte-identical; left out whole: {}",
+            d.left_out.iter().map(|(n, c)| format!("{n} ({c})")).collect::<Vec<_>>().join(", ")
+        )
+    } else {
+        "packed against a different template (identity or borrowed objects disagree)".into()
+    }
+}
+
 /// Runs the gate (SKIP without `--template`).
 pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     let Some(t) = ctx.template else {
@@ -239,17 +282,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
             "NOT a groupwise-int template"
         }
     ));
-    for (ns, count) in &d.left_out {
-        f.line(format!(
-            "namespace {ns}/ left out whole ({count} template objects; a pack --skip filter)"
-        ));
-    }
-    for (ns, count) in &d.minimal_left_out {
-        f.line(format!(
-            "{ns}/: {count} borrowed template objects not expected (a minimal artifact keeps {}/ only)",
-            crate::mapping::MINIMAL_BORROWED_NAMESPACE
-        ));
-    }
+    left_out_lines(&mut f, &d);
     for (_, what, v) in d.kinds() {
         for n in v.iter().take(5) {
             f.line(format!("{what}: {n}"));
@@ -267,29 +300,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Finding> {
     }
     let ok = tpl_kind_ok && model_ok && d.none();
     f.set_ok(ok);
-    let kept = borrowed
-        - d.left_out
-            .iter()
-            .chain(&d.minimal_left_out)
-            .map(|(_, c)| *c as u64)
-            .sum::<u64>();
-    f.detail = if ok && ctx.minimal.is_some() {
-        format!(
-            "identity matches the template; {kept}/{kept} borrowed objects kept byte-identical (a minimal artifact keeps {}/ only)",
-            crate::mapping::MINIMAL_BORROWED_NAMESPACE
-        )
-    } else if ok && d.left_out.is_empty() {
-        format!(
-            "identity matches the template; {borrowed}/{borrowed} borrowed objects byte-identical"
-        )
-    } else if ok {
-        format!(
-            "identity matches the template; {kept}/{kept} borrowed objects kept byte-identical; left out whole: {}",
-            d.left_out.iter().map(|(n, c)| format!("{n} ({c})")).collect::<Vec<_>>().join(", ")
-        )
-    } else {
-        "packed against a different template (identity or borrowed objects disagree)".into()
-    };
+    f.detail = summary(ok, ctx.minimal.is_some(), &d);
     Ok(f)
 }
 

@@ -259,3 +259,59 @@ fn the_corpus_size_in_the_readme_is_measured() {
     let stale = readme.replacen(&format!("corpus is {want} MB"), "corpus is 1.0 MB", 1);
     assert!(corpus_sizes(&stale).iter().any(|s| *s != want));
 }
+
+/// `(reference, correct-but-unusual, wrong)` kernel counts of `spec/kernels.json` and
+/// `spec/kernel_variants.json`, the lists `check-kernel --builtin` runs.
+fn spec_kernel_counts() -> (usize, usize, usize) {
+    let read = |p: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(repo_root().join(p)).unwrap()).unwrap()
+    };
+    let (k, kv) = (read("spec/kernels.json"), read("spec/kernel_variants.json"));
+    let len = |v: &serde_json::Value, key: &str| v[key].as_array().map_or(0, Vec::len);
+    (
+        len(&k, "reference_kernels"),
+        len(&kv, "unusual_correct"),
+        len(&kv, "wrong_variants"),
+    )
+}
+
+/// The numbers a text quotes as "ships R reference kernels, U correct-but-unusual kernels
+/// (...) ... and W wrong variants", or `None` if it has no such sentence.
+fn quoted_kernel_counts(text: &str) -> Option<(usize, usize, usize)> {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let after = |s: &str, key: &str| -> Option<usize> {
+        let end = s.find(key)?;
+        s[..end].split_whitespace().last()?.parse().ok()
+    };
+    let start = flat.find("ships ")?;
+    let s = &flat[start..];
+    let r = after(s, " reference kernels")?;
+    let u = after(s, " correct-but-unusual kernels")?;
+    let w = after(s, " wrong variants")?;
+    Some((r, u, w))
+}
+
+#[test]
+fn the_kernel_counts_in_the_readme_are_the_spec_counts() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let quoted = quoted_kernel_counts(&readme).expect("README.md quotes the shipped kernel counts");
+    assert_eq!(
+        quoted,
+        spec_kernel_counts(),
+        "README.md's (reference, unusual, wrong) kernel counts vs spec/kernels.json + kernel_variants.json"
+    );
+}
+
+#[test]
+fn a_stale_kernel_count_is_read_as_what_it_says() {
+    // Negative control: the parser reads the numbers the sentence states, so a stale sentence
+    // yields numbers that differ from the spec's (never a default that could match).
+    let (r, u, w) = spec_kernel_counts();
+    let stale = format!(
+        "The crate ships {r} reference kernels, {} correct-but-unusual kernels (grid-stride,\nKahan) that must pass, and {w} wrong variants (value map)",
+        u + 1
+    );
+    assert_eq!(quoted_kernel_counts(&stale), Some((r, u + 1, w)));
+    assert_ne!(quoted_kernel_counts(&stale), Some(spec_kernel_counts()));
+    assert_eq!(quoted_kernel_counts("no such sentence"), None);
+}
