@@ -1599,9 +1599,9 @@ fn guard_error(
     )
 }
 
-/// initcheck's report: the forward schedule's output changed when only the initial contents
-/// of shared memory changed.
-fn uninit_error(entry: &str, case: &str, l: &Launch, ndiff: u64, first: u64) -> Error {
+/// What changed in a sanitizer rerun: `ndiff` bytes of the output (the first at byte
+/// `first`), or, when no output byte differs, `no_bytes` (the run stopped meeting barriers).
+fn rerun_difference(l: &Launch, ndiff: u64, first: u64, no_bytes: &str) -> String {
     let out = l
         .args
         .iter()
@@ -1610,14 +1610,25 @@ fn uninit_error(entry: &str, case: &str, l: &Launch, ndiff: u64, first: u64) -> 
             _ => None,
         })
         .unwrap_or("y");
-    let what = if ndiff == 0 {
-        "its threads no longer meet at their barriers (control flow on uninitialised data)".to_string()
+    if ndiff == 0 {
+        no_bytes.to_string()
     } else {
         format!(
             "{ndiff} bytes of `{out}` differ, the first at byte {first} (element {} of 4-byte values)",
             first / 4
         )
-    };
+    }
+}
+
+/// initcheck's report: the forward schedule's output changed when only the initial contents
+/// of shared memory changed.
+fn uninit_error(entry: &str, case: &str, l: &Launch, ndiff: u64, first: u64) -> Error {
+    let what = rerun_difference(
+        l,
+        ndiff,
+        first,
+        "its threads no longer meet at their barriers (control flow on uninitialised data)",
+    );
     Error::new(
         ErrorClass::KernelNondeterministic,
         case,
@@ -1630,22 +1641,7 @@ fn uninit_error(entry: &str, case: &str, l: &Launch, ndiff: u64, first: u64) -> 
 /// The weak-visibility report: the output changed when a block's plain global writes
 /// reached other blocks only at its `__threadfence()` (or the kernel's end).
 fn weak_error(entry: &str, case: &str, l: &Launch, ndiff: u64, first: u64) -> Error {
-    let out = l
-        .args
-        .iter()
-        .find_map(|a| match a {
-            LaunchArg::Out { name, .. } => Some(name.as_str()),
-            _ => None,
-        })
-        .unwrap_or("y");
-    let what = if ndiff == 0 {
-        "its threads no longer meet at their barriers".to_string()
-    } else {
-        format!(
-            "{ndiff} bytes of `{out}` differ, the first at byte {first} (element {} of 4-byte values)",
-            first / 4
-        )
-    };
+    let what = rerun_difference(l, ndiff, first, "its threads no longer meet at their barriers");
     Error::new(
         ErrorClass::KernelNondeterministic,
         case,
