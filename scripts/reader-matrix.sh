@@ -66,7 +66,7 @@ for r in "${readers[@]}"; do
 done
 
 step "matrix"
-"$B" corpus matrix "${matrix_args[@]}" -o "$OUT/matrix.md" --html "$OUT/matrix.html"
+"$B" corpus matrix "${matrix_args[@]}" -o "$OUT/matrix.md" --html "$OUT/matrix.html" --force  # its own outputs of an earlier run
 sed -n '/^## Readers/,/^## Feature/p' "$OUT/matrix.md" | sed '$d'
 echo "matrix: $OUT/matrix.md, $OUT/matrix.html"
 if [ $UPDATE = 1 ]; then
