@@ -18,16 +18,15 @@ mod temp;
 
 pub use claim::{
     check_ours, check_parent, claim_output, foreign, is_ours_or_empty, replace_for, OutputKind,
-    Replace,
-    MARKER,
+    Replace, MARKER,
 };
 pub use commit::{appeared, rename_into_place};
 pub use input::{not_regular, open_input, read_input, read_input_string, require_file_or_dir};
 pub use output::{OutputFile, WriteMode};
 pub use scratch::{scratch_dir, Scratch};
-pub use temp::{install_process_guards, remove_live_temps, remove_stale_temps, temp_path_for};
 #[cfg(any(test, feature = "internals"))]
 pub use temp::NAME_MAX;
+pub use temp::{install_process_guards, remove_live_temps, remove_stale_temps, temp_path_for};
 
 /// Maps `path` read-only. An empty file maps to an empty slice (memmap2 refuses length 0).
 /// Anything but a regular file is refused before it is opened ([`open_input`]). The map is
@@ -177,7 +176,10 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: Replace) -> Result<()> {
     write_atomic_with(
         path,
         replace,
-        |w| w.write_all(bytes).map_err(|e| Error::io(ErrorClass::IoWrite, path, e)),
+        |w| {
+            w.write_all(bytes)
+                .map_err(|e| Error::io(ErrorClass::IoWrite, path, e))
+        },
         |_| Ok(()),
     )
 }
@@ -195,7 +197,10 @@ pub fn rewrite_in_place(path: &Path, original: &[u8], new: &[u8]) -> Result<()> 
     write_atomic_with(
         &real,
         Replace::Allow,
-        |w| w.write_all(new).map_err(|e| Error::io(ErrorClass::IoWrite, path, e)),
+        |w| {
+            w.write_all(new)
+                .map_err(|e| Error::io(ErrorClass::IoWrite, path, e))
+        },
         |tmp| {
             std::fs::set_permissions(tmp, perms)
                 .map_err(|e| Error::io(ErrorClass::IoWrite, path, e))?;
@@ -271,7 +276,10 @@ mod tests {
         let link = dir.path().join("link.md");
         std::os::unix::fs::symlink(&doc, &link).unwrap();
         rewrite_in_place(&link, b"old", b"new").unwrap();
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         assert_eq!(std::fs::read(&doc).unwrap(), b"new");
         let mode = std::fs::metadata(&doc).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o640);

@@ -61,8 +61,9 @@
 /// is crate-private, so the documented surface is the readers, codecs, geometry, the verifier
 /// and the corpus, not the plumbing behind them.
 macro_rules! internal_mod {
-    // Declared through this macro, a module is out of rustfmt's reach (it does not expand
-    // macros); the folders' own submodules are declared as plain cfg pairs for that reason.
+    // Declared through this macro, a module is out of `cargo fmt`'s reach (it does not expand
+    // macros): `scripts/fmt-internal-modules.sh` (run by .ci/run) formats these modules; the
+    // folders' own submodules are declared as plain cfg pairs for the same reason.
     (allow_unused $name:ident) => {
         #[cfg(feature = "internals")]
         pub mod $name;

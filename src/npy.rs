@@ -41,7 +41,8 @@ pub fn read_f32(bytes: &[u8]) -> Result<(Vec<u64>, Vec<f32>)> {
         return Err(bad("not an .npy 1.0 file"));
     }
     let hl = usize::from(r.u16("npy.header_len")?);
-    let dict = std::str::from_utf8(r.take(hl, "npy.header")?).map_err(|_| bad("header is not UTF-8"))?;
+    let dict =
+        std::str::from_utf8(r.take(hl, "npy.header")?).map_err(|_| bad("header is not UTF-8"))?;
     if !dict.contains("'descr': '<f4'") || !dict.contains("'fortran_order': False") {
         return Err(bad("only C-order <f4 arrays are supported"));
     }
@@ -59,10 +60,7 @@ pub fn read_f32(bytes: &[u8]) -> Result<(Vec<u64>, Vec<f32>)> {
     if data.len() % 4 != 0 || data.len() as u64 / 4 != shape.iter().product::<u64>() {
         return Err(bad("data length does not match shape"));
     }
-    Ok((
-        shape,
-        crate::le::f32s_of(data),
-    ))
+    Ok((shape, crate::le::f32s_of(data)))
 }
 
 #[cfg(test)]

@@ -362,9 +362,15 @@ mod tests {
         assert_eq!(finished.iter().sum::<usize>(), 50);
         assert_eq!(b.spare(), 3, "every helper gave its thread back");
         // No items: no worker makes a state.
-        let none: Vec<()> = queue(&b, 4, 0, std::thread::Builder::new, || -> () {
-            panic!("no state for an empty queue")
-        }, |_, _| (), |_| ());
+        let none: Vec<()> = queue(
+            &b,
+            4,
+            0,
+            std::thread::Builder::new,
+            || -> () { panic!("no state for an empty queue") },
+            |_, _| (),
+            |_| (),
+        );
         assert!(none.is_empty());
         // Refused spawns: the calling thread runs everything.
         let out = queue(&b, 4, 5, refused, || (), |_, k| k, |_| ());

@@ -92,7 +92,11 @@ impl Limits {
 
 /// CPU seconds for a wall-clock deadline (see [`Limits::with_timeout`]).
 pub fn cpu_for(timeout: Duration) -> u64 {
-    timeout.as_secs().saturating_add(1).saturating_mul(4).saturating_add(10)
+    timeout
+        .as_secs()
+        .saturating_add(1)
+        .saturating_mul(4)
+        .saturating_add(10)
 }
 
 /// Tasks (threads included) the real user runs now, from `/proc/<pid>/status`.
@@ -169,12 +173,14 @@ impl Job {
     }
     /// More arguments.
     pub fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(mut self, it: I) -> Job {
-        self.args.extend(it.into_iter().map(|a| a.as_ref().to_owned()));
+        self.args
+            .extend(it.into_iter().map(|a| a.as_ref().to_owned()));
         self
     }
     /// One environment variable (added to the inherited environment).
     pub fn env(mut self, k: impl AsRef<OsStr>, v: impl AsRef<OsStr>) -> Job {
-        self.env.push((k.as_ref().to_owned(), v.as_ref().to_owned()));
+        self.env
+            .push((k.as_ref().to_owned(), v.as_ref().to_owned()));
         self
     }
     /// The working directory.
@@ -398,11 +404,14 @@ impl Running {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
-        for fd in [stdout.as_ref().map(|s| s.as_fd()), stderr.as_ref().map(|s| s.as_fd())]
-            .into_iter()
-            .flatten()
-            .chain(stdin.as_ref().map(|s| s.as_fd()))
-            .chain(std::iter::once(rep_r.as_fd()))
+        for fd in [
+            stdout.as_ref().map(|s| s.as_fd()),
+            stderr.as_ref().map(|s| s.as_fd()),
+        ]
+        .into_iter()
+        .flatten()
+        .chain(stdin.as_ref().map(|s| s.as_fd()))
+        .chain(std::iter::once(rep_r.as_fd()))
         {
             nonblocking(fd)?;
         }

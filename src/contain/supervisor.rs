@@ -107,16 +107,17 @@ unsafe fn close_others(keep_a: RawFd, keep_b: RawFd) {
     } else {
         (keep_b, keep_a)
     };
-    let ranges = [
-        (3, lo - 1),
-        (lo + 1, hi - 1),
-        (hi + 1, i32::MAX),
-    ];
+    let ranges = [(3, lo - 1), (lo + 1, hi - 1), (hi + 1, i32::MAX)];
     for (a, b) in ranges {
         if a > b {
             continue;
         }
-        let r = libc::syscall(libc::SYS_close_range, a as libc::c_uint, b as libc::c_uint, 0);
+        let r = libc::syscall(
+            libc::SYS_close_range,
+            a as libc::c_uint,
+            b as libc::c_uint,
+            0,
+        );
         if r != 0 {
             // No close_range (Linux < 5.9): close one by one up to the descriptor limit.
             let mut lim = MaybeUninit::<libc::rlimit>::uninit();
@@ -142,7 +143,13 @@ unsafe fn write_record(fd: RawFd, tag: u8, value: i32, leftovers: u32) {
 
 /// The supervision loop: reap, watch the lifeline, kill leftovers. Never returns.
 unsafe fn supervise(main: libc::pid_t, lifeline: RawFd, report: RawFd) -> ! {
-    for sig in [libc::SIGPIPE, libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+    for sig in [
+        libc::SIGPIPE,
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+    ] {
         // Only the lifeline stops the supervisor (a terminal's ^C reaches the harness).
         libc::signal(sig, libc::SIG_IGN);
     }
@@ -294,7 +301,9 @@ unsafe fn kill_tree() -> u32 {
                 }
                 let mut pid: libc::pid_t = 0;
                 for &d in name {
-                    pid = pid.saturating_mul(10).saturating_add((d - b'0') as libc::pid_t);
+                    pid = pid
+                        .saturating_mul(10)
+                        .saturating_add((d - b'0') as libc::pid_t);
                 }
                 found = true;
                 let group = libc::getpgid(pid);

@@ -11,7 +11,12 @@ fn with_marker(marker: &str) -> Vec<u32> {
             continue;
         };
         let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let zombie = stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z');
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z');
         if !zombie && String::from_utf8_lossy(&cmd).contains(marker) {
             v.push(pid);
         }
@@ -54,8 +59,9 @@ fn a_plain_command_runs_and_leaves_nothing() {
 fn a_detached_grandchild_holding_stdout_is_killed_and_counted() {
     let marker = "31.0101";
     let t0 = Instant::now();
-    let o = run(&Job::shell(&format!("setsid sleep {marker} & echo started"), "t")
-        .limits(limits(20.0)));
+    let o = run(
+        &Job::shell(&format!("setsid sleep {marker} & echo started"), "t").limits(limits(20.0)),
+    );
     assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
     assert_eq!(o.end, End::Exited(0));
     assert_eq!(o.stdout, b"started\n");
@@ -109,7 +115,10 @@ fn a_command_that_never_reads_stdin_cannot_block_the_writer() {
     assert!(t0.elapsed() < Duration::from_secs(2));
     // Negative control: a reader that does read takes the same bytes in time.
     let mut ok = Running::spawn(&Job::shell("cat >/dev/null", "t").stdin_pipe()).unwrap();
-    assert_eq!(ok.write_all(&big, Instant::now() + Duration::from_secs(20)), Ok(()));
+    assert_eq!(
+        ok.write_all(&big, Instant::now() + Duration::from_secs(20)),
+        Ok(())
+    );
     ok.close_stdin();
     assert_eq!(
         ok.wait(Instant::now() + Duration::from_secs(10)),
@@ -121,10 +130,9 @@ fn a_command_that_never_reads_stdin_cannot_block_the_writer() {
 
 #[test]
 fn lines_are_read_with_a_deadline_and_a_length_limit() {
-    let mut r = Running::spawn(
-        &Job::shell("echo one; echo two; sleep 30.0505", "t").limits(limits(30.0)),
-    )
-    .unwrap();
+    let mut r =
+        Running::spawn(&Job::shell("echo one; echo two; sleep 30.0505", "t").limits(limits(30.0)))
+            .unwrap();
     let far = Instant::now() + Duration::from_secs(10);
     assert_eq!(r.read_line(100, far), Line::Text(b"one".to_vec()));
     assert_eq!(r.read_line(100, far), Line::Text(b"two".to_vec()));

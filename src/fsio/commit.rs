@@ -33,9 +33,7 @@ pub fn rename_into_place(tmp: &Path, path: &Path, replace: Replace) -> Result<()
         Ok(()) => Ok(()),
         Err(Errno::EXIST) | Err(Errno::NOTEMPTY) => Err(appeared(path)),
         // A file system without RENAME_NOREPLACE (some network and FUSE mounts).
-        Err(Errno::INVAL) | Err(Errno::NOSYS) | Err(Errno::OPNOTSUPP) => {
-            link_into_place(tmp, path)
-        }
+        Err(Errno::INVAL) | Err(Errno::NOSYS) | Err(Errno::OPNOTSUPP) => link_into_place(tmp, path),
         Err(e) => Err(io(e.into())),
     }
 }

@@ -151,7 +151,8 @@ pub fn remove_live_temps() {
 }
 
 /// The stderr line of the SIGBUS handler (a mapped input shrank under the reader).
-const BUS_MESSAGE: &[u8] = b"error: [io.read] an input file changed while being read: a memory-mapped \
+const BUS_MESSAGE: &[u8] =
+    b"error: [io.read] an input file changed while being read: a memory-mapped \
 input became shorter than when it was opened (another process truncated or rewrote it); \
 the temporary output files were removed and nothing was written\n";
 

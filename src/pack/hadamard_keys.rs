@@ -214,7 +214,9 @@ fn shown(v: &Value<'_>) -> String {
 /// `sign_widths` equal to the profile's (each a multiple of its block size).
 fn sign_widths(kv: &Kv<'_>, profile: &ModelProfile) -> Result<Vec<i32>> {
     let arr = array_of(kv)?;
-    let widths = arr.as_vec::<i32>().map_err(|e| refuse(kv, e.detail().to_string()))?;
+    let widths = arr
+        .as_vec::<i32>()
+        .map_err(|e| refuse(kv, e.detail().to_string()))?;
     let want: Vec<i64> = profile.sign_widths.iter().map(|&w| w as i64).collect();
     let got: Vec<i64> = widths.iter().map(|&w| w as i64).collect();
     if got != want {
@@ -261,7 +263,9 @@ fn inverse_names<'a>(
     gguf: &Gguf<'_>,
     model: &BTreeSet<String>,
 ) -> Result<Vec<&'a str>> {
-    let names = array_of(kv)?.as_strs().map_err(|e| refuse(kv, e.detail().to_string()))?;
+    let names = array_of(kv)?
+        .as_strs()
+        .map_err(|e| refuse(kv, e.detail().to_string()))?;
     let want = &spec::mapping().hadamard_inverse;
     if names.len() != want.len() || names.iter().zip(want).any(|(a, b)| a != b) {
         return Err(refuse(
@@ -292,7 +296,9 @@ fn check_weight_names(
     inverse: &[&str],
     model: &BTreeSet<String>,
 ) -> Result<()> {
-    let names = array_of(kv)?.strs().map_err(|e| refuse(kv, e.detail().to_string()))?;
+    let names = array_of(kv)?
+        .strs()
+        .map_err(|e| refuse(kv, e.detail().to_string()))?;
     let mut seen = BTreeSet::new();
     for (i, name) in names.enumerate() {
         let why = match gguf.tensor(name) {

@@ -19,9 +19,9 @@ use crate::gguf::Gguf;
 use crate::ninfer::{Artifact, Directory};
 use crate::planes::{append_plane_rows, BlockLayout};
 use crate::spec::{ModelProfile, NumericFormat, Produce, Rule};
-pub use plan::{check_source, plan_pack, Job, PackOptions, PackPlan};
 #[cfg(any(test, feature = "internals"))]
 pub use plan::SourceFacts;
+pub use plan::{check_source, plan_pack, Job, PackOptions, PackPlan};
 use rows::RowRef;
 use std::io::Write;
 use std::path::Path;

@@ -4,9 +4,9 @@
 //! template and plans every output object.
 
 use super::hadamard_keys::{check_hadamard, HadamardSigns};
-use super::summary::PackSummary;
 use super::rows::{target_rows, RowRef};
 use super::source;
+use super::summary::PackSummary;
 use crate::codec::TernaryType;
 use crate::error::{Error, ErrorClass, Result};
 use crate::geometry::{row_split_geometry, RowSplitGeometry};
@@ -504,7 +504,11 @@ fn check_source_tensors(
         .collect();
     for want in crate::mapping::gguf_tensors_in(profile, layers) {
         let is_global = !want.name.starts_with("blk.");
-        if reduced && is_global && !read.contains(want.name.as_str()) && gguf.tensor(&want.name).is_none() {
+        if reduced
+            && is_global
+            && !read.contains(want.name.as_str())
+            && gguf.tensor(&want.name).is_none()
+        {
             continue;
         }
         let t = gguf.require_tensor(&want.name)?;

@@ -5,9 +5,9 @@ use crate::codec::Codec;
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{ArrayView, Gguf, TensorInfo};
 
-pub use crate::mapping::profile::{resolve_profile, ternary_format};
 #[cfg(any(test, feature = "internals"))]
 pub use crate::mapping::profile::held_layers;
+pub use crate::mapping::profile::{resolve_profile, ternary_format};
 
 /// Decodes a small non-ternary tensor to f32 (F32, F16, BF16).
 pub fn floats(g: &Gguf<'_>, t: &TensorInfo<'_>) -> Result<Vec<f32>> {

@@ -54,8 +54,11 @@ impl PackSummary {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let borrowed: BTreeMap<String, u64> =
-            self.borrowed.iter().map(|(k, v)| (k.clone(), v.0)).collect();
+        let borrowed: BTreeMap<String, u64> = self
+            .borrowed
+            .iter()
+            .map(|(k, v)| (k.clone(), v.0))
+            .collect();
         let mut out = vec![format!(
             "produced {} objects; borrowed from the template: {}",
             self.produced,

@@ -37,7 +37,10 @@ pub fn template_directory(profile: &ModelProfile) -> Result<Directory> {
 }
 
 /// [`template_directory`] with the optional namespaces of `extras` (`--with dflash2`).
-pub fn template_directory_with(profile: &ModelProfile, extras: &TemplateExtras) -> Result<Directory> {
+pub fn template_directory_with(
+    profile: &ModelProfile,
+    extras: &TemplateExtras,
+) -> Result<Directory> {
     let objects: Vec<PlannedObject> = template_objects_with(profile, extras)
         .into_iter()
         .map(|o| match o.template_format.as_str() {
