@@ -313,11 +313,14 @@ fn within_cap(t: &Target) -> bool {
 /// PROTOCOL.md §4.1 and §4.7): any reader that sends them gets the first differing row named,
 /// without the element-level opt-in.
 fn row_digests(observed: &Value) -> Option<Vec<String>> {
-    observed.get("rows_sha256").and_then(Value::as_array).map(|a| {
-        a.iter()
-            .map(|x| x.as_str().unwrap_or("").to_string())
-            .collect()
-    })
+    observed
+        .get("rows_sha256")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|x| x.as_str().unwrap_or("").to_string())
+                .collect()
+        })
 }
 
 /// Finds the first tensor/vector of `case` whose values digest the reader got wrong.
@@ -1177,10 +1180,19 @@ mod tests {
         let code3 = |i: usize| expected[i] == 2.0 / (i / 128 + 1) as f32;
         assert!(expected.iter().enumerate().any(|(i, _)| code3(i)));
         let wrong: Vec<f32> = (0..expected.len())
-            .map(|i| if code3(i) { expected[i] / 2.0 } else { expected[i] })
+            .map(|i| {
+                if code3(i) {
+                    expected[i] / 2.0
+                } else {
+                    expected[i]
+                }
+            })
             .collect();
         let h = generic_hint(&t, Some(&wrong), &expected).unwrap();
-        assert!(h.contains("expected value is 2*d") && h.contains("one code"), "{h}");
+        assert!(
+            h.contains("expected value is 2*d") && h.contains("one code"),
+            "{h}"
+        );
         assert_eq!(hint_rule(&h), Some(RULE_CODE_MAP));
         // Negative controls.
         let other = expected.iter().position(|&x| x == 0.0).unwrap();
@@ -1234,7 +1246,10 @@ mod tests {
             .unwrap();
         assert!(swap.looks_like.starts_with("planes high and scale swapped"));
         let once = swap_high_scale(c, &bytes).unwrap();
-        for other in BUGS.iter().filter(|b| b.id != swap.id && b.codecs.contains(&c)) {
+        for other in BUGS
+            .iter()
+            .filter(|b| b.id != swap.id && b.codecs.contains(&c))
+        {
             let v = (other.wrong)(c, &bytes).unwrap();
             assert_ne!(values_sha256(&v), values_sha256(&once), "{}", other.id);
         }

@@ -295,12 +295,10 @@ fn first_differing_byte(ctx: &Ctx<'_>, r: &Resolved, row: u64, want: u64) -> Opt
         .zip(source_row)
         .position(|(a, b)| a != b)?;
     let (block, at) = (i / bb.max(1), i % bb.max(1));
-    let (pi, (lo, hi)) = rows
-        .blocks
-        .slices
-        .iter()
-        .enumerate()
-        .find_map(|(pi, s)| s.filter(|(lo, hi)| (*lo..*hi).contains(&at)).map(|s| (pi, s)))?;
+    let (pi, (lo, hi)) = rows.blocks.slices.iter().enumerate().find_map(|(pi, s)| {
+        s.filter(|(lo, hi)| (*lo..*hi).contains(&at))
+            .map(|s| (pi, s))
+    })?;
     let plane = crate::geometry::Plane::ALL[pi];
     let g = &rows.view.geom;
     let in_row = (block * (hi - lo) + at - lo) as u64;

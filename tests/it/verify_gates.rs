@@ -1328,7 +1328,10 @@ fn a_flipped_byte_is_located_to_object_plane_and_offset() {
     assert!(!messages(&fx.artifact).contains("first differing byte"));
     let mut swapped = fx.artifact.clone();
     for (_, at, w) in planes {
-        let (r0, r1) = ((start as u64 + at) as usize, (start as u64 + at + w) as usize);
+        let (r0, r1) = (
+            (start as u64 + at) as usize,
+            (start as u64 + at + w) as usize,
+        );
         let row0 = swapped[r0..r0 + w as usize].to_vec();
         swapped.copy_within(r1..r1 + w as usize, r0);
         swapped[r1..r1 + w as usize].copy_from_slice(&row0);
