@@ -106,7 +106,18 @@ pub const BUGS: &[BugClass] = &[
         rule: RULE_DIGIT_ORDER,
         wrong: ptq1_sequential_qh4,
     },
+    BugClass {
+        id: "planes-high-scale-swapped",
+        looks_like: "planes high and scale swapped (each read at the other's offset; in a PTQ1_0 \
+                     block the qh bytes 24..26 and the scale d 26..28 exchanged)",
+        codecs: &[Codec::Ptq1_0],
+        rule: RULE_BLOCK_PLANE,
+        wrong: swap_high_scale,
+    },
 ];
+
+/// The plane names and which block bytes each plane holds (`spec/geometry.md#block-plane`).
+pub const RULE_BLOCK_PLANE: &str = "spec/geometry.md#block-plane";
 
 /// Digit `n` of a base-3 byte by the PTQ1_0 digit formula (`spec/codecs.md#ptq1-0-digit-formula`).
 fn trit(b: u8, n: usize) -> i32 {
@@ -223,6 +234,19 @@ fn drop_high(c: Codec, bytes: &[u8]) -> Option<Vec<f32>> {
     per_block(c, bytes, |b| b[r.clone()].fill(0))
 }
 
+/// The high and scale planes exchanged: a PTQ1_0 object's two 2-byte-per-group planes, so a
+/// reader that takes one plane's offset for the other's reads whole planes of the right size.
+fn swap_high_scale(c: Codec, bytes: &[u8]) -> Option<Vec<f32>> {
+    if c != Codec::Ptq1_0 {
+        return None;
+    }
+    per_block(c, bytes, |b| {
+        let (qh, d) = ([b[24], b[25]], [b[26], b[27]]);
+        b[24..26].copy_from_slice(&d);
+        b[26..28].copy_from_slice(&qh);
+    })
+}
+
 fn flip_trit_5(c: Codec, bytes: &[u8]) -> Option<Vec<f32>> {
     if !matches!(c, Codec::Ptq1_0 | Codec::Tq1_0) {
         return None;
@@ -285,6 +309,20 @@ fn within_cap(t: &Target) -> bool {
         .is_some_and(|n| n <= MAX_ELEMENTS)
 }
 
+/// The per-row values digests a reader sent beside a vector, tensor or object (`rows_sha256`,
+/// PROTOCOL.md §4.1 and §4.7): any reader that sends them gets the first differing row named,
+/// without the element-level opt-in.
+fn row_digests(observed: &Value) -> Option<Vec<String>> {
+    observed
+        .get("rows_sha256")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|x| x.as_str().unwrap_or("").to_string())
+                .collect()
+        })
+}
+
 /// Finds the first tensor/vector of `case` whose values digest the reader got wrong.
 pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Target> {
     let path = corpus.join(&case.file);
@@ -311,11 +349,7 @@ pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Targe
                 cols: usize::try_from(cols).ok()?,
                 stored_cols: usize::try_from(cols).ok()?,
                 got_sha256: got.get("sha256").and_then(Value::as_str).map(String::from),
-                got_rows: got.get("rows_sha256").and_then(Value::as_array).map(|a| {
-                    a.iter()
-                        .map(|x| x.as_str().unwrap_or("").to_string())
-                        .collect()
-                }),
+                got_rows: row_digests(got),
                 raw_same: None,
             })
         }
@@ -366,7 +400,7 @@ pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Targe
                     cols: usize::try_from(cols).ok()?,
                     stored_cols: usize::try_from(cols).ok()?,
                     got_sha256: got_sha.map(String::from),
-                    got_rows: None,
+                    got_rows: got_t.and_then(row_digests),
                     raw_same: match (
                         got_t.and_then(|x| x.get("data_sha256")),
                         want_t.get("data_sha256"),
@@ -385,9 +419,10 @@ pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Targe
                     continue;
                 };
                 let name = want_o.get("name").and_then(Value::as_str)?;
-                let got_sha = got_objects
+                let got_o = got_objects
                     .iter()
-                    .find(|x| x.get("name").and_then(Value::as_str) == Some(name))
+                    .find(|x| x.get("name").and_then(Value::as_str) == Some(name));
+                let got_sha = got_o
                     .and_then(|x| x.get("values_sha256"))
                     .and_then(Value::as_str);
                 if got_sha.is_none() || got_sha == Some(want_sha) {
@@ -405,7 +440,7 @@ pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Targe
                     cols: t.k,
                     stored_cols: t.k_pad,
                     got_sha256: got_sha.map(String::from),
-                    got_rows: None,
+                    got_rows: got_o.and_then(row_digests),
                     raw_same: None,
                 });
             }
@@ -421,6 +456,10 @@ fn hint_rule(hint: &str) -> Option<&'static str> {
         Some(RULE_TAIL)
     } else if hint.contains("stride") {
         Some(RULE_BLOCK_SIZE)
+    } else if hint.contains("the block scale's type") {
+        Some(RULE_SCALE_TYPE)
+    } else if hint.contains("one code of the code map") {
+        Some(RULE_CODE_MAP)
     } else if hint.starts_with("raw tensor bytes match") {
         Some("spec/codecs.md#codec-rules")
     } else if hint.starts_with("raw tensor bytes differ") {
@@ -452,6 +491,12 @@ fn generic_hint(t: &Target, reader: Option<&[f32]>, expected: &[f32]) -> Option<
         if let Some(h) = stride_hint(v, expected, cols, t.codec.block_elems().max(1)) {
             return Some(h);
         }
+        if let Some(h) = one_code_hint(t, v, expected) {
+            return Some(h);
+        }
+        if let Some(h) = scale_factor_hint(t, v, expected) {
+            return Some(h);
+        }
     }
     match t.raw_same {
         Some(true) => Some(
@@ -466,6 +511,89 @@ fn generic_hint(t: &Target, reader: Option<&[f32]>, expected: &[f32]) -> Option<
         ),
         None => None,
     }
+}
+
+/// The block scale of every logical element of `t` (`None`: the codec has no 2-byte f16 scale
+/// at a known place, or the bytes are not whole blocks).
+fn element_scales(t: &Target, n: usize) -> Option<Vec<f32>> {
+    let (at, _) = scale_at(t.codec)?;
+    let (bb, be) = (t.codec.block_bytes(), t.codec.block_elems());
+    let cols = t.cols.max(1);
+    let stored = t.stored_cols.max(cols);
+    (0..n)
+        .map(|i| {
+            let block = ((i / cols) * stored + i % cols) / be;
+            let b = t.bytes.get(block * bb + at..block * bb + at + 2)?;
+            Some(half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32())
+        })
+        .collect()
+}
+
+/// Errors confined to one code: every differing element — and every element — whose expected
+/// value is the same multiple `m` of its block scale differs, and nothing else does (a code
+/// map that gets one code wrong, e.g. code 3 of a 2-bit codec).
+fn one_code_hint(t: &Target, v: &[f32], expected: &[f32]) -> Option<String> {
+    let scales = element_scales(t, expected.len())?;
+    let multiple = |i: usize| {
+        let d = scales[i];
+        (d.is_finite() && d != 0.0).then(|| expected[i] / d)
+    };
+    let first = (0..expected.len()).find(|&i| canon(v[i]) != canon(expected[i]))?;
+    let m = multiple(first)?;
+    let mut same = 0usize;
+    let mut other_right = false;
+    for i in 0..expected.len().min(v.len()) {
+        let differs = canon(v[i]) != canon(expected[i]);
+        match multiple(i) {
+            Some(x) if x == m => {
+                if !differs {
+                    return None;
+                }
+                same += 1;
+            }
+            _ if differs => return None,
+            _ => other_right = true,
+        }
+    }
+    (other_right && same > 0).then(|| {
+        format!(
+            "only the elements whose expected value is {m}*d differ (all {same} of them): \
+             one code of the code map"
+        )
+    })
+}
+
+/// Values right up to one factor per block (zeros stay zero, every nonzero value of a block
+/// scaled alike, some factor not 1): the block scale is read wrongly (its type or its place).
+fn scale_factor_hint(t: &Target, v: &[f32], expected: &[f32]) -> Option<String> {
+    let cols = t.cols.max(1);
+    let stored = t.stored_cols.max(cols);
+    let be = t.codec.block_elems().max(1);
+    let mut factor: std::collections::BTreeMap<usize, f32> = Default::default();
+    let mut any_off = false;
+    for (i, (a, e)) in v.iter().zip(expected).enumerate() {
+        if *e == 0.0 {
+            if *a != 0.0 {
+                return None;
+            }
+            continue;
+        }
+        let r = a / e;
+        if !r.is_finite() {
+            return None;
+        }
+        let block = ((i / cols) * stored + i % cols) / be;
+        let f = *factor.entry(block).or_insert(r);
+        if (f - r).abs() > f.abs() * 1e-6 {
+            return None;
+        }
+        any_off |= r != 1.0;
+    }
+    any_off.then(|| {
+        "every value of a block is off by one factor (zeros stay zero): the block scale's type \
+         or place"
+            .to_string()
+    })
 }
 
 /// Whether per-position error counts `c` describe a stride read wrong: the first position is
@@ -666,6 +794,10 @@ impl Localization {
                 "later rows drift: row stride"
             } else if h.contains("block or column stride") {
                 "later blocks drift: stride"
+            } else if h.contains("the block scale's type") {
+                "off by one factor per block: scale"
+            } else if h.contains("one code of the code map") {
+                "one code wrong: code map"
             } else {
                 h.split(" (").next().unwrap_or(h)
             };
@@ -1014,5 +1146,122 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// PQ2_0 blocks (scale 1.0 in block 0, 0.5 in block 1, ...) holding every code 0..3.
+    fn pq2_target(blocks: usize) -> (Target, Vec<f32>) {
+        let mut bytes = Vec::new();
+        for b in 0..blocks {
+            let d = half::f16::from_f32(1.0 / (b + 1) as f32).to_bits();
+            bytes.extend_from_slice(&d.to_le_bytes());
+            bytes.extend((0..32u32).map(|j| (j.wrapping_mul(2654435761) >> 7) as u8 | 0x03));
+        }
+        let t = Target {
+            label: "v".into(),
+            tensor: None,
+            codec: Codec::Pq2_0,
+            bytes,
+            cols: 128 * blocks,
+            stored_cols: 128 * blocks,
+            got_sha256: None,
+            got_rows: None,
+            raw_same: None,
+        };
+        let expected = Codec::Pq2_0.decode_to_vec(&t.bytes).unwrap();
+        (t, expected)
+    }
+
+    /// Code 3 decoded as +d (every +2d element halved) is one code wrong; a second wrong element
+    /// of another code, or one code-3 element left right, is not; all codes right but one value
+    /// halved elsewhere is not either.
+    #[test]
+    fn errors_confined_to_one_code_are_a_code_map_hint() {
+        let (t, expected) = pq2_target(2);
+        let code3 = |i: usize| expected[i] == 2.0 / (i / 128 + 1) as f32;
+        assert!(expected.iter().enumerate().any(|(i, _)| code3(i)));
+        let wrong: Vec<f32> = (0..expected.len())
+            .map(|i| {
+                if code3(i) {
+                    expected[i] / 2.0
+                } else {
+                    expected[i]
+                }
+            })
+            .collect();
+        let h = generic_hint(&t, Some(&wrong), &expected).unwrap();
+        assert!(
+            h.contains("expected value is 2*d") && h.contains("one code"),
+            "{h}"
+        );
+        assert_eq!(hint_rule(&h), Some(RULE_CODE_MAP));
+        // Negative controls.
+        let other = expected.iter().position(|&x| x == 0.0).unwrap();
+        let mut two = wrong.clone();
+        two[other] = 5.0;
+        assert!(one_code_hint(&t, &two, &expected).is_none());
+        let mut partial = wrong.clone();
+        let first3 = (0..expected.len()).find(|&i| code3(i)).unwrap();
+        partial[first3] = expected[first3];
+        assert!(one_code_hint(&t, &partial, &expected).is_none());
+    }
+
+    /// A scale read wrongly (each block's values scaled by its own factor) is a scale hint; the
+    /// right values, a factor that is not the same across one block, or a zero made nonzero are not.
+    #[test]
+    fn values_off_by_one_factor_per_block_are_a_scale_hint() {
+        let (t, expected) = pq2_target(3);
+        let scaled: Vec<f32> = expected
+            .iter()
+            .enumerate()
+            .map(|(i, x)| x * (3 + i / 128) as f32 / 1024.0)
+            .collect();
+        let h = generic_hint(&t, Some(&scaled), &expected).unwrap();
+        assert!(h.contains("block scale"), "{h}");
+        assert_eq!(hint_rule(&h), Some(RULE_SCALE_TYPE));
+        assert!(scale_factor_hint(&t, &expected, &expected).is_none());
+        let mut uneven = scaled.clone();
+        let nz = expected.iter().position(|&x| x != 0.0).unwrap();
+        uneven[nz] *= 2.0;
+        assert!(scale_factor_hint(&t, &uneven, &expected).is_none());
+        let mut zero = scaled.clone();
+        let z = expected.iter().position(|&x| x == 0.0).unwrap();
+        zero[z] = 1.0;
+        assert!(scale_factor_hint(&t, &zero, &expected).is_none());
+    }
+
+    /// The plane swap is told apart from the other PTQ1_0 bugs on the same bytes: its decode
+    /// differs from theirs, and swapping twice is the right decode (an involution).
+    #[test]
+    fn the_plane_swap_is_its_own_bug() {
+        let c = Codec::Ptq1_0;
+        let mut bytes: Vec<u8> = (0..28 * 8u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 11) as u8)
+            .collect();
+        for blk in bytes.chunks_mut(28) {
+            blk[26..28].copy_from_slice(&half::f16::from_f32(0.5).to_bits().to_le_bytes());
+        }
+        let swap = BUGS
+            .iter()
+            .find(|b| b.id == "planes-high-scale-swapped")
+            .unwrap();
+        assert!(swap.looks_like.starts_with("planes high and scale swapped"));
+        let once = swap_high_scale(c, &bytes).unwrap();
+        for other in BUGS
+            .iter()
+            .filter(|b| b.id != swap.id && b.codecs.contains(&c))
+        {
+            let v = (other.wrong)(c, &bytes).unwrap();
+            assert_ne!(values_sha256(&v), values_sha256(&once), "{}", other.id);
+        }
+        let mut swapped = bytes.clone();
+        for blk in swapped.chunks_mut(28) {
+            let qh = [blk[24], blk[25]];
+            blk.copy_within(26..28, 24);
+            blk[26..28].copy_from_slice(&qh);
+        }
+        assert_eq!(
+            values_sha256(&swap_high_scale(c, &swapped).unwrap()),
+            values_sha256(&c.decode_to_vec(&bytes).unwrap())
+        );
     }
 }

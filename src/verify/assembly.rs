@@ -260,10 +260,15 @@ pub fn section_failure(
                 None => "a row of no source position".into(),
             }),
             ..Failure::new(format!(
-                "{} row {row} holds {}, the rule's is {want} ({}; {label}; {counts})",
+                "{} row {row} holds {}, the rule's is {want} ({}; {label}; {counts}){}",
                 r.object,
                 held.map_or("no source row".to_string(), |h| format!("source row {h}")),
-                r.source
+                r.source,
+                // A row that is no source row was damaged: where its bytes first differ.
+                held.map_or_else(
+                    || first_differing_byte(ctx, r, row, want).unwrap_or_default(),
+                    |_| String::new()
+                )
             ))
         },
         None => Failure {
@@ -272,6 +277,37 @@ pub fn section_failure(
             ..Failure::new(format!("{label}: {counts}"))
         },
     }
+}
+
+/// Where artifact row `row` of `r.object` first differs from source row `want` of
+/// `r.source`, byte for byte: `; first differing byte: plane high, object byte 25861 (row 0,
+/// plane byte 5)` (the plane names and offsets of `spec/geometry.md#block-plane`).
+fn first_differing_byte(ctx: &Ctx<'_>, r: &Resolved, row: u64, want: u64) -> Option<String> {
+    let src = ctx.gguf_rows(&r.source).ok()?;
+    let w = src.row_bytes;
+    let from = usize::try_from(want).ok()?.checked_mul(w)?;
+    let source_row = src.data.get(from..from.checked_add(w)?)?;
+    let mut rows = ctx.artifact_rows(&r.object).ok()?;
+    let bb = rows.blocks.block_bytes;
+    let i = rows
+        .ggml_row(row)
+        .iter()
+        .zip(source_row)
+        .position(|(a, b)| a != b)?;
+    let (block, at) = (i / bb.max(1), i % bb.max(1));
+    let (pi, (lo, hi)) = rows.blocks.slices.iter().enumerate().find_map(|(pi, s)| {
+        s.filter(|(lo, hi)| (*lo..*hi).contains(&at))
+            .map(|s| (pi, s))
+    })?;
+    let plane = crate::geometry::Plane::ALL[pi];
+    let g = &rows.view.geom;
+    let in_row = (block * (hi - lo) + at - lo) as u64;
+    let in_plane = row * g.row_bytes(plane) + in_row;
+    Some(format!(
+        "; first differing byte: plane {}, object byte {} (row {row}, plane byte {in_plane})",
+        plane.name(),
+        g.plane_offset(plane) + in_plane
+    ))
 }
 
 fn expect_value(ctx: &Ctx<'_>, d: &Dim, n: u64) -> Result<u64> {

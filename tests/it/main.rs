@@ -42,6 +42,7 @@ mod pack;
 mod pack_inputs;
 mod persistent;
 mod planted_bugs;
+mod planted_readers;
 mod protocol_mismatch;
 mod schemas;
 mod single_fault;

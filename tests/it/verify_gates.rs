@@ -1282,3 +1282,61 @@ fn only_a_file_that_is_not_a_ninfer_is_an_input_error() {
         assert_eq!(inspect.status, Verdict::Fail, "{}", report::text(&r));
     }
 }
+
+/// A flipped byte of a `.ninfer` ternary object is located to object, plane and byte offset
+/// (in the object and in the plane), for a byte of each plane; the expected offsets come from
+/// the PTQ1_0 plane sizes of spec/geometry.md computed here (24, 2 and 2 bytes per group,
+/// planes 256-aligned). Negative controls: the healthy artifact and two rows swapped (the row
+/// is a source row, its bytes are not damaged) name no byte.
+#[test]
+fn a_flipped_byte_is_located_to_object_plane_and_offset() {
+    let fx = Fixture::new(model::TernaryType::Ptq1_0);
+    let a = Artifact::parse(&fx.artifact).unwrap();
+    let name = "text/layers/0/gdn/query_key";
+    let o = a.directory.find(name).expect("object");
+    let start = (a.payload_offset + o.offset) as usize;
+    let (n, k) = {
+        let v = a.row_split(name).unwrap();
+        (v.geom.n, v.geom.k)
+    };
+    let up = |x: u64| x.div_ceil(256) * 256;
+    let groups = k.div_ceil(128);
+    let high_at = up(n * groups * 24);
+    let planes = [
+        ("base", 0, groups * 24),
+        ("high", high_at, groups * 2),
+        ("scale", high_at + up(n * groups * 2), groups * 2),
+    ];
+    let messages = |bytes: &[u8]| {
+        let opts = Options {
+            sweep: true,
+            ..Options::default()
+        };
+        serde_json::to_string(&report::json(&fx.run("-flip", bytes, opts))).unwrap()
+    };
+    for (plane, at, row_bytes) in planes {
+        let in_plane = row_bytes + 1; // row 1, byte 1 of the plane's row
+        let mut bad = fx.artifact.clone();
+        bad[start + (at + in_plane) as usize] ^= 0x04;
+        let m = messages(&bad);
+        let want = format!(
+            "first differing byte: plane {plane}, object byte {} (row 1, plane byte {in_plane})",
+            at + in_plane
+        );
+        assert!(m.contains(&want), "{plane}: want '{want}' in {m}");
+    }
+    assert!(!messages(&fx.artifact).contains("first differing byte"));
+    let mut swapped = fx.artifact.clone();
+    for (_, at, w) in planes {
+        let (r0, r1) = (
+            (start as u64 + at) as usize,
+            (start as u64 + at + w) as usize,
+        );
+        let row0 = swapped[r0..r0 + w as usize].to_vec();
+        swapped.copy_within(r1..r1 + w as usize, r0);
+        swapped[r1..r1 + w as usize].copy_from_slice(&row0);
+    }
+    let m = messages(&swapped);
+    assert!(m.contains("row 0 holds source row"), "{m}");
+    assert!(!m.contains("first differing byte"), "{m}");
+}
