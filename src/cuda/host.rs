@@ -102,15 +102,6 @@ fn probe_limits() -> contain::Limits {
     }
 }
 
-/// A private scratch folder removed on drop (and on a stop signal): the one kind the tool
-/// makes (`crate::fsio::scratch_dir`: random name, mode 0700).
-pub type TempDir = crate::fsio::Scratch;
-
-/// A scratch folder for `tag` (see [`TempDir`]).
-fn temp_dir(tag: &str) -> Result<TempDir> {
-    crate::fsio::scratch_dir(tag)
-}
-
 /// An entry point to compile: its name and its C parameter types as written
 /// (`"const unsigned char*"`, `"int"`, `"long long"`, `"float"`, ...).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -200,10 +191,6 @@ const BAND: usize = 1024;
 /// The guard pattern of Out.
 const SENTINEL: u32 = 0x7fa5_a5a5;
 
-fn hex(d: &[u8]) -> String {
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Empty stand-ins for the CUDA headers kernels include with angle brackets; the shim and
 /// host_types.h provide what they declare.
 const FAKE_HEADERS: &[&str] = &[
@@ -234,7 +221,7 @@ fn fake_include_dir(cache: &Path) -> Result<PathBuf> {
 fn ubsan_available(cxx: &str) -> bool {
     static PROBE: OnceLock<bool> = OnceLock::new();
     *PROBE.get_or_init(|| {
-        let Ok(dir) = temp_dir("ubsan-probe") else {
+        let Ok(dir) = crate::fsio::scratch_dir("ubsan-probe") else {
             return false;
         };
         let src = dir.path().join("p.cpp");
@@ -403,7 +390,7 @@ fn precompiled_prelude(
     h.update(flags.join("\u{1}").as_bytes());
     h.update(version.as_bytes());
     h.update(cxx.as_bytes());
-    let dir = cache.join(format!("pch-{}", hex(&h.finalize()[..12])));
+    let dir = cache.join(format!("pch-{}", crate::digest::hex(&h.finalize()[..12])));
     let gch = dir.join("nt_prelude.h.gch");
     // One builder per process: threads compiling in parallel would each build the same
     // header (hundreds of MB of compiler memory at once) instead of waiting for the first.
@@ -606,7 +593,7 @@ impl HostBinary {
         h.update(flags.join("\u{1}").as_bytes());
         h.update(version.as_bytes());
         h.update(cxx.as_bytes());
-        let key = hex(&h.finalize()[..16]);
+        let key = crate::digest::hex(&h.finalize()[..16]);
         let cache = self::cache::dir()?;
         let exe = cache.join(format!("k-{key}"));
         let bin = |sha| HostBinary {
@@ -627,7 +614,7 @@ impl HostBinary {
         };
         let inc = fake_include_dir(&cache)?;
         flags.push(format!("-I{}", inc.display()));
-        let dir = temp_dir("host")?;
+        let dir = crate::fsio::scratch_dir("host")?;
         let cpp = dir.path().join("driver.cpp");
         let pch = precompiled_prelude(&cxx, &cache, &flags, &version, &limits);
         let body = match &pch {
@@ -822,7 +809,7 @@ impl HostBinary {
         // the run, so `--case NAME` alone replays a failure exactly.
         let seeds: Vec<u64> = launches
             .iter()
-            .map(|(case, _)| splitmix(schedule_seed ^ name_hash(case)))
+            .map(|(case, _)| crate::rng::Rng::new(schedule_seed ^ name_hash(case)).next_u64())
             .collect();
         // Launches the runner can take; the others are answered now.
         let mut todo = Vec::new();
@@ -832,7 +819,7 @@ impl HostBinary {
                 Err(e) => results[i] = Some(Err(e)),
             }
         }
-        let dir = match temp_dir("run") {
+        let dir = match crate::fsio::scratch_dir("run") {
             Ok(d) => d,
             Err(e) => return launches.iter().map(|_| Err(e.clone())).collect(),
         };
@@ -897,7 +884,7 @@ impl HostBinary {
     #[allow(clippy::too_many_arguments)]
     fn run_child(
         &self,
-        dir: &TempDir,
+        dir: &crate::fsio::Scratch,
         lf: &Path,
         start: usize,
         entry: &str,
@@ -1181,13 +1168,6 @@ fn name_hash(name: &str) -> u64 {
     name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })
-}
-
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 fn validate(sig: &EntrySig, case: &str, l: &Launch) -> Result<()> {
