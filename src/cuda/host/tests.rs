@@ -693,31 +693,42 @@ fn device_globals_start_from_their_initial_value_in_every_run_and_launch() {
         return;
     }
     // Correct-but-unusual: a __device__ counter; every run (and the second launch) sees 0.
-    let r = kernels()
-        .run(
-            "device_state",
-            &[
-                ("a".to_string(), launch(1, 32, 0, &[0.0; 32], 4, 0)),
-                ("b".to_string(), launch(1, 32, 0, &[0.0; 32], 4, 0)),
-            ],
-            Duration::from_secs(10),
-            7,
-        );
+    let r = kernels().run(
+        "device_state",
+        &[
+            ("a".to_string(), launch(1, 32, 0, &[0.0; 32], 4, 0)),
+            ("b".to_string(), launch(1, 32, 0, &[0.0; 32], 4, 0)),
+        ],
+        Duration::from_secs(10),
+        7,
+    );
     for c in r {
         let c = c.unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(c.static_bytes_written, 1, "the counter went 0 -> 1: one byte changed");
+        assert_eq!(
+            c.static_bytes_written, 1,
+            "the counter went 0 -> 1: one byte changed"
+        );
         for s in &c.runs {
             assert_eq!(f32s(&s.out), vec![0.0], "schedule {}", s.schedule);
         }
     }
     // Wrong: a table only block 0 fills; in reverse order the other blocks read zeros.
     let x: Vec<f32> = (0..32).map(|i| i as f32).collect();
-    let r = run1("device_state", launch(4, 32, 0, &x, 4 * 128, 1), 10).unwrap_or_else(|e| panic!("{e}"));
+    let r = run1("device_state", launch(4, 32, 0, &x, 4 * 128, 1), 10)
+        .unwrap_or_else(|e| panic!("{e}"));
     let want: Vec<f32> = (0..128).map(|i| (i % 32) as f32 + 1.0).collect();
     assert_eq!(f32s(&r.runs[0].out), want, "forward: block 0 runs first");
     let rev = f32s(&r.runs[1].out);
-    assert_eq!(&rev[..32], &want[..32], "reverse: block 0, last, fills and reads the table");
-    assert_eq!(&rev[32..], &[0.0; 96][..], "reverse: blocks 3..1 read the reset table");
+    assert_eq!(
+        &rev[..32],
+        &want[..32],
+        "reverse: block 0, last, fills and reads the table"
+    );
+    assert_eq!(
+        &rev[32..],
+        &[0.0; 96][..],
+        "reverse: blocks 3..1 read the reset table"
+    );
     assert!(r.static_bytes_written > 0);
 }
 
@@ -727,12 +738,19 @@ fn blocks_in_flight_at_once_catch_a_global_stage_every_block_shares() {
         return;
     }
     let x: Vec<f32> = (0..64 * 32).map(|i| i as f32).collect();
-    let want: Vec<f32> = (0..64 * 32).map(|i| (i / 32 * 32 + 31 - i % 32) as f32).collect();
+    let want: Vec<f32> = (0..64 * 32)
+        .map(|i| (i / 32 * 32 + 31 - i % 32) as f32)
+        .collect();
     // One row per block: every schedule, the interleaved one included, agrees.
-    let out = f32s(&agreed(run1("global_stage", launch(64, 32, 0, &x, 64 * 128, 1), 10)));
+    let out = f32s(&agreed(run1(
+        "global_stage",
+        launch(64, 32, 0, &x, 64 * 128, 1),
+        10,
+    )));
     assert_eq!(out, want);
     // One row for all: blocks run one after another agree, the interleaved schedule does not.
-    let r = run1("global_stage", launch(64, 32, 0, &x, 64 * 128, 0), 10).unwrap_or_else(|e| panic!("{e}"));
+    let r = run1("global_stage", launch(64, 32, 0, &x, 64 * 128, 0), 10)
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(f32s(&r.runs[0].out), want);
     assert_eq!(r.runs[1].out, r.runs[0].out);
     assert_ne!(r.runs[2].out, r.runs[0].out, "{}", r.runs[2].schedule);
@@ -744,18 +762,24 @@ fn initcheck_names_a_read_of_shared_memory_never_written_even_times_zero() {
         return;
     }
     let x: Vec<f32> = (0..32).map(|i| i as f32).collect();
-    let out = f32s(&agreed(run1("shared_padding", launch(1, 32, 0, &x, 128, 1), 10)));
+    let out = f32s(&agreed(run1(
+        "shared_padding",
+        launch(1, 32, 0, &x, 128, 1),
+        10,
+    )));
     assert_eq!(out, x);
     let e = err_of(run1("shared_padding", launch(1, 32, 0, &x, 128, 0), 10));
     assert_eq!(e.class, ErrorClass::KernelNondeterministic, "{e}");
     assert!(
-        e.detail.contains("reads shared memory it never wrote") && e.detail.contains("128 bytes of `y` differ"),
+        e.detail.contains("reads shared memory it never wrote")
+            && e.detail.contains("128 bytes of `y` differ"),
         "{e}"
     );
     assert!(!e.detail.contains("missing __syncthreads"), "{e}");
     // A race stays a race: the schedules disagree, so no initcheck verdict replaces it.
     let x: Vec<f32> = (0..128).map(|i| i as f32).collect();
-    let r = run1("missing_barrier", launch(1, 128, 0, &x, 512, 128), 10).unwrap_or_else(|e| panic!("{e}"));
+    let r = run1("missing_barrier", launch(1, 128, 0, &x, 512, 128), 10)
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_ne!(r.runs[0].out, r.runs[1].out);
 }
 
@@ -766,7 +790,11 @@ fn synccheck_names_a_full_mask_shuffle_whose_lanes_wait_elsewhere() {
     }
     let x: Vec<f32> = (0..32).map(|i| i as f32).collect();
     // The fold outside the branch, lanes 16-31 exiting before a 16-lane shuffle: fine.
-    let out = f32s(&agreed(run1("divergent_shfl", launch(1, 32, 0, &x, 4, 1), 10)));
+    let out = f32s(&agreed(run1(
+        "divergent_shfl",
+        launch(1, 32, 0, &x, 4, 1),
+        10,
+    )));
     assert_eq!(out, vec![(0..32).sum::<i32>() as f32]);
     let e = err_of(run1("divergent_shfl", launch(1, 32, 0, &x, 4, 0), 10));
     assert_eq!(e.class, ErrorClass::KernelDeadlock, "{e}");
@@ -848,7 +876,10 @@ fn a_sparse_table_past_2_31_bytes_catches_a_row_offset_in_32_bits() {
     let out = f32s(&agreed(run1("gather_rows", mk(1), 20)));
     assert_eq!(out, want);
     let e = err_of(run1("gather_rows", mk(0), 20));
-    eprintln!("two sparse 2.16 GB launches in {:.2} s", t0.elapsed().as_secs_f64());
+    eprintln!(
+        "two sparse 2.16 GB launches in {:.2} s",
+        t0.elapsed().as_secs_f64()
+    );
     assert_eq!(e.class, ErrorClass::KernelOutOfBoundsRead, "{e}");
     assert!(
         e.detail.contains("wrapped to a signed 32-bit offset")
@@ -863,5 +894,8 @@ fn a_sparse_table_past_2_31_bytes_catches_a_row_offset_in_32_bits() {
     };
     let e = err_of(run1("gather_rows", l, 20));
     assert_eq!(e.class, ErrorClass::KernelOutOfBoundsRead, "{e}");
-    assert!(e.detail.contains("none of the rows the case gathers"), "{e}");
+    assert!(
+        e.detail.contains("none of the rows the case gathers"),
+        "{e}"
+    );
 }
