@@ -674,7 +674,7 @@ mod tests {
         let n = b.len();
         b[n - 1] ^= 0x40; // last byte of the stored reference
         assert_eq!(
-            KernelCase::from_bundle(&b).unwrap_err().class,
+            KernelCase::from_bundle(&b).unwrap_err().class(),
             ErrorClass::KernelCase
         );
         assert!(KernelCase::from_bundle(b"NTKCASE1").is_err());
@@ -700,10 +700,10 @@ mod tests {
             .collect();
         // Six u64 get past the dims rule (the case then lacks its data: another error).
         let e = KernelCase::from_bundle(&bundle(&six)).unwrap_err();
-        assert!(!e.detail.contains("dims section"), "{e}");
+        assert!(!e.detail().contains("dims section"), "{e}");
         let e = KernelCase::from_bundle(&bundle(&six[..40])).unwrap_err();
-        assert_eq!((e.class, e.offset), (ErrorClass::KernelCase, Some(16)));
-        assert!(e.detail.contains("dims section must hold 6 u64"), "{e}");
+        assert_eq!((e.class(), e.offset()), (ErrorClass::KernelCase, Some(16)));
+        assert!(e.detail().contains("dims section must hold 6 u64"), "{e}");
     }
 
     #[test]

@@ -106,12 +106,12 @@ pub(crate) fn esc(x: &dyn std::fmt::Display) -> String {
 
 /// An error with its detail's line breaks kept (compiler diagnostics span lines).
 fn show(e: &Error) -> String {
-    let mut s = format!("[{}] ", e.class);
-    if !e.field.is_empty() {
-        s.push_str(&esc(&e.field));
+    let mut s = format!("[{}] ", e.class());
+    if !e.field().is_empty() {
+        s.push_str(&esc(&e.field()));
         s.push_str(": ");
     }
-    s.push_str(&esc(&e.detail));
+    s.push_str(&esc(&e.detail()));
     s
 }
 
@@ -147,7 +147,7 @@ pub fn run(o: &Options, out: &mut dyn FnMut(&str)) -> crate::Result<Report> {
     let results = match outcome {
         Err(e)
             if matches!(
-                e.class,
+                e.class(),
                 ErrorClass::KernelTierUnavailable | ErrorClass::KernelUnsupported
             ) =>
         {
@@ -159,12 +159,12 @@ pub fn run(o: &Options, out: &mut dyn FnMut(&str)) -> crate::Result<Report> {
             );
             say!(out, "RESULT: SKIPPED (not a pass)");
             report["status"] = "skipped".into();
-            report["error"] = json!({"class": e.class.id(), "message": e.to_string()});
+            report["error"] = json!({"class": e.class().id(), "message": e.to_string()});
             return Ok(Report::new(2, report));
         }
         Err(e)
             if matches!(
-                e.class,
+                e.class(),
                 ErrorClass::CliUsage
                     | ErrorClass::IoRead
                     | ErrorClass::IoWrite
@@ -177,7 +177,7 @@ pub fn run(o: &Options, out: &mut dyn FnMut(&str)) -> crate::Result<Report> {
             say!(out, "ERROR {}", show(&e));
             say!(out, "RESULT: FAILED");
             report["status"] = "failed".into();
-            report["error"] = json!({"class": e.class.id(), "message": e.to_string()});
+            report["error"] = json!({"class": e.class().id(), "message": e.to_string()});
             return Ok(Report::new(1, report));
         }
         Ok(r) => r,
@@ -524,7 +524,7 @@ fn builtin(a: &Options, out: &mut dyn FnMut(&str)) -> crate::Result<Report> {
         _ => device_builtins(&kernels, a),
     };
     let verdicts = match verdicts {
-        Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
+        Err(e) if e.class() == ErrorClass::KernelTierUnavailable => {
             say!(out, "SKIPPED: tier {} cannot run here: {}", a.tier.name(), esc(&e));
             say!(out, "RESULT: SKIPPED (not a pass)");
             return Ok(Report::new(
@@ -607,7 +607,7 @@ fn builtin_compile(
             let text = sources::builtin_resolved(s)?;
             let ptx = match compile_one(&text, arch, &a.nvrtc_option) {
                 Ok(p) => p,
-                Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
+                Err(e) if e.class() == ErrorClass::KernelTierUnavailable => {
                     say!(out, "SKIPPED: {}", esc(&e));
                     say!(out, "RESULT: SKIPPED (not a pass)");
                     return Ok(Report::new(
@@ -666,7 +666,7 @@ fn device_builtins(kernels: &[Builtin], a: &Options) -> crate::Result<Vec<Builti
         };
         match super::run_device(&src, &k.entry, &k.abi, &cases) {
             Ok(rs) => out.push(judge_builtin(k, &rs, a.random.is_some())),
-            Err(e) if e.class == ErrorClass::KernelTierUnavailable => return Err(e),
+            Err(e) if e.class() == ErrorClass::KernelTierUnavailable => return Err(e),
             Err(e) => out.push(BuiltinVerdict::error(k, &e)),
         }
     }
@@ -745,7 +745,7 @@ pub fn demo_step(out: &mut dyn FnMut(&str)) -> crate::Result<bool> {
                         );
                     }
                 }
-                Err(e) if e.class == ErrorClass::KernelTierUnavailable => {
+                Err(e) if e.class() == ErrorClass::KernelTierUnavailable => {
                     say!(
     out,
                         "kernel     [{}] SKIPPED (not run): {}",

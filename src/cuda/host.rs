@@ -2025,16 +2025,17 @@ impl HostKernel {
             params: class.spec().args.iter().map(|a| a.ty.clone()).collect(),
         };
         let bin =
-            HostBinary::compile(source, &[sig], &HostOptions::default()).map_err(|mut e| {
-                if e.class == ErrorClass::KernelSignature {
-                    e.detail = format!(
-                        "entry {entry} does not have the {} ABI ({}): {}",
+            HostBinary::compile(source, &[sig], &HostOptions::default()).map_err(|e| {
+                if e.class() != ErrorClass::KernelSignature {
+                    return e;
+                }
+                e.map_detail(|d| {
+                    format!(
+                        "entry {entry} does not have the {} ABI ({}): {d}",
                         class.name(),
                         class.c_signature(),
-                        e.detail
-                    );
-                }
-                e
+                    )
+                })
             })?;
         Ok(HostKernel {
             bin,

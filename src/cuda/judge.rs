@@ -540,12 +540,12 @@ mod tests {
         assert!(strip_guards("c", &buf, 10).is_ok());
         buf[g.elems - 1] = 0.0;
         assert_eq!(
-            strip_guards("c", &buf, 10).unwrap_err().class,
+            strip_guards("c", &buf, 10).unwrap_err().class(),
             ErrorClass::KernelOutOfBounds
         );
         buf[g.elems - 1] = s;
         buf[g.elems + 10] = 1.0;
         let e = strip_guards("c", &buf, 10).unwrap_err();
-        assert!(e.detail.contains("after"), "{e}");
+        assert!(e.detail().contains("after"), "{e}");
     }
 }

@@ -449,8 +449,8 @@ mod tests {
         assert_eq!(join("wrong/v.cu", "../common.cuh"), "common.cuh");
         // A path that exists nowhere is an error even when a built-in shares its base name.
         let e = resolve("#include \"../zz/common.cuh\"", "/src/k/a.cu", &files, &[]).unwrap_err();
-        assert_eq!(e.class, ErrorClass::KernelCompile);
-        assert!(e.detail.contains("/src/zz/common.cuh"), "{e}");
+        assert_eq!(e.class(), ErrorClass::KernelCompile);
+        assert!(e.detail().contains("/src/zz/common.cuh"), "{e}");
         // A `#pragma once` file arrives under one include guard wherever it is included (the
         // preprocessor keeps the first copy that is really compiled); a file without it is
         // inlined each time.

@@ -41,7 +41,7 @@ impl BuiltinVerdict {
             kernel: k.clone(),
             ok: false,
             what: format!("ERROR {e}"),
-            verdict: e.class.id().into(),
+            verdict: e.class().id().into(),
             first_case: None,
             looks_like: Vec::new(),
             cases: 0,
@@ -184,7 +184,7 @@ pub fn run_builtins_host(
         let k = &kernels[i];
         match r {
             Ok(rs) => out.push(judge_builtin(k, &rs, random.is_some())),
-            Err(e) if e.class == ErrorClass::KernelTierUnavailable => return Err(e),
+            Err(e) if e.class() == ErrorClass::KernelTierUnavailable => return Err(e),
             Err(e) => out.push(BuiltinVerdict::error(k, &e)),
         }
     }
