@@ -160,13 +160,13 @@ impl fmt::Display for ErrorClass {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
     /// The rule that was broken.
-    pub(crate) class: ErrorClass,
+    class: ErrorClass,
     /// Absolute byte offset in the input where the offending field starts, when known.
-    pub(crate) offset: Option<u64>,
+    offset: Option<u64>,
     /// The field or object, e.g. `tensor_infos[3].dims[1]` or `text/final_norm`.
-    pub(crate) field: String,
+    field: String,
     /// What is wrong and why, in words a user can act on.
-    pub(crate) detail: String,
+    detail: String,
 }
 
 impl Error {
@@ -236,6 +236,25 @@ impl Error {
     /// Replaces the field, keeping class and offset (used to add context from a caller).
     pub fn with_field(mut self, field: impl Into<String>) -> Self {
         self.field = field.into();
+        self
+    }
+
+    /// The field rewritten from the old one (a caller that prefixes where it looked).
+    pub(crate) fn map_field(mut self, f: impl FnOnce(&str) -> String) -> Self {
+        self.field = f(&self.field);
+        self
+    }
+
+    /// The detail rewritten from the old one (a caller that adds what it was doing).
+    pub(crate) fn map_detail(mut self, f: impl FnOnce(&str) -> String) -> Self {
+        self.detail = f(&self.detail);
+        self
+    }
+
+    /// The offset rewritten from the old one (a caller that rebases a relative offset; `None`
+    /// where the rebased offset cannot be stated).
+    pub(crate) fn map_offset(mut self, f: impl FnOnce(Option<u64>) -> Option<u64>) -> Self {
+        self.offset = f(self.offset);
         self
     }
 }

@@ -285,8 +285,8 @@ mod tests {
         assert_eq!(mode & 0o777, 0o640);
         // Someone edited it after it was read: the edit survives, no temporary is left.
         let e = rewrite_in_place(&doc, b"what we read", b"ours").unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoWrite);
-        assert_eq!(e.field, doc.display().to_string());
+        assert_eq!(e.class(), ErrorClass::IoWrite);
+        assert_eq!(e.field(), doc.display().to_string());
         assert_eq!(std::fs::read(&doc).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
@@ -294,12 +294,12 @@ mod tests {
     #[test]
     fn write_atomic_never_renames_over_a_device_or_directory() {
         let e = write_bytes_atomic(Path::new("/dev/null"), b"x").unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoNotRegular);
+        assert_eq!(e.class(), ErrorClass::IoNotRegular);
         let dir = tempfile::tempdir().unwrap();
         let sub = dir.path().join("sub");
         std::fs::create_dir(&sub).unwrap();
         assert_eq!(
-            write_bytes_atomic(&sub, b"x").unwrap_err().class,
+            write_bytes_atomic(&sub, b"x").unwrap_err().class(),
             ErrorClass::IoNotRegular
         );
         assert!(sub.is_dir());

@@ -308,25 +308,25 @@ mod tests {
     #[test]
     fn refuses_non_grouped_formats_zero_dims_and_overflow() {
         assert_eq!(
-            row_split_geometry(&fmt("BF16"), 2, 2).unwrap_err().class,
+            row_split_geometry(&fmt("BF16"), 2, 2).unwrap_err().class(),
             ErrorClass::NinferDirLayout
         );
         assert_eq!(
             row_split_geometry(&fmt("PQ2_0_G128"), 0, 128)
                 .unwrap_err()
-                .class,
+                .class(),
             ErrorClass::NinferDirShape
         );
         assert_eq!(
             row_split_geometry(&fmt("PQ2_0_G128"), u64::MAX / 2, 1 << 20)
                 .unwrap_err()
-                .class,
+                .class(),
             ErrorClass::NinferArithOverflow
         );
         assert_eq!(
             row_split_geometry(&fmt("PQ2_0_G128"), 1, u64::MAX)
                 .unwrap_err()
-                .class,
+                .class(),
             ErrorClass::NinferArithOverflow
         );
     }

@@ -168,7 +168,7 @@ mod tests {
         fwht_scaled(&mut u, 4, Scale::Unnormalized).unwrap();
         assert_eq!(u, vec![1.0, 1.0, 1.0, 1.0]);
         let e = fwht_blocks(&mut [0.0; 12], 8).unwrap_err();
-        assert_eq!(e.class, ErrorClass::HadamardShape);
+        assert_eq!(e.class(), ErrorClass::HadamardShape);
     }
 
     #[test]

@@ -186,10 +186,10 @@ mod tests {
         assert_eq!(r.f32("c").unwrap(), 1.0);
         assert_eq!(r.offset(), 110);
         let e = r.u32("d").unwrap_err();
-        assert_eq!(e.class, ErrorClass::DumpFormat);
-        assert_eq!(e.offset, Some(110));
-        assert_eq!(e.field, "d");
-        assert!(e.detail.contains("needs 4 bytes, 1 remain"), "{e}");
+        assert_eq!(e.class(), ErrorClass::DumpFormat);
+        assert_eq!(e.offset(), Some(110));
+        assert_eq!(e.field(), "d");
+        assert!(e.detail().contains("needs 4 bytes, 1 remain"), "{e}");
         // The failed read consumed nothing.
         assert_eq!(r.u8("e").unwrap(), 9);
     }

@@ -147,7 +147,7 @@ mod tests {
         assert_eq!(g, g_expected);
         let e = attn_q_deinterleave(768, 256, "blk.3.attn_q.weight").unwrap_err();
         assert_eq!(
-            e.detail,
+            e.detail(),
             "blk.3.attn_q.weight: 768 rows is not a multiple of 512"
         );
     }

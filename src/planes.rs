@@ -269,11 +269,11 @@ mod tests {
     fn wrong_lengths_are_errors() {
         let (l, g) = setup("PQ2_0_G128", 2, 128);
         assert_eq!(
-            assemble(&l, &g, &[0u8; 67]).unwrap_err().class,
+            assemble(&l, &g, &[0u8; 67]).unwrap_err().class(),
             ErrorClass::CodecLength
         );
         assert_eq!(
-            disassemble(&l, &g, &[0u8; 10]).unwrap_err().class,
+            disassemble(&l, &g, &[0u8; 10]).unwrap_err().class(),
             ErrorClass::CodecLength
         );
         let p = assemble(&l, &g, &[0u8; 68]).unwrap();

@@ -136,7 +136,7 @@ mod tests {
         let p = d.path().join("r.json");
         std::fs::write(&p, "{}").unwrap();
         let e = JsonTarget::claim(Some(&p), false, &[]).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoOutputExists);
+        assert_eq!(e.class(), ErrorClass::IoOutputExists);
         assert!(JsonTarget::claim(Some(&p), true, &[]).unwrap().is_some());
         assert_eq!(
             JsonTarget::claim(Some(Path::new("-")), false, &[]).unwrap(),
@@ -240,13 +240,13 @@ mod error_report_tests {
         std::fs::write(&kept, "mine").unwrap();
         let t = ErrorReportTarget::record("inspect", Some(&kept)).unwrap();
         let e = Error::at(ErrorClass::GgufMagic, 0, "header.magic", "not GGUF");
-        assert!(!t.write(e.class, Some(&e), "[gguf.magic] ..."));
+        assert!(!t.write(e.class(), Some(&e), "[gguf.magic] ..."));
         assert_eq!(std::fs::read_to_string(&kept).unwrap(), "mine");
         // A fresh file gets the report, with class, phase, field and offset.
         let fresh = d.path().join("fresh.json");
         let t = ErrorReportTarget::record("inspect", Some(&fresh)).unwrap();
         assert!(t.write(
-            e.class,
+            e.class(),
             Some(&e),
             "[gguf.magic] header.magic at byte 0: not GGUF"
         ));

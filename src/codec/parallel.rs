@@ -254,7 +254,7 @@ mod tests {
             }
             // Errors of the row decoder come through (rows beyond the tensor).
             let e = decode_rows_parallel(0..n + 1, k, 2, |r| dec(n, k, payload, r)).unwrap_err();
-            assert_eq!(e.class, ErrorClass::CliUsage);
+            assert_eq!(e.class(), ErrorClass::CliUsage);
         }
     }
 
@@ -284,9 +284,9 @@ mod tests {
         let bytes = slab(c, 3);
         let mut out = vec![0f32; 3 * c.block_elems() - 1];
         let e = decode_parallel(c, &bytes, &mut out, 2).unwrap_err();
-        assert_eq!(e.class, ErrorClass::CodecLength);
+        assert_eq!(e.class(), ErrorClass::CodecLength);
         let e = decode_parallel(c, &bytes[..bytes.len() - 1], &mut out, 2).unwrap_err();
-        assert_eq!(e.class, ErrorClass::CodecLength);
+        assert_eq!(e.class(), ErrorClass::CodecLength);
         decode_parallel(c, &[], &mut [], 2).unwrap();
     }
 }

@@ -125,7 +125,7 @@ fn check_grouped(name: &str, n: u64, k: u64, seed: u64) {
     }
     // hostile: a short payload is codec.length, not a panic
     let e = grouped_int::decode_rows(f, &g, &p[..p.len() - 1], 0..n).unwrap_err();
-    assert_eq!(e.class, ErrorClass::CodecLength);
+    assert_eq!(e.class(), ErrorClass::CodecLength);
 }
 
 #[test]
@@ -249,7 +249,7 @@ fn nvfp4_decodes_chosen_codes_and_swizzled_scales() {
     }
     assert_ne!(nvfp4::decode_rows(n, k, &natural, 0..n).unwrap(), got);
     let e = nvfp4::decode_rows(n, k, &p[..p.len() - 1], 0..n).unwrap_err();
-    assert_eq!(e.class, ErrorClass::CodecLength);
+    assert_eq!(e.class(), ErrorClass::CodecLength);
     assert!(nvfp4::decode_rows(100, 64, &p, 0..1).is_err());
 }
 
@@ -304,5 +304,5 @@ fn fp8_row_decodes_chosen_codes_and_row_scales() {
     }
     assert_ne!(fp8_row::decode_rows(n, k, &t, 0..n).unwrap(), got);
     let e = fp8_row::decode_rows(n, k, &p[..p.len() - 1], 0..n).unwrap_err();
-    assert_eq!(e.class, ErrorClass::CodecLength);
+    assert_eq!(e.class(), ErrorClass::CodecLength);
 }

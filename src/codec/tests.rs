@@ -91,8 +91,8 @@ fn unsupported_types_are_a_clean_error() {
     let q4 = crate::spec::get().ggml_type(2).unwrap();
     assert_eq!(Codec::for_ggml_type(q4), None);
     let e = Codec::for_ggml_type_checked(q4).unwrap_err();
-    assert_eq!(e.class, ErrorClass::CodecUnsupported);
-    assert!(e.detail.contains("Q4_0"), "{e}");
+    assert_eq!(e.class(), ErrorClass::CodecUnsupported);
+    assert!(e.detail().contains("Q4_0"), "{e}");
 }
 
 #[test]
@@ -372,23 +372,23 @@ fn bad_lengths_are_errors_not_panics() {
         let mut out = vec![0f32; 2 * be];
         // Whole blocks but the wrong output size.
         let e = c.decode(&vec![0u8; bb], &mut out).unwrap_err();
-        assert_eq!(e.class, ErrorClass::CodecLength, "{c:?}");
-        assert!(e.detail.contains(&format!("{}", 2 * be)), "{e}");
+        assert_eq!(e.class(), ErrorClass::CodecLength, "{c:?}");
+        assert!(e.detail().contains(&format!("{}", 2 * be)), "{e}");
         let e = c.decode_reference(&vec![0u8; bb], &mut out).unwrap_err();
-        assert_eq!(e.class, ErrorClass::CodecLength);
+        assert_eq!(e.class(), ErrorClass::CodecLength);
         if bb > 1 {
             let e = c.decode(&vec![0u8; bb + 1], &mut out).unwrap_err();
-            assert_eq!(e.class, ErrorClass::CodecLength);
-            assert!(e.detail.contains(&format!("{}", bb + 1)), "{e}");
+            assert_eq!(e.class(), ErrorClass::CodecLength);
+            assert!(e.detail().contains(&format!("{}", bb + 1)), "{e}");
             assert_eq!(
-                c.validate(&vec![0u8; bb - 1]).unwrap_err().class,
+                c.validate(&vec![0u8; bb - 1]).unwrap_err().class(),
                 ErrorClass::CodecLength
             );
             assert!(c.stats(&vec![0u8; bb + 1]).is_err());
         }
         if be > 1 {
             assert_eq!(
-                c.quantize_to_vec(&vec![0f32; be + 1]).unwrap_err().class,
+                c.quantize_to_vec(&vec![0f32; be + 1]).unwrap_err().class(),
                 ErrorClass::CodecLength
             );
         }
@@ -399,9 +399,9 @@ fn bad_lengths_are_errors_not_panics() {
     let e = Codec::Pq2_0
         .quantize(&[0f32; 128], &mut [0u8; 33])
         .unwrap_err();
-    assert_eq!(e.class, ErrorClass::CodecLength);
+    assert_eq!(e.class(), ErrorClass::CodecLength);
     assert_eq!(
-        Codec::I32.quantize_to_vec(&[1.0]).unwrap_err().class,
+        Codec::I32.quantize_to_vec(&[1.0]).unwrap_err().class(),
         ErrorClass::CodecUnsupported
     );
 }
@@ -421,12 +421,12 @@ fn validate_reports_the_scale_offset_of_the_block() {
         ] {
             bytes[2 * bb + so..2 * bb + so + 2].copy_from_slice(&d.to_le_bytes());
             let e = c.validate(&bytes).unwrap_err();
-            assert_eq!(e.class, ErrorClass::CodecScaleNonfinite);
-            assert_eq!(e.offset, Some((2 * bb + so) as u64), "{c:?}");
-            assert_eq!(e.field, "block[2].d");
-            assert!(e.detail.contains(kind), "{e}");
+            assert_eq!(e.class(), ErrorClass::CodecScaleNonfinite);
+            assert_eq!(e.offset(), Some((2 * bb + so) as u64), "{c:?}");
+            assert_eq!(e.field(), "block[2].d");
+            assert!(e.detail().contains(kind), "{e}");
             assert_eq!(
-                c.validate_at(&bytes, 1000).unwrap_err().offset,
+                c.validate_at(&bytes, 1000).unwrap_err().offset(),
                 Some((1000 + 2 * bb + so) as u64)
             );
             // Decoding is not validation: it follows the formula.
@@ -443,15 +443,15 @@ fn validate_reports_the_scale_offset_of_the_block() {
     // Plain types: the values themselves.
     let e = Codec::F16.validate(&[0, 0, 0x00, 0x7c]).unwrap_err();
     assert_eq!(
-        (e.class, e.offset),
+        (e.class(), e.offset()),
         (ErrorClass::CodecScaleNonfinite, Some(2))
     );
     let e = Codec::Bf16.validate(&[0, 0, 0xc0, 0x7f]).unwrap_err();
-    assert_eq!(e.offset, Some(2));
+    assert_eq!(e.offset(), Some(2));
     let e = Codec::F32
         .validate(&[0, 0, 0, 0, 0, 0, 0xc0, 0x7f])
         .unwrap_err();
-    assert_eq!(e.offset, Some(4));
+    assert_eq!(e.offset(), Some(4));
     Codec::I32.validate(&[0xff; 8]).unwrap();
 }
 
@@ -514,7 +514,7 @@ fn stats_hand_counted() {
     q[..2].copy_from_slice(&0x3c00u16.to_le_bytes());
     assert_eq!(Codec::Q2_0sPlanar.stats(&q).unwrap().zeros, 32);
     assert_eq!(
-        Codec::F32.stats(&[0; 4]).unwrap_err().class,
+        Codec::F32.stats(&[0; 4]).unwrap_err().class(),
         ErrorClass::CodecUnsupported
     );
     let mut acc = CodeStats::default();
@@ -599,7 +599,7 @@ fn block_quantizers_refuse_non_finite_inputs() {
                 x[at] = bad;
                 let e = c.quantize_to_vec(&x).unwrap_err();
                 assert_eq!(
-                    e.class,
+                    e.class(),
                     ErrorClass::CodecScaleNonfinite,
                     "{c:?} {bad} at {at}"
                 );

@@ -142,26 +142,26 @@ mod tests {
         let mut bytes = vec![0x55u8; 68];
         bytes[34 + 4] = 0x55 | (3 << 2);
         let e = pq2_to_ptq1(&bytes).unwrap_err();
-        assert_eq!(e.offset, Some(34 + 4));
-        assert_eq!(e.field, "block[1].qs[2]");
-        assert!(e.detail.contains("element 9"), "{e}");
-        assert!(e.detail.contains("code 3"), "{e}");
+        assert_eq!(e.offset(), Some(34 + 4));
+        assert_eq!(e.field(), "block[1].qs[2]");
+        assert!(e.detail().contains("element 9"), "{e}");
+        assert!(e.detail().contains("code 3"), "{e}");
     }
 
     #[test]
     fn lengths_are_errors() {
         assert_eq!(
-            ptq1_to_pq2(&[0u8; 29]).unwrap_err().class,
+            ptq1_to_pq2(&[0u8; 29]).unwrap_err().class(),
             ErrorClass::CodecLength
         );
         assert_eq!(
-            pq2_to_ptq1(&[0u8; 33]).unwrap_err().class,
+            pq2_to_ptq1(&[0u8; 33]).unwrap_err().class(),
             ErrorClass::CodecLength
         );
         assert_eq!(
             ptq1_to_pq2_into(&[0u8; 28], &mut [0u8; 33])
                 .unwrap_err()
-                .class,
+                .class(),
             ErrorClass::CodecLength
         );
         assert!(ptq1_to_pq2(&[]).unwrap().is_empty());

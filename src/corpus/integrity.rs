@@ -384,8 +384,8 @@ mod tests {
             ("gguf", "directory"),
         ] {
             let e = confine(&root, rel, Stage::Before).unwrap_err();
-            assert_eq!(e.class, ErrorClass::CorpusIntegrity, "{rel}");
-            assert!(e.detail.contains(why), "{rel}: {e}");
+            assert_eq!(e.class(), ErrorClass::CorpusIntegrity, "{rel}");
+            assert!(e.detail().contains(why), "{rel}: {e}");
         }
     }
 
@@ -405,7 +405,7 @@ mod tests {
             root.join("real")
         );
         let e = confine(&root, "out", Stage::Before).unwrap_err();
-        assert!(e.detail.contains("outside"), "{e}");
+        assert!(e.detail().contains("outside"), "{e}");
         // Neither the target's name nor its size is reported.
         assert!(
             !e.to_string().contains("secret") && !e.to_string().contains('7'),

@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn entries_without_a_reason_or_listed_twice_are_refused() {
         let e = KnownFailures::parse("a/b  # only a comment\n", "f.txt").unwrap_err();
-        assert_eq!(e.class, crate::ErrorClass::ReaderCapabilities);
+        assert_eq!(e.class(), crate::ErrorClass::ReaderCapabilities);
         assert!(e.to_string().contains("f.txt:1"), "{e}");
         assert!(e.to_string().contains("records no reason"), "{e}");
         let e = KnownFailures::parse("a/b accepted\na/b timeout\n", "f.txt").unwrap_err();

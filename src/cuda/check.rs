@@ -134,16 +134,16 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
     let y = e.precision.y;
     let runs = match r {
         Err(err) => {
-            let status = if err.class == ErrorClass::KernelUnsupported {
-                Status::Skipped(err.class)
+            let status = if err.class() == ErrorClass::KernelUnsupported {
+                Status::Skipped(err.class())
             } else {
-                Status::Error(err.class)
+                Status::Error(err.class())
             };
             // The line already names the case and the class: say the rest once.
-            let detail = if err.field.is_empty() || err.field == c.name {
-                err.detail.clone()
+            let detail = if err.field().is_empty() || err.field() == c.name {
+                err.detail().to_string()
             } else {
-                format!("{}: {}", err.field, err.detail)
+                format!("{}: {}", err.field(), err.detail())
             };
             return CaseResult {
                 case: c.name.clone(),

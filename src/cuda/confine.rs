@@ -262,18 +262,18 @@ mod tests {
         assert!(forbidden_root(&canon).is_none(), "{canon:?}");
         assert!(check_include_dir(&scratch.join("inc")).is_ok());
         let e = check_include_dir(Path::new("/")).unwrap_err();
-        assert_eq!(e.class, ErrorClass::KernelInclude);
+        assert_eq!(e.class(), ErrorClass::KernelInclude);
         let e = check_include_dir(Path::new("/etc")).unwrap_err();
-        assert_eq!(e.class, ErrorClass::KernelInclude);
+        assert_eq!(e.class(), ErrorClass::KernelInclude);
         // A device is refused before it is read; a small regular file is read.
         let e = read_bounded(Path::new("/dev/zero"), 1 << 20, ErrorClass::KernelInclude)
             .unwrap_err();
-        assert!(e.detail.contains("not a regular file"), "{e}");
+        assert!(e.detail().contains("not a regular file"), "{e}");
         let f = scratch.join("inc/x.cuh");
         std::fs::write(&f, "X").unwrap();
         assert_eq!(read_bounded(&f, 1, ErrorClass::KernelInclude).unwrap(), "X");
         let e = read_bounded(&f, 0, ErrorClass::KernelInclude).unwrap_err();
-        assert!(e.detail.contains("at most"), "{e}");
+        assert!(e.detail().contains("at most"), "{e}");
         let _ = std::fs::remove_dir_all(&scratch);
     }
 }

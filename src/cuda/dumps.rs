@@ -271,15 +271,15 @@ mod tests {
     #[test]
     fn a_short_dump_file_is_a_dump_format_error_naming_the_file() {
         let got = read_f32s(&[0u8; 6], "x.bin", 2).unwrap_err();
-        assert_eq!(got.class, ErrorClass::DumpFormat);
-        assert_eq!(got.field, "x.bin");
-        assert!(got.detail.contains("6 bytes, expected 2 f32"), "{got}");
+        assert_eq!(got.class(), ErrorClass::DumpFormat);
+        assert_eq!(got.field(), "x.bin");
+        assert!(got.detail().contains("6 bytes, expected 2 f32"), "{got}");
     }
 
     #[test]
     fn a_missing_token_file_or_kernel_is_a_classed_error_not_a_panic() {
         let e = rotate(&[0.0; 6], &[1.0; 6], 6, 1, 4).unwrap_err();
-        assert_eq!(e.class, ErrorClass::CliUsage);
-        assert!(e.detail.contains("block 4"), "{e}");
+        assert_eq!(e.class(), ErrorClass::CliUsage);
+        assert!(e.detail().contains("block 4"), "{e}");
     }
 }

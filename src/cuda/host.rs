@@ -37,8 +37,8 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use super::abi::{KernelClass, Launch, LaunchArg};
-use crate::contain;
 use super::sources::{HOST_SHIM, HOST_TYPES};
+use crate::contain;
 use crate::error::{Error, ErrorClass, Result};
 
 /// The runner's `main`, placed after the kernel source.
@@ -100,15 +100,6 @@ fn probe_limits() -> contain::Limits {
         file_size_mb: 256,
         ..contain::Limits::with_timeout(Duration::from_secs(60))
     }
-}
-
-/// A private scratch folder removed on drop (and on a stop signal): the one kind the tool
-/// makes (`crate::fsio::scratch_dir`: random name, mode 0700).
-pub type TempDir = crate::fsio::Scratch;
-
-/// A scratch folder for `tag` (see [`TempDir`]).
-fn temp_dir(tag: &str) -> Result<TempDir> {
-    crate::fsio::scratch_dir(tag)
 }
 
 /// An entry point to compile: its name and its C parameter types as written
@@ -200,10 +191,6 @@ const BAND: usize = 1024;
 /// The guard pattern of Out.
 const SENTINEL: u32 = 0x7fa5_a5a5;
 
-fn hex(d: &[u8]) -> String {
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Empty stand-ins for the CUDA headers kernels include with angle brackets; the shim and
 /// host_types.h provide what they declare.
 const FAKE_HEADERS: &[&str] = &[
@@ -234,7 +221,7 @@ fn fake_include_dir(cache: &Path) -> Result<PathBuf> {
 fn ubsan_available(cxx: &str) -> bool {
     static PROBE: OnceLock<bool> = OnceLock::new();
     *PROBE.get_or_init(|| {
-        let Ok(dir) = temp_dir("ubsan-probe") else {
+        let Ok(dir) = crate::fsio::scratch_dir("ubsan-probe") else {
             return false;
         };
         let src = dir.path().join("p.cpp");
@@ -403,7 +390,7 @@ fn precompiled_prelude(
     h.update(flags.join("\u{1}").as_bytes());
     h.update(version.as_bytes());
     h.update(cxx.as_bytes());
-    let dir = cache.join(format!("pch-{}", hex(&h.finalize()[..12])));
+    let dir = cache.join(format!("pch-{}", crate::digest::hex(&h.finalize()[..12])));
     let gch = dir.join("nt_prelude.h.gch");
     // One builder per process: threads compiling in parallel would each build the same
     // header (hundreds of MB of compiler memory at once) instead of waiting for the first.
@@ -576,37 +563,14 @@ impl HostBinary {
         let cxx = compiler();
         let ubsan = ubsan_available(&cxx);
         let text = driver_source(&rewrite::rewrite_source(source), entries);
-        let mut flags: Vec<String> = crate::spec::get().kernels.host.flags.clone();
-        flags.extend(
-            [
-                "-fno-threadsafe-statics",
-                "-fno-strict-aliasing",
-                // Diagnostics never quote source lines (the compiler would read them back
-                // from whatever file a `#line` names).
-                "-fno-diagnostics-show-caret",
-                "-fdiagnostics-color=never",
-            ]
-            .iter()
-            .map(|s| s.to_string()),
-        );
-        flags.push(format!("-D__CUDA_ARCH__={}", opts.cuda_arch));
-        if ubsan {
-            flags.push("-fsanitize=alignment".into());
-            flags.push("-fno-sanitize-recover=alignment".into());
-        }
-        for d in &opts.defines {
-            flags.push(format!("-D{d}"));
-        }
-        for d in &include_dirs {
-            flags.push(format!("-I{}", d.display()));
-        }
+        let mut flags = compile_flags(opts, ubsan, &include_dirs);
         let mut h = Sha256::new();
         h.update(text.as_bytes());
         h.update(prelude().as_bytes());
         h.update(flags.join("\u{1}").as_bytes());
         h.update(version.as_bytes());
         h.update(cxx.as_bytes());
-        let key = hex(&h.finalize()[..16]);
+        let key = crate::digest::hex(&h.finalize()[..16]);
         let cache = self::cache::dir()?;
         let exe = cache.join(format!("k-{key}"));
         let bin = |sha| HostBinary {
@@ -627,7 +591,7 @@ impl HostBinary {
         };
         let inc = fake_include_dir(&cache)?;
         flags.push(format!("-I{}", inc.display()));
-        let dir = temp_dir("host")?;
+        let dir = crate::fsio::scratch_dir("host")?;
         let cpp = dir.path().join("driver.cpp");
         let pch = precompiled_prelude(&cxx, &cache, &flags, &version, &limits);
         let body = match &pch {
@@ -661,41 +625,8 @@ impl HostBinary {
             Err(e)
         };
         let diag = String::from_utf8_lossy(&out.stderr);
-        let limit_hit = |what: String| {
-            Error::new(
-                ErrorClass::KernelCompileLimit,
-                cxx.clone(),
-                format!("the host compiler {what}; the kernel is not run (a compile bomb: a constexpr or template loop, a huge or endless include)"),
-            )
-        };
-        match &out.end {
-            contain::End::TimedOut => {
-                return fail(limit_hit(format!(
-                    "did not finish within {} s (--compile-timeout)",
-                    opts.compile_timeout.as_secs_f64()
-                )))
-            }
-            contain::End::SpawnFailed(e) => {
-                return fail(Error::new(
-                    ErrorClass::KernelTierUnavailable,
-                    cxx.clone(),
-                    e.clone(),
-                ))
-            }
-            contain::End::Signaled(sig) => {
-                return fail(limit_hit(format!(
-                    "was killed by signal {sig} (limits: {} MiB of memory, --compile-memory-mb)",
-                    opts.compile_memory_mb
-                )))
-            }
-            contain::End::Exited(_) => {}
-        }
-        let out_of_memory = ["out of memory", "virtual memory exhausted", "Cannot allocate memory", "Killed signal terminated program", "std::bad_alloc"];
-        if out.end != contain::End::Exited(0) && out_of_memory.iter().any(|m| diag.contains(m)) {
-            return fail(limit_hit(format!(
-                "ran out of its {} MiB of memory (--compile-memory-mb)",
-                opts.compile_memory_mb
-            )));
+        if let Some(e) = compile_limit_hit(&out, &diag, &cxx, opts) {
+            return fail(e);
         }
         // What the compiler read must lie where a kernel may include from; checked before
         // anything it printed is looked at.
@@ -822,7 +753,7 @@ impl HostBinary {
         // the run, so `--case NAME` alone replays a failure exactly.
         let seeds: Vec<u64> = launches
             .iter()
-            .map(|(case, _)| splitmix(schedule_seed ^ name_hash(case)))
+            .map(|(case, _)| crate::rng::Rng::new(schedule_seed ^ name_hash(case)).next_u64())
             .collect();
         // Launches the runner can take; the others are answered now.
         let mut todo = Vec::new();
@@ -832,7 +763,7 @@ impl HostBinary {
                 Err(e) => results[i] = Some(Err(e)),
             }
         }
-        let dir = match temp_dir("run") {
+        let dir = match crate::fsio::scratch_dir("run") {
             Ok(d) => d,
             Err(e) => return launches.iter().map(|_| Err(e.clone())).collect(),
         };
@@ -894,10 +825,94 @@ impl HostBinary {
             .collect()
     }
 
+    /// Starts the runner on launch file `lf` from case `start`: contained, standard error to
+    /// `errf`; why not, in words.
+    fn start_runner(
+        &self,
+        dir: &crate::fsio::Scratch,
+        lf: &Path,
+        start: usize,
+        errf: &Path,
+        timeout: Duration,
+    ) -> std::result::Result<contain::Running, String> {
+        // Contained (a supervisor that kills every descendant, its own process group, an
+        // address-space cap, a cap on file writes), standard error to `errf`. Nothing here
+        // waits on a pipe a descendant could hold open: the loop below polls the child, and
+        // the end kills every descendant (the pipe then closes) before the reader is joined.
+        let _ = std::fs::remove_file(errf);
+        let job = contain::Job::new(&self.exe)
+            .arg(lf)
+            .arg(start.to_string())
+            .env(
+                "UBSAN_OPTIONS",
+                format!(
+                    "exitcode={UBSAN_EXIT}:print_stacktrace=0:halt_on_error=1:report_error_type=1"
+                ),
+            )
+            .current_dir(dir.path())
+            .stderr_file(errf)
+            .limits(contain::Limits {
+                memory_mb: self.memory_mb,
+                // One runner takes many cases; the watchdog bounds each.
+                cpu_seconds: 0,
+                file_size_mb: KERNEL_FILE_MB,
+                ..contain::Limits::with_timeout(timeout)
+            });
+        contain::Running::spawn(&job).map_err(|e| format!("cannot start the kernel process: {e}"))
+    }
+
+    /// How the runner's end settles the run: the case it was in fails with the fault, timeout
+    /// or exit that ended it; a runner that ended before its last case says why in `outcome`.
+    #[allow(clippy::too_many_arguments)]
+    fn classify_end<'l>(
+        &self,
+        outcome: &mut ChildOutcome,
+        e: Progress,
+        status: Option<contain::End>,
+        errf: &Path,
+        entry: &str,
+        timeout: Duration,
+        name_of: &dyn Fn(usize) -> String,
+        launch_of: &dyn Fn(usize) -> &'l Launch,
+        todo_len: usize,
+    ) {
+        if let Some(k) = e.current {
+            let stderr = read_tail(errf, 64 * 1024);
+            let l = launch_of(k);
+            let empty = Vec::new();
+            let m = e.maps.get(&k).unwrap_or(&empty);
+            let err = match e.by {
+            Some(Rec::Timeout) => Error::new(
+                ErrorClass::KernelTimeout,
+                name_of(k),
+                format!(
+                    "{entry} did not finish within {:.1} s (an endless loop, or a spin-wait no other thread ends)",
+                    timeout.as_secs_f64()
+                ),
+            ),
+            Some(Rec::Signal { sig, addr, write, thread, block, stack_overflow }) => {
+                fault_error(entry, &name_of(k), l, m, sig, addr, write, thread, block, stack_overflow)
+            }
+            _ => exit_error(entry, &name_of(k), l, m, status, &stderr, self.memory_mb),
+        };
+            outcome.results.push((k, Err(err)));
+            outcome.next = k + 1;
+        } else if outcome.next < todo_len && status != Some(contain::End::Exited(0)) {
+            outcome.why = format!(
+                "exited with {} before case {}: {}",
+                status.as_ref().map(end_text).unwrap_or_default(),
+                name_of(outcome.next),
+                read_tail(errf, 2000).trim()
+            );
+        } else if outcome.next < todo_len {
+            outcome.why = "the runner ended early".into();
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn run_child(
         &self,
-        dir: &TempDir,
+        dir: &crate::fsio::Scratch,
         lf: &Path,
         start: usize,
         entry: &str,
@@ -918,33 +933,10 @@ impl HostBinary {
             outcome.why = e.to_string();
             return outcome;
         }
-        // Contained (a supervisor that kills every descendant, its own process group, an
-        // address-space cap, a cap on file writes), standard error to `errf`. Nothing here
-        // waits on a pipe a descendant could hold open: the loop below polls the child, and
-        // the end kills every descendant (the pipe then closes) before the reader is joined.
-        let _ = std::fs::remove_file(&errf);
-        let job = contain::Job::new(&self.exe)
-            .arg(lf)
-            .arg(start.to_string())
-            .env(
-                "UBSAN_OPTIONS",
-                format!(
-                    "exitcode={UBSAN_EXIT}:print_stacktrace=0:halt_on_error=1:report_error_type=1"
-                ),
-            )
-            .current_dir(dir.path())
-            .stderr_file(&errf)
-            .limits(contain::Limits {
-                memory_mb: self.memory_mb,
-                // One runner takes many cases; the watchdog bounds each.
-                cpu_seconds: 0,
-                file_size_mb: KERNEL_FILE_MB,
-                ..contain::Limits::with_timeout(timeout)
-            });
-        let mut child = match contain::Running::spawn(&job) {
+        let mut child = match self.start_runner(dir, lf, start, &errf, timeout) {
             Ok(c) => c,
-            Err(e) => {
-                outcome.why = format!("cannot start the kernel process: {e}");
+            Err(why) => {
+                outcome.why = why;
                 return outcome;
             }
         };
@@ -963,10 +955,7 @@ impl HostBinary {
             .unwrap_or(0);
         let (tx, rx) = mpsc::channel::<Rec>();
         let reader = std::thread::spawn(move || read_records(stdout, tx, max_run));
-        let mut maps: BTreeMap<usize, Vec<BufMap>> = BTreeMap::new();
-        let mut runs: Vec<ScheduleRun> = Vec::new();
-        let mut current: Option<usize> = None;
-        let mut case_err: Option<Error> = None;
+        let mut p = Progress::default();
         let watchdog = timeout + Duration::from_secs(3);
         let mut last = Instant::now();
         let name_of = |k: usize| launches[todo[k]].0.clone();
@@ -976,8 +965,6 @@ impl HostBinary {
             1 => "reverse".to_string(),
             _ => format!("random:{}", seeds[todo[k]]),
         };
-        let mut statics_written = 0u64;
-        let mut ended_by: Option<Rec> = None;
         let mut exited_at: Option<Instant> = None;
         let mut checked = Instant::now();
         loop {
@@ -996,113 +983,17 @@ impl HostBinary {
                 checked = Instant::now();
             }
             match rx.recv_timeout(left.clamp(Duration::from_millis(1), Duration::from_millis(50))) {
+                Ok(Rec::Eof) => break,
                 Ok(rec) => {
                     last = Instant::now();
-                    match rec {
-                        Rec::Begin(k) => {
-                            current = Some(k);
-                            runs.clear();
-                            case_err = None;
-                            statics_written = 0;
-                        }
-                        Rec::Statics(_, n) => statics_written = n,
-                        Rec::Uninit { case, ndiff, first } => {
-                            if case_err.is_none() {
-                                case_err =
-                                    Some(uninit_error(entry, &name_of(case), launch_of(case), ndiff, first));
-                            }
-                        }
-                        Rec::Weak { case, ndiff, first } => {
-                            if case_err.is_none() {
-                                case_err =
-                                    Some(weak_error(entry, &name_of(case), launch_of(case), ndiff, first));
-                            }
-                        }
-                        Rec::Map(k, m) => {
-                            // A later placement of the same buffer replaces the earlier one.
-                            let v = maps.entry(k).or_default();
-                            v.retain(|o| o.arg != m.arg);
-                            v.push(m);
-                        }
-                        Rec::Run(k, r, bytes) => runs.push(ScheduleRun {
-                            schedule: sched_name(k, r),
-                            out: bytes,
-                        }),
-                        Rec::Guard {
-                            case,
-                            arg,
-                            run,
-                            nbefore,
-                            fbefore,
-                            nafter,
-                            fafter,
-                        } => {
-                            if case_err.is_none() {
-                                case_err = Some(guard_error(
-                                    entry,
-                                    &name_of(case),
-                                    launch_of(case),
-                                    arg,
-                                    &sched_name(case, run),
-                                    nbefore,
-                                    fbefore,
-                                    nafter,
-                                    fafter,
-                                ));
-                            }
-                        }
-                        Rec::Poison(k, arg, where_) => {
-                            if case_err.is_none() {
-                                case_err = Some(poison_error(
-                                    entry,
-                                    &name_of(k),
-                                    launch_of(k),
-                                    arg,
-                                    &where_,
-                                ));
-                            }
-                        }
-                        Rec::Deadlock(k, text) => {
-                            let what = if text.starts_with("synccheck:") {
-                                "fails the sync check"
-                            } else {
-                                "deadlocks"
-                            };
-                            case_err = Some(Error::new(
-                                ErrorClass::KernelDeadlock,
-                                name_of(k),
-                                format!("{entry} {what}: {text}"),
-                            ));
-                        }
-                        Rec::Done(k) => {
-                            let r = match case_err.take() {
-                                Some(e) => Err(e),
-                                None if runs.is_empty() => Err(Error::new(
-                                    ErrorClass::KernelCrash,
-                                    name_of(k),
-                                    "the runner reported no output for this case",
-                                )),
-                                None => Ok(Runs {
-                                    runs: std::mem::take(&mut runs),
-                                    static_bytes_written: statics_written,
-                                }),
-                            };
-                            outcome.results.push((k, r));
-                            outcome.next = k + 1;
-                            current = None;
-                        }
-                        r @ (Rec::Signal { .. } | Rec::Timeout(_)) => {
-                            ended_by = Some(r);
-                        }
-                        Rec::Eof => break,
-                    }
+                    p.take(rec, &mut outcome, entry, &name_of, &launch_of, &sched_name);
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) if last.elapsed() < watchdog => {}
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     // The child's own alarm did not fire (or it is stuck in the kernel with
                     // signals blocked): the watchdog ends it and everything it started.
                     child.kill_all();
-                    let k = current.unwrap_or(outcome.next);
+                    let k = p.current.unwrap_or(outcome.next);
                     if k < todo.len() {
                         outcome.results.push((
                             k,
@@ -1117,7 +1008,7 @@ impl HostBinary {
                         ));
                         outcome.next = k + 1;
                     }
-                    current = None;
+                    p.current = None;
                     break;
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -1133,39 +1024,146 @@ impl HostBinary {
         child.kill_all();
         let status = end.or_else(|| child.try_wait());
         let _ = reader.join();
-        if let Some(k) = current {
-            let stderr = read_tail(&errf, 64 * 1024);
-            let l = launch_of(k);
-            let empty = Vec::new();
-            let m = maps.get(&k).unwrap_or(&empty);
-            let err = match ended_by {
-                Some(Rec::Timeout(_)) => Error::new(
-                    ErrorClass::KernelTimeout,
-                    name_of(k),
-                    format!(
-                        "{entry} did not finish within {:.1} s (an endless loop, or a spin-wait no other thread ends)",
-                        timeout.as_secs_f64()
-                    ),
-                ),
-                Some(Rec::Signal { sig, addr, write, thread, block, stack_overflow, .. }) => {
-                    fault_error(entry, &name_of(k), l, m, sig, addr, write, thread, block, stack_overflow)
-                }
-                _ => exit_error(entry, &name_of(k), l, m, status, &stderr, self.memory_mb),
-            };
-            outcome.results.push((k, Err(err)));
-            outcome.next = k + 1;
-        } else if outcome.next < todo.len() && status != Some(contain::End::Exited(0)) {
-            outcome.why = format!(
-                "exited with {} before case {}: {}",
-                status.as_ref().map(end_text).unwrap_or_default(),
-                name_of(outcome.next),
-                read_tail(&errf, 2000).trim()
-            );
-        } else if outcome.next < todo.len() {
-            outcome.why = "the runner ended early".into();
-        }
+        self.classify_end(
+            &mut outcome,
+            p,
+            status,
+            &errf,
+            entry,
+            timeout,
+            &name_of,
+            &launch_of,
+            todo.len(),
+        );
         let _ = std::fs::remove_file(&errf);
         outcome
+    }
+}
+
+/// The error a runner finding names (initcheck, weak visibility, guard band, poison,
+/// deadlock); `None` for any other record.
+fn diagnosis<'l>(
+    entry: &str,
+    name_of: &dyn Fn(usize) -> String,
+    launch_of: &dyn Fn(usize) -> &'l Launch,
+    sched_name: &dyn Fn(usize, usize) -> String,
+    rec: Rec,
+) -> Option<Error> {
+    Some(match rec {
+        Rec::Uninit { case, ndiff, first } => {
+            uninit_error(entry, &name_of(case), launch_of(case), ndiff, first)
+        }
+        Rec::Weak { case, ndiff, first } => {
+            weak_error(entry, &name_of(case), launch_of(case), ndiff, first)
+        }
+        Rec::Guard {
+            case,
+            arg,
+            run,
+            nbefore,
+            fbefore,
+            nafter,
+            fafter,
+        } => guard_error(
+            entry,
+            &name_of(case),
+            launch_of(case),
+            arg,
+            &sched_name(case, run),
+            nbefore,
+            fbefore,
+            nafter,
+            fafter,
+        ),
+        Rec::Poison(k, arg, where_) => poison_error(entry, &name_of(k), launch_of(k), arg, &where_),
+        Rec::Deadlock(k, text) => {
+            let what = if text.starts_with("synccheck:") {
+                "fails the sync check"
+            } else {
+                "deadlocks"
+            };
+            Error::new(
+                ErrorClass::KernelDeadlock,
+                name_of(k),
+                format!("{entry} {what}: {text}"),
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// What the runner has reported: the case it is in, that case's schedule runs, first finding
+/// and static bytes written, the buffer placements of its cases, and the record that ended it.
+#[derive(Default)]
+struct Progress {
+    current: Option<usize>,
+    runs: Vec<ScheduleRun>,
+    case_err: Option<Error>,
+    statics: u64,
+    maps: BTreeMap<usize, Vec<BufMap>>,
+    by: Option<Rec>,
+}
+
+impl Progress {
+    /// Takes one record of the runner; a finished case goes to `outcome`.
+    fn take<'l>(
+        &mut self,
+        rec: Rec,
+        outcome: &mut ChildOutcome,
+        entry: &str,
+        name_of: &dyn Fn(usize) -> String,
+        launch_of: &dyn Fn(usize) -> &'l Launch,
+        sched_name: &dyn Fn(usize, usize) -> String,
+    ) {
+        match rec {
+            Rec::Begin(k) => {
+                self.current = Some(k);
+                self.runs.clear();
+                self.case_err = None;
+                self.statics = 0;
+            }
+            Rec::Statics(n) => self.statics = n,
+            Rec::Map(k, m) => {
+                // A later placement of the same buffer replaces the earlier one.
+                let v = self.maps.entry(k).or_default();
+                v.retain(|o| o.arg != m.arg);
+                v.push(m);
+            }
+            Rec::Run(k, r, bytes) => self.runs.push(ScheduleRun {
+                schedule: sched_name(k, r),
+                out: bytes,
+            }),
+            // The first finding of a case is its error; a deadlock replaces it.
+            r @ (Rec::Uninit { .. } | Rec::Weak { .. } | Rec::Guard { .. } | Rec::Poison(..)) => {
+                if self.case_err.is_none() {
+                    self.case_err = diagnosis(entry, name_of, launch_of, sched_name, r);
+                }
+            }
+            r @ Rec::Deadlock(..) => {
+                self.case_err = diagnosis(entry, name_of, launch_of, sched_name, r);
+            }
+            Rec::Done(k) => {
+                let r = match self.case_err.take() {
+                    Some(e) => Err(e),
+                    None if self.runs.is_empty() => Err(Error::new(
+                        ErrorClass::KernelCrash,
+                        name_of(k),
+                        "the runner reported no output for this case",
+                    )),
+                    None => Ok(Runs {
+                        runs: std::mem::take(&mut self.runs),
+                        static_bytes_written: self.statics,
+                    }),
+                };
+                outcome.results.push((k, r));
+                outcome.next = k + 1;
+                self.current = None;
+            }
+            r @ (Rec::Signal { .. } | Rec::Timeout) => {
+                self.by = Some(r);
+            }
+            Rec::Eof => {}
+        }
     }
 }
 
@@ -1176,18 +1174,94 @@ struct ChildOutcome {
     why: String,
 }
 
+/// The host compiler's flags for a kernel: the spec's, the shim's, the arch, UBSan's alignment
+/// check where the compiler has it, the -D definitions and the checked -I folders.
+fn compile_flags(opts: &HostOptions, ubsan: bool, include_dirs: &[PathBuf]) -> Vec<String> {
+    let mut flags: Vec<String> = crate::spec::get().kernels.host.flags.clone();
+    flags.extend(
+        [
+            "-fno-threadsafe-statics",
+            "-fno-strict-aliasing",
+            // Diagnostics never quote source lines (the compiler would read them back
+            // from whatever file a `#line` names).
+            "-fno-diagnostics-show-caret",
+            "-fdiagnostics-color=never",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    flags.push(format!("-D__CUDA_ARCH__={}", opts.cuda_arch));
+    if ubsan {
+        flags.push("-fsanitize=alignment".into());
+        flags.push("-fno-sanitize-recover=alignment".into());
+    }
+    for d in &opts.defines {
+        flags.push(format!("-D{d}"));
+    }
+    for d in include_dirs {
+        flags.push(format!("-I{}", d.display()));
+    }
+    flags
+}
+
+/// The error of a host compile that hit a limit (time, memory, a signal) or could not start;
+/// `None` when it ran to its end.
+fn compile_limit_hit(
+    out: &contain::Outcome,
+    diag: &str,
+    cxx: &str,
+    opts: &HostOptions,
+) -> Option<Error> {
+    let limit_hit = |what: String| {
+        Error::new(
+            ErrorClass::KernelCompileLimit,
+            cxx.to_string(),
+            format!("the host compiler {what}; the kernel is not run (a compile bomb: a constexpr or template loop, a huge or endless include)"),
+        )
+    };
+    match &out.end {
+        contain::End::TimedOut => {
+            return Some(limit_hit(format!(
+                "did not finish within {} s (--compile-timeout)",
+                opts.compile_timeout.as_secs_f64()
+            )))
+        }
+        contain::End::SpawnFailed(e) => {
+            return Some(Error::new(
+                ErrorClass::KernelTierUnavailable,
+                cxx.to_string(),
+                e.clone(),
+            ))
+        }
+        contain::End::Signaled(sig) => {
+            return Some(limit_hit(format!(
+                "was killed by signal {sig} (limits: {} MiB of memory, --compile-memory-mb)",
+                opts.compile_memory_mb
+            )))
+        }
+        contain::End::Exited(_) => {}
+    }
+    let out_of_memory = [
+        "out of memory",
+        "virtual memory exhausted",
+        "Cannot allocate memory",
+        "Killed signal terminated program",
+        "std::bad_alloc",
+    ];
+    if out.end != contain::End::Exited(0) && out_of_memory.iter().any(|m| diag.contains(m)) {
+        return Some(limit_hit(format!(
+            "ran out of its {} MiB of memory (--compile-memory-mb)",
+            opts.compile_memory_mb
+        )));
+    }
+    None
+}
+
 /// FNV-1a of a case name (its schedule seed's share).
 fn name_hash(name: &str) -> u64 {
     name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })
-}
-
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 fn validate(sig: &EntrySig, case: &str, l: &Launch) -> Result<()> {
@@ -1340,8 +1414,8 @@ enum Rec {
     },
     Poison(usize, i64, String),
     Deadlock(usize, String),
-    /// Bytes of static storage the forward run changed.
-    Statics(#[allow(dead_code)] usize, u64),
+    /// Bytes of static storage the forward run changed (of the case `Begin` opened).
+    Statics(u64),
     /// initcheck: output bytes that changed with the shared-memory poison alone.
     Uninit {
         case: usize,
@@ -1355,9 +1429,8 @@ enum Rec {
         ndiff: u64,
         first: u64,
     },
+    /// A fault signal in the case `Begin` opened.
     Signal {
-        #[allow(dead_code)]
-        case: usize,
         sig: i32,
         addr: u64,
         write: u8,
@@ -1365,7 +1438,8 @@ enum Rec {
         block: [u32; 3],
         stack_overflow: bool,
     },
-    Timeout(#[allow(dead_code)] usize),
+    /// The runner's own alarm ended the case `Begin` opened.
+    Timeout,
     Done(usize),
     Eof,
 }
@@ -1404,7 +1478,8 @@ fn read_records(out: std::process::ChildStdout, tx: mpsc::Sender<Rec>, max_run: 
         let rec = match tag {
             "B" => Rec::Begin(num() as usize),
             "D" => Rec::Done(num() as usize),
-            "T" => Rec::Timeout(num() as usize),
+            // The case index the runner repeats here is the one `B` opened.
+            "T" => Rec::Timeout,
             "R" => {
                 let case = num() as usize;
                 let run = num() as usize;
@@ -1419,8 +1494,8 @@ fn read_records(out: std::process::ChildStdout, tx: mpsc::Sender<Rec>, max_run: 
                 Rec::Run(case, run, bytes)
             }
             "W" => {
-                let case = num() as usize;
-                Rec::Statics(case, num())
+                let _case = num();
+                Rec::Statics(num())
             }
             "U" => {
                 let case = num() as usize;
@@ -1487,7 +1562,6 @@ fn read_records(out: std::process::ChildStdout, tx: mpsc::Sender<Rec>, max_run: 
                         Rec::Deadlock(case, text)
                     }
                     "S" => Rec::Signal {
-                        case: p(1).parse().unwrap_or(0),
                         sig: p(2).parse().unwrap_or(0),
                         addr: hx(p(3)),
                         write: p(4).parse().unwrap_or(2),
@@ -1641,7 +1715,12 @@ fn uninit_error(entry: &str, case: &str, l: &Launch, ndiff: u64, first: u64) -> 
 /// The weak-visibility report: the output changed when a block's plain global writes
 /// reached other blocks only at its `__threadfence()` (or the kernel's end).
 fn weak_error(entry: &str, case: &str, l: &Launch, ndiff: u64, first: u64) -> Error {
-    let what = rerun_difference(l, ndiff, first, "its threads no longer meet at their barriers");
+    let what = rerun_difference(
+        l,
+        ndiff,
+        first,
+        "its threads no longer meet at their barriers",
+    );
     Error::new(
         ErrorClass::KernelNondeterministic,
         case,
@@ -1865,7 +1944,9 @@ fn exit_error(
                 format!(": {tail}")
             },
             if oom {
-                format!(" (the kernel process may use {memory_mb} MiB of address space: --memory-mb)")
+                format!(
+                    " (the kernel process may use {memory_mb} MiB of address space: --memory-mb)"
+                )
             } else {
                 String::new()
             }
@@ -1944,16 +2025,17 @@ impl HostKernel {
             params: class.spec().args.iter().map(|a| a.ty.clone()).collect(),
         };
         let bin =
-            HostBinary::compile(source, &[sig], &HostOptions::default()).map_err(|mut e| {
-                if e.class == ErrorClass::KernelSignature {
-                    e.detail = format!(
-                        "entry {entry} does not have the {} ABI ({}): {}",
+            HostBinary::compile(source, &[sig], &HostOptions::default()).map_err(|e| {
+                if e.class() != ErrorClass::KernelSignature {
+                    return e;
+                }
+                e.map_detail(|d| {
+                    format!(
+                        "entry {entry} does not have the {} ABI ({}): {d}",
                         class.name(),
                         class.c_signature(),
-                        e.detail
-                    );
-                }
-                e
+                    )
+                })
             })?;
         Ok(HostKernel {
             bin,

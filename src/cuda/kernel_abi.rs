@@ -428,10 +428,7 @@ impl KernelAbi {
         let ev = |r: &DimRule, what: &str| -> Result<i64> {
             match r {
                 DimRule::N(n) => Ok(*n as i64),
-                DimRule::E(e) => launch_expr::eval(e, &look).map_err(|mut err| {
-                    err.field = format!("launch.{what}");
-                    err
-                }),
+                DimRule::E(e) => launch_expr::eval(e, &look).map_err(|err| err.with_field(format!("launch.{what}"))),
             }
         };
         let mut grid = [0u32; 3];

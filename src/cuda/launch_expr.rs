@@ -332,7 +332,7 @@ mod tests {
         assert_eq!(eval_float("ceil(n / 8.0)", &dims).unwrap(), 5.0);
         for bad in ["1 / 0", "sqrt(-1)", "1..2", "q", "1 +", "2 3", "1e", "sqrtk"] {
             let e = eval_float(bad, &dims).unwrap_err();
-            assert_eq!(e.class, ErrorClass::KernelAbi, "{bad}");
+            assert_eq!(e.class(), ErrorClass::KernelAbi, "{bad}");
         }
         let deep = format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000));
         assert!(eval_float(&deep, &dims).is_err());
@@ -354,7 +354,7 @@ mod tests {
         assert_eq!(eval("k / 128 * 34", &dims).unwrap(), 272);
         assert_eq!(eval("(n + 7) / 8 * 8 - n", &dims).unwrap(), 7); // exact: 44/8*8 - 37
         assert_eq!(
-            eval("n / 8 + 1", &dims).unwrap_err().class,
+            eval("n / 8 + 1", &dims).unwrap_err().class(),
             ErrorClass::KernelAbi
         );
         assert_eq!(eval("ceil((n + 7) / 8)", &dims).unwrap(), 6);

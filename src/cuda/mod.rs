@@ -14,6 +14,7 @@ pub mod check;
 pub mod confine;
 pub mod diagnose;
 mod diagnose_rounding;
+pub mod driver;
 pub mod expected;
 pub mod generate;
 pub mod host;
@@ -35,6 +36,7 @@ use std::time::Duration;
 
 pub use abi::{KernelClass, Launch};
 pub use cases::KernelCase;
+pub use driver::{run, Options, Report};
 pub use judge::{judge, Comparison};
 pub use kernel_abi::KernelAbi;
 pub use precision::{Dtype, Precision};

@@ -174,13 +174,13 @@ mod tests {
         assert_eq!(
             check_entry(ptx, "j", &sig(KernelClass::Dequantize))
                 .unwrap_err()
-                .class,
+                .class(),
             ErrorClass::KernelEntryMissing
         );
         assert_eq!(
             check_entry(ptx, "k", &sig(KernelClass::GetRows))
                 .unwrap_err()
-                .class,
+                .class(),
             ErrorClass::KernelSignature
         );
     }

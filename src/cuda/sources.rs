@@ -329,57 +329,8 @@ fn resolve_into(
                 format!("#include \"{name}\" continues on the next line ('\\' at its end); write the include on one line"),
             ));
         }
-        let mut tried = vec![join(path, name)];
-        tried.extend(
-            include_dirs
-                .iter()
-                .map(|d| join(&format!("{}/_", d.trim_end_matches('/')), name)),
-        );
         let budget = MAX_RESOLVED.saturating_sub(out.len());
-        let mut outside = Vec::new();
-        let mut found = None;
-        for p in &tried {
-            match lookup(p, budget).map_err(|mut e| {
-                e.field = format!("{at}: #include \"{name}\": {}", e.field);
-                e
-            })? {
-                Lookup::Text(b) => {
-                    found = Some((p.clone(), b));
-                    break;
-                }
-                Lookup::Missing => {}
-                Lookup::Outside(why) => outside.push(why),
-            }
-        }
-        let found = found.or_else(|| {
-            (!name.contains('/'))
-                .then(|| builtin(name).map(|b| (format!("<built-in>/{name}"), b.to_string())))
-                .flatten()
-        });
-        let Some((found, body)) = found else {
-            if !outside.is_empty() {
-                return Err(include_refused(
-                    at,
-                    format!(
-                        "#include \"{name}\" is refused: {} (add the folder it is in with -I)",
-                        outside.join("; ")
-                    ),
-                ));
-            }
-            return Err(Error::new(
-                ErrorClass::KernelCompile,
-                at,
-                format!(
-                    "#include \"{name}\": not found (looked for {}{})",
-                    tried.join(", "),
-                    if name.contains('/') {
-                        ""
-                    } else {
-                        ", then the built-in headers"
-                    }
-                ),
-            ));
-        };
+        let (found, body) = find_include(name, &at, path, include_dirs, lookup, budget)?;
         resolve_into(&body, &found, lookup, include_dirs, seen, out, depth + 1)?;
         if out.len() > MAX_RESOLVED {
             return Err(Error::new(
@@ -398,6 +349,70 @@ fn resolve_into(
         out.push_str(&format!("#endif // {g}\n"));
     }
     Ok(())
+}
+
+
+/// The file a quoted `#include "name"` at `at` names: next to `path`, then in the -I folders,
+/// then (bare names only) among the built-in headers; `(where it was found, its text)`.
+fn find_include(
+    name: &str,
+    at: &str,
+    path: &str,
+    include_dirs: &[String],
+    lookup: &dyn Fn(&str, usize) -> Result<Lookup>,
+    budget: usize,
+) -> Result<(String, String)> {
+    let mut tried = vec![join(path, name)];
+    tried.extend(
+        include_dirs
+            .iter()
+            .map(|d| join(&format!("{}/_", d.trim_end_matches('/')), name)),
+    );
+    let mut outside = Vec::new();
+    let mut found = None;
+    for p in &tried {
+        match lookup(p, budget).map_err(|e| {
+            let field = format!("{at}: #include \"{name}\": {}", e.field());
+            e.with_field(field)
+        })? {
+            Lookup::Text(b) => {
+                found = Some((p.clone(), b));
+                break;
+            }
+            Lookup::Missing => {}
+            Lookup::Outside(why) => outside.push(why),
+        }
+    }
+    let found = found.or_else(|| {
+        (!name.contains('/'))
+            .then(|| builtin(name).map(|b| (format!("<built-in>/{name}"), b.to_string())))
+            .flatten()
+    });
+    let Some((found, body)) = found else {
+        if !outside.is_empty() {
+            return Err(include_refused(
+                at.to_string(),
+                format!(
+                    "#include \"{name}\" is refused: {} (add the folder it is in with -I)",
+                    outside.join("; ")
+                ),
+            ));
+        }
+        return Err(Error::new(
+            ErrorClass::KernelCompile,
+            at.to_string(),
+            format!(
+                "#include \"{name}\": not found (looked for {}{})",
+                tried.join(", "),
+                if name.contains('/') {
+                    ""
+                } else {
+                    ", then the built-in headers"
+                }
+            ),
+        ));
+    };
+    Ok((found, body))
 }
 
 #[cfg(test)]
@@ -434,8 +449,8 @@ mod tests {
         assert_eq!(join("wrong/v.cu", "../common.cuh"), "common.cuh");
         // A path that exists nowhere is an error even when a built-in shares its base name.
         let e = resolve("#include \"../zz/common.cuh\"", "/src/k/a.cu", &files, &[]).unwrap_err();
-        assert_eq!(e.class, ErrorClass::KernelCompile);
-        assert!(e.detail.contains("/src/zz/common.cuh"), "{e}");
+        assert_eq!(e.class(), ErrorClass::KernelCompile);
+        assert!(e.detail().contains("/src/zz/common.cuh"), "{e}");
         // A `#pragma once` file arrives under one include guard wherever it is included (the
         // preprocessor keeps the first copy that is really compiled); a file without it is
         // inlined each time.

@@ -41,7 +41,7 @@ impl BuiltinVerdict {
             kernel: k.clone(),
             ok: false,
             what: format!("ERROR {e}"),
-            verdict: e.class.id().into(),
+            verdict: e.class().id().into(),
             first_case: None,
             looks_like: Vec::new(),
             cases: 0,
@@ -139,7 +139,7 @@ pub fn judge_builtin(k: &Builtin, rs: &[CaseResult], random: bool) -> BuiltinVer
 }
 
 /// Runs every shipped kernel (or `only`) on the host tier: one compilation per source file and
-/// arch, two workers. Returns the verdicts in table order, or the first compile-level error.
+/// arch, up to four workers on `pool::queue`. Returns the verdicts in table order, or the first compile-level error.
 pub fn run_builtins_host(
     only: &[String],
     random: Option<usize>,
@@ -155,38 +155,36 @@ pub fn run_builtins_host(
         by_source.entry(k.source.clone()).or_default().push(i);
     }
     let jobs: Vec<(String, Vec<usize>)> = by_source.into_iter().collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .clamp(1, 4);
-    let results: std::sync::Mutex<Vec<(usize, crate::Result<Vec<CaseResult>>)>> =
-        std::sync::Mutex::new(Vec::new());
+    // The compilers and kernels are child processes, not this process's CPU work: a budget of
+    // their own, on the crate's one work queue.
+    let workers = crate::pool::available_threads().clamp(1, 4);
     let setup = HostSetup {
         timeout,
         schedule_seed: seed,
         ..Default::default()
     };
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((src, idx)) = jobs.get(j) else { break };
-                let out = run_source(src, idx, &kernels, random, seed, &setup);
-                if let Ok(mut g) = results.lock() {
-                    g.extend(out);
-                }
-            });
-        }
-    });
-    let mut got = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut got: Vec<(usize, crate::Result<Vec<CaseResult>>)> = crate::pool::queue(
+        &crate::pool::Budget::new(workers),
+        workers,
+        jobs.len(),
+        std::thread::Builder::new,
+        || (),
+        |_, j| {
+            let (src, idx) = &jobs[j];
+            run_source(src, idx, &kernels, random, seed, &setup)
+        },
+        |_| {},
+    )
+    .into_iter()
+    .flatten()
+    .collect();
     got.sort_by_key(|(i, _)| *i);
     let mut out = Vec::new();
     for (i, r) in got {
         let k = &kernels[i];
         match r {
             Ok(rs) => out.push(judge_builtin(k, &rs, random.is_some())),
-            Err(e) if e.class == ErrorClass::KernelTierUnavailable => return Err(e),
+            Err(e) if e.class() == ErrorClass::KernelTierUnavailable => return Err(e),
             Err(e) => out.push(BuiltinVerdict::error(k, &e)),
         }
     }

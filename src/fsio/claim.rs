@@ -287,22 +287,22 @@ mod tests {
         let dotted = dir.path().join(".").join("in.gguf");
         for spelling in [&input, &hard, &soft, &dotted] {
             let e = claim_output(spelling, OutputKind::File, true, &[&input]).unwrap_err();
-            assert_eq!(e.class, ErrorClass::IoSameFile, "{}", spelling.display());
+            assert_eq!(e.class(), ErrorClass::IoSameFile, "{}", spelling.display());
         }
         // Negative control: a different existing file with --force is allowed, without is not.
         let other = dir.path().join("other");
         std::fs::write(&other, b"o").unwrap();
         claim_output(&other, OutputKind::File, true, &[&input]).unwrap();
         let e = claim_output(&other, OutputKind::File, false, &[&input]).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoOutputExists);
+        assert_eq!(e.class(), ErrorClass::IoOutputExists);
         claim_output(&dir.path().join("new"), OutputKind::File, false, &[&input]).unwrap();
         // Non-regular outputs, even with --force.
         let e = claim_output(Path::new("/dev/null"), OutputKind::File, true, &[]).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoNotRegular);
+        assert_eq!(e.class(), ErrorClass::IoNotRegular);
         let e = claim_output(dir.path(), OutputKind::File, true, &[]).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoNotRegular);
+        assert_eq!(e.class(), ErrorClass::IoNotRegular);
         let e = claim_output(&other, OutputKind::Directory, true, &[]).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoNotRegular);
+        assert_eq!(e.class(), ErrorClass::IoNotRegular);
     }
 
     #[test]
@@ -313,7 +313,7 @@ mod tests {
         claim_output(&d, OutputKind::Directory, true, &[]).unwrap();
         std::fs::write(d.join("user.txt"), b"mine").unwrap();
         let e = claim_output(&d, OutputKind::Directory, true, &[]).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoForeignOutput);
+        assert_eq!(e.class(), ErrorClass::IoForeignOutput);
         std::fs::write(d.join(MARKER), b"").unwrap();
         claim_output(&d, OutputKind::Directory, true, &[]).unwrap();
         // An input anywhere inside the output is refused, marker or not, force or not.
@@ -322,7 +322,7 @@ mod tests {
         std::fs::write(&input, b"x").unwrap();
         for force in [true, false] {
             let e = claim_output(&d, OutputKind::Directory, force, &[&input]).unwrap_err();
-            assert_eq!(e.class, ErrorClass::IoInputInOutput);
+            assert_eq!(e.class(), ErrorClass::IoInputInOutput);
         }
         // Negative control: an input beside the directory is fine.
         let beside = root.path().join("b.ninfer");
@@ -332,18 +332,18 @@ mod tests {
         let link = root.path().join("link");
         std::os::unix::fs::symlink(&d, &link).unwrap();
         let e = claim_output(&link, OutputKind::Directory, true, &[]).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoNotRegular);
+        assert_eq!(e.class(), ErrorClass::IoNotRegular);
     }
 
     #[test]
     fn a_missing_or_unwritable_folder_is_refused_by_the_users_path() {
         let p = Path::new("/nonexistent/dir/r.json");
         let e = claim_output(p, OutputKind::File, false, &[]).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoWrite);
-        assert_eq!(e.field, "/nonexistent/dir/r.json");
+        assert_eq!(e.class(), ErrorClass::IoWrite);
+        assert_eq!(e.field(), "/nonexistent/dir/r.json");
         // /proc is mounted read-only for new files.
         let e = claim_output(Path::new("/proc/r.json"), OutputKind::File, false, &[]);
-        assert_eq!(e.unwrap_err().class, ErrorClass::IoWrite);
+        assert_eq!(e.unwrap_err().class(), ErrorClass::IoWrite);
         // Negative control: a writable folder passes.
         let d = tempfile::tempdir().unwrap();
         claim_output(&d.path().join("r.json"), OutputKind::File, false, &[]).unwrap();

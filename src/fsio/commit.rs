@@ -72,8 +72,8 @@ mod tests {
         // The output appears between claim and commit.
         std::fs::write(&out, b"someone else's").unwrap();
         let e = rename_into_place(&tmp, &out, Replace::Never).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoOutputExists);
-        assert_eq!(e.field, out.display().to_string());
+        assert_eq!(e.class(), ErrorClass::IoOutputExists);
+        assert_eq!(e.field(), out.display().to_string());
         assert_eq!(std::fs::read(&out).unwrap(), b"someone else's");
         // A planted dangling symlink is an existing entry too, and its target is not created.
         let target = d.path().join("target");
@@ -83,7 +83,7 @@ mod tests {
         assert!(!target.exists());
         // The fallback says the same.
         assert_eq!(
-            link_into_place(&tmp, &out).unwrap_err().class,
+            link_into_place(&tmp, &out).unwrap_err().class(),
             ErrorClass::IoOutputExists
         );
         // Negative controls: an absent path is written; Allow replaces (the entry, not a link's
@@ -108,7 +108,7 @@ mod tests {
         std::fs::create_dir(&out).unwrap();
         std::fs::write(out.join("user"), b"u").unwrap();
         let e = rename_into_place(&tmp, &out, Replace::Never).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoOutputExists);
+        assert_eq!(e.class(), ErrorClass::IoOutputExists);
         assert_eq!(std::fs::read(out.join("user")).unwrap(), b"u");
         rename_into_place(&tmp, &d.path().join("new"), Replace::Never).unwrap();
     }

@@ -141,32 +141,32 @@ mod tests {
     fn directory_fifo_and_device_are_refused_with_their_kind() {
         let dir = tempfile::tempdir().unwrap();
         let e = open_input(dir.path()).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoNotRegular);
-        assert!(e.detail.contains("a directory"), "{e}");
+        assert_eq!(e.class(), ErrorClass::IoNotRegular);
+        assert!(e.detail().contains("a directory"), "{e}");
         let fifo = dir.path().join("f");
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         // Would block forever if it were opened for reading.
         let e = read_input(&fifo).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoNotRegular);
-        assert!(e.detail.contains("FIFO"), "{e}");
+        assert_eq!(e.class(), ErrorClass::IoNotRegular);
+        assert!(e.detail().contains("FIFO"), "{e}");
         let e = read_input(Path::new("/dev/zero")).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoNotRegular);
-        assert!(e.detail.contains("character device"), "{e}");
+        assert_eq!(e.class(), ErrorClass::IoNotRegular);
+        assert!(e.detail().contains("character device"), "{e}");
         // A symlink to a FIFO is judged by its target.
         let l = dir.path().join("l");
         std::os::unix::fs::symlink(&fifo, &l).unwrap();
-        assert_eq!(open_input(&l).unwrap_err().class, ErrorClass::IoNotRegular);
+        assert_eq!(open_input(&l).unwrap_err().class(), ErrorClass::IoNotRegular);
     }
 
     #[test]
     fn missing_file_is_io_read_and_bad_utf8_has_its_offset() {
         let dir = tempfile::tempdir().unwrap();
         let e = open_input(&dir.path().join("none")).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoRead);
+        assert_eq!(e.class(), ErrorClass::IoRead);
         let p = dir.path().join("t");
         std::fs::write(&p, b"ok\xff").unwrap();
         let e = read_input_string(&p).unwrap_err();
-        assert_eq!((e.class, e.offset), (ErrorClass::IoRead, Some(2)));
+        assert_eq!((e.class(), e.offset()), (ErrorClass::IoRead, Some(2)));
     }
 }

@@ -74,13 +74,8 @@ pub(super) fn place_tensors<'a>(
                 field,
             ));
         }
-        let padded =
-            align_up(nbytes, data.alignment, C::GgufTensorSizeOverflow, &field).map_err(|e| {
-                Error {
-                    offset: Some(p.info_offset),
-                    ..e
-                }
-            })?;
+        let padded = align_up(nbytes, data.alignment, C::GgufTensorSizeOverflow, &field)
+            .map_err(|e| e.with_offset(p.info_offset))?;
         running = running.checked_add(padded).ok_or_else(|| {
             Error::at(
                 C::GgufTensorSizeOverflow,

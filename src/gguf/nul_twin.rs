@@ -84,10 +84,10 @@ mod tests {
     #[test]
     fn the_error_names_the_later_record() {
         let e = check_nul_twins(&["a", "a\0"], &[40, 90], NameKind::Tensor).unwrap_err();
-        assert_eq!(e.class, C::GgufNameNulTwin);
-        assert_eq!(e.offset, Some(90));
-        assert_eq!(e.field, "tensor_infos[1].name");
-        assert!(e.detail.contains(r#""a\0""#), "{e}");
+        assert_eq!(e.class(), C::GgufNameNulTwin);
+        assert_eq!(e.offset(), Some(90));
+        assert_eq!(e.field(), "tensor_infos[1].name");
+        assert!(e.detail().contains(r#""a\0""#), "{e}");
         assert!(check_nul_twins(&["a", "b"], &[1, 2], NameKind::Key).is_ok());
     }
 }

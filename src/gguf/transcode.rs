@@ -66,10 +66,9 @@ fn convert<W: Write>(
     to: TernaryType,
     out: &mut W,
 ) -> Result<u64> {
-    let in_tensor = |e: Error| Error {
-        offset: e.offset().and_then(|o| o.checked_add(t.abs_offset)),
-        field: format!("tensor '{}' {}", t.name, e.field()),
-        ..e
+    let in_tensor = |e: Error| {
+        e.map_offset(|o| o.and_then(|o| o.checked_add(t.abs_offset)))
+            .map_field(|f| format!("tensor '{}' {f}", t.name))
     };
     let (from_bb, to_bb) = (to.other().block_bytes(), to.block_bytes());
     // The whole length first: a partial block is `codec.length` before anything is written.
@@ -195,11 +194,11 @@ mod tests {
         });
         let g = parse(&bytes, Mode::Strict).unwrap();
         let e = transcode(&g, TernaryType::Ptq1_0, Vec::new()).unwrap_err();
-        assert_eq!(e.class, C::CodecUnsupported);
-        assert_eq!(e.field, format!("tensor 't' block[{bad_block}].qs[5]"));
+        assert_eq!(e.class(), C::CodecUnsupported);
+        assert_eq!(e.field(), format!("tensor 't' block[{bad_block}].qs[5]"));
         let t = g.tensor("t").unwrap();
-        assert_eq!(e.offset, Some(t.abs_offset + at as u64));
-        assert_eq!(g.bytes()[e.offset.unwrap() as usize], 0x5d);
+        assert_eq!(e.offset(), Some(t.abs_offset + at as u64));
+        assert_eq!(g.bytes()[e.offset().unwrap() as usize], 0x5d);
     }
 
     #[test]

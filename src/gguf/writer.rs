@@ -528,7 +528,7 @@ mod tests {
         s.begin_tensor().unwrap();
         s.write_part(&[0; 10]).unwrap();
         let e = s.write_part(&[0; 7]).unwrap_err();
-        assert_eq!(e.class, C::IoWrite);
+        assert_eq!(e.class(), C::IoWrite);
         assert!(
             e.to_string()
                 .contains("7-byte part exceeds tensor 0's 6 remaining"),
@@ -543,7 +543,7 @@ mod tests {
         let w = two_tensors();
         let mut s = w.stream(Vec::new()).unwrap();
         let e = s.write_part(&[1]).unwrap_err();
-        assert_eq!(e.class, C::IoWrite);
+        assert_eq!(e.class(), C::IoWrite);
         assert!(e.to_string().contains("tensor 0 was not begun"), "{e}");
         // And after a tensor completed, the next must be begun again.
         s.begin_tensor().unwrap();
@@ -564,7 +564,7 @@ mod tests {
             "{e}"
         );
         let e = s.finish().unwrap_err();
-        assert_eq!(e.class, C::IoWrite);
+        assert_eq!(e.class(), C::IoWrite);
         assert!(
             e.to_string().contains("tensor 0 still lacks 1 bytes"),
             "{e}"

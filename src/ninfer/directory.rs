@@ -783,9 +783,9 @@ mod tests {
     fn a_duplicate_member_error_points_into_the_directory_at_the_repeated_key() {
         let text = r#"{"identity":{"model_id":"m","model_id":"n","weights_id":"w"},"objects":[]}"#;
         let e = parse_directory(text).unwrap_err();
-        assert_eq!(e.class, ErrorClass::NinferDirMembers);
+        assert_eq!(e.class(), ErrorClass::NinferDirMembers);
         let second = text.rfind(r#""model_id""#).unwrap() as u64;
-        let off = e.offset.unwrap() - DIRECTORY_OFFSET;
+        let off = e.offset().unwrap() - DIRECTORY_OFFSET;
         // serde_json reports the position just after the repeated key (or its colon).
         assert!(off > second && off <= second + 12, "{e}");
     }

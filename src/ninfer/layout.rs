@@ -196,7 +196,7 @@ mod tests {
             for f in &s.formats.formats {
                 if !l.accepts_kinds.contains(&f.kind) {
                     let e = encoded_size(l, f, &[128, 128], "x").unwrap_err();
-                    assert_eq!(e.class, ErrorClass::NinferDirLayout);
+                    assert_eq!(e.class(), ErrorClass::NinferDirLayout);
                 }
             }
         }
@@ -209,29 +209,29 @@ mod tests {
         let bf16 = s.format("BF16").unwrap();
         assert_eq!(encoded_size(c, bf16, &[], "x").unwrap(), 2);
         assert_eq!(
-            encoded_size(c, bf16, &[1; 17], "x").unwrap_err().class,
+            encoded_size(c, bf16, &[1; 17], "x").unwrap_err().class(),
             ErrorClass::NinferDirShape
         );
         assert_eq!(
-            encoded_size(c, bf16, &[2, 0], "x").unwrap_err().class,
+            encoded_size(c, bf16, &[2, 0], "x").unwrap_err().class(),
             ErrorClass::NinferDirShape
         );
         assert_eq!(
             encoded_size(c, bf16, &[u64::MAX, 2], "x")
                 .unwrap_err()
-                .class,
+                .class(),
             ErrorClass::NinferArithOverflow
         );
         let b = s.layout(LayoutId::BlockscaleK16M128x4V1);
         let nv = s.format("NVFP4").unwrap();
         assert_eq!(
-            encoded_size(b, nv, &[127, 64], "x").unwrap_err().class,
+            encoded_size(b, nv, &[127, 64], "x").unwrap_err().class(),
             ErrorClass::NinferDirShape
         );
         let r = s.layout(LayoutId::RowSplitK128V1);
         let pq = s.format("PQ2_0_G128").unwrap();
         assert_eq!(
-            encoded_size(r, pq, &[5120], "x").unwrap_err().class,
+            encoded_size(r, pq, &[5120], "x").unwrap_err().class(),
             ErrorClass::NinferDirShape
         );
     }

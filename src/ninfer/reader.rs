@@ -165,19 +165,13 @@ impl<'a> Artifact<'a> {
             ));
         };
         let ovf = ErrorClass::NinferArithOverflow;
-        let json_end =
-            checked_add(c.prefix_bytes, json_bytes, ovf, "json_bytes").map_err(|e| Error {
-                offset: Some(8),
-                ..e
-            })?;
+        let json_end = checked_add(c.prefix_bytes, json_bytes, ovf, "json_bytes")
+            .map_err(|e| e.with_offset(8))?;
         if json_end > bytes.len() as u64 {
             return Err(Error::at(ErrorClass::NinferTruncated, 8, "json_bytes", format!("directory of {json_bytes} bytes ends at {json_end}, past the end of the file ({} bytes)", bytes.len())));
         }
         let payload_offset = align_up(json_end, c.payload_alignment, ovf, "payload_offset")
-            .map_err(|e| Error {
-                offset: Some(8),
-                ..e
-            })?;
+            .map_err(|e| e.with_offset(8))?;
         if payload_offset > bytes.len() as u64 {
             return Err(Error::at(
                 ErrorClass::NinferTruncated,

@@ -520,9 +520,9 @@ mod tests {
             assert!(text.contains(good), "{good}");
             let bad = text.replacen(good, typo, 1);
             let e = crate::spec::try_parse_text::<Mapping>("mapping.json", &bad).unwrap_err();
-            assert_eq!(e.class, crate::ErrorClass::SpecInvalid, "{typo}: {e}");
-            assert!(e.field.starts_with("spec/mapping.json line"), "{e}");
-            assert!(e.detail.contains("unknown variant"), "{typo}: {e}");
+            assert_eq!(e.class(), crate::ErrorClass::SpecInvalid, "{typo}: {e}");
+            assert!(e.field().starts_with("spec/mapping.json line"), "{e}");
+            assert!(e.detail().contains("unknown variant"), "{typo}: {e}");
         }
     }
 

@@ -116,7 +116,7 @@ mod tests {
         ];
         for r in bad {
             let e = r.unwrap_err();
-            assert_eq!(e.class, ErrorClass::SpecInvalid, "{e}");
+            assert_eq!(e.class(), ErrorClass::SpecInvalid, "{e}");
         }
     }
 }

@@ -233,7 +233,7 @@ mod tests {
             Ok(())
         })
         .unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoWrite);
+        assert_eq!(e.class(), ErrorClass::IoWrite);
         assert!(e.to_string().contains("job 50"), "{e}");
         assert_eq!(seen, 50);
         // A sink error stops the run too.

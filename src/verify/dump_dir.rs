@@ -176,7 +176,7 @@ mod tests {
         std::fs::create_dir(&d).unwrap();
         std::fs::write(d.join("notes.txt"), b"user data").unwrap();
         let e = write_dir_atomic(&d, &files()).unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoForeignOutput);
+        assert_eq!(e.class(), ErrorClass::IoForeignOutput);
         assert_eq!(std::fs::read(d.join("notes.txt")).unwrap(), b"user data");
         assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 1);
         // A file at the name is not replaced either.
@@ -206,8 +206,8 @@ mod tests {
             }
         })
         .unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoWrite);
-        assert!(e.field.ends_with("embedding/manifest.json"), "{e}");
+        assert_eq!(e.class(), ErrorClass::IoWrite);
+        assert!(e.field().ends_with("embedding/manifest.json"), "{e}");
         // The previous dumps are intact, byte for byte, and nothing else is left behind.
         assert_eq!(std::fs::read(d.join("embedding/a.bin")).unwrap(), [1, 2, 3]);
         assert_eq!(

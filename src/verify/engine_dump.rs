@@ -163,8 +163,8 @@ mod tests {
         let b = write(&[7, 9], 3, &[1.0, 2.0, 3.0, -1.0, -2.0, -3.0], false);
         let located = |bytes: &[u8]| {
             let e = parse(bytes).unwrap_err();
-            assert_eq!(e.class, ErrorClass::DumpFormat, "{e}");
-            (e.offset, e.field)
+            assert_eq!(e.class(), ErrorClass::DumpFormat, "{e}");
+            (e.offset(), e.field().to_string())
         };
         // Header cut inside `hidden`: the read of byte 4 fails, located there.
         assert_eq!(

@@ -417,3 +417,69 @@ fn an_upward_import_is_caught_and_test_code_is_not() {
     // A module the order does not know is itself a failure.
     assert_eq!(case("src/newmod.rs", "fn f() {}\n").len(), 1);
 }
+
+/// The calls into `cuda` (`cuda::a::b(`, `crate::cuda::a(`) in the body of the first `fn NAME`
+/// of a Rust source, in order: paths into `cuda` that are not followed by `(` (types, struct
+/// literals) are not calls.
+fn cuda_calls_in(src: &str, name: &str) -> Vec<String> {
+    let Some(at) = src.find(&format!("fn {name}(")) else {
+        return Vec::new();
+    };
+    let open = at + src[at..].find('{').unwrap_or(0);
+    let mut depth = 0usize;
+    let mut close = src.len();
+    for (k, c) in src[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = open + k;
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let body = &src[open..close];
+    let mut calls = Vec::new();
+    for (p, _) in body.match_indices("cuda::") {
+        if p > 0 && {
+            let b = body.as_bytes()[p - 1];
+            b.is_ascii_alphanumeric() || b == b'_'
+        } {
+            continue;
+        }
+        let path: String = body[p..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        if body[p + path.len()..].starts_with('(') {
+            calls.push(path);
+        }
+    }
+    calls
+}
+
+#[test]
+fn check_kernel_crosses_into_cuda_with_one_call() {
+    // Issue #36: the kernel suite's driver lives in `cuda`; the command parses its arguments,
+    // makes one call (`cuda::run`) and writes what the report holds.
+    let src = std::fs::read_to_string(repo_root().join("src/cli/check_kernel.rs")).unwrap();
+    assert_eq!(cuda_calls_in(&src, "run"), vec!["cuda::run".to_string()]);
+    assert!(
+        cuda_calls_in(&src, "options").is_empty(),
+        "parsing calls no suite code"
+    );
+    // Negative control: a command that drives the suite itself crosses more than once.
+    let driving = "fn run(a: Args) { let cs = cuda::cases_default(c, &f, 1)?; \
+                   for c in cs { cuda::run_device(&s, &e, &abi, &[c])?; } }";
+    assert_eq!(
+        cuda_calls_in(driving, "run"),
+        vec!["cuda::cases_default", "cuda::run_device"]
+    );
+    // Correct but unusual: types, struct literals and a nested closure's braces are no calls.
+    let one = "fn run(a: Args) { let o: cuda::Options = cuda::Options { tier: cuda::Tier::Host }; \
+               crate::cuda::run(&o, &mut |l| { println!(\"{l}\") }) }";
+    assert_eq!(cuda_calls_in(one, "run"), vec!["cuda::run"]);
+}

@@ -106,12 +106,12 @@ fn an_unavailable_path_is_refused_not_run() {
     let mut out = vec![0f32; c.block_elems()];
     for p in Path::ALL.into_iter().filter(|p| !p.is_available()) {
         let e = decode_with(c, p, &[0u8; 28], &mut out).unwrap_err();
-        assert_eq!(e.class, ErrorClass::CodecUnsupported);
+        assert_eq!(e.class(), ErrorClass::CodecUnsupported);
         assert!(e.to_string().contains(p.name()), "{e}");
     }
     // Lengths are checked on the forced path too.
     let e = decode_with(c, Path::Scalar, &[0u8; 27], &mut out).unwrap_err();
-    assert_eq!(e.class, ErrorClass::CodecLength);
+    assert_eq!(e.class(), ErrorClass::CodecLength);
 }
 
 #[test]

@@ -186,7 +186,7 @@ pub fn run_case(bytes: &[u8], mode: Mode, decode: Option<&Decode>) -> Result<()>
     };
     // Rule switch (tests only): the consumer is the last stage, so a disabled rule's refusal
     // there is waived.
-    step.or_else(|e| match crate::error::enforced(e.class) {
+    step.or_else(|e| match crate::error::enforced(e.class()) {
         true => Err(e),
         false => Ok(()),
     })

@@ -530,13 +530,13 @@ mod tests {
                 (None, Err(e)) => panic!("{}: control rejected: {e}", c.name),
                 (Some(want), Ok(_)) => panic!("{}: accepted, expected {want}", c.name),
                 (Some(want), Err(e)) => {
-                    assert_eq!(e.class, want, "{}: {e}", c.name);
+                    assert_eq!(e.class(), want, "{}: {e}", c.name);
                     assert!(
-                        e.offset.unwrap_or(0) <= c.bytes.len() as u64,
+                        e.offset().unwrap_or(0) <= c.bytes.len() as u64,
                         "{}: offset outside the file",
                         c.name
                     );
-                    assert!(!e.detail.is_empty());
+                    assert!(!e.detail().is_empty());
                 }
             }
         }
@@ -584,8 +584,8 @@ mod tests {
             ],
         )
         .unwrap_err();
-        assert_eq!(e.class, ErrorClass::NinferDirDuplicateName);
-        assert!(e.detail.contains("duplicate object name: x"));
+        assert_eq!(e.class(), ErrorClass::NinferDirDuplicateName);
+        assert!(e.detail().contains("duplicate object name: x"));
     }
 
     #[test]
@@ -606,11 +606,11 @@ mod tests {
             ("BF16", vec![4, 8], 64)
         );
         assert_eq!(
-            art.row_split("w/bf16").unwrap_err().class,
+            art.row_split("w/bf16").unwrap_err().class(),
             ErrorClass::NinferObjectKind
         );
         assert_eq!(
-            art.view("nope").err().unwrap().class,
+            art.view("nope").err().unwrap().class(),
             ErrorClass::NinferObjectMissing
         );
     }
@@ -636,7 +636,7 @@ mod tests {
             w.write_all(&[0]).map_err(crate::fsio::write_err("x"))
         })
         .unwrap_err();
-        assert_eq!(e.class, ErrorClass::IoWrite);
+        assert_eq!(e.class(), ErrorClass::IoWrite);
         assert!(!p2.exists());
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
     }
@@ -658,8 +658,8 @@ mod tests {
             let keep = bytes.len() - cut % 64;
             for b in [&bytes[..], &bytes[..keep]] {
                 if let Err(e) = Artifact::parse(b) {
-                    proptest::prop_assert!(e.offset.unwrap_or(0) <= b.len() as u64, "{e}");
-                    proptest::prop_assert!(!e.detail.is_empty());
+                    proptest::prop_assert!(e.offset().unwrap_or(0) <= b.len() as u64, "{e}");
+                    proptest::prop_assert!(!e.detail().is_empty());
                 }
             }
         }

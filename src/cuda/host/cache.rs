@@ -117,10 +117,6 @@ pub fn hash_file(p: &Path) -> Result<[u8; 32]> {
     Ok(out)
 }
 
-fn hex(d: &[u8]) -> String {
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn sidecar(p: &Path) -> PathBuf {
     let mut s = p.as_os_str().to_os_string();
     s.push(".sha256");
@@ -140,7 +136,7 @@ pub fn verified(p: &Path) -> Option<[u8; 32]> {
             .read_to_string(&mut text)
             .ok()?;
         let h = hash_file(p).ok()?;
-        (text.trim() == hex(&h)).then_some(h)
+        (text.trim() == crate::digest::hex(&h)).then_some(h)
     })();
     if ok.is_none() {
         let _ = std::fs::remove_file(p);
@@ -152,7 +148,7 @@ pub fn verified(p: &Path) -> Option<[u8; 32]> {
 /// Records `p`'s hash in its sidecar (after `p` is in place); returns the hash.
 pub fn seal(p: &Path) -> Result<[u8; 32]> {
     let h = hash_file(p)?;
-    write_private(&sidecar(p), hex(&h).as_bytes())?;
+    write_private(&sidecar(p), crate::digest::hex(&h).as_bytes())?;
     Ok(h)
 }
 

@@ -434,12 +434,12 @@ fn dynamic_shared_memory_in_a_function_and_at_file_scope() {
     let e = err_of(run1("dyn_reverse", launch(1, 64, 240, &x, 256, 64), 10));
     assert!(
         matches!(
-            e.class,
+            e.class(),
             ErrorClass::KernelOutOfBounds | ErrorClass::KernelOutOfBoundsRead
         ),
         "{e}"
     );
-    assert!(e.detail.contains("dynamic shared memory"), "{e}");
+    assert!(e.detail().contains("dynamic shared memory"), "{e}");
 }
 
 #[test]
@@ -490,16 +490,16 @@ fn reading_past_an_input_is_an_out_of_bounds_read_at_the_guard_page_and_in_the_s
     // 64 floats end exactly at the guard page: x[64] faults.
     let x: Vec<f32> = (0..64).map(|i| i as f32).collect();
     let e = err_of(run1("read_at", launch(1, 32, 0, &x, 4, 64), 10));
-    assert_eq!(e.class, ErrorClass::KernelOutOfBoundsRead, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelOutOfBoundsRead, "{e}");
     assert!(
-        e.detail.contains("input `x`") && e.detail.contains("+0 past its end"),
+        e.detail().contains("input `x`") && e.detail().contains("+0 past its end"),
         "{e}"
     );
     // 63 floats leave 4 bytes of slack before the guard page: x[63] reads poison, and the
     // second run with other poison changes the output.
     let e = err_of(run1("read_at", launch(1, 32, 0, &x[..63], 4, 63), 10));
-    assert_eq!(e.class, ErrorClass::KernelOutOfBoundsRead, "{e}");
-    assert!(e.detail.contains("after input `x`"), "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelOutOfBoundsRead, "{e}");
+    assert!(e.detail().contains("after input `x`"), "{e}");
     // In bounds: fine.
     let out = f32s(&agreed(run1(
         "read_at",
@@ -517,13 +517,13 @@ fn reading_before_an_input_is_an_out_of_bounds_read() {
     // 1024 floats fill the page: x[-1] is in the guard page before it.
     let x: Vec<f32> = (0..1024).map(|i| i as f32).collect();
     let e = err_of(run1("read_at", launch(1, 32, 0, &x, 4, -1), 10));
-    assert_eq!(e.class, ErrorClass::KernelOutOfBoundsRead, "{e}");
-    assert!(e.detail.contains("4 bytes before its start"), "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelOutOfBoundsRead, "{e}");
+    assert!(e.detail().contains("4 bytes before its start"), "{e}");
     // 64 floats: x[-1] lies in the same page (poison) under the schedule runs; the input-poison
     // run moves `x` to the start of its page, where x[-1] faults.
     let e = err_of(run1("read_at", launch(1, 32, 0, &x[..64], 4, -1), 10));
-    assert_eq!(e.class, ErrorClass::KernelOutOfBoundsRead, "{e}");
-    assert!(e.detail.contains("4 bytes before its start"), "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelOutOfBoundsRead, "{e}");
+    assert!(e.detail().contains("4 bytes before its start"), "{e}");
 }
 
 #[test]
@@ -533,17 +533,17 @@ fn writes_into_an_input_or_past_the_output_are_out_of_bounds() {
     }
     let x: Vec<f32> = (0..64).map(|i| i as f32).collect();
     let e = err_of(run1("write_input", launch(1, 32, 0, &x, 128, 3), 10));
-    assert_eq!(e.class, ErrorClass::KernelOutOfBounds, "{e}");
-    assert!(e.detail.contains("into input `x` at byte 12"), "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelOutOfBounds, "{e}");
+    assert!(e.detail().contains("into input `x` at byte 12"), "{e}");
     let e = err_of(run1("write_at", launch(1, 32, 0, &x, 64, 16), 10));
-    assert_eq!(e.class, ErrorClass::KernelOutOfBounds, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelOutOfBounds, "{e}");
     assert!(
-        e.detail.contains("after output `y`") && e.detail.contains("+0 past its end"),
+        e.detail().contains("after output `y`") && e.detail().contains("+0 past its end"),
         "{e}"
     );
     let e = err_of(run1("write_at", launch(1, 32, 0, &x, 64, -2), 10));
-    assert_eq!(e.class, ErrorClass::KernelOutOfBounds, "{e}");
-    assert!(e.detail.contains("before output `y`"), "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelOutOfBounds, "{e}");
+    assert!(e.detail().contains("before output `y`"), "{e}");
 }
 
 #[test]
@@ -559,9 +559,9 @@ fn a_misaligned_float4_load_is_misaligned() {
     let out = f32s(&agreed(run1("load_float4", launch(1, 1, 0, &x, 4, 4), 10)));
     assert_eq!(out, vec![4.0 + 5.0 + 6.0 + 7.0]);
     let e = err_of(run1("load_float4", launch(1, 1, 0, &x, 4, 1), 10));
-    assert_eq!(e.class, ErrorClass::KernelMisaligned, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelMisaligned, "{e}");
     assert!(
-        e.detail.contains("byte 4 of input `x`") && e.detail.contains("16-byte"),
+        e.detail().contains("byte 4 of input `x`") && e.detail().contains("16-byte"),
         "{e}"
     );
 }
@@ -573,9 +573,9 @@ fn threads_at_different_barriers_deadlock_at_once() {
     }
     let t0 = Instant::now();
     let e = err_of(run1("split_barriers", launch(1, 64, 0, &[0.0], 256, 0), 30));
-    assert_eq!(e.class, ErrorClass::KernelDeadlock, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelDeadlock, "{e}");
     assert!(
-        e.detail.contains("threads 0-0") && e.detail.contains("threads 1-63"),
+        e.detail().contains("threads 0-0") && e.detail().contains("threads 1-63"),
         "{e}"
     );
     assert!(
@@ -601,7 +601,7 @@ fn an_endless_loop_times_out_and_a_crash_loses_only_its_case() {
             .pop()
             .unwrap(),
     );
-    assert_eq!(e.class, ErrorClass::KernelTimeout, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelTimeout, "{e}");
     assert!(t0.elapsed() < Duration::from_secs(5));
     let launches: Vec<(String, Launch)> = (1..=4)
         .map(|n| (format!("case{n}"), launch(1, 4, 0, &[0.0], 16, n)))
@@ -611,8 +611,8 @@ fn an_endless_loop_times_out_and_a_crash_loses_only_its_case() {
     for (i, res) in r.into_iter().enumerate() {
         if i == 1 {
             let e = err_of(res);
-            assert_eq!(e.class, ErrorClass::KernelCrash, "{e}");
-            assert_eq!(e.field, "case2");
+            assert_eq!(e.class(), ErrorClass::KernelCrash, "{e}");
+            assert_eq!(e.field(), "case2");
         } else {
             assert_eq!(f32s(&agreed(res)), vec![(i + 1) as f32; 4]);
         }
@@ -631,23 +631,23 @@ fn inline_asm_and_missing_builtins_are_unsupported_not_failures() {
         &HostOptions::default(),
     )
     .unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelUnsupported, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelUnsupported, "{e}");
     let e = HostBinary::compile(
         "extern \"C\" __global__ void k(const float* x, float* y, int n) { y[0] = __not_a_builtin_yet(x[0]); }",
         std::slice::from_ref(&s),
         &HostOptions::default(),
     )
     .unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelUnsupported, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelUnsupported, "{e}");
     let e = HostBinary::compile(
         "extern \"C\" __global__ void k(const float* x, float* y, long long n) {}",
         std::slice::from_ref(&s),
         &HostOptions::default(),
     )
     .unwrap_err();
-    assert_eq!(e.class, ErrorClass::KernelSignature, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelSignature, "{e}");
     assert!(
-        e.detail.contains("const float* x, float* y, long long n"),
+        e.detail().contains("const float* x, float* y, long long n"),
         "{e}"
     );
 }
@@ -693,31 +693,42 @@ fn device_globals_start_from_their_initial_value_in_every_run_and_launch() {
         return;
     }
     // Correct-but-unusual: a __device__ counter; every run (and the second launch) sees 0.
-    let r = kernels()
-        .run(
-            "device_state",
-            &[
-                ("a".to_string(), launch(1, 32, 0, &[0.0; 32], 4, 0)),
-                ("b".to_string(), launch(1, 32, 0, &[0.0; 32], 4, 0)),
-            ],
-            Duration::from_secs(10),
-            7,
-        );
+    let r = kernels().run(
+        "device_state",
+        &[
+            ("a".to_string(), launch(1, 32, 0, &[0.0; 32], 4, 0)),
+            ("b".to_string(), launch(1, 32, 0, &[0.0; 32], 4, 0)),
+        ],
+        Duration::from_secs(10),
+        7,
+    );
     for c in r {
         let c = c.unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(c.static_bytes_written, 1, "the counter went 0 -> 1: one byte changed");
+        assert_eq!(
+            c.static_bytes_written, 1,
+            "the counter went 0 -> 1: one byte changed"
+        );
         for s in &c.runs {
             assert_eq!(f32s(&s.out), vec![0.0], "schedule {}", s.schedule);
         }
     }
     // Wrong: a table only block 0 fills; in reverse order the other blocks read zeros.
     let x: Vec<f32> = (0..32).map(|i| i as f32).collect();
-    let r = run1("device_state", launch(4, 32, 0, &x, 4 * 128, 1), 10).unwrap_or_else(|e| panic!("{e}"));
+    let r = run1("device_state", launch(4, 32, 0, &x, 4 * 128, 1), 10)
+        .unwrap_or_else(|e| panic!("{e}"));
     let want: Vec<f32> = (0..128).map(|i| (i % 32) as f32 + 1.0).collect();
     assert_eq!(f32s(&r.runs[0].out), want, "forward: block 0 runs first");
     let rev = f32s(&r.runs[1].out);
-    assert_eq!(&rev[..32], &want[..32], "reverse: block 0, last, fills and reads the table");
-    assert_eq!(&rev[32..], &[0.0; 96][..], "reverse: blocks 3..1 read the reset table");
+    assert_eq!(
+        &rev[..32],
+        &want[..32],
+        "reverse: block 0, last, fills and reads the table"
+    );
+    assert_eq!(
+        &rev[32..],
+        &[0.0; 96][..],
+        "reverse: blocks 3..1 read the reset table"
+    );
     assert!(r.static_bytes_written > 0);
 }
 
@@ -727,12 +738,19 @@ fn blocks_in_flight_at_once_catch_a_global_stage_every_block_shares() {
         return;
     }
     let x: Vec<f32> = (0..64 * 32).map(|i| i as f32).collect();
-    let want: Vec<f32> = (0..64 * 32).map(|i| (i / 32 * 32 + 31 - i % 32) as f32).collect();
+    let want: Vec<f32> = (0..64 * 32)
+        .map(|i| (i / 32 * 32 + 31 - i % 32) as f32)
+        .collect();
     // One row per block: every schedule, the interleaved one included, agrees.
-    let out = f32s(&agreed(run1("global_stage", launch(64, 32, 0, &x, 64 * 128, 1), 10)));
+    let out = f32s(&agreed(run1(
+        "global_stage",
+        launch(64, 32, 0, &x, 64 * 128, 1),
+        10,
+    )));
     assert_eq!(out, want);
     // One row for all: blocks run one after another agree, the interleaved schedule does not.
-    let r = run1("global_stage", launch(64, 32, 0, &x, 64 * 128, 0), 10).unwrap_or_else(|e| panic!("{e}"));
+    let r = run1("global_stage", launch(64, 32, 0, &x, 64 * 128, 0), 10)
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(f32s(&r.runs[0].out), want);
     assert_eq!(r.runs[1].out, r.runs[0].out);
     assert_ne!(r.runs[2].out, r.runs[0].out, "{}", r.runs[2].schedule);
@@ -744,18 +762,24 @@ fn initcheck_names_a_read_of_shared_memory_never_written_even_times_zero() {
         return;
     }
     let x: Vec<f32> = (0..32).map(|i| i as f32).collect();
-    let out = f32s(&agreed(run1("shared_padding", launch(1, 32, 0, &x, 128, 1), 10)));
+    let out = f32s(&agreed(run1(
+        "shared_padding",
+        launch(1, 32, 0, &x, 128, 1),
+        10,
+    )));
     assert_eq!(out, x);
     let e = err_of(run1("shared_padding", launch(1, 32, 0, &x, 128, 0), 10));
-    assert_eq!(e.class, ErrorClass::KernelNondeterministic, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelNondeterministic, "{e}");
     assert!(
-        e.detail.contains("reads shared memory it never wrote") && e.detail.contains("128 bytes of `y` differ"),
+        e.detail().contains("reads shared memory it never wrote")
+            && e.detail().contains("128 bytes of `y` differ"),
         "{e}"
     );
-    assert!(!e.detail.contains("missing __syncthreads"), "{e}");
+    assert!(!e.detail().contains("missing __syncthreads"), "{e}");
     // A race stays a race: the schedules disagree, so no initcheck verdict replaces it.
     let x: Vec<f32> = (0..128).map(|i| i as f32).collect();
-    let r = run1("missing_barrier", launch(1, 128, 0, &x, 512, 128), 10).unwrap_or_else(|e| panic!("{e}"));
+    let r = run1("missing_barrier", launch(1, 128, 0, &x, 512, 128), 10)
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_ne!(r.runs[0].out, r.runs[1].out);
 }
 
@@ -766,14 +790,18 @@ fn synccheck_names_a_full_mask_shuffle_whose_lanes_wait_elsewhere() {
     }
     let x: Vec<f32> = (0..32).map(|i| i as f32).collect();
     // The fold outside the branch, lanes 16-31 exiting before a 16-lane shuffle: fine.
-    let out = f32s(&agreed(run1("divergent_shfl", launch(1, 32, 0, &x, 4, 1), 10)));
+    let out = f32s(&agreed(run1(
+        "divergent_shfl",
+        launch(1, 32, 0, &x, 4, 1),
+        10,
+    )));
     assert_eq!(out, vec![(0..32).sum::<i32>() as f32]);
     let e = err_of(run1("divergent_shfl", launch(1, 32, 0, &x, 4, 0), 10));
-    assert_eq!(e.class, ErrorClass::KernelDeadlock, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelDeadlock, "{e}");
     assert!(
-        e.detail.contains("synccheck")
-            && e.detail.contains("__shfl_down_sync mask 0xffffffff")
-            && e.detail.contains("names lanes 16-31"),
+        e.detail().contains("synccheck")
+            && e.detail().contains("__shfl_down_sync mask 0xffffffff")
+            && e.detail().contains("names lanes 16-31"),
         "{e}"
     );
 }
@@ -790,12 +818,12 @@ fn weak_visibility_names_a_split_k_last_block_reading_partials_published_without
     assert_eq!(out, vec![want]);
     // Without it: the last block reads the other blocks' partials before they are visible.
     let e = err_of(run1("split_k", launch(8, 32, 0, &x, 4, 0), 10));
-    assert_eq!(e.class, ErrorClass::KernelNondeterministic, "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelNondeterministic, "{e}");
     assert!(
-        e.detail.contains("missing __threadfence()")
-            && e.detail.contains("weak-visibility schedule")
-            && e.detail.contains("bytes of `y` differ")
-            && e.detail.contains("every other schedule agreed"),
+        e.detail().contains("missing __threadfence()")
+            && e.detail().contains("weak-visibility schedule")
+            && e.detail().contains("bytes of `y` differ")
+            && e.detail().contains("every other schedule agreed"),
         "{e}"
     );
     // Atomics alone (count_atomics, atomic_add_from_every_thread_counts_every_thread) are
@@ -848,11 +876,14 @@ fn a_sparse_table_past_2_31_bytes_catches_a_row_offset_in_32_bits() {
     let out = f32s(&agreed(run1("gather_rows", mk(1), 20)));
     assert_eq!(out, want);
     let e = err_of(run1("gather_rows", mk(0), 20));
-    eprintln!("two sparse 2.16 GB launches in {:.2} s", t0.elapsed().as_secs_f64());
-    assert_eq!(e.class, ErrorClass::KernelOutOfBoundsRead, "{e}");
+    eprintln!(
+        "two sparse 2.16 GB launches in {:.2} s",
+        t0.elapsed().as_secs_f64()
+    );
+    assert_eq!(e.class(), ErrorClass::KernelOutOfBoundsRead, "{e}");
     assert!(
-        e.detail.contains("wrapped to a signed 32-bit offset")
-            && e.detail.contains(&format!("byte {} of `w`", 246_724 * RB)),
+        e.detail().contains("wrapped to a signed 32-bit offset")
+            && e.detail().contains(&format!("byte {} of `w`", 246_724 * RB)),
         "{e}"
     );
     // A row the case does not hold faults where it lies, named as a wrong row.
@@ -862,6 +893,9 @@ fn a_sparse_table_past_2_31_bytes_catches_a_row_offset_in_32_bits() {
         bytes: 7i32.to_le_bytes().repeat(5),
     };
     let e = err_of(run1("gather_rows", l, 20));
-    assert_eq!(e.class, ErrorClass::KernelOutOfBoundsRead, "{e}");
-    assert!(e.detail.contains("none of the rows the case gathers"), "{e}");
+    assert_eq!(e.class(), ErrorClass::KernelOutOfBoundsRead, "{e}");
+    assert!(
+        e.detail().contains("none of the rows the case gathers"),
+        "{e}"
+    );
 }
