@@ -74,13 +74,7 @@ fn launch(
                     .clone_htod(if bytes.is_empty() { &[0u8][..] } else { bytes })
                     .map_err(|e| drv(what, e))?,
             ),
-            LaunchArg::Sparse { name, .. } => {
-                return Err(Error::new(
-                    ErrorClass::KernelUnsupported,
-                    what,
-                    format!("sparse input `{name}` (a table past 2^31 bytes) is a host-tier case"),
-                ))
-            }
+            LaunchArg::Sparse { name, len, runs } => ins.push(sparse_table(stream, what, name, *len, runs)?),
             LaunchArg::Out { bytes, .. } => {
                 let host: Vec<u8> = (0..bytes + 2 * GUARD).map(|i| OUT_PAT[i % 4]).collect();
                 outs.push((
@@ -170,6 +164,42 @@ fn launch(
         }
     }
     Ok(result)
+}
+
+/// A sparse input on the GPU: the whole table allocated once in device memory (zeros), its real
+/// rows copied in; no host buffer of its length exists. Unlike the host tier, a read of a row
+/// the case does not hold gives zeros (a mismatch), and a 32-bit-wrapped offset reads before
+/// the allocation (an illegal address, if nothing else is mapped there). A device that cannot
+/// hold the table skips the case, saying why.
+fn sparse_table(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    what: &str,
+    name: &str,
+    len: usize,
+    runs: &[(usize, Vec<u8>)],
+) -> Result<cudarc::driver::CudaSlice<u8>> {
+    let mut buf = stream.alloc_zeros::<u8>(len.max(1)).map_err(|e| {
+        Error::new(
+            ErrorClass::KernelUnsupported,
+            what,
+            format!("sparse input `{name}` ({len} bytes) does not fit in device memory: {e}"),
+        )
+    })?;
+    for (off, bytes) in runs {
+        let mut view = buf
+            .try_slice_mut(*off..off.saturating_add(bytes.len()))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorClass::KernelCase,
+                    what,
+                    format!("sparse input `{name}`: a run at byte {off} passes its length {len}"),
+                )
+            })?;
+        stream
+            .memcpy_htod(&bytes[..], &mut view)
+            .map_err(|e| drv(what, e))?;
+    }
+    Ok(buf)
 }
 
 /// Compiles `source` with NVRTC, checks the entry's parameter list and loads it on GPU 0.

@@ -956,4 +956,39 @@ mod tests {
             );
         }
     }
+
+    /// The flushed-subnormal hint on the mat-vec case that catches
+    /// `wrong_mul_mat_vec_ptq1_0_f16_ftz` (Finite scales: some blocks have subnormal scales):
+    /// the flushing reading's sums are named by it alone, and no other known reading's sums that
+    /// fail are named by it (a reading that passes this case is never diagnosed).
+    #[test]
+    fn the_flushed_subnormal_hint_names_flushing_in_mat_vec_sums_and_no_other_reading() {
+        let c = generate::matrix(KernelClass::MulMatVec, "ptq1_0")
+            .unwrap()
+            .into_iter()
+            .find(|c| c.name.ends_with("_n37_k1024"))
+            .unwrap();
+        let right = expected(&c, Precision::F32).unwrap();
+        let (mut fired, mut others) = (0, 0);
+        for (name, qk, bb, fun) in element_variants(Codec::Ptq1_0) {
+            let dec = |b: &[u8], o: &mut [f32]| -> Result<()> {
+                decode_stream(b, o, qk, bb, &fun);
+                Ok(())
+            };
+            let out = encode(&expected_with(&c, Precision::F32, &dec).unwrap().values);
+            if judge(&c, &right, &out).pass {
+                continue;
+            }
+            let got = diagnose(&c, Precision::F32, &out);
+            if name == "scale.subnormal_flushed" {
+                assert_eq!(got, vec![name]);
+                fired += 1;
+            } else {
+                assert!(!got.contains(&"scale.subnormal_flushed"), "{name}: {got:?}");
+                others += 1;
+            }
+        }
+        assert_eq!(fired, 1);
+        assert!(others >= 5, "{others} other readings fail this case");
+    }
 }
