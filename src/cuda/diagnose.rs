@@ -9,6 +9,7 @@
 
 use super::abi::KernelClass;
 use super::cases::{codec_of, plane_geometry, KernelCase};
+use super::diagnose_probe::Probe;
 use super::expected::{expected, expected_with, Expected};
 use super::judge::judge;
 use super::kernel_abi::weights_buffer;
@@ -635,11 +636,15 @@ pub fn diagnose_pair(c: &KernelCase, p: Precision, out: &[u8]) -> Option<[&'stat
         return None;
     }
     let codec = codec_of(&c.format).ok()?;
+    let probe = Probe::of(c, p, out);
     composed(codec).into_iter().find_map(|(names, qk, bb, f)| {
         let dec = |b: &[u8], o: &mut [f32]| -> Result<()> {
             decode_stream(b, o, qk, bb, &f);
             Ok(())
         };
+        if probe.as_ref().is_some_and(|pr| !pr.admits(p, qk, bb, &dec)) {
+            return None;
+        }
         expected_with(c, p, &dec)
             .ok()
             .filter(|e| matches(c, e, out))
@@ -654,11 +659,15 @@ pub fn diagnose_all(c: &KernelCase, p: Precision, out: &[u8]) -> Result<Vec<&'st
     // Weight readings.
     if c.class != KernelClass::HadamardRotate {
         let codec = codec_of(&c.format)?;
+        let probe = Probe::of(c, p, out);
         for (name, qk, bb, f) in element_variants(codec) {
             let dec = |b: &[u8], o: &mut [f32]| -> Result<()> {
                 decode_stream(b, o, qk, bb, &f);
                 Ok(())
             };
+            if probe.as_ref().is_some_and(|pr| !pr.admits(p, qk, bb, &dec)) {
+                continue;
+            }
             if let Ok(e) = expected_with(c, p, &dec) {
                 if matches(c, &e, out) {
                     hits.push(name);
@@ -990,5 +999,47 @@ mod tests {
         }
         assert_eq!(fired, 1);
         assert!(others >= 5, "{others} other readings fail this case");
+    }
+
+    /// The probe row never turns away a reading that matches the whole case (it only saves
+    /// work) and turns away most that do not: for outputs of every weight reading on cases of
+    /// four classes, each other reading's admission by the probe is implied by its full match.
+    #[test]
+    fn the_probe_row_admits_every_matching_reading_and_turns_away_most_others() {
+        let (mut turned_away, mut matched) = (0, 0);
+        for (class, f, i) in [
+            (KernelClass::Dequantize, "pq2_0", 1),
+            (KernelClass::GetRows, "ptq1_0", 1),
+            (KernelClass::MulMatVec, "pq2_0", 1),
+            (KernelClass::MulMat, "ptq1_0", 3),
+        ] {
+            let c = &generate::matrix(class, f).unwrap()[i];
+            let codec = codec_of(f).unwrap();
+            let readings = element_variants(codec);
+            for (name, qk, bb, fun) in readings.iter().take(12) {
+                let dec = |b: &[u8], o: &mut [f32]| -> Result<()> {
+                    decode_stream(b, o, *qk, *bb, fun);
+                    Ok(())
+                };
+                let out = encode(&expected_with(c, Precision::F32, &dec).unwrap().values);
+                let Some(probe) = Probe::of(c, Precision::F32, &out) else {
+                    continue; // the right reading on these bytes: nothing fails
+                };
+                for (other, qk2, bb2, fun2) in &readings {
+                    let dec2 = |b: &[u8], o: &mut [f32]| -> Result<()> {
+                        decode_stream(b, o, *qk2, *bb2, fun2);
+                        Ok(())
+                    };
+                    let full = expected_with(c, Precision::F32, &dec2)
+                        .is_ok_and(|e| matches(c, &e, &out));
+                    let admitted = probe.admits(Precision::F32, *qk2, *bb2, &dec2);
+                    assert!(admitted || !full, "{}: {name}'s output, {other} turned away", c.name);
+                    turned_away += !admitted as usize;
+                    matched += full as usize;
+                }
+            }
+        }
+        assert!(matched >= 8, "{matched} full matches");
+        assert!(turned_away >= 200, "{turned_away} readings turned away");
     }
 }
