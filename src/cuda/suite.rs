@@ -4,8 +4,11 @@
 //! `check-kernel --builtin` and the tests run it; `markdown_table` is conformance/KERNELS.md's table.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::abi::KernelClass;
+use super::cases::KernelCase;
 use super::check::{self, HostSetup};
 use super::kernel_abi::KernelAbi;
 use super::{sources, Builtin, CaseResult, Role, Status};
@@ -167,12 +170,13 @@ pub fn run_builtins_host(
         schedule_seed: seed,
         ..Default::default()
     };
+    let shared = SharedCases::default();
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
                 let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some((src, idx)) = jobs.get(j) else { break };
-                let out = run_source(src, idx, &kernels, random, seed, &setup);
+                let out = run_source(src, idx, &kernels, random, seed, &setup, &shared);
                 if let Ok(mut g) = results.lock() {
                     g.extend(out);
                 }
@@ -193,6 +197,24 @@ pub fn run_builtins_host(
     Ok(out)
 }
 
+/// The fixed cases of each (class, formats), built once per builtin run and shared by every
+/// kernel of the class and every arch (they were built, references included, once per kernel
+/// and arch: 5% of a warm run).
+#[derive(Default)]
+struct SharedCases(Mutex<BTreeMap<(KernelClass, Vec<String>), Arc<Vec<KernelCase>>>>);
+
+impl SharedCases {
+    fn get(&self, class: KernelClass, formats: &[String], seed: u64) -> crate::Result<Arc<Vec<KernelCase>>> {
+        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(v) = g.get(&(class, formats.to_vec())) {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(super::cases_default(class, formats, seed)?);
+        g.insert((class, formats.to_vec()), v.clone());
+        Ok(v)
+    }
+}
+
 /// One source file: compiled once per arch with all its entries, each entry run over its cases.
 fn run_source(
     src: &str,
@@ -201,6 +223,7 @@ fn run_source(
     random: Option<usize>,
     seed: u64,
     setup: &HostSetup,
+    shared: &SharedCases,
 ) -> Vec<(usize, crate::Result<Vec<CaseResult>>)> {
     let text = match sources::builtin_resolved(src) {
         Ok(t) => t,
@@ -224,13 +247,15 @@ fn run_source(
                 continue;
             }
             // Random cases are built a chunk at a time (memory does not grow with --random N).
-            let plan = match random {
-                Some(n) => super::CasePlan::random(k.class, &k.formats, n, seed, &[], None),
-                None => super::cases_default(k.class, &k.formats, seed).map(super::CasePlan::Fixed),
+            let r = match random {
+                Some(n) => super::CasePlan::random(k.class, &k.formats, n, seed, &[], None)
+                    .and_then(|p| {
+                        p.run(&mut |cs| check::run_compiled(&bin, &k.entry, &k.abi, cs, setup))
+                    }),
+                None => shared.get(k.class, &k.formats, seed).and_then(|cs| {
+                    check::run_compiled(&bin, &k.entry, &k.abi, &cs, setup)
+                }),
             };
-            let r = plan.and_then(|p| {
-                p.run(&mut |cs| check::run_compiled(&bin, &k.entry, &k.abi, cs, setup))
-            });
             merged[slot] = Some(match (merged[slot].take(), r) {
                 (_, Err(e)) => Err(e),
                 (None, Ok(rs)) => Ok(check::merge_arch(None, rs, arch, archs.len())),
