@@ -170,7 +170,7 @@ pub fn run_builtins_host(
         schedule_seed: seed,
         ..Default::default()
     };
-    let shared = SharedCases::default();
+    let shared = SharedCases::new(&kernels);
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
@@ -197,21 +197,48 @@ pub fn run_builtins_host(
     Ok(out)
 }
 
+type CaseKey = (KernelClass, Vec<String>);
+
 /// The fixed cases of each (class, formats), built once per builtin run and shared by every
 /// kernel of the class and every arch (they were built, references included, once per kernel
-/// and arch: 5% of a warm run).
-#[derive(Default)]
-struct SharedCases(Mutex<BTreeMap<(KernelClass, Vec<String>), Arc<Vec<KernelCase>>>>);
+/// and arch: 5% of a warm run), dropped when the last kernel that needs them is done (a larger
+/// harness makes every runner's fork copy more page tables).
+struct SharedCases {
+    /// Per key: kernels not done yet, and the cases once built.
+    slots: Mutex<BTreeMap<CaseKey, (usize, Option<Arc<Vec<KernelCase>>>)>>,
+}
 
 impl SharedCases {
+    fn new(kernels: &[Builtin]) -> SharedCases {
+        let mut slots: BTreeMap<CaseKey, (usize, Option<Arc<Vec<KernelCase>>>)> = BTreeMap::new();
+        for k in kernels {
+            slots.entry((k.class, k.formats.clone())).or_default().0 += 1;
+        }
+        SharedCases {
+            slots: Mutex::new(slots),
+        }
+    }
+
     fn get(&self, class: KernelClass, formats: &[String], seed: u64) -> crate::Result<Arc<Vec<KernelCase>>> {
-        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(v) = g.get(&(class, formats.to_vec())) {
+        let mut g = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = g.entry((class, formats.to_vec())).or_default();
+        if let Some(v) = &slot.1 {
             return Ok(v.clone());
         }
         let v = Arc::new(super::cases_default(class, formats, seed)?);
-        g.insert((class, formats.to_vec()), v.clone());
+        slot.1 = Some(v.clone());
         Ok(v)
+    }
+
+    /// A kernel is done with its cases (every arch run).
+    fn done(&self, k: &Builtin) {
+        let mut g = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(slot) = g.get_mut(&(k.class, k.formats.clone())) {
+            slot.0 = slot.0.saturating_sub(1);
+            if slot.0 == 0 {
+                slot.1 = None;
+            }
+        }
     }
 }
 
@@ -263,6 +290,9 @@ fn run_source(
                 (Some(Err(e)), _) => Err(e),
             });
         }
+    }
+    for &i in idx {
+        shared.done(&kernels[i]);
     }
     idx.iter()
         .zip(merged)
