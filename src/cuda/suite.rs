@@ -198,19 +198,20 @@ pub fn run_builtins_host(
 }
 
 type CaseKey = (KernelClass, Vec<String>);
+/// Kernels not done yet with a key's cases, and the cases once built.
+type CaseSlot = (usize, Option<Arc<Vec<KernelCase>>>);
 
 /// The fixed cases of each (class, formats), built once per builtin run and shared by every
 /// kernel of the class and every arch (they were built, references included, once per kernel
 /// and arch: 5% of a warm run), dropped when the last kernel that needs them is done (a larger
 /// harness makes every runner's fork copy more page tables).
 struct SharedCases {
-    /// Per key: kernels not done yet, and the cases once built.
-    slots: Mutex<BTreeMap<CaseKey, (usize, Option<Arc<Vec<KernelCase>>>)>>,
+    slots: Mutex<BTreeMap<CaseKey, CaseSlot>>,
 }
 
 impl SharedCases {
     fn new(kernels: &[Builtin]) -> SharedCases {
-        let mut slots: BTreeMap<CaseKey, (usize, Option<Arc<Vec<KernelCase>>>)> = BTreeMap::new();
+        let mut slots: BTreeMap<CaseKey, CaseSlot> = BTreeMap::new();
         for k in kernels {
             slots.entry((k.class, k.formats.clone())).or_default().0 += 1;
         }
