@@ -616,13 +616,15 @@ pub(super) fn matches(c: &KernelCase, e: &Expected, out: &[u8]) -> bool {
 /// map), both named; else the rounding faults found from the errors themselves (a
 /// low-precision accumulator). Empty when nothing known fits.
 pub fn diagnose(c: &KernelCase, p: Precision, out: &[u8]) -> Vec<&'static str> {
-    if let Some(first) = diagnose_all(c, p, out)
+    // One probe row for both searches (it costs a full expectation and judgement).
+    let probe = Probe::of(c, p, out);
+    if let Some(first) = diagnose_all_with(c, p, out, &probe)
         .ok()
         .and_then(|v| v.into_iter().next())
     {
         return vec![first];
     }
-    if let Some(pair) = diagnose_pair(c, p, out) {
+    if let Some(pair) = diagnose_pair_with(c, p, out, &probe) {
         return pair.to_vec();
     }
     super::diagnose_rounding::accumulator(c, p, out)
@@ -632,11 +634,19 @@ pub fn diagnose(c: &KernelCase, p: Precision, out: &[u8]) -> Vec<&'static str> {
 
 /// The first two-fault weight reading the output meets ([`composed`]).
 pub fn diagnose_pair(c: &KernelCase, p: Precision, out: &[u8]) -> Option<[&'static str; 2]> {
+    diagnose_pair_with(c, p, out, &Probe::of(c, p, out))
+}
+
+fn diagnose_pair_with(
+    c: &KernelCase,
+    p: Precision,
+    out: &[u8],
+    probe: &Option<Probe>,
+) -> Option<[&'static str; 2]> {
     if c.class == KernelClass::HadamardRotate {
         return None;
     }
     let codec = codec_of(&c.format).ok()?;
-    let probe = Probe::of(c, p, out);
     composed(codec).into_iter().find_map(|(names, qk, bb, f)| {
         let dec = |b: &[u8], o: &mut [f32]| -> Result<()> {
             decode_stream(b, o, qk, bb, &f);
@@ -655,11 +665,19 @@ pub fn diagnose_pair(c: &KernelCase, p: Precision, out: &[u8]) -> Option<[&'stat
 /// Every known wrong reading the output meets (tests use this to prove each reading is
 /// reachable).
 pub fn diagnose_all(c: &KernelCase, p: Precision, out: &[u8]) -> Result<Vec<&'static str>> {
+    diagnose_all_with(c, p, out, &Probe::of(c, p, out))
+}
+
+fn diagnose_all_with(
+    c: &KernelCase,
+    p: Precision,
+    out: &[u8],
+    probe: &Option<Probe>,
+) -> Result<Vec<&'static str>> {
     let mut hits = Vec::new();
     // Weight readings.
     if c.class != KernelClass::HadamardRotate {
         let codec = codec_of(&c.format)?;
-        let probe = Probe::of(c, p, out);
         for (name, qk, bb, f) in element_variants(codec) {
             let dec = |b: &[u8], o: &mut [f32]| -> Result<()> {
                 decode_stream(b, o, qk, bb, &f);
