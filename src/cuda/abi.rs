@@ -151,8 +151,9 @@ pub enum LaunchArg {
     /// A read-only input of `len` bytes of which only `runs` (byte offset, bytes) are real: a
     /// vocabulary-sized table past 2^31 bytes of which a case gathers a few rows. The host tier
     /// maps it sparsely (untouched pages are never allocated; pages holding no run fault when
-    /// read), with a guard where a row offset wrapped to a signed 32-bit value lands; the other
-    /// bytes read as zero elsewhere.
+    /// read), with a guard where a row offset wrapped to a signed 32-bit value lands; the device
+    /// tier allocates the whole length once in GPU memory (zeros, with 2^31 zero bytes before a
+    /// table past 2^31 bytes where a wrapped offset lands) and copies the runs in.
     Sparse {
         /// What the buffer holds (`w`), for messages.
         name: String,

@@ -57,6 +57,11 @@ pub struct KernelCase {
     /// gets (its plane offsets include them), so a kernel that assumes the object starts at the
     /// buffer's first byte fails. 0 for corpus cases.
     pub obj_prefix: usize,
+    /// A sparse `get_rows` table (a vocabulary table past 2^31 bytes): the ascending, distinct
+    /// row ids whose bytes `weights` holds, concatenated in this order. The other rows of the
+    /// `[n, k]` table are never materialised (the host tier maps them as absent pages, the
+    /// expectation decodes only the gathered rows). Empty: `weights` is the whole table.
+    pub sparse_rows: Vec<u64>,
 }
 
 /// The block codec of a ggml-block format name used by the kernel cases.
@@ -101,9 +106,72 @@ fn case_err(c: &KernelCase, detail: impl Into<String>) -> Error {
 }
 
 impl KernelCase {
+    /// Bytes of one weight row (`k` / block elements x block bytes) of a ggml-block format.
+    pub fn row_bytes(&self) -> Result<usize> {
+        let c = codec_of(&self.format)?;
+        Ok((self.dims.k / c.block_elems() as u64) as usize * c.block_bytes())
+    }
+
+    /// The bytes of weight row `r` of a ggml-block case, dense or sparse; `None` for a row past
+    /// the table or one a sparse table does not hold.
+    pub fn table_row(&self, r: u64) -> Option<&[u8]> {
+        let rb = self.row_bytes().ok()?;
+        let i = if self.sparse_rows.is_empty() {
+            usize::try_from(r).ok().filter(|_| r < self.dims.n)?
+        } else {
+            self.sparse_rows.binary_search(&r).ok()?
+        };
+        self.weights.get(i.checked_mul(rb)?..i.checked_add(1)?.checked_mul(rb)?)
+    }
+
+    /// Checks a sparse table: a `get_rows` case, rows ascending and distinct inside the table,
+    /// `weights` exactly those rows, every gathered id one of them.
+    fn check_sparse(&self) -> Result<()> {
+        if self.class != KernelClass::GetRows {
+            return Err(case_err(self, "only a get_rows case may have a sparse table"));
+        }
+        if let Some(w) = self.sparse_rows.windows(2).find(|w| w[0] >= w[1]) {
+            return Err(case_err(
+                self,
+                format!("sparse rows must ascend without repeats ({} then {})", w[0], w[1]),
+            ));
+        }
+        if let Some(r) = self.sparse_rows.last().filter(|&&r| r >= self.dims.n) {
+            return Err(case_err(
+                self,
+                format!("sparse row {r} outside the table's {} rows", self.dims.n),
+            ));
+        }
+        let want = (self.sparse_rows.len() as u64).saturating_mul(self.row_bytes()? as u64);
+        if self.weights.len() as u64 != want {
+            return Err(case_err(
+                self,
+                format!(
+                    "weights hold {} bytes, the {} sparse rows need {want}",
+                    self.weights.len(),
+                    self.sparse_rows.len()
+                ),
+            ));
+        }
+        if let Some(id) = self
+            .ids
+            .iter()
+            .find(|&&id| u64::try_from(id).map_or(true, |r| self.sparse_rows.binary_search(&r).is_err()))
+        {
+            return Err(case_err(
+                self,
+                format!("id {id} gathers a row the sparse table does not hold"),
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks that the inputs have the sizes the dims and the class imply.
     fn check_shapes(&self) -> Result<()> {
         let d = self.dims;
+        if !self.sparse_rows.is_empty() {
+            self.check_sparse()?;
+        }
         let want_w: Option<u64> = match self.class {
             KernelClass::HadamardRotate => None,
             KernelClass::MulMatVecPlanes => {
@@ -128,7 +196,7 @@ impl KernelCase {
                 Some(d.n * (d.k / qk) * c.block_bytes() as u64)
             }
         };
-        if let Some(w) = want_w {
+        if let Some(w) = want_w.filter(|_| self.sparse_rows.is_empty()) {
             if self.weights.len() as u64 != w {
                 return Err(case_err(
                     self,
@@ -183,6 +251,7 @@ impl KernelCase {
 // The `.kcase` bundle: "NTKCASE1", u32 section count, then per section a 16-byte ASCII name
 // (NUL-padded), u32 dtype (1 u8, 2 i32, 3 f32, 4 f64, 5 i64, 6 utf-8), u32 zero, u64 byte
 // length, the bytes, zero padding to a multiple of 8. Little-endian throughout.
+// Sections: meta, dims, weights, rows (a sparse table's row ids), ids, x, signs, reference_f64.
 
 const MAGIC: &[u8; 8] = b"NTKCASE1";
 
@@ -218,6 +287,13 @@ impl KernelCase {
         ];
         if !self.weights.is_empty() {
             secs.push(("weights", 1, self.weights.clone()));
+        }
+        if !self.sparse_rows.is_empty() {
+            secs.push((
+                "rows",
+                5,
+                self.sparse_rows.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ));
         }
         if !self.ids.is_empty() {
             secs.push((
@@ -348,6 +424,12 @@ impl KernelCase {
             terms: 0,
             recipe: String::new(),
             obj_prefix: 0,
+            sparse_rows: get("rows")
+                .as_chunks::<8>()
+                .0
+                .iter()
+                .map(crate::le::u64_of)
+                .collect(),
         };
         // Shapes bound the work before any decoding (hostile bundles stay cheap).
         if [
@@ -360,8 +442,7 @@ impl KernelCase {
         ]
         .iter()
         .any(|&v| v > 1 << 24)
-            || c.dims
-                .n
+            || held_rows(&c)
                 .saturating_mul(c.dims.k)
                 .saturating_mul(c.dims.t.max(1))
                 > 1 << 26
@@ -388,6 +469,16 @@ impl KernelCase {
             ));
         }
         Ok(c)
+    }
+}
+
+/// Rows whose bytes a case holds: all `n`, or a sparse table's listed rows (a 248,320-row table
+/// past 2^31 bytes holds a handful).
+fn held_rows(c: &KernelCase) -> u64 {
+    if c.sparse_rows.is_empty() {
+        c.dims.n
+    } else {
+        c.sparse_rows.len() as u64
     }
 }
 
@@ -445,6 +536,7 @@ pub(crate) fn base(
         terms: 0,
         recipe: recipe.into(),
         obj_prefix: 0,
+        sparse_rows: Vec::new(),
     }
 }
 
@@ -770,5 +862,46 @@ mod tests {
         };
         assert!(has3("i_dequantize_pq2_0_code3"));
         assert!(!has3("y_dequantize_pq2_0"));
+    }
+
+    /// A sparse table's bundle stores the held rows and their ids (not the 2 GB table) and
+    /// round-trips; a sparse table that is inconsistent is a case error naming what: an id it
+    /// does not hold, rows out of order, rows past the table, weights of another length, a
+    /// class other than get_rows. The dense twin of the same rows (a small table) passes.
+    #[test]
+    fn a_sparse_table_round_trips_and_inconsistent_ones_are_case_errors() {
+        let c = super::super::generate::matrix(KernelClass::GetRows, "pq2_0")
+            .unwrap()
+            .into_iter()
+            .find(|c| !c.sparse_rows.is_empty())
+            .unwrap();
+        let b = c.to_bundle();
+        assert!(b.len() < 2 << 20, "{} bytes", b.len());
+        let back = KernelCase::from_bundle(&b).unwrap();
+        assert_eq!(back.sparse_rows, c.sparse_rows);
+        assert_eq!(back.reference, c.reference);
+        let err = |m: &dyn Fn(&mut KernelCase), want: &str| {
+            let mut x = c.clone();
+            m(&mut x);
+            let e = x.compute_reference().unwrap_err();
+            assert_eq!(e.class(), ErrorClass::KernelCase, "{e}");
+            assert!(e.detail().contains(want), "{want}: {e}");
+        };
+        err(&|x| x.ids[3] = 65_536, "id 65536 gathers a row the sparse table does not hold");
+        err(&|x| x.sparse_rows.swap(0, 1), "must ascend");
+        err(&|x| *x.sparse_rows.last_mut().unwrap() = 248_320, "outside the table");
+        err(&|x| x.weights.truncate(100), "the 5 sparse rows need");
+        err(&|x| x.class = KernelClass::Dequantize, "only a get_rows case");
+        // The same rows as a dense 5-row table with renumbered ids: the same reference.
+        let mut dense = c.clone();
+        dense.dims.n = c.sparse_rows.len() as u64;
+        dense.ids = c
+            .ids
+            .iter()
+            .map(|&i| c.sparse_rows.binary_search(&(i as u64)).unwrap() as i32)
+            .collect();
+        dense.sparse_rows.clear();
+        dense.compute_reference().unwrap();
+        assert_eq!(dense.reference, c.reference);
     }
 }

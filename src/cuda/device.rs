@@ -69,18 +69,13 @@ fn launch(
     let mut f32s = Vec::new();
     for a in &l.args {
         match a {
-            LaunchArg::In { bytes, .. } => ins.push(
+            LaunchArg::In { bytes, .. } => ins.push((
                 stream
                     .clone_htod(if bytes.is_empty() { &[0u8][..] } else { bytes })
                     .map_err(|e| drv(what, e))?,
-            ),
-            LaunchArg::Sparse { name, .. } => {
-                return Err(Error::new(
-                    ErrorClass::KernelUnsupported,
-                    what,
-                    format!("sparse input `{name}` (a table past 2^31 bytes) is a host-tier case"),
-                ))
-            }
+                0,
+            )),
+            LaunchArg::Sparse { name, len, runs } => ins.push(sparse_table(stream, what, name, *len, runs)?),
             LaunchArg::Out { bytes, .. } => {
                 let host: Vec<u8> = (0..bytes + 2 * GUARD).map(|i| OUT_PAT[i % 4]).collect();
                 outs.push((
@@ -104,6 +99,8 @@ fn launch(
         }
     }
     {
+        // Inputs as the kernel sees them: a sparse table from past its wrap pad.
+        let in_views: Vec<_> = ins.iter().map(|(b, at)| b.slice(*at..)).collect();
         let mut views: Vec<_> = outs
             .iter_mut()
             .map(|(_, n, buf)| buf.slice_mut(GUARD..GUARD + *n))
@@ -114,7 +111,7 @@ fn launch(
         for a in &l.args {
             match a {
                 LaunchArg::In { .. } | LaunchArg::Sparse { .. } => {
-                    b.arg(&ins[ii]);
+                    b.arg(&in_views[ii]);
                     ii += 1;
                 }
                 LaunchArg::Out { .. } | LaunchArg::Scratch { .. } => {
@@ -170,6 +167,45 @@ fn launch(
         }
     }
     Ok(result)
+}
+
+/// A sparse input on the GPU: the whole table allocated once in device memory (zeros), its real
+/// rows copied in; no host buffer of its length exists. A table past 2^31 bytes gets 2^31 zero
+/// bytes before it, where every row offset wrapped to a signed 32-bit value lands: such a
+/// kernel reads zeros there (a mismatch) instead of an illegal address, which would poison the
+/// context every later launch shares. Unlike the host tier, a row the case does not hold also
+/// reads as zeros. A device that cannot hold the table skips the case, saying why. Returns the
+/// buffer and the table's offset in it.
+fn sparse_table(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    what: &str,
+    name: &str,
+    len: usize,
+    runs: &[(usize, Vec<u8>)],
+) -> Result<(cudarc::driver::CudaSlice<u8>, usize)> {
+    let pad = if len > 1 << 31 { 1usize << 31 } else { 0 };
+    let mut buf = stream.alloc_zeros::<u8>(pad + len.max(1)).map_err(|e| {
+        Error::new(
+            ErrorClass::KernelUnsupported,
+            what,
+            format!("sparse input `{name}` ({len} bytes) does not fit in device memory: {e}"),
+        )
+    })?;
+    for (off, bytes) in runs {
+        let mut view = buf
+            .try_slice_mut(pad + off..(pad + off).saturating_add(bytes.len()))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorClass::KernelCase,
+                    what,
+                    format!("sparse input `{name}`: a run at byte {off} passes its length {len}"),
+                )
+            })?;
+        stream
+            .memcpy_htod(&bytes[..], &mut view)
+            .map_err(|e| drv(what, e))?;
+    }
+    Ok((buf, pad))
 }
 
 /// Compiles `source` with NVRTC, checks the entry's parameter list and loads it on GPU 0.

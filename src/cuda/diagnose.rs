@@ -9,6 +9,7 @@
 
 use super::abi::KernelClass;
 use super::cases::{codec_of, plane_geometry, KernelCase};
+use super::diagnose_probe::Probe;
 use super::expected::{expected, expected_with, Expected};
 use super::judge::judge;
 use super::kernel_abi::weights_buffer;
@@ -615,13 +616,15 @@ pub(super) fn matches(c: &KernelCase, e: &Expected, out: &[u8]) -> bool {
 /// map), both named; else the rounding faults found from the errors themselves (a
 /// low-precision accumulator). Empty when nothing known fits.
 pub fn diagnose(c: &KernelCase, p: Precision, out: &[u8]) -> Vec<&'static str> {
-    if let Some(first) = diagnose_all(c, p, out)
+    // One probe row for both searches (it costs a full expectation and judgement).
+    let probe = Probe::of(c, p, out);
+    if let Some(first) = diagnose_all_with(c, p, out, &probe)
         .ok()
         .and_then(|v| v.into_iter().next())
     {
         return vec![first];
     }
-    if let Some(pair) = diagnose_pair(c, p, out) {
+    if let Some(pair) = diagnose_pair_with(c, p, out, &probe) {
         return pair.to_vec();
     }
     super::diagnose_rounding::accumulator(c, p, out)
@@ -631,6 +634,15 @@ pub fn diagnose(c: &KernelCase, p: Precision, out: &[u8]) -> Vec<&'static str> {
 
 /// The first two-fault weight reading the output meets ([`composed`]).
 pub fn diagnose_pair(c: &KernelCase, p: Precision, out: &[u8]) -> Option<[&'static str; 2]> {
+    diagnose_pair_with(c, p, out, &Probe::of(c, p, out))
+}
+
+fn diagnose_pair_with(
+    c: &KernelCase,
+    p: Precision,
+    out: &[u8],
+    probe: &Option<Probe>,
+) -> Option<[&'static str; 2]> {
     if c.class == KernelClass::HadamardRotate {
         return None;
     }
@@ -640,6 +652,9 @@ pub fn diagnose_pair(c: &KernelCase, p: Precision, out: &[u8]) -> Option<[&'stat
             decode_stream(b, o, qk, bb, &f);
             Ok(())
         };
+        if probe.as_ref().is_some_and(|pr| !pr.admits(p, qk, bb, &dec)) {
+            return None;
+        }
         expected_with(c, p, &dec)
             .ok()
             .filter(|e| matches(c, e, out))
@@ -650,6 +665,15 @@ pub fn diagnose_pair(c: &KernelCase, p: Precision, out: &[u8]) -> Option<[&'stat
 /// Every known wrong reading the output meets (tests use this to prove each reading is
 /// reachable).
 pub fn diagnose_all(c: &KernelCase, p: Precision, out: &[u8]) -> Result<Vec<&'static str>> {
+    diagnose_all_with(c, p, out, &Probe::of(c, p, out))
+}
+
+fn diagnose_all_with(
+    c: &KernelCase,
+    p: Precision,
+    out: &[u8],
+    probe: &Option<Probe>,
+) -> Result<Vec<&'static str>> {
     let mut hits = Vec::new();
     // Weight readings.
     if c.class != KernelClass::HadamardRotate {
@@ -659,6 +683,9 @@ pub fn diagnose_all(c: &KernelCase, p: Precision, out: &[u8]) -> Result<Vec<&'st
                 decode_stream(b, o, qk, bb, &f);
                 Ok(())
             };
+            if probe.as_ref().is_some_and(|pr| !pr.admits(p, qk, bb, &dec)) {
+                continue;
+            }
             if let Ok(e) = expected_with(c, p, &dec) {
                 if matches(c, &e, out) {
                     hits.push(name);
@@ -955,5 +982,82 @@ mod tests {
                 class.name()
             );
         }
+    }
+
+    /// The flushed-subnormal hint on the mat-vec case that catches
+    /// `wrong_mul_mat_vec_ptq1_0_f16_ftz` (Finite scales: some blocks have subnormal scales):
+    /// the flushing reading's sums are named by it alone, and no other known reading's sums that
+    /// fail are named by it (a reading that passes this case is never diagnosed).
+    #[test]
+    fn the_flushed_subnormal_hint_names_flushing_in_mat_vec_sums_and_no_other_reading() {
+        let c = generate::matrix(KernelClass::MulMatVec, "ptq1_0")
+            .unwrap()
+            .into_iter()
+            .find(|c| c.name.ends_with("_n37_k1024"))
+            .unwrap();
+        let right = expected(&c, Precision::F32).unwrap();
+        let (mut fired, mut others) = (0, 0);
+        for (name, qk, bb, fun) in element_variants(Codec::Ptq1_0) {
+            let dec = |b: &[u8], o: &mut [f32]| -> Result<()> {
+                decode_stream(b, o, qk, bb, &fun);
+                Ok(())
+            };
+            let out = encode(&expected_with(&c, Precision::F32, &dec).unwrap().values);
+            if judge(&c, &right, &out).pass {
+                continue;
+            }
+            let got = diagnose(&c, Precision::F32, &out);
+            if name == "scale.subnormal_flushed" {
+                assert_eq!(got, vec![name]);
+                fired += 1;
+            } else {
+                assert!(!got.contains(&"scale.subnormal_flushed"), "{name}: {got:?}");
+                others += 1;
+            }
+        }
+        assert_eq!(fired, 1);
+        assert!(others >= 5, "{others} other readings fail this case");
+    }
+
+    /// The probe row never turns away a reading that matches the whole case (it only saves
+    /// work) and turns away most that do not: for outputs of every weight reading on cases of
+    /// four classes, each other reading's admission by the probe is implied by its full match.
+    #[test]
+    fn the_probe_row_admits_every_matching_reading_and_turns_away_most_others() {
+        let (mut turned_away, mut matched) = (0, 0);
+        for (class, f, i) in [
+            (KernelClass::Dequantize, "pq2_0", 1),
+            (KernelClass::GetRows, "ptq1_0", 1),
+            (KernelClass::MulMatVec, "pq2_0", 1),
+            (KernelClass::MulMat, "ptq1_0", 3),
+        ] {
+            let c = &generate::matrix(class, f).unwrap()[i];
+            let codec = codec_of(f).unwrap();
+            let readings = element_variants(codec);
+            for (name, qk, bb, fun) in readings.iter().take(12) {
+                let dec = |b: &[u8], o: &mut [f32]| -> Result<()> {
+                    decode_stream(b, o, *qk, *bb, fun);
+                    Ok(())
+                };
+                let out = encode(&expected_with(c, Precision::F32, &dec).unwrap().values);
+                let Some(probe) = Probe::of(c, Precision::F32, &out) else {
+                    continue; // the right reading on these bytes: nothing fails
+                };
+                for (other, qk2, bb2, fun2) in &readings {
+                    let dec2 = |b: &[u8], o: &mut [f32]| -> Result<()> {
+                        decode_stream(b, o, *qk2, *bb2, fun2);
+                        Ok(())
+                    };
+                    let full = expected_with(c, Precision::F32, &dec2)
+                        .is_ok_and(|e| matches(c, &e, &out));
+                    let admitted = probe.admits(Precision::F32, *qk2, *bb2, &dec2);
+                    assert!(admitted || !full, "{}: {name}'s output, {other} turned away", c.name);
+                    turned_away += !admitted as usize;
+                    matched += full as usize;
+                }
+            }
+        }
+        assert!(matched >= 8, "{matched} full matches");
+        assert!(turned_away >= 200, "{turned_away} readings turned away");
     }
 }

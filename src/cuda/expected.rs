@@ -130,19 +130,16 @@ pub fn expected_with(c: &KernelCase, p: Precision, decode: WeightDecoder) -> Res
             e.values = w.iter().map(|&v| v as f64).collect();
         }
         KernelClass::GetRows => {
-            // Only the gathered rows are decoded (a vocabulary-sized table has 151,936).
-            let codec = codec_of(&c.format)?;
-            let k = d.k as usize;
-            let row_bytes = k / codec.block_elems().max(1) * codec.block_bytes();
+            // Only the gathered rows are decoded (a vocabulary-sized table has 151,936; a
+            // sparse one holds no others).
             for &id in &c.ids {
-                let r = usize::try_from(id)
+                let r = u64::try_from(id)
                     .ok()
-                    .filter(|&r| (r as u64) < d.n)
+                    .filter(|&r| r < d.n)
                     .ok_or_else(|| case_err(c, format!("row id {id} outside 0..{}", d.n)))?;
-                let bytes = c
-                    .weights
-                    .get(r * row_bytes..(r + 1) * row_bytes)
-                    .ok_or_else(|| case_err(c, format!("row {r} past the end of the weights")))?;
+                let bytes = c.table_row(r).ok_or_else(|| {
+                    case_err(c, format!("row {r} is not in the case's weights"))
+                })?;
                 e.values
                     .extend(decode_all(bytes)?.into_iter().map(|v| v as f64));
             }

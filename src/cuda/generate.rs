@@ -203,6 +203,52 @@ fn shape(n: u64, k: u64, t: u64, extra: u64, prefix: usize) -> Shape {
 /// Rows of the vocabulary-sized get_rows table (Qwen3's vocabulary).
 pub const VOCAB_ROWS: u64 = 151_936;
 
+/// Rows of the sparse get_rows table (the largest vocabulary among the target models).
+pub const SPARSE_VOCAB_ROWS: u64 = 248_320;
+
+/// The row width of the sparse table: the smallest multiple of 1024 elements whose
+/// [`SPARSE_VOCAB_ROWS`]-row table passes 2^31 bytes (PQ2_0: 32,768, 8,704-byte rows, 2.16 GB;
+/// PTQ1_0: 39,936, 8,736-byte rows, 2.17 GB). A ternary embedding of a real hidden size (5120)
+/// is 0.3 GB, so a row offset past 2^31 needs this width; the bug it shows (a 32-bit row offset)
+/// is the same at any width, as for an f16 lm_head.
+pub fn sparse_row_width(codec: Codec) -> u64 {
+    let (qk, bb) = (codec.block_elems() as u64, codec.block_bytes() as u64);
+    let mut k = 1024;
+    while SPARSE_VOCAB_ROWS * (k / qk) * bb <= 1 << 31 {
+        k += 1024;
+    }
+    k
+}
+
+/// A get_rows case over a [`SPARSE_VOCAB_ROWS`]-row table past 2^31 bytes of which only the
+/// gathered rows exist ([`KernelCase::sparse_rows`]): the last row, the row that straddles byte
+/// 2^31, the first row past it, a row past 65,535 and row 0. A row offset computed in 32 bits
+/// wraps for the rows past 2^31; the table is never materialised (the host tier maps it).
+pub fn sparse_vocab_case(name: String, format: &str, seed: u64) -> Result<KernelCase> {
+    let codec = codec_of(format)?;
+    let (n, k) = (SPARSE_VOCAB_ROWS, sparse_row_width(codec));
+    let rb = (k / codec.block_elems() as u64) * codec.block_bytes() as u64;
+    let straddle = (1u64 << 31) / rb;
+    let ids = [n - 1, straddle, straddle + 1, 65_543, 0];
+    let mut c = empty(name, KernelClass::GetRows, format, format!("5 rows (the last, the ones at and past byte 2^31 = row {straddle} of {rb} bytes, 65,543, 0) of a sparse [{n}, {k}] {format} table of {} bytes: only those rows are real (random bytes, signed scales)", n * rb));
+    c.dims.n = n;
+    c.dims.k = k;
+    c.dims.n_ids = ids.len() as u64;
+    c.ids = ids.iter().map(|&r| r as i32).collect();
+    let mut rows = ids.to_vec();
+    rows.sort_unstable();
+    rows.dedup();
+    let mut r = Rng::new(seed);
+    let bpr = (k / codec.block_elems() as u64) as usize;
+    for _ in &rows {
+        c.weights
+            .extend(random_blocks(codec, bpr, Scales::Signed, &mut r));
+    }
+    c.sparse_rows = rows;
+    c.compute_reference()?;
+    Ok(c)
+}
+
 /// The generated matrix for one class and format (deterministic).
 pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
     use KernelClass::*;
@@ -258,6 +304,12 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
                 Scales::Signed,
                 5,
             )?;
+            // A table past 2^31 bytes (248,320 rows), sparse: rows past byte 2^31 gathered.
+            v.push(sparse_vocab_case(
+                format!("g_{cname}_{f}_vocab248320_past_2_31"),
+                format,
+                seed0 + 6,
+            )?);
         }
         MulMatVec => {
             let qk = codec_of(format)?.block_elems() as u64;
@@ -523,6 +575,47 @@ mod tests {
                     assert!(!wide && r.dims.n <= 1 << 16, "{}", r.name);
                 }
             }
+        }
+    }
+
+    /// The sparse table case of each get_rows format: past 2^31 bytes, with ids past 65,535 and
+    /// rows whose byte offset passes 2^31 (and one straddling it), yet only the gathered rows
+    /// held (a few KiB per row, never the table); deterministic; its launch passes the table as
+    /// a sparse input of the full length with one run per held row.
+    #[test]
+    fn the_sparse_vocabulary_table_passes_2_31_bytes_holding_only_its_gathered_rows() {
+        for f in &KernelClass::GetRows.spec().formats {
+            let m = matrix(KernelClass::GetRows, f).unwrap();
+            let c = m.iter().find(|c| !c.sparse_rows.is_empty()).unwrap();
+            let rb = c.row_bytes().unwrap() as u64;
+            assert_eq!(c.dims.n, SPARSE_VOCAB_ROWS);
+            assert!(c.dims.n * rb > 1 << 31, "{f}: {} bytes", c.dims.n * rb);
+            assert!(c.ids.iter().any(|&i| i > 65_535));
+            assert!(c.ids.iter().any(|&i| i as u64 * rb > 1 << 31));
+            assert!(c
+                .ids
+                .iter()
+                .any(|&i| (i as u64 * rb) < 1 << 31 && (i as u64 + 1) * rb > 1 << 31));
+            assert_eq!(c.weights.len() as u64, c.sparse_rows.len() as u64 * rb);
+            assert_eq!(c.reference.len() as u64, c.dims.n_ids * c.dims.k);
+            // A smaller width would not pass 2^31 bytes.
+            let codec = codec_of(f).unwrap();
+            let k = sparse_row_width(codec) - 1024;
+            assert!(SPARSE_VOCAB_ROWS * (k / codec.block_elems() as u64) * codec.block_bytes() as u64 <= 1 << 31);
+            // Deterministic: the same bytes and reference again.
+            let again = matrix(KernelClass::GetRows, f).unwrap();
+            let d = again.iter().find(|x| x.name == c.name).unwrap();
+            assert_eq!((&d.weights, &d.ids, &d.reference), (&c.weights, &c.ids, &c.reference));
+            assert!(is_model_scale(c));
+            let l = c.launch().unwrap();
+            let Some(crate::cuda::abi::LaunchArg::Sparse { len, runs, .. }) = l.args.first() else {
+                panic!("{f}: the table is not a sparse input: {:?}", l.args.first().map(|_| ()));
+            };
+            assert_eq!(*len as u64, c.dims.n * rb);
+            let offs: Vec<u64> = runs.iter().map(|(o, _)| *o as u64).collect();
+            let want: Vec<u64> = c.sparse_rows.iter().map(|r| r * rb).collect();
+            assert_eq!(offs, want);
+            assert!(runs.iter().all(|(_, b)| b.len() as u64 == rb));
         }
     }
 }

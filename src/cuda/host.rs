@@ -1873,12 +1873,22 @@ fn sparse_fault(
         .take(8)
         .map(|(o, b)| format!("{o}..{}", o + b.len()))
         .collect();
+    // Runs of one length are table rows: a byte is named by its row too.
+    let row_len = runs.first().map_or(0, |(_, b)| b.len());
+    let row_of = |byte: i128| {
+        if row_len > 0 && runs.iter().all(|(_, b)| b.len() == row_len) {
+            format!(" (row {} of {row_len}-byte rows)", byte / row_len as i128)
+        } else {
+            String::new()
+        }
+    };
     let detail = if addr < base {
         let wrapped = addr as i128 - base as i128 + (1i128 << 32);
         if (0..len as i128).contains(&wrapped) {
             format!(
-                "{entry} read input `{name}` {} bytes before its start: byte {wrapped} of `{name}` (len {len}) wrapped to a signed 32-bit offset -- a row offset computed in 32-bit int overflows past 2^31 bytes (compute it in 64 bits), {who}",
-                base - addr
+                "{entry} read input `{name}` {} bytes before its start: byte {wrapped} of `{name}`{} (len {len}) wrapped to a signed 32-bit offset -- a row offset computed in 32-bit int overflows past 2^31 bytes (compute it in 64 bits), {who}",
+                base - addr,
+                row_of(wrapped)
             )
         } else {
             format!(
@@ -1888,8 +1898,9 @@ fn sparse_fault(
         }
     } else {
         format!(
-            "{entry} read input `{name}` at byte {} (len {len}), where none of the rows the case gathers lies (a wrong row: real bytes only at {}), {who}",
+            "{entry} read input `{name}` at byte {}{} (len {len}), where none of the rows the case gathers lies (a wrong row: real bytes only at {}), {who}",
             addr - base,
+            row_of((addr - base) as i128),
             real.join(", ")
         )
     };

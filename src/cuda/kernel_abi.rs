@@ -470,6 +470,7 @@ impl KernelAbi {
         let mut scratch_total: i64 = 0;
         for (b, ty) in &self.args {
             args.push(match b {
+                Bind::Weights if !c.sparse_rows.is_empty() => sparse_weights(c)?,
                 Bind::Weights => LaunchArg::In {
                     name: "w".into(),
                     bytes: weights_buffer(c),
@@ -551,6 +552,26 @@ impl KernelAbi {
             args,
         })
     }
+}
+
+/// A sparse table's weight argument: its full length, only the rows the case holds as bytes
+/// (a few rows of 8 KiB, never the 2 GB table).
+fn sparse_weights(c: &KernelCase) -> Result<LaunchArg> {
+    let rb = c.row_bytes()?;
+    let len = usize::try_from(c.dims.n)
+        .ok()
+        .and_then(|n| n.checked_mul(rb))
+        .ok_or_else(|| usage(format!("case {}: the table's length overflows", c.name)))?;
+    Ok(LaunchArg::Sparse {
+        name: "w".into(),
+        len,
+        runs: c
+            .sparse_rows
+            .iter()
+            .zip(c.weights.chunks_exact(rb.max(1)))
+            .map(|(&r, b)| (r as usize * rb, b.to_vec()))
+            .collect(),
+    })
 }
 
 /// The weight buffer a kernel receives: ggml blocks, or the row-split object placed

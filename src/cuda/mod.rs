@@ -13,6 +13,7 @@ pub mod cases;
 pub mod check;
 pub mod confine;
 pub mod diagnose;
+mod diagnose_probe;
 mod diagnose_rounding;
 pub mod driver;
 pub mod expected;

@@ -4,8 +4,11 @@
 //! `check-kernel --builtin` and the tests run it; `markdown_table` is conformance/KERNELS.md's table.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::abi::KernelClass;
+use super::cases::KernelCase;
 use super::check::{self, HostSetup};
 use super::kernel_abi::KernelAbi;
 use super::{sources, Builtin, CaseResult, Role, Status};
@@ -163,6 +166,7 @@ pub fn run_builtins_host(
         schedule_seed: seed,
         ..Default::default()
     };
+    let shared = SharedCases::new(&kernels);
     let mut got: Vec<(usize, crate::Result<Vec<CaseResult>>)> = crate::pool::queue(
         &crate::pool::Budget::new(workers),
         workers,
@@ -171,7 +175,7 @@ pub fn run_builtins_host(
         || (),
         |_, j| {
             let (src, idx) = &jobs[j];
-            run_source(src, idx, &kernels, random, seed, &setup)
+            run_source(src, idx, &kernels, random, seed, &setup, &shared)
         },
         |_| {},
     )
@@ -191,6 +195,52 @@ pub fn run_builtins_host(
     Ok(out)
 }
 
+type CaseKey = (KernelClass, Vec<String>);
+/// Kernels not done yet with a key's cases, and the cases once built.
+type CaseSlot = (usize, Option<Arc<Vec<KernelCase>>>);
+
+/// The fixed cases of each (class, formats), built once per builtin run and shared by every
+/// kernel of the class and every arch (they were built, references included, once per kernel
+/// and arch: 5% of a warm run), dropped when the last kernel that needs them is done (a larger
+/// harness makes every runner's fork copy more page tables).
+struct SharedCases {
+    slots: Mutex<BTreeMap<CaseKey, CaseSlot>>,
+}
+
+impl SharedCases {
+    fn new(kernels: &[Builtin]) -> SharedCases {
+        let mut slots: BTreeMap<CaseKey, CaseSlot> = BTreeMap::new();
+        for k in kernels {
+            slots.entry((k.class, k.formats.clone())).or_default().0 += 1;
+        }
+        SharedCases {
+            slots: Mutex::new(slots),
+        }
+    }
+
+    fn get(&self, class: KernelClass, formats: &[String], seed: u64) -> crate::Result<Arc<Vec<KernelCase>>> {
+        let mut g = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = g.entry((class, formats.to_vec())).or_default();
+        if let Some(v) = &slot.1 {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(super::cases_default(class, formats, seed)?);
+        slot.1 = Some(v.clone());
+        Ok(v)
+    }
+
+    /// A kernel is done with its cases (every arch run).
+    fn done(&self, k: &Builtin) {
+        let mut g = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(slot) = g.get_mut(&(k.class, k.formats.clone())) {
+            slot.0 = slot.0.saturating_sub(1);
+            if slot.0 == 0 {
+                slot.1 = None;
+            }
+        }
+    }
+}
+
 /// One source file: compiled once per arch with all its entries, each entry run over its cases.
 fn run_source(
     src: &str,
@@ -199,6 +249,7 @@ fn run_source(
     random: Option<usize>,
     seed: u64,
     setup: &HostSetup,
+    shared: &SharedCases,
 ) -> Vec<(usize, crate::Result<Vec<CaseResult>>)> {
     let text = match sources::builtin_resolved(src) {
         Ok(t) => t,
@@ -222,13 +273,15 @@ fn run_source(
                 continue;
             }
             // Random cases are built a chunk at a time (memory does not grow with --random N).
-            let plan = match random {
-                Some(n) => super::CasePlan::random(k.class, &k.formats, n, seed, &[], None),
-                None => super::cases_default(k.class, &k.formats, seed).map(super::CasePlan::Fixed),
+            let r = match random {
+                Some(n) => super::CasePlan::random(k.class, &k.formats, n, seed, &[], None)
+                    .and_then(|p| {
+                        p.run(&mut |cs| check::run_compiled(&bin, &k.entry, &k.abi, cs, setup))
+                    }),
+                None => shared.get(k.class, &k.formats, seed).and_then(|cs| {
+                    check::run_compiled(&bin, &k.entry, &k.abi, &cs, setup)
+                }),
             };
-            let r = plan.and_then(|p| {
-                p.run(&mut |cs| check::run_compiled(&bin, &k.entry, &k.abi, cs, setup))
-            });
             merged[slot] = Some(match (merged[slot].take(), r) {
                 (_, Err(e)) => Err(e),
                 (None, Ok(rs)) => Ok(check::merge_arch(None, rs, arch, archs.len())),
@@ -236,6 +289,9 @@ fn run_source(
                 (Some(Err(e)), _) => Err(e),
             });
         }
+    }
+    for &i in idx {
+        shared.done(&kernels[i]);
     }
     idx.iter()
         .zip(merged)

@@ -32,3 +32,13 @@ extern "C" __global__ void wrong_get_rows_pq2_0_ids_u16(const unsigned char* w, 
     const unsigned char* row = w + (long long)id * (k / NT_PQ2_QK) * NT_PQ2_BB;
     for (int j = threadIdx.x; j < k; j += blockDim.x) y[(long long)i * k + j] = nt_row_pq2(row, j);
 }
+
+// The row's byte offset in 32-bit int: right for every table below 2^31 bytes, wrapped (to a
+// negative offset before the table) for the rows of a vocabulary table past 2^31 bytes.
+extern "C" __global__ void wrong_get_rows_pq2_0_row_offset_i32(const unsigned char* w, const int* ids, float* y, int n_ids, int k) {
+    int i = blockIdx.x;
+    if (i >= n_ids) return;
+    int off = ids[i] * (k / NT_PQ2_QK) * NT_PQ2_BB;  // "a table fits in 2 GB"
+    const unsigned char* row = w + off;
+    for (int j = threadIdx.x; j < k; j += blockDim.x) y[(long long)i * k + j] = nt_row_pq2(row, j);
+}
