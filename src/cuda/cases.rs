@@ -37,7 +37,7 @@ pub struct KernelCase {
     pub format: String,
     /// The case's shapes.
     pub dims: Dims,
-    /// ggml blocks, or a `.ninfer` row-split object for `mul_mat_vec_planes`.
+    /// ggml blocks, or a `.ninfer` row-split object for `mul_mat_vec_planes` / `mul_mat_planes`.
     pub weights: Vec<u8>,
     /// Row ids of a `get_rows` case.
     pub ids: Vec<i32>,
@@ -53,7 +53,7 @@ pub struct KernelCase {
     pub terms: u64,
     /// How the inputs were generated, in words.
     pub recipe: String,
-    /// `mul_mat_vec_planes`: bytes of unrelated data before the object in the buffer the kernel
+    /// `mul_mat_vec_planes` / `mul_mat_planes`: bytes of unrelated data before the object in the buffer the kernel
     /// gets (its plane offsets include them), so a kernel that assumes the object starts at the
     /// buffer's first byte fails. 0 for corpus cases.
     pub obj_prefix: usize,
@@ -106,7 +106,7 @@ impl KernelCase {
         let d = self.dims;
         let want_w: Option<u64> = match self.class {
             KernelClass::HadamardRotate => None,
-            KernelClass::MulMatVecPlanes => {
+            KernelClass::MulMatVecPlanes | KernelClass::MulMatPlanes => {
                 Some(plane_geometry(&self.format, d.n, d.k)?.1.payload_bytes)
             }
             KernelClass::Dequantize => {

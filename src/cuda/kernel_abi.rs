@@ -170,6 +170,12 @@ pub fn vocabulary(class: KernelClass) -> (&'static [&'static str], &'static [&'s
             &["n", "k", "t", "row_bytes", "stride_x", "stride_y"],
         ),
         KernelClass::HadamardRotate => (&["x", "signs", "y"], &["k", "t", "block", "n_rows"]),
+        KernelClass::MulMatPlanes => (
+            &["obj", "base", "high", "scale", "x", "y"],
+            &[
+                "base_off", "high_off", "scale_off", "n", "k", "k_pad", "t", "stride_x", "stride_y",
+            ],
+        ),
     }
 }
 
@@ -209,10 +215,12 @@ pub fn scalar(c: &KernelCase, name: &str) -> Option<i64> {
         (KernelClass::Dequantize, "n_blocks") => d.n_blocks,
         (KernelClass::Dequantize, "n_elems") => d.n_blocks * qk?,
         (KernelClass::HadamardRotate, "n_rows") => d.t * d.k / d.block.max(1),
-        (KernelClass::MulMatVecPlanes, "base_off") => pre + planes()?.base_offset,
-        (KernelClass::MulMatVecPlanes, "high_off") => pre + planes()?.high_offset,
-        (KernelClass::MulMatVecPlanes, "scale_off") => pre + planes()?.scale_offset,
-        (KernelClass::MulMatVecPlanes, "k_pad") => planes()?.k_pad,
+        (cl, "base_off") if cl.is_planes() => pre + planes()?.base_offset,
+        (cl, "high_off") if cl.is_planes() => pre + planes()?.high_offset,
+        (cl, "scale_off") if cl.is_planes() => pre + planes()?.scale_offset,
+        (cl, "k_pad") if cl.is_planes() => planes()?.k_pad,
+        // Planes activations are padded to k_pad per token.
+        (KernelClass::MulMatPlanes, "stride_x") => planes()?.k_pad,
         (_, "row_bytes") => d.k / qk? * bb?,
         (_, "stride_x") => d.k,
         (_, "stride_y") => d.n,
@@ -595,6 +603,7 @@ mod tests {
                 }
                 KernelClass::MulMat => [d.n.div_ceil(32) as u32, d.t.div_ceil(4) as u32, 1],
                 KernelClass::HadamardRotate => [(d.k / d.block) as u32, d.t as u32, 1],
+                KernelClass::MulMatPlanes => [d.n.div_ceil(4) as u32, d.t as u32, 1],
             };
             assert_eq!(l.grid, want, "{}", c.name);
             assert_eq!(l.out_bytes(), c.reference.len() * 4, "{}", c.name);
