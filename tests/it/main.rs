@@ -32,6 +32,7 @@ mod hostile_run;
 mod hostile_text;
 mod hostile_time;
 mod kernels;
+mod kernels_planes;
 mod layers;
 mod layout;
 mod msrv;
