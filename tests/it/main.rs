@@ -31,6 +31,7 @@ mod hostile_limits;
 mod hostile_run;
 mod hostile_text;
 mod hostile_time;
+mod kernel_examples;
 mod kernels;
 mod kernels_planes;
 mod layers;
