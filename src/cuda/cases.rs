@@ -71,6 +71,8 @@ pub fn codec_of(format: &str) -> Result<Codec> {
         "ptq1_0" => Codec::Ptq1_0,
         "tq1_0" => Codec::Tq1_0,
         "tq2_0" => Codec::Tq2_0,
+        // BeeLlama's planar Q2_0S (KV-cache type; dequantize only, generated cases).
+        "q2_0s_planar" => Codec::Q2_0sPlanar,
         _ => {
             return Err(Error::new(
                 ErrorClass::CliUsage,

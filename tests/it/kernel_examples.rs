@@ -93,7 +93,7 @@ fn every_sidecar_only_example_runs_as_kernels_md_shows() {
         );
     }
     let cmds = shown_commands(&doc);
-    assert_eq!(cmds.len(), 2, "{cmds:?}");
+    assert_eq!(cmds.len(), 3, "{cmds:?}");
     for args in &cmds {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
         let (code, out) = run(&a);
@@ -160,6 +160,19 @@ fn each_sidecar_only_example_fails_with_one_field_wrong() {
         "conformance/kernel_examples/ninfer_gemv_standin.cu",
         "--abi",
         &half,
+    ]);
+    assert_eq!(code, 1, "{out}");
+    // The dequantize_block stand-in with qr = 1: it writes adjacent pairs, not (j, j + 16).
+    let qr1 = edited(
+        "conformance/kernel_examples/beellama_q2_0s.abi.json",
+        "<32, 2,",
+        "<32, 1,",
+    );
+    let (code, out) = run(&[
+        "--source",
+        "conformance/kernel_examples/beellama_q2_0s_standin.cu",
+        "--abi",
+        &qr1,
     ]);
     assert_eq!(code, 1, "{out}");
 }
