@@ -19,7 +19,7 @@ pub struct Args {
     /// extern "C" __global__ entry point (or `entry` of the --abi file).
     #[arg(long)]
     pub entry: Option<String>,
-    /// dequantize, get_rows, mul_mat_vec, mul_mat_vec_planes, mul_mat, hadamard_rotate.
+    /// dequantize, get_rows, mul_mat_vec, mul_mat_vec_planes, mul_mat, hadamard_rotate, mul_mat_planes.
     #[arg(long)]
     pub class: Option<String>,
     /// Case format (needed when the class has several).

@@ -18,17 +18,22 @@ pub enum KernelClass {
     MulMat,
     /// Block-diagonal Hadamard rotation with per-column signs.
     HadamardRotate,
+    /// Matrix × token-major activations reading a `.ninfer` row-split object's planes (the
+    /// T ≥ 1 version of [`KernelClass::MulMatVecPlanes`]; last, so the discriminants that seed
+    /// the generated cases of the other classes stay as they were).
+    MulMatPlanes,
 }
 
 impl KernelClass {
     /// Every class, in spec/kernels.json order.
-    pub const ALL: [KernelClass; 6] = [
+    pub const ALL: [KernelClass; 7] = [
         KernelClass::Dequantize,
         KernelClass::GetRows,
         KernelClass::MulMatVec,
         KernelClass::MulMatVecPlanes,
         KernelClass::MulMat,
         KernelClass::HadamardRotate,
+        KernelClass::MulMatPlanes,
     ];
 
     /// The class name spec/kernels.json and the CLI use.
@@ -40,6 +45,7 @@ impl KernelClass {
             KernelClass::MulMatVecPlanes => "mul_mat_vec_planes",
             KernelClass::MulMat => "mul_mat",
             KernelClass::HadamardRotate => "hadamard_rotate",
+            KernelClass::MulMatPlanes => "mul_mat_planes",
         }
     }
 
@@ -70,6 +76,11 @@ impl KernelClass {
             .class(self.name())
             .expect("every KernelClass has a row in spec/kernels.json (tested)");
         row
+    }
+
+    /// Whether the weights are a `.ninfer` row-split object (planes) rather than ggml blocks.
+    pub fn is_planes(self) -> bool {
+        matches!(self, KernelClass::MulMatVecPlanes | KernelClass::MulMatPlanes)
     }
 
     /// Bit-exact acceptance (dequantize, get_rows) rather than the error bound.

@@ -37,7 +37,7 @@ pub struct KernelCase {
     pub format: String,
     /// The case's shapes.
     pub dims: Dims,
-    /// ggml blocks, or a `.ninfer` row-split object for `mul_mat_vec_planes`.
+    /// ggml blocks, or a `.ninfer` row-split object for `mul_mat_vec_planes` / `mul_mat_planes`.
     pub weights: Vec<u8>,
     /// Row ids of a `get_rows` case.
     pub ids: Vec<i32>,
@@ -53,7 +53,7 @@ pub struct KernelCase {
     pub terms: u64,
     /// How the inputs were generated, in words.
     pub recipe: String,
-    /// `mul_mat_vec_planes`: bytes of unrelated data before the object in the buffer the kernel
+    /// `mul_mat_vec_planes` / `mul_mat_planes`: bytes of unrelated data before the object in the buffer the kernel
     /// gets (its plane offsets include them), so a kernel that assumes the object starts at the
     /// buffer's first byte fails. 0 for corpus cases.
     pub obj_prefix: usize,
@@ -76,6 +76,8 @@ pub fn codec_of(format: &str) -> Result<Codec> {
         "ptq1_0" => Codec::Ptq1_0,
         "tq1_0" => Codec::Tq1_0,
         "tq2_0" => Codec::Tq2_0,
+        // BeeLlama's planar Q2_0S (KV-cache type; dequantize only, generated cases).
+        "q2_0s_planar" => Codec::Q2_0sPlanar,
         _ => {
             return Err(Error::new(
                 ErrorClass::CliUsage,
@@ -174,7 +176,7 @@ impl KernelCase {
         }
         let want_w: Option<u64> = match self.class {
             KernelClass::HadamardRotate => None,
-            KernelClass::MulMatVecPlanes => {
+            KernelClass::MulMatVecPlanes | KernelClass::MulMatPlanes => {
                 Some(plane_geometry(&self.format, d.n, d.k)?.1.payload_bytes)
             }
             KernelClass::Dequantize => {

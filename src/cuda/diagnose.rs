@@ -695,8 +695,10 @@ fn diagnose_all_with(
     }
     // Class readings.
     match c.class {
-        KernelClass::MulMat if c.dims.t > 1 => {
-            let (t, k, n) = (c.dims.t as usize, c.dims.k as usize, c.dims.n as usize);
+        KernelClass::MulMat | KernelClass::MulMatPlanes if c.dims.t > 1 => {
+            // k: the token stride of x (k_pad for planes).
+            let (t, n) = (c.dims.t as usize, c.dims.n as usize);
+            let k = c.x.len() / t;
             let mut alt = c.clone();
             alt.x = (0..t * k).map(|i| c.x[(i % k) * t + i / k]).collect();
             if expected(&alt, p).is_ok_and(|e| {
@@ -750,36 +752,45 @@ fn diagnose_all_with(
                 }
             }
         }
-        KernelClass::MulMatVecPlanes => {
-            if let (Ok(codec), Ok((layout, geom))) = (
-                codec_of(&c.format),
-                plane_geometry(&c.format, c.dims.n, c.dims.k),
-            ) {
-                let buf = weights_buffer(c);
-                let need = (c.dims.n * (c.dims.k / codec.block_elems() as u64)) as usize
-                    * codec.block_bytes();
-                let mut alt = c.clone();
-                alt.class = KernelClass::MulMatVec;
-                alt.weights = buf[..need.min(buf.len())].to_vec();
-                if alt.weights.len() == need && expected(&alt, p).is_ok_and(|e| matches(c, &e, out))
-                {
-                    hits.push("planes.interleaved_blocks");
-                }
-                if c.obj_prefix > 0 && buf.len() >= geom.payload_bytes as usize {
-                    let mut alt = c.clone();
-                    alt.weights = buf[..geom.payload_bytes as usize].to_vec();
-                    let _ = &layout;
-                    if expected(&alt, p).is_ok_and(|e| matches(c, &e, out)) {
-                        hits.push("planes.offsets_without_base");
-                    }
-                }
-            }
-        }
         _ => {}
+    }
+    if c.class.is_planes() {
+        planes_readings(c, p, out, &mut hits);
     }
     hits.extend(super::diagnose_rounding::truncation(c, p, out));
     precision_readings(c, p, out, &mut hits);
     Ok(hits)
+}
+
+/// Readings of a row-split object as something else: interleaved ggml blocks, or plane offsets
+/// without the object's place in the buffer.
+fn planes_readings(c: &KernelCase, p: Precision, out: &[u8], hits: &mut Vec<&'static str>) {
+    let (Ok(codec), Ok((_, geom))) = (
+        codec_of(&c.format),
+        plane_geometry(&c.format, c.dims.n, c.dims.k),
+    ) else {
+        return;
+    };
+    let buf = weights_buffer(c);
+    let need =
+        (c.dims.n * (c.dims.k / codec.block_elems() as u64)) as usize * codec.block_bytes();
+    let mut alt = c.clone();
+    alt.class = if c.class == KernelClass::MulMatPlanes {
+        KernelClass::MulMat
+    } else {
+        KernelClass::MulMatVec
+    };
+    alt.weights = buf[..need.min(buf.len())].to_vec();
+    if alt.weights.len() == need && expected(&alt, p).is_ok_and(|e| matches(c, &e, out)) {
+        hits.push("planes.interleaved_blocks");
+    }
+    if c.obj_prefix > 0 && buf.len() >= geom.payload_bytes as usize {
+        let mut alt = c.clone();
+        alt.weights = buf[..geom.payload_bytes as usize].to_vec();
+        if expected(&alt, p).is_ok_and(|e| matches(c, &e, out)) {
+            hits.push("planes.offsets_without_base");
+        }
+    }
 }
 
 /// The right values rounded where the declared mode does not round (outputs or activations

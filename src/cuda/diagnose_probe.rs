@@ -22,7 +22,10 @@ impl Probe {
     /// The probe of a failing output: `None` where the class has no row to cut out (planes,
     /// Hadamard) or no single output breaks the bound (an NMSE-only failure).
     pub(super) fn of(c: &KernelCase, p: Precision, out: &[u8]) -> Option<Probe> {
-        if matches!(c.class, KernelClass::MulMatVecPlanes | KernelClass::HadamardRotate) {
+        if matches!(
+            c.class,
+            KernelClass::MulMatVecPlanes | KernelClass::MulMatPlanes | KernelClass::HadamardRotate
+        ) {
             return None;
         }
         let i = judge(c, &expected(c, p).ok()?, out).first_bad?.index;
@@ -59,7 +62,9 @@ impl Probe {
                 }
                 o
             }
-            KernelClass::MulMatVecPlanes | KernelClass::HadamardRotate => return None,
+            KernelClass::MulMatVecPlanes | KernelClass::MulMatPlanes | KernelClass::HadamardRotate => {
+                return None
+            }
         };
         Some(Probe {
             case: s,

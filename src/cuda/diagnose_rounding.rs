@@ -121,7 +121,10 @@ fn accumulate(terms: &[f32], acc: Dtype, strided: bool) -> f32 {
 pub fn accumulator(c: &KernelCase, p: Precision, out: &[u8]) -> Option<&'static str> {
     if !matches!(
         c.class,
-        KernelClass::MulMatVec | KernelClass::MulMat | KernelClass::MulMatVecPlanes
+        KernelClass::MulMatVec
+            | KernelClass::MulMat
+            | KernelClass::MulMatVecPlanes
+            | KernelClass::MulMatPlanes
     ) || p.x.quantized()
     {
         return None;

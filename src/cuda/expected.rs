@@ -39,7 +39,7 @@ pub type WeightDecoder<'a> = &'a dyn Fn(&[u8], &mut [f32]) -> Result<()>;
 
 /// The case's weights as ggml blocks (planes objects disassembled).
 pub fn ggml_blocks(c: &KernelCase) -> Result<Vec<u8>> {
-    if c.class == KernelClass::MulMatVecPlanes {
+    if c.class.is_planes() {
         let (layout, geom) = plane_geometry(&c.format, c.dims.n, c.dims.k)?;
         planes::disassemble(&layout, &geom, &c.weights)
     } else {
@@ -144,7 +144,10 @@ pub fn expected_with(c: &KernelCase, p: Precision, decode: WeightDecoder) -> Res
                     .extend(decode_all(bytes)?.into_iter().map(|v| v as f64));
             }
         }
-        KernelClass::MulMatVec | KernelClass::MulMatVecPlanes | KernelClass::MulMat => {
+        KernelClass::MulMatVec
+        | KernelClass::MulMatVecPlanes
+        | KernelClass::MulMat
+        | KernelClass::MulMatPlanes => {
             let blocks = ggml_blocks(c)?;
             let w = decode_all(&blocks)?;
             let scales = if p.x == Dtype::Q8_1 {

@@ -3,7 +3,7 @@
 //! non-canonical ones), special f16 scales (+-0, negative, subnormal, the largest finite, +-Inf,
 //! NaN), and varied shapes (mul_mat t = 1..9, several k and n, get_rows several k, hadamard
 //! B = 64..1024, row-split objects with and without alignment gaps and at non-zero base
-//! offsets). Plus the randomized mode (`--random N --seed S`), which draws shapes and data the
+//! offsets, by one vector or by T token-major ones). Plus the randomized mode (`--random N --seed S`), which draws shapes and data the
 //! way llama.cpp's test-backend-ops does and names each case after its seed so it replays.
 
 use super::abi::KernelClass;
@@ -154,17 +154,18 @@ pub fn build(
             c.weights = random_blocks(codec, s.n as usize * bpr, scales, &mut r);
             c.x = activations(&mut r, (s.k * t) as usize);
         }
-        KernelClass::MulMatVecPlanes => {
+        KernelClass::MulMatVecPlanes | KernelClass::MulMatPlanes => {
             let codec = codec_of(format)?;
             let (layout, geom) = plane_geometry(format, s.n, s.k)?;
             let bpr = (s.k / codec.block_elems() as u64) as usize;
             let ggml = random_blocks(codec, s.n as usize * bpr, scales, &mut r);
-            c = empty(name, class, format, format!("a [{}, {}] {format} row-split object of random blocks (planes at {}, {}, {} of {} bytes), {policy} scales, placed {} bytes into the buffer (offsets include them), x f32 in [-1, 1)", s.n, s.k, geom.base_offset, geom.high_offset, geom.scale_offset, geom.payload_bytes, s.prefix));
+            let t = if class == KernelClass::MulMatPlanes { s.t } else { 1 };
+            c = empty(name, class, format, format!("a [{}, {}] {format} row-split object of random blocks (planes at {}, {}, {} of {} bytes), {policy} scales, placed {} bytes into the buffer (offsets include them), x {t} token(s) of k_pad f32 in [-1, 1) token-major", s.n, s.k, geom.base_offset, geom.high_offset, geom.scale_offset, geom.payload_bytes, s.prefix));
             c.dims.n = s.n;
             c.dims.k = s.k;
-            c.dims.t = 1;
+            c.dims.t = t;
             c.weights = planes::assemble(&layout, &geom, &ggml)?;
-            c.x = activations(&mut r, geom.k_pad as usize);
+            c.x = activations(&mut r, (geom.k_pad * t) as usize);
             c.obj_prefix = s.prefix;
         }
         KernelClass::HadamardRotate => {
@@ -355,6 +356,20 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
                 5,
             )?;
         }
+        MulMatPlanes => {
+            // T = 1 (what mul_mat_vec_planes cases show), then token counts where a token
+            // stride, a per-token x offset or the token-major output shows.
+            add("n13_k640_t1_gaps", shape(13, 640, 1, 0, 0), Scales::Signed, 1)?;
+            add("n13_k640_t2_gaps", shape(13, 640, 2, 0, 0), Scales::Signed, 2)?;
+            add("n8_k1024_t3_at48", shape(8, 1024, 3, 0, 48), Scales::Finite, 3)?;
+            add("n33_k384_t7_at4112", shape(33, 384, 7, 0, 4112), Scales::Signed, 4)?;
+            add("special_scales_t2_at256", shape(12, 256, 2, 0, 256), Scales::All, 5)?;
+            // A prefill batch past a small register tile of tokens.
+            add("n6_k256_t17", shape(6, 256, 17, 0, 0), Scales::Signed, 6)?;
+            // Real FFN widths (ffn_down k = 17408, k = 12288), few rows, odd token counts.
+            add("n5_k12288_t3_at64", shape(5, 12288, 3, 0, 64), Scales::Signed, 7)?;
+            add("n3_k17408_t5", shape(3, 17408, 5, 0, 0), Scales::Finite, 8)?;
+        }
         MulMat => {
             for t in 1..=9u64 {
                 add(&format!("t{t}"), shape(40, 384, t, 0, 0), Scales::Signed, t)?;
@@ -481,6 +496,14 @@ pub fn random_one(class: KernelClass, format: &str, i: usize, seed: u64) -> Resu
             shape(pick(1, 140), 128 * pick(1, 40), 1, 0, prefix)
         }
         MulMat => shape(pick(1, 70), qk * pick(1, 6), pick(1, 40), 0, 0),
+        MulMatPlanes => {
+            let prefix = match pick(0, 2) {
+                0 => 0,
+                1 => 16 * pick(1, 64) as usize,
+                _ => 4096 + 16 * pick(0, 255) as usize,
+            };
+            shape(pick(1, 70), 128 * pick(1, 12), pick(1, 24), 0, prefix)
+        }
         HadamardRotate => {
             let b = 1u64 << pick(6, 10);
             shape(0, b * pick(1, 12), pick(1, 9), b, 0)
@@ -533,6 +556,12 @@ mod tests {
         assert!(mmv.iter().any(|c| c.dims.k > 2048 && c.dims.n > 128));
         let pl = matrix(KernelClass::MulMatVecPlanes, "PTQ1_0_G128").unwrap();
         assert!(pl.iter().any(|c| c.obj_prefix > 4096));
+        // mul_mat_planes: T = 1, an odd T, a prefill T, and the FFN widths with few rows.
+        let mp = matrix(KernelClass::MulMatPlanes, "PQ2_0_G128").unwrap();
+        let ts: Vec<u64> = mp.iter().map(|c| c.dims.t).collect();
+        assert!([1, 3, 7, 17].iter().all(|t| ts.contains(t)), "{ts:?}");
+        assert!(mp.iter().any(|c| c.dims.k == 17408 && c.dims.n <= 8));
+        assert!(mp.iter().all(|c| c.x.len() as u64 == c.dims.t * c.dims.k));
     }
 
     #[test]
@@ -563,7 +592,10 @@ mod tests {
                 if class != KernelClass::Dequantize {
                     assert!(!m.is_empty(), "{} {f}: no model-scale case", class.name());
                 }
-                if matches!(class, KernelClass::MulMatVec | KernelClass::MulMat) {
+                if matches!(
+                    class,
+                    KernelClass::MulMatVec | KernelClass::MulMat | KernelClass::MulMatPlanes
+                ) {
                     assert!(m.iter().any(|c| c.dims.k == 12288), "{} {f}", class.name());
                 }
                 if class == KernelClass::GetRows {

@@ -171,7 +171,7 @@ pub fn locate(c: &KernelCase, i: usize) -> String {
             )
         }
         KernelClass::MulMatVec | KernelClass::MulMatVecPlanes => format!("row {i}"),
-        KernelClass::MulMat => {
+        KernelClass::MulMat | KernelClass::MulMatPlanes => {
             let n = d.n.max(1) as usize;
             format!("token {}, row {}", i / n, i % n)
         }

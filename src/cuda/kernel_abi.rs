@@ -83,6 +83,10 @@ pub struct AbiSidecar {
     /// Its parameters in order.
     #[serde(default)]
     pub args: Option<Vec<ArgRule>>,
+    /// A declared pre-step the harness applies to the inputs before the launch (`"signs"`:
+    /// `hadamard_rotate` x arrives as s ⊙ x, for a rotation kernel without signs).
+    #[serde(default)]
+    pub pre: Option<String>,
 }
 
 /// What a parameter is bound to.
@@ -153,6 +157,9 @@ pub struct KernelAbi {
     pub launch: LaunchRule,
     /// Parameters in order: binding and C type.
     pub args: Vec<(Bind, String)>,
+    /// The sidecar's `"pre": "signs"`: x is passed as s ⊙ x (exact: a sign flip per element);
+    /// the reference stays H_B (s ⊙ x).
+    pub pre_signs: bool,
 }
 
 /// The binding names of a class: (pointer names, scalar names).
@@ -170,6 +177,12 @@ pub fn vocabulary(class: KernelClass) -> (&'static [&'static str], &'static [&'s
             &["n", "k", "t", "row_bytes", "stride_x", "stride_y"],
         ),
         KernelClass::HadamardRotate => (&["x", "signs", "y"], &["k", "t", "block", "n_rows"]),
+        KernelClass::MulMatPlanes => (
+            &["obj", "base", "high", "scale", "x", "y"],
+            &[
+                "base_off", "high_off", "scale_off", "n", "k", "k_pad", "t", "stride_x", "stride_y",
+            ],
+        ),
     }
 }
 
@@ -209,10 +222,12 @@ pub fn scalar(c: &KernelCase, name: &str) -> Option<i64> {
         (KernelClass::Dequantize, "n_blocks") => d.n_blocks,
         (KernelClass::Dequantize, "n_elems") => d.n_blocks * qk?,
         (KernelClass::HadamardRotate, "n_rows") => d.t * d.k / d.block.max(1),
-        (KernelClass::MulMatVecPlanes, "base_off") => pre + planes()?.base_offset,
-        (KernelClass::MulMatVecPlanes, "high_off") => pre + planes()?.high_offset,
-        (KernelClass::MulMatVecPlanes, "scale_off") => pre + planes()?.scale_offset,
-        (KernelClass::MulMatVecPlanes, "k_pad") => planes()?.k_pad,
+        (cl, "base_off") if cl.is_planes() => pre + planes()?.base_offset,
+        (cl, "high_off") if cl.is_planes() => pre + planes()?.high_offset,
+        (cl, "scale_off") if cl.is_planes() => pre + planes()?.scale_offset,
+        (cl, "k_pad") if cl.is_planes() => planes()?.k_pad,
+        // Planes activations are padded to k_pad per token.
+        (KernelClass::MulMatPlanes, "stride_x") => planes()?.k_pad,
         (_, "row_bytes") => d.k / qk? * bb?,
         (_, "stride_x") => d.k,
         (_, "stride_y") => d.n,
@@ -277,10 +292,14 @@ impl KernelAbi {
         };
         let d = KernelAbi::default_for(class, p)?;
         let launch = sc.launch.clone().unwrap_or(d.launch);
-        match &sc.args {
-            None => Ok(KernelAbi { launch, ..d }),
-            Some(a) => KernelAbi::build(class, p, launch, a.clone()),
+        let mut abi = match &sc.args {
+            None => KernelAbi { launch, ..d },
+            Some(a) => KernelAbi::build(class, p, launch, a.clone())?,
+        };
+        if let Some(pre) = &sc.pre {
+            abi.pre_signs = pre_step(class, pre, &abi.args)?;
         }
+        Ok(abi)
     }
 
     fn build(
@@ -414,6 +433,7 @@ impl KernelAbi {
             precision: p,
             launch,
             args: out,
+            pre_signs: false,
         })
     }
 
@@ -493,7 +513,11 @@ impl KernelAbi {
                 },
                 Bind::X => LaunchArg::In {
                     name: "x".into(),
-                    bytes: exp.x_bytes.clone(),
+                    bytes: if self.pre_signs {
+                        signed_x(c, &exp.x_bytes, self.precision.x.elem_bytes())?
+                    } else {
+                        exp.x_bytes.clone()
+                    },
                 },
                 Bind::Signs => LaunchArg::In {
                     name: "signs".into(),
@@ -574,6 +598,48 @@ fn sparse_weights(c: &KernelCase) -> Result<LaunchArg> {
     })
 }
 
+/// Whether a sidecar's declared pre-step is one the harness knows for this class: `signs`
+/// (hadamard_rotate only, for a kernel that does not bind the signs itself; one that did would
+/// apply them twice).
+fn pre_step(class: KernelClass, pre: &str, args: &[(Bind, String)]) -> Result<bool> {
+    if pre != "signs" {
+        return Err(usage(format!(
+            "pre: {pre:?} is not a pre-step the harness knows (one: \"signs\", x passed as s ⊙ x for hadamard_rotate)"
+        )));
+    }
+    if class != KernelClass::HadamardRotate {
+        return Err(usage(format!(
+            "pre: \"signs\" applies to hadamard_rotate, not {}",
+            class.name()
+        )));
+    }
+    if args.iter().any(|(b, _)| *b == Bind::Signs) {
+        return Err(usage(
+            "pre: \"signs\" passes x already signed, yet the parameters bind signs too (the kernel would apply them twice): drop one",
+        ));
+    }
+    Ok(true)
+}
+
+/// The activation bytes with each element's sign flipped where its column's sign is -1 (f32,
+/// f16 and bf16 alike: the top bit of the element's last little-endian byte).
+fn signed_x(c: &KernelCase, x: &[u8], elem: usize) -> Result<Vec<u8>> {
+    let k = c.dims.k as usize;
+    if elem == 0 || k == 0 || c.signs.len() != k || x.len() % (elem * k) != 0 {
+        return Err(usage(format!(
+            "pre: \"signs\" needs [t, k] activations and k signs (case {})",
+            c.name
+        )));
+    }
+    let mut out = x.to_vec();
+    for (i, v) in out.chunks_exact_mut(elem).enumerate() {
+        if c.signs[i % k] < 0.0 {
+            v[elem - 1] ^= 0x80;
+        }
+    }
+    Ok(out)
+}
+
 /// The weight buffer a kernel receives: ggml blocks, or the row-split object placed
 /// `obj_prefix` bytes into a buffer whose first bytes are unrelated (deterministic) data.
 pub fn weights_buffer(c: &KernelCase) -> Vec<u8> {
@@ -613,9 +679,64 @@ mod tests {
                 }
                 KernelClass::MulMat => [d.n.div_ceil(32) as u32, d.t.div_ceil(4) as u32, 1],
                 KernelClass::HadamardRotate => [(d.k / d.block) as u32, d.t as u32, 1],
+                KernelClass::MulMatPlanes => [d.n.div_ceil(4) as u32, d.t as u32, 1],
             };
             assert_eq!(l.grid, want, "{}", c.name);
             assert_eq!(l.out_bytes(), c.reference.len() * 4, "{}", c.name);
+        }
+    }
+
+    /// `"pre": "signs"`: x arrives as s ⊙ x (sign bits flipped where s = -1, the rest
+    /// byte-identical), for hadamard_rotate only, and never together with a signs parameter.
+    #[test]
+    fn the_signs_pre_step_signs_x_and_is_refused_where_it_cannot_apply() {
+        let c = crate::cuda::generate::matrix(KernelClass::HadamardRotate, "f32")
+            .unwrap()
+            .remove(0);
+        let sc = |j: &str| serde_json::from_str::<AbiSidecar>(j).unwrap();
+        let args = r#""args": ["x", "y", "n_rows", {"bind": "1 / sqrt(block)", "type": "float"}]"#;
+        for p in ["f32", "bf16-in"] {
+            let j = format!(r#"{{"pre": "signs", "precision": "{p}", {args}}}"#);
+            let a = KernelAbi::from_sidecar(KernelClass::HadamardRotate, &sc(&j), None).unwrap();
+            assert!(a.pre_signs);
+            let e = expected(&c, a.precision).unwrap();
+            let l = a.launch(&c, &e).unwrap();
+            let LaunchArg::In { bytes, .. } = &l.args[0] else {
+                panic!("x first")
+            };
+            let w = a.precision.x.elem_bytes();
+            let k = c.dims.k as usize;
+            assert_eq!(bytes.len(), e.x_bytes.len());
+            let mut flipped = 0;
+            for (i, (got, orig)) in bytes.chunks(w).zip(e.x_bytes.chunks(w)).enumerate() {
+                let mut want = orig.to_vec();
+                if c.signs[i % k] < 0.0 {
+                    want[w - 1] ^= 0x80;
+                    flipped += 1;
+                }
+                assert_eq!(got, &want[..], "{p} element {i}");
+            }
+            assert!(flipped > 0 && flipped < bytes.len() / w, "{p}: {flipped}");
+            // Without the pre-step the same parameters get x as it is.
+            let j = format!(r#"{{"precision": "{p}", {args}}}"#);
+            let plain = KernelAbi::from_sidecar(KernelClass::HadamardRotate, &sc(&j), None).unwrap();
+            assert!(!plain.pre_signs);
+            let l = plain.launch(&c, &e).unwrap();
+            assert!(matches!(&l.args[0], LaunchArg::In { bytes, .. } if *bytes == e.x_bytes));
+        }
+        for (class, bad) in [
+            (KernelClass::HadamardRotate, r#"{"pre": "negate"}"#.to_string()),
+            (KernelClass::MulMatVec, r#"{"pre": "signs"}"#.to_string()),
+            // The class default binds signs: they would be applied twice.
+            (KernelClass::HadamardRotate, r#"{"pre": "signs"}"#.to_string()),
+            (
+                KernelClass::HadamardRotate,
+                format!(r#"{{"pre": "signs", "args": ["x", "signs", "y", "k", "t", "block"]}}"#),
+            ),
+        ] {
+            let e = KernelAbi::from_sidecar(class, &sc(&bad), None).unwrap_err();
+            assert_eq!(e.class(), ErrorClass::KernelAbi, "{bad}: {e}");
+            assert!(e.detail().contains("pre"), "{bad}: {e}");
         }
     }
 
