@@ -25,6 +25,9 @@ pub struct BugClass {
     pub id: &'static str,
     /// The "looks like" text.
     pub looks_like: &'static str,
+    /// The same in a few words for the one-screen line, as the generic hints read
+    /// (`SYMPTOM: WHERE TO LOOK`, e.g. `qh/d swapped: planes`).
+    pub short: &'static str,
     /// The codecs the bug applies to.
     pub codecs: &'static [Codec],
     /// The decoding rule it breaks: an anchor of `spec/codecs.md#codec-rules`.
@@ -49,6 +52,7 @@ pub const BUGS: &[BugClass] = &[
         id: "reversed-2bit-order",
         looks_like: "reversed 2-bit order (element j read from bits 6-2*(j%4) of its code byte, \
                      not bits 2*(j%4) LSB first)",
+        short: "reversed 2-bit order: digit order",
         codecs: &[Codec::Pq2_0, Codec::Q2_0G64, Codec::Tq2_0],
         rule: RULE_DIGIT_ORDER,
         wrong: reversed_2bit,
@@ -57,6 +61,7 @@ pub const BUGS: &[BugClass] = &[
         id: "planar-2bit-layout",
         looks_like: "planar 2-bit layout (byte j of a 32-element group read as elements j, j+8, \
                      j+16, j+24: another fork's Q2_0S order)",
+        short: "planar 2-bit layout: digit order",
         codecs: &[Codec::Pq2_0, Codec::Q2_0G64],
         rule: RULE_DIGIT_ORDER,
         wrong: planar_2bit,
@@ -64,6 +69,7 @@ pub const BUGS: &[BugClass] = &[
     BugClass {
         id: "scale-wrong-end",
         looks_like: "scale read from the wrong end of the block",
+        short: "scale at wrong end: scale",
         codecs: &[
             Codec::Pq2_0,
             Codec::Q2_0G64,
@@ -79,6 +85,7 @@ pub const BUGS: &[BugClass] = &[
     BugClass {
         id: "high-plane-dropped",
         looks_like: "high trit plane (qh) ignored (read as zero bytes)",
+        short: "qh ignored: planes",
         codecs: &[Codec::Ptq1_0, Codec::Tq1_0],
         rule: RULE_DIGIT_ORDER,
         wrong: drop_high,
@@ -86,6 +93,7 @@ pub const BUGS: &[BugClass] = &[
     BugClass {
         id: "one-trit-flipped",
         looks_like: "one trit decoded wrongly (-1 <-> +1 at element 5 of every block)",
+        short: "one trit flipped: code map",
         codecs: &[Codec::Ptq1_0, Codec::Tq1_0],
         rule: RULE_CODE_MAP,
         wrong: flip_trit_5,
@@ -94,6 +102,7 @@ pub const BUGS: &[BugClass] = &[
         id: "ptq1-sequential-order",
         looks_like: "PTQ1_0 trits read sequentially (byte e/5, digit e%5) instead of the staged \
                      digit order (spec/codecs.md#ptq1-0-digit-order)",
+        short: "trits sequential: digit order",
         codecs: &[Codec::Ptq1_0],
         rule: RULE_DIGIT_ORDER,
         wrong: ptq1_sequential,
@@ -102,6 +111,7 @@ pub const BUGS: &[BugClass] = &[
         id: "ptq1-sequential-order-qh4",
         looks_like: "PTQ1_0 trits read sequentially (byte e/5, digit e%5; the qh bytes 4 digits \
                      each) instead of the staged digit order (spec/codecs.md#ptq1-0-digit-order)",
+        short: "trits sequential, qh 4: digit order",
         codecs: &[Codec::Ptq1_0],
         rule: RULE_DIGIT_ORDER,
         wrong: ptq1_sequential_qh4,
@@ -110,6 +120,7 @@ pub const BUGS: &[BugClass] = &[
         id: "planes-high-scale-swapped",
         looks_like: "planes high and scale swapped (each read at the other's offset; in a PTQ1_0 \
                      block the qh bytes 24..26 and the scale d 26..28 exchanged)",
+        short: "qh/d swapped: planes",
         codecs: &[Codec::Ptq1_0],
         rule: RULE_BLOCK_PLANE,
         wrong: swap_high_scale,
@@ -433,7 +444,8 @@ pub fn find_target(case: &CaseEntry, corpus: &Path, got: &Value) -> Option<Targe
                 };
                 let format = want_o.get("format").and_then(Value::as_str).unwrap_or("");
                 return Some(Target {
-                    label: format!("tensor '{name}' ({format}, shape [{}, {}])", t.n, t.k),
+                    // A `.ninfer` tensor is an object (PROTOCOL.md §4.2, `objects[i] (object "w")`).
+                    label: format!("object '{name}' ({format}, shape [{}, {}])", t.n, t.k),
                     tensor: Some(name.to_string()),
                     codec: t.codec,
                     bytes: t.blocks,
@@ -768,8 +780,14 @@ impl Localization {
     /// The one-screen form: where (tensor or vector, row, element), got/want, the first words
     /// of the "looks like" hint and the most specific spec anchor (the last one listed).
     pub fn short(&self) -> String {
+        // The noun of the full target label: `tensor` (GGUF) or `object` (`.ninfer`).
+        let noun = if self.target.starts_with("object ") {
+            "object"
+        } else {
+            "tensor"
+        };
         let what = match &self.tensor {
-            Some(t) => format!("tensor '{t}'"),
+            Some(t) => format!("{noun} '{t}'"),
             None => "vector".to_string(),
         };
         let mut s = match (self.row, self.element, self.got, self.expected) {
@@ -780,8 +798,11 @@ impl Localization {
             _ => format!("{what} differs"),
         };
         if let Some(l) = &self.looks_like {
-            let head = l.split(" (").next().unwrap_or(l);
-            s.push_str(&format!("; looks like {head}"));
+            let short = BUGS
+                .iter()
+                .find(|b| b.looks_like == l)
+                .map_or_else(|| l.split(" (").next().unwrap_or(l), |b| b.short);
+            s.push_str(&format!("; {short}"));
         } else if let Some(h) = &self.hint {
             // The generic signals in a few words (the full sentence is in the JSON and --verbose).
             let short = if h.starts_with("raw tensor bytes match") {
@@ -1081,13 +1102,24 @@ mod tests {
         assert_eq!(l.tensor.as_deref(), Some("w"));
         assert!(
             l.target
-                .starts_with("tensor 'w' (PQ2_0_G128, shape [3, 128])"),
+                .starts_with("object 'w' (PQ2_0_G128, shape [3, 128])"),
             "{}",
             l.target
         );
         assert!(l.row.is_some() && l.element.is_some() && l.got != l.expected);
-        assert!(l.looks_like.unwrap().starts_with("reversed 2-bit order"));
+        assert!(l
+            .looks_like
+            .as_deref()
+            .unwrap()
+            .starts_with("reversed 2-bit order"));
         assert!(l.spec.contains(&"spec/codecs.md#pq2-0".to_string()));
+        // The one-screen form names it an object and the bug in a few words.
+        let short = l.short();
+        assert!(short.starts_with("object 'w' row "), "{short}");
+        assert!(
+            short.contains("; reversed 2-bit order: digit order;"),
+            "{short}"
+        );
         // Control: a digest no known bug gives: located by name, no values, no looks-like.
         got["objects"][0]["values_sha256"] = "00".repeat(32).into();
         let l = localize(case, &corpus(), &got, None).unwrap();

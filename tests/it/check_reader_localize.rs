@@ -517,7 +517,7 @@ fn the_c_example_with_the_sequential_order_bug_is_recognised() {
     let (stdout, _) = text(&out);
     assert!(stdout.contains("FAIL  codec/y_ptq1_0_random"), "{stdout}");
     assert!(
-        stdout.contains("looks like PTQ1_0 trits read sequentially"),
+        stdout.contains("; trits sequential, qh 4: digit order;"),
         "{stdout}"
     );
     // Control: its PQ2_0 decoder is right, so that case passes with no localisation.

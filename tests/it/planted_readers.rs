@@ -251,6 +251,40 @@ fn rows80(text: &str) -> usize {
         .sum()
 }
 
+/// The first line of `text` over 160 characters or cut to fit (ending in `…`): a failure line
+/// must hold its where, got/want, hint and anchor whole.
+fn cut_or_long(text: &str) -> Option<String> {
+    text.lines()
+        .find(|l| l.chars().count() > 160 || l.ends_with('…'))
+        .map(|l| format!("{} chars: {l}", l.chars().count()))
+}
+
+/// Every line of the generated demo block is whole and at most 160 characters; a 161-character
+/// line and a line cut with `…` are caught, a line of exactly 160 is not.
+#[test]
+fn every_demo_line_is_whole_and_at_most_160_characters() {
+    let block = demo_block();
+    assert_eq!(cut_or_long(&block), None);
+    assert!(block.lines().filter(|l| l.starts_with("FAIL")).count() >= 6);
+    // The swap_planes line ends with its anchor (it was cut at 160 before).
+    let swap = block
+        .lines()
+        .find(|l| l.starts_with("FAIL  ninfer/"))
+        .expect("the plane-swap line");
+    assert!(
+        swap.contains("object 'w' row ") && swap.ends_with("; spec/geometry.md#block-plane"),
+        "{swap}"
+    );
+    assert!(swap.contains("; qh/d swapped: planes;"), "{swap}");
+    // Negative controls and an unusual-but-right line.
+    let long = format!("FAIL  {}", "x".repeat(155));
+    assert_eq!(long.chars().count(), 161);
+    assert!(cut_or_long(&format!("{block}{long}\n")).is_some());
+    assert!(cut_or_long(&format!("{block}FAIL  cut…\n")).is_some());
+    let exact = format!("FAIL  {}", "x".repeat(154));
+    assert_eq!(cut_or_long(&format!("{block}{exact}\n")), None);
+}
+
 /// The README shows the six planted bugs with the suite's actual output, each on one
 /// 80x24 screen with lines of at most 160 characters, a "looks like" or generic hint for at
 /// least four; the block is regenerated from real runs here, so it cannot go stale.
@@ -265,7 +299,7 @@ fn the_six_bug_demo_is_the_real_output_and_fits_one_screen_each() {
             "{bug}: {} rows\n{screen}",
             rows80(&screen)
         );
-        assert!(screen.lines().all(|l| l.chars().count() <= 160), "{screen}");
+        assert_eq!(cut_or_long(&screen), None, "{bug}:\n{screen}");
         let fail = screen
             .lines()
             .find(|l| l.starts_with("FAIL"))
@@ -274,7 +308,8 @@ fn the_six_bug_demo_is_the_real_output_and_fits_one_screen_each() {
         // Located: the tensor or vector and the row.
         assert!(fail.contains(" row "), "{bug}: {fail}");
         let hint = [
-            "looks like",
+            ": planes",
+            ": digit order",
             ": decoder",
             ": offset",
             ": tail",

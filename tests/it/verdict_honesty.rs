@@ -483,7 +483,7 @@ fn default_result_lines_fit_one_screen_and_verbose_keeps_everything() {
             l.contains(" row 0 el ") && l.contains("got ") && l.contains("want "),
             "{l}"
         );
-        assert!(l.contains("looks like reversed 2-bit order"), "{l}");
+        assert!(l.contains("; reversed 2-bit order: digit order;"), "{l}");
         // The rule the bug breaks, not only the codec's section (#35: rule-level anchors).
         assert!(l.contains("spec/codecs.md#rule-digit-order"), "{l}");
     }
