@@ -1,27 +1,45 @@
 //! Feature tags derived from what a case file holds, not from what its family says (issue #35):
-//! the `format:<F>` of every `.ninfer` tensor. (GGUF `ggml_type:<N>` tags are still the
-//! family's: deriving them would also tag the F32 tensors every GGUF case holds, which moves
-//! cases between the interop matrix's type groups; see the issue's follow-up.)
-//! A reader that declares a format unsupported then skips exactly the cases whose accepted
-//! observation needs it (an accepted file's observation covers every object it holds).
+//! the `format:<F>` of every `.ninfer` tensor and the `ggml_type:<id>` of every GGUF tensor
+//! (with `ggml_type:42-g128` / `ggml_type:42-g64` beside `ggml_type:42`, as resolved per file).
+//! A reader that declares a format or type unsupported then skips exactly the cases whose
+//! accepted observation needs it (an accepted file's observation covers every object and tensor
+//! it holds).
+//!
+//! F32 (`ggml_type:0`) is deliberately not derived: it is the type every GGUF reader has (token
+//! embeddings and norms are F32 in every model), nearly every GGUF case holds an F32 tensor,
+//! and tagging them all would move layout and metadata cases into the interop matrix's
+//! `type F32` group while letting no real reader skip anything it lacks. A family may still
+//! declare `ggml_type:0` on the one case about F32 (`gguf/y_type_f32`). Every other type is
+//! one a reader may lack (F16, BF16, the quantized, ternary and legacy types), so it is derived.
 //!
 //! Only cases a reader may accept (`y_`, `i_`) are tagged from content: an `n_` case is refused
 //! at its one violation, usually long before any object is decoded, so it keeps the tags its
-//! family declares (each of which must name a format the file holds: [`check`]).
+//! family declares (each of which must name a format or type the file holds: [`check`]).
 
 use std::collections::BTreeSet;
 
-/// The tag prefix derived from content on accepted cases (and only from content).
+/// The tag prefix derived from the `.ninfer` objects of accepted cases (and only from content).
 pub const DERIVED_PREFIX: &str = "format:";
+
+/// The tag prefix derived from the GGUF tensors of accepted cases (all but [`UNDERIVED_TYPE`]).
+pub const DERIVED_TYPE_PREFIX: &str = "ggml_type:";
+
+/// The one GGUF type tag never derived: F32, which every reader has (module docs).
+pub const UNDERIVED_TYPE: &str = "ggml_type:0";
 
 /// Whether `tag` is one this module derives.
 pub fn is_derived(tag: &str) -> bool {
     tag.starts_with(DERIVED_PREFIX)
+        || (tag.starts_with(DERIVED_TYPE_PREFIX) && tag != UNDERIVED_TYPE)
 }
 
-/// The content tags of a case file; `None` when it is no `.ninfer` container (GGUF files,
-/// codec vectors, npy inputs) or one whose directory is not even JSON.
+/// The content tags of a case file; `None` when it is neither a `.ninfer` container nor a GGUF
+/// file (codec vectors, npy inputs), a `.ninfer` one whose directory is not even JSON, or a GGUF
+/// one the reference cannot parse (an `n_` case: its tags are then not checked).
 pub fn derive(bytes: &[u8]) -> Option<BTreeSet<String>> {
+    if bytes.starts_with(b"GGUF") {
+        return gguf_types(bytes);
+    }
     if !bytes.starts_with(b"NINFER") {
         return None;
     }
@@ -36,6 +54,32 @@ pub fn derive(bytes: &[u8]) -> Option<BTreeSet<String>> {
         ),
         Err(_) => raw_formats(bytes),
     }
+}
+
+/// The `ggml_type:` tags of a GGUF file's tensors (under the spec's rules, id 42 resolved per
+/// file), less F32; `None` when the reference refuses the file.
+fn gguf_types(bytes: &[u8]) -> Option<BTreeSet<String>> {
+    use crate::gguf;
+    // A big-endian file is read through its little-endian transcoding, as the reference does.
+    let swapped = if gguf::is_big_endian(bytes) {
+        Some(gguf::swap_byte_order(bytes, gguf::ByteOrder::Big).ok()?)
+    } else {
+        None
+    };
+    let g = gguf::parse(swapped.as_deref().unwrap_or(bytes), gguf::Mode::Spec).ok()?;
+    let mut out = BTreeSet::new();
+    for t in &g.tensors {
+        let tag = format!("{DERIVED_TYPE_PREFIX}{}", t.type_id);
+        if tag == UNDERIVED_TYPE {
+            continue;
+        }
+        if t.type_id == 42 {
+            // Two meanings (PROTOCOL.md §5.3): the resolved block size names which one.
+            out.insert(format!("{tag}-g{}", t.ggml.block_elems));
+        }
+        out.insert(tag);
+    }
+    Some(out)
 }
 
 /// The `format` members of a `.ninfer` directory the reference refuses (an `n_` case): the
@@ -102,8 +146,11 @@ mod tests {
     #[test]
     fn only_format_tags_are_derived() {
         assert!(is_derived("format:NVFP4"));
-        assert!(!is_derived("ggml_type:142"));
+        assert!(is_derived("ggml_type:142"));
+        assert!(is_derived("ggml_type:42-g64"));
+        assert!(!is_derived("ggml_type:0"));
         assert!(!is_derived("kind:ninfer"));
+        assert!(derive(b"GGUF\x03\0\0\0 truncated").is_none());
         assert!(derive(b"not a container").is_none());
     }
 }

@@ -363,6 +363,58 @@ fn feature_tags_are_derived_from_the_bytes() {
     let nb = std::fs::read(root().join("conformance").join(&n.file)).unwrap();
     let only: Vec<String> = vec!["kind:ninfer".into(), "format:NVFP4".into()];
     assert!(content_tags::check(&n.id, false, &only, &nb).is_empty());
+    // GGUF: the BF16 tensor of a packed artifact is derived (its family declares only 142);
+    // dropping it, or tagging a type the file does not hold, is caught.
+    let case = |id: &str| {
+        let c = m.cases.iter().find(|c| c.id == id).unwrap().clone();
+        let b = std::fs::read(root().join("conformance").join(&c.file)).unwrap();
+        (c, b)
+    };
+    let (nano, nb) = case("pack/y_nano_pq2_0");
+    assert!(
+        nano.features.iter().any(|f| f == "ggml_type:30"),
+        "{:?}",
+        nano.features
+    );
+    let dropped: Vec<String> = nano
+        .features
+        .iter()
+        .filter(|f| f.as_str() != "ggml_type:30")
+        .cloned()
+        .collect();
+    assert_eq!(
+        content_tags::check(&nano.id, true, &dropped, &nb),
+        vec!["pack/y_nano_pq2_0: holds ggml_type:30 but is not tagged with it"]
+    );
+    let mut extra = nano.features.clone();
+    extra.push("ggml_type:143".into());
+    assert_eq!(content_tags::check(&nano.id, false, &extra, &nb).len(), 1);
+    // Unusual but right: F32 is never derived, so gguf/y_type_f32 may declare it and a case
+    // holding F32 beside F16 (an alignment case) need not.
+    let (f32c, fb) = case("gguf/y_type_f32");
+    assert!(f32c.features.iter().any(|f| f == "ggml_type:0"));
+    assert!(content_tags::check(&f32c.id, true, &f32c.features, &fb).is_empty());
+    let (al, ab) = case("gguf/y_alignment_1");
+    assert!(
+        al.features.iter().any(|f| f == "ggml_type:1"),
+        "{:?}",
+        al.features
+    );
+    assert!(
+        !al.features.iter().any(|f| f == "ggml_type:0"),
+        "{:?}",
+        al.features
+    );
+    // Legacy id 42: both the id and its resolved meaning are derived.
+    let legacy = m
+        .cases
+        .iter()
+        .find(|c| {
+            c.expect.outcome != Outcome::Reject
+                && c.features.iter().any(|f| f == "ggml_type:42-g128")
+        })
+        .expect("an accepted legacy id-42 case");
+    assert!(legacy.features.iter().any(|f| f == "ggml_type:42"));
 }
 
 /// Declaring a format unsupported skips the accepted cases that hold it (the 10 of issue #35
