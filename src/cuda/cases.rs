@@ -2,7 +2,9 @@
 //! own decoders, geometry and Hadamard code (never from a kernel), the `.kcase` bundle that
 //! stores a case in the corpus, and the launch of a case for a class.
 
-use super::abi::{KernelClass, Launch};
+use super::abi::KernelClass;
+#[cfg(any(test, feature = "internals"))]
+use super::abi::Launch;
 use super::format::KernelFormat;
 use crate::codec::{f32_to_f16, Codec, TernaryType};
 use crate::error::{Error, ErrorClass, Result};
@@ -221,6 +223,7 @@ impl KernelCase {
     }
 
     /// How to launch this case under its class's fixed ABI in f32 (spec/kernels.json `launch`).
+    #[cfg(any(test, feature = "internals"))]
     pub fn launch(&self) -> Result<Launch> {
         let p = super::precision::Precision::F32;
         let abi = super::kernel_abi::KernelAbi::default_for(self.class, p)?;

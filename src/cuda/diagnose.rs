@@ -633,6 +633,7 @@ pub fn diagnose(c: &KernelCase, p: Precision, out: &[u8]) -> Vec<&'static str> {
 }
 
 /// The first two-fault weight reading the output meets ([`composed`]).
+#[cfg(any(test, feature = "internals"))]
 pub fn diagnose_pair(c: &KernelCase, p: Precision, out: &[u8]) -> Option<[&'static str; 2]> {
     diagnose_pair_with(c, p, out, &Probe::of(c, p, out))
 }
@@ -664,6 +665,7 @@ fn diagnose_pair_with(
 
 /// Every known wrong reading the output meets (tests use this to prove each reading is
 /// reachable).
+#[cfg(any(test, feature = "internals"))]
 pub fn diagnose_all(c: &KernelCase, p: Precision, out: &[u8]) -> Result<Vec<&'static str>> {
     diagnose_all_with(c, p, out, &Probe::of(c, p, out))
 }

@@ -33,6 +33,7 @@ const BLOCK_CODECS: [Codec; 6] = [
 
 impl KernelFormat {
     /// PQ2_0 blocks.
+    #[cfg(any(test, feature = "internals"))]
     pub const PQ2_0: KernelFormat = KernelFormat::Blocks(Codec::Pq2_0);
     /// PTQ1_0 blocks.
     pub const PTQ1_0: KernelFormat = KernelFormat::Blocks(Codec::Ptq1_0);

@@ -7,6 +7,7 @@ use super::abi::KernelClass;
 use super::cases::{KernelCase};
 use super::expected::Expected;
 use super::precision::Dtype;
+#[cfg(any(test, feature = "internals"))]
 use crate::error::{Error, ErrorClass, Result};
 
 /// The first output that breaks the rule.
@@ -188,6 +189,7 @@ pub fn locate(c: &KernelCase, i: usize) -> String {
 }
 
 /// Checks the guard bands around the output and returns the output itself.
+#[cfg(any(test, feature = "internals"))]
 pub fn strip_guards<'a>(case: &str, buf: &'a [f32], out_elems: usize) -> Result<&'a [f32]> {
     let g = &crate::spec::get().kernels.guard;
     let sentinel = g.sentinel();

@@ -36,12 +36,20 @@ pub mod nvrtc;
 
 use std::time::Duration;
 
-pub use abi::{KernelClass, Launch};
+pub use abi::KernelClass;
 pub use cases::KernelCase;
-pub use driver::{run, Options, Report};
-pub use judge::{judge, Comparison};
-pub use kernel_abi::KernelAbi;
-pub use precision::{Dtype, Precision};
+pub use driver::{run, Options};
+pub use judge::Comparison;
+pub use precision::Precision;
+// The rest of the public surface, used by tests and the `internals` API only.
+#[cfg(any(test, feature = "internals"))]
+pub use {
+    abi::Launch,
+    driver::Report,
+    judge::judge,
+    kernel_abi::KernelAbi,
+    precision::Dtype,
+};
 
 use crate::error::{Error, ErrorClass, Result};
 
@@ -162,6 +170,7 @@ pub enum Role {
         /// The bug, in words.
         mimics: String,
         /// The case property that exposes it.
+        #[cfg(any(test, feature = "internals"))]
         caught_by: String,
     },
 }
@@ -185,6 +194,7 @@ pub struct Builtin {
 
 impl Builtin {
     /// Whether it must fail.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_wrong(&self) -> bool {
         matches!(self.role, Role::Wrong { .. })
     }
@@ -268,6 +278,7 @@ pub fn builtins() -> Result<Vec<Builtin>> {
                 looks_like: w.looks_like.clone(),
                 kind: w.kind.clone(),
                 mimics: w.mimics.clone(),
+                #[cfg(any(test, feature = "internals"))]
                 caught_by: w.caught_by.clone(),
             },
         });
