@@ -246,6 +246,7 @@ impl Error {
     }
 
     /// The detail rewritten from the old one (a caller that adds what it was doing).
+    #[cfg(any(test, feature = "internals"))]
     pub(crate) fn map_detail(mut self, f: impl FnOnce(&str) -> String) -> Self {
         self.detail = f(&self.detail);
         self

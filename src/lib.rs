@@ -64,13 +64,6 @@ macro_rules! internal_mod {
     // Declared through this macro, a module is out of `cargo fmt`'s reach (it does not expand
     // macros): `scripts/fmt-internal-modules.sh` (run by .ci/run) formats these modules; the
     // folders' own submodules are declared as plain cfg pairs for the same reason.
-    (allow_unused $name:ident) => {
-        #[cfg(feature = "internals")]
-        pub mod $name;
-        #[cfg(not(feature = "internals"))]
-        #[allow(dead_code, unused_imports)]
-        pub(crate) mod $name;
-    };
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
         #[cfg(feature = "internals")]
@@ -120,9 +113,7 @@ pub mod cli;
 
 // Plumbing: public only with the `internals` feature.
 internal_mod!(contain);
-// src/cuda is outside this session's scope (issue #36; #33 works there): its items used only by
-// tests and the `internals` API are not cfg'd yet, so this one module keeps its dead-code allow.
-internal_mod!(allow_unused cuda);
+internal_mod!(cuda);
 internal_mod!(digest);
 internal_mod!(fsio);
 internal_mod!(le);

@@ -89,6 +89,7 @@ impl KernelClass {
     }
 
     /// The C argument list, e.g. `const unsigned char* blocks, float* y, int n_blocks`.
+    #[cfg(any(test, feature = "internals"))]
     pub fn c_signature(self) -> String {
         self.spec()
             .args
@@ -99,6 +100,7 @@ impl KernelClass {
     }
 
     /// The argument kinds in order.
+    #[cfg(any(test, feature = "internals"))]
     pub fn arg_kinds(self) -> Vec<ArgKind> {
         self.spec()
             .args
@@ -116,6 +118,7 @@ impl KernelClass {
 
 /// How one kernel argument is passed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg(any(test, feature = "internals"))]
 pub enum ArgKind {
     /// A read-only input buffer (bytes, i32 or f32 — passed as a device pointer).
     Input,
@@ -127,6 +130,7 @@ pub enum ArgKind {
     I64,
 }
 
+#[cfg(any(test, feature = "internals"))]
 impl ArgKind {
     /// The kind of a kernel parameter from its C type; `None` for a type the ABI does not allow.
     pub fn from_c(ty: &str) -> Option<ArgKind> {
@@ -211,6 +215,7 @@ pub struct Launch {
 
 impl Launch {
     /// Bytes of the judged output buffer (0 when the launch has none).
+    #[cfg(any(test, feature = "internals"))]
     pub fn out_bytes(&self) -> usize {
         self.args
             .iter()
@@ -223,6 +228,7 @@ impl Launch {
 }
 
 /// `a / b` rounded up, as a launch dimension.
+#[cfg(any(test, feature = "internals", feature = "cuda"))]
 pub fn ceil_div(a: u64, b: u64) -> u32 {
     a.div_ceil(b) as u32
 }

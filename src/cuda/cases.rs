@@ -2,7 +2,10 @@
 //! own decoders, geometry and Hadamard code (never from a kernel), the `.kcase` bundle that
 //! stores a case in the corpus, and the launch of a case for a class.
 
-use super::abi::{KernelClass, Launch};
+use super::abi::KernelClass;
+#[cfg(any(test, feature = "internals"))]
+use super::abi::Launch;
+use super::format::KernelFormat;
 use crate::codec::{f32_to_f16, Codec, TernaryType};
 use crate::error::{Error, ErrorClass, Result};
 use crate::geometry::{row_split_geometry, RowSplitGeometry};
@@ -33,8 +36,8 @@ pub struct KernelCase {
     pub name: String,
     /// The kernel class the case is for.
     pub class: KernelClass,
-    /// The weight format (spec/formats.json name).
-    pub format: String,
+    /// The weight format.
+    pub format: KernelFormat,
     /// The case's shapes.
     pub dims: Dims,
     /// ggml blocks, or a `.ninfer` row-split object for `mul_mat_vec_planes` / `mul_mat_planes`.
@@ -64,42 +67,20 @@ pub struct KernelCase {
     pub sparse_rows: Vec<u64>,
 }
 
-/// The block codec of a ggml-block format name used by the kernel cases.
-pub fn codec_of(format: &str) -> Result<Codec> {
-    // A `.ninfer` ternary format name (`PQ2_0_G128`) decodes with its type's codec.
-    if let Some(ty) = TernaryType::of_format_name(format) {
-        return Ok(ty.codec());
-    }
-    Ok(match format {
-        "pq2_0" | "q2_0_g128_legacy" => Codec::Pq2_0,
-        "q2_0_g64" => Codec::Q2_0G64,
-        "ptq1_0" => Codec::Ptq1_0,
-        "tq1_0" => Codec::Tq1_0,
-        "tq2_0" => Codec::Tq2_0,
-        // BeeLlama's planar Q2_0S (KV-cache type; dequantize only, generated cases).
-        "q2_0s_planar" => Codec::Q2_0sPlanar,
-        _ => {
-            return Err(Error::new(
-                ErrorClass::CliUsage,
-                "format",
-                format!("no kernel cases use format {format:?}"),
-            ))
-        }
-    })
-}
-
+/// The `.ninfer` block layout and row-split geometry of a planes format's `[n, k]` object.
 pub(crate) fn plane_geometry(
-    format: &str,
+    format: KernelFormat,
     n: u64,
     k: u64,
 ) -> Result<(BlockLayout, RowSplitGeometry)> {
-    let f = crate::spec::get().format(format).ok_or_else(|| {
-        Error::new(
+    let KernelFormat::Planes(ty) = format else {
+        return Err(Error::new(
             ErrorClass::KernelCase,
             "format",
-            format!("{format} is not in spec/formats.json"),
-        )
-    })?;
+            format!("{format} is not a .ninfer planes format"),
+        ));
+    };
+    let f = ty.format();
     Ok((BlockLayout::for_format(f)?, row_split_geometry(f, n, k)?))
 }
 
@@ -110,7 +91,7 @@ fn case_err(c: &KernelCase, detail: impl Into<String>) -> Error {
 impl KernelCase {
     /// Bytes of one weight row (`k` / block elements x block bytes) of a ggml-block format.
     pub fn row_bytes(&self) -> Result<usize> {
-        let c = codec_of(&self.format)?;
+        let c = self.format.codec()?;
         Ok((self.dims.k / c.block_elems() as u64) as usize * c.block_bytes())
     }
 
@@ -177,14 +158,14 @@ impl KernelCase {
         let want_w: Option<u64> = match self.class {
             KernelClass::HadamardRotate => None,
             KernelClass::MulMatVecPlanes | KernelClass::MulMatPlanes => {
-                Some(plane_geometry(&self.format, d.n, d.k)?.1.payload_bytes)
+                Some(plane_geometry(self.format, d.n, d.k)?.1.payload_bytes)
             }
             KernelClass::Dequantize => {
-                let c = codec_of(&self.format)?;
+                let c = self.format.codec()?;
                 Some(d.n_blocks * c.block_bytes() as u64)
             }
             _ => {
-                let c = codec_of(&self.format)?;
+                let c = self.format.codec()?;
                 let qk = c.block_elems() as u64;
                 if d.n == 0 || d.k == 0 || d.k % qk != 0 {
                     return Err(case_err(
@@ -242,6 +223,7 @@ impl KernelCase {
     }
 
     /// How to launch this case under its class's fixed ABI in f32 (spec/kernels.json `launch`).
+    #[cfg(any(test, feature = "internals"))]
     pub fn launch(&self) -> Result<Launch> {
         let p = super::precision::Precision::F32;
         let abi = super::kernel_abi::KernelAbi::default_for(self.class, p)?;
@@ -403,7 +385,8 @@ impl KernelCase {
         let mut c = KernelCase {
             name: name.to_string(),
             class,
-            format: format.to_string(),
+            format: KernelFormat::of_name(format)
+                .ok_or_else(|| bad(16, format!("unknown format {format:?}")))?,
             dims: Dims {
                 n,
                 k,
@@ -520,14 +503,14 @@ fn random_blocks(codec: Codec, blocks: usize, seed: u64) -> Result<Vec<u8>> {
 pub(crate) fn base(
     name: &str,
     class: KernelClass,
-    format: &str,
+    format: KernelFormat,
     dims: Dims,
     recipe: &str,
 ) -> KernelCase {
     KernelCase {
         name: name.into(),
         class,
-        format: format.into(),
+        format,
         dims,
         weights: Vec::new(),
         ids: Vec::new(),
@@ -555,7 +538,7 @@ pub fn all() -> Vec<KernelCase> {
 /// (non-canonical) bytes.
 fn dequantize_cases() -> Result<Vec<KernelCase>> {
     let mut v = Vec::new();
-    let dq = |name: &str, format: &str, blocks: u64, weights: Vec<u8>, recipe: &str| {
+    let dq = |name: &str, format: KernelFormat, blocks: u64, weights: Vec<u8>, recipe: &str| {
         let mut c = base(
             name,
             KernelClass::Dequantize,
@@ -571,50 +554,50 @@ fn dequantize_cases() -> Result<Vec<KernelCase>> {
     };
     v.push(dq(
         "y_dequantize_pq2_0",
-        "pq2_0",
+        KernelFormat::Blocks(Codec::Pq2_0),
         8,
         quantized(Codec::Pq2_0, 1024, 101)?,
         "8 PQ2_0 blocks from the reference quantizer (codes 0..2)",
     ));
     v.push(dq(
         "i_dequantize_pq2_0_code3",
-        "pq2_0",
+        KernelFormat::Blocks(Codec::Pq2_0),
         8,
         random_blocks(Codec::Pq2_0, 8, 102)?,
         "8 PQ2_0 blocks of random code bytes (code 3 included, decodes to +2d) with finite scales",
     ));
     v.push(dq(
         "y_dequantize_q2_0_g128_legacy",
-        "q2_0_g128_legacy",
+        KernelFormat::Q2G128Legacy,
         8,
         quantized(Codec::Pq2_0, 1024, 103)?,
         "8 legacy Prism Q2_0-g128 (id 42, byte-identical to PQ2_0) blocks",
     ));
     v.push(dq(
         "y_dequantize_q2_0_g64",
-        "q2_0_g64",
+        KernelFormat::Blocks(Codec::Q2_0G64),
         8,
         quantized(Codec::Q2_0G64, 512, 104)?,
         "8 mainline Q2_0 (group 64) blocks",
     ));
     v.push(dq(
         "y_dequantize_ptq1_0",
-        "ptq1_0",
+        KernelFormat::Blocks(Codec::Ptq1_0),
         8,
         quantized(Codec::Ptq1_0, 1024, 105)?,
         "8 PTQ1_0 blocks from the reference quantizer",
     ));
-    v.push(dq("i_dequantize_ptq1_0_noncanonical", "ptq1_0", 8, random_blocks(Codec::Ptq1_0, 8, 106)?, "8 PTQ1_0 blocks of random qs/qh bytes (non-canonical bytes decode by the digit formula) with finite scales"));
+    v.push(dq("i_dequantize_ptq1_0_noncanonical", KernelFormat::Blocks(Codec::Ptq1_0), 8, random_blocks(Codec::Ptq1_0, 8, 106)?, "8 PTQ1_0 blocks of random qs/qh bytes (non-canonical bytes decode by the digit formula) with finite scales"));
     v.push(dq(
         "y_dequantize_tq1_0",
-        "tq1_0",
+        KernelFormat::Blocks(Codec::Tq1_0),
         4,
         quantized(Codec::Tq1_0, 1024, 107)?,
         "4 TQ1_0 blocks",
     ));
     v.push(dq(
         "y_dequantize_tq2_0",
-        "tq2_0",
+        KernelFormat::Blocks(Codec::Tq2_0),
         4,
         quantized(Codec::Tq2_0, 1024, 108)?,
         "4 TQ2_0 blocks",
@@ -637,7 +620,7 @@ pub fn try_all() -> Result<Vec<KernelCase>> {
         let mut c = base(
             &format!("y_get_rows_{fmt}"),
             GetRows,
-            fmt,
+            KernelFormat::Blocks(codec),
             Dims {
                 n,
                 k,
@@ -660,7 +643,7 @@ pub fn try_all() -> Result<Vec<KernelCase>> {
         let mut c = base(
             &format!("y_mul_mat_vec_{fmt}"),
             MulMatVec,
-            fmt,
+            KernelFormat::Blocks(codec),
             Dims {
                 n,
                 k,
@@ -675,10 +658,11 @@ pub fn try_all() -> Result<Vec<KernelCase>> {
     }
     for (i, ty) in TernaryType::ALL.into_iter().enumerate() {
         let (n, k) = (13u64, 640u64);
-        let (fmt, codec) = (ty.format().name.as_str(), ty.codec());
-        let (layout, geom) = plane_geometry(fmt, n, k)?;
+        let (format, codec) = (KernelFormat::Planes(ty), ty.codec());
+        let fmt = format.name();
+        let (layout, geom) = plane_geometry(format, n, k)?;
         let ggml = quantized(codec, (n * k) as usize, 140 + i as u64)?;
-        let mut c = base(&format!("y_mul_mat_vec_planes_{}", fmt.to_lowercase()), MulMatVecPlanes, fmt, Dims { n, k, t: 1, ..Dims::default() },
+        let mut c = base(&format!("y_mul_mat_vec_planes_{}", fmt.to_lowercase()), MulMatVecPlanes, format, Dims { n, k, t: 1, ..Dims::default() },
             "a [13, 640] .ninfer row-split object (planes::assemble of reference-quantized blocks; 13 rows put 256-byte alignment gaps between the planes) x one f32 vector");
         c.weights = planes::assemble(&layout, &geom, &ggml)?;
         c.x = activations(&mut Bytes::new(150 + i as u64), geom.k_pad as usize);
@@ -692,7 +676,7 @@ pub fn try_all() -> Result<Vec<KernelCase>> {
         let fmt = codec.name();
         for t in [1u64, 3] {
             let (n, k) = (40u64, 384u64);
-            let mut c = base(&format!("y_mul_mat_{fmt}_t{t}"), MulMat, fmt, Dims { n, k, t, ..Dims::default() },
+            let mut c = base(&format!("y_mul_mat_{fmt}_t{t}"), MulMat, KernelFormat::Blocks(codec), Dims { n, k, t, ..Dims::default() },
                 "[40, 384] weights x T token-major f32 activations (40 rows: a partial 32-row tile)");
             c.weights = quantized(codec, (n * k) as usize, 160 + i as u64)?;
             c.x = activations(&mut Bytes::new(170 + 10 * i as u64 + t), (k * t) as usize);
@@ -708,7 +692,7 @@ pub fn try_all() -> Result<Vec<KernelCase>> {
     })?;
     let block = profile.hadamard_block;
     for (width, t) in [(profile.sign_widths[0], 2u64), (profile.sign_widths[1], 1)] {
-        let mut c = base(&format!("y_hadamard_rotate_k{width}_t{t}"), HadamardRotate, "f32", Dims { k: width, t, block, ..Dims::default() },
+        let mut c = base(&format!("y_hadamard_rotate_k{width}_t{t}"), HadamardRotate, KernelFormat::F32, Dims { k: width, t, block, ..Dims::default() },
             "token-major activations rotated by H_B(s ⊙ x), B = prism.hadamard.block_size, signs of this sign-table width (±1, seeded)");
         let mut r = Bytes::new(180 + width);
         c.signs = (0..width)
@@ -731,7 +715,7 @@ pub fn observe(bytes: &[u8]) -> Result<serde_json::Value> {
     let refb: Vec<u8> = c.reference.iter().flat_map(|v| v.to_le_bytes()).collect();
     let mut o = serde_json::json!({
         "class": c.class.name(),
-        "format": c.format,
+        "format": c.format.name(),
         "outputs": c.reference.len(),
         "reference_f64_sha256": crate::digest::sha256_hex(&refb),
     });
@@ -798,6 +782,30 @@ mod tests {
         let e = KernelCase::from_bundle(&bundle(&six[..40])).unwrap_err();
         assert_eq!((e.class(), e.offset()), (ErrorClass::KernelCase, Some(16)));
         assert!(e.detail().contains("dims section must hold 6 u64"), "{e}");
+    }
+
+    /// The meta's format is parsed once: a name no kernel case uses is a located case error;
+    /// the legacy alias (PQ2_0's codec, its own name) comes back as itself.
+    #[test]
+    fn a_bundle_meta_format_is_parsed_and_checked() {
+        let c = &all()[0];
+        let b = c.to_bundle();
+        let meta = format!("{} {} {}", c.name, c.class.name(), c.format);
+        let at = b.windows(meta.len()).position(|w| w == meta.as_bytes()).unwrap();
+        let mut m = b.clone();
+        // Same length as `pq2_0`, so the section lengths still hold.
+        let f = at + meta.len() - c.format.name().len();
+        m[f..at + meta.len()].copy_from_slice(b"tq3_0");
+        let e = KernelCase::from_bundle(&m).unwrap_err();
+        assert_eq!((e.class(), e.offset()), (ErrorClass::KernelCase, Some(16)));
+        assert!(e.detail().contains("unknown format \"tq3_0\""), "{e}");
+        let legacy = all()
+            .into_iter()
+            .find(|c| c.format == KernelFormat::Q2G128Legacy)
+            .unwrap();
+        let back = KernelCase::from_bundle(&legacy.to_bundle()).unwrap();
+        assert_eq!(back.format, KernelFormat::Q2G128Legacy);
+        assert_eq!(back.format.codec().unwrap(), Codec::Pq2_0);
     }
 
     #[test]
@@ -872,7 +880,7 @@ mod tests {
     /// class other than get_rows. The dense twin of the same rows (a small table) passes.
     #[test]
     fn a_sparse_table_round_trips_and_inconsistent_ones_are_case_errors() {
-        let c = super::super::generate::matrix(KernelClass::GetRows, "pq2_0")
+        let c = super::super::generate::matrix(KernelClass::GetRows, KernelFormat::PQ2_0)
             .unwrap()
             .into_iter()
             .find(|c| !c.sparse_rows.is_empty())

@@ -78,6 +78,7 @@ impl IncludeRoots {
     }
 
     /// The canonical folders.
+    #[cfg(any(test, feature = "internals"))]
     pub fn roots(&self) -> &[PathBuf] {
         &self.roots
     }

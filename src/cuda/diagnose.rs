@@ -8,7 +8,7 @@
 //! rule; the first reading the output meets is named ("looks like: ...").
 
 use super::abi::KernelClass;
-use super::cases::{codec_of, plane_geometry, KernelCase};
+use super::cases::{plane_geometry, KernelCase};
 use super::diagnose_probe::Probe;
 use super::expected::{expected, expected_with, Expected};
 use super::judge::judge;
@@ -633,6 +633,7 @@ pub fn diagnose(c: &KernelCase, p: Precision, out: &[u8]) -> Vec<&'static str> {
 }
 
 /// The first two-fault weight reading the output meets ([`composed`]).
+#[cfg(any(test, feature = "internals"))]
 pub fn diagnose_pair(c: &KernelCase, p: Precision, out: &[u8]) -> Option<[&'static str; 2]> {
     diagnose_pair_with(c, p, out, &Probe::of(c, p, out))
 }
@@ -646,7 +647,7 @@ fn diagnose_pair_with(
     if c.class == KernelClass::HadamardRotate {
         return None;
     }
-    let codec = codec_of(&c.format).ok()?;
+    let codec = c.format.codec().ok()?;
     composed(codec).into_iter().find_map(|(names, qk, bb, f)| {
         let dec = |b: &[u8], o: &mut [f32]| -> Result<()> {
             decode_stream(b, o, qk, bb, &f);
@@ -664,6 +665,7 @@ fn diagnose_pair_with(
 
 /// Every known wrong reading the output meets (tests use this to prove each reading is
 /// reachable).
+#[cfg(any(test, feature = "internals"))]
 pub fn diagnose_all(c: &KernelCase, p: Precision, out: &[u8]) -> Result<Vec<&'static str>> {
     diagnose_all_with(c, p, out, &Probe::of(c, p, out))
 }
@@ -677,7 +679,7 @@ fn diagnose_all_with(
     let mut hits = Vec::new();
     // Weight readings.
     if c.class != KernelClass::HadamardRotate {
-        let codec = codec_of(&c.format)?;
+        let codec = c.format.codec()?;
         for (name, qk, bb, f) in element_variants(codec) {
             let dec = |b: &[u8], o: &mut [f32]| -> Result<()> {
                 decode_stream(b, o, qk, bb, &f);
@@ -766,8 +768,8 @@ fn diagnose_all_with(
 /// without the object's place in the buffer.
 fn planes_readings(c: &KernelCase, p: Precision, out: &[u8], hits: &mut Vec<&'static str>) {
     let (Ok(codec), Ok((_, geom))) = (
-        codec_of(&c.format),
-        plane_geometry(&c.format, c.dims.n, c.dims.k),
+        c.format.codec(),
+        plane_geometry(c.format, c.dims.n, c.dims.k),
     ) else {
         return;
     };
@@ -862,8 +864,8 @@ mod tests {
             KernelClass::MulMatVec,
             KernelClass::MulMat,
         ] {
-            for f in &class.spec().formats {
-                let codec = codec_of(f).unwrap();
+            for f in crate::cuda::format::class_formats(class).unwrap() {
+                let codec = f.codec().unwrap();
                 let c = &generate::matrix(class, f).unwrap()[1];
                 for (name, qk, bb, fun) in element_variants(codec) {
                     let dec = |b: &[u8], o: &mut [f32]| -> Result<()> {
@@ -924,8 +926,8 @@ mod tests {
             "trit.canonical_only",
         ];
         let mut seen = std::collections::BTreeSet::new();
-        for f in &KernelClass::Dequantize.spec().formats {
-            let codec = codec_of(f).unwrap();
+        for f in crate::cuda::format::class_formats(KernelClass::Dequantize).unwrap() {
+            let codec = f.codec().unwrap();
             let c = &generate::matrix(KernelClass::Dequantize, f).unwrap()[0];
             for (name, qk, bb, fun) in element_variants(codec) {
                 let dec = |b: &[u8], o: &mut [f32]| -> Result<()> {
@@ -959,7 +961,7 @@ mod tests {
         // Special scales for dequantize; normal ones for mat-vec (where a subnormal scale's
         // reading differs from the right one by less than the rounding bound).
         for (class, i) in [(KernelClass::Dequantize, 1), (KernelClass::MulMatVec, 2)] {
-            let c = &generate::matrix(class, "pq2_0").unwrap()[i];
+            let c = &generate::matrix(class, crate::cuda::format::KernelFormat::PQ2_0).unwrap()[i];
             let mut pairs = 0;
             for (names, qk, bb, fun) in composed(Codec::Pq2_0) {
                 if !matches!(
@@ -1001,7 +1003,7 @@ mod tests {
     /// fail are named by it (a reading that passes this case is never diagnosed).
     #[test]
     fn the_flushed_subnormal_hint_names_flushing_in_mat_vec_sums_and_no_other_reading() {
-        let c = generate::matrix(KernelClass::MulMatVec, "ptq1_0")
+        let c = generate::matrix(KernelClass::MulMatVec, crate::cuda::format::KernelFormat::PTQ1_0)
             .unwrap()
             .into_iter()
             .find(|c| c.name.ends_with("_n37_k1024"))
@@ -1035,15 +1037,16 @@ mod tests {
     /// four classes, each other reading's admission by the probe is implied by its full match.
     #[test]
     fn the_probe_row_admits_every_matching_reading_and_turns_away_most_others() {
+        use crate::cuda::format::KernelFormat;
         let (mut turned_away, mut matched) = (0, 0);
         for (class, f, i) in [
-            (KernelClass::Dequantize, "pq2_0", 1),
-            (KernelClass::GetRows, "ptq1_0", 1),
-            (KernelClass::MulMatVec, "pq2_0", 1),
-            (KernelClass::MulMat, "ptq1_0", 3),
+            (KernelClass::Dequantize, KernelFormat::PQ2_0, 1),
+            (KernelClass::GetRows, KernelFormat::PTQ1_0, 1),
+            (KernelClass::MulMatVec, KernelFormat::PQ2_0, 1),
+            (KernelClass::MulMat, KernelFormat::PTQ1_0, 3),
         ] {
             let c = &generate::matrix(class, f).unwrap()[i];
-            let codec = codec_of(f).unwrap();
+            let codec = f.codec().unwrap();
             let readings = element_variants(codec);
             for (name, qk, bb, fun) in readings.iter().take(12) {
                 let dec = |b: &[u8], o: &mut [f32]| -> Result<()> {

@@ -7,7 +7,7 @@
 //! readings are exactly those of the full search; only the work differs.
 
 use super::abi::KernelClass;
-use super::cases::{base, codec_of, KernelCase};
+use super::cases::{base, KernelCase};
 use super::expected::{expected, expected_with, WeightDecoder};
 use super::judge::judge;
 use super::precision::Precision;
@@ -30,11 +30,11 @@ impl Probe {
         }
         let i = judge(c, &expected(c, p).ok()?, out).first_bad?.index;
         let w = p.y.elem_bytes();
-        let mut s = base(&c.name, c.class, &c.format, c.dims, "");
+        let mut s = base(&c.name, c.class, c.format, c.dims, "");
         let elems = |from: usize, n: usize| out.get(from * w..(from + n) * w).map(<[u8]>::to_vec);
         let sub_out = match c.class {
             KernelClass::Dequantize => {
-                let codec = codec_of(&c.format).ok()?;
+                let codec = c.format.codec().ok()?;
                 let (be, bb) = (codec.block_elems(), codec.block_bytes());
                 let b = i / be;
                 s.weights = c.weights.get(b * bb..(b + 1) * bb)?.to_vec();
@@ -78,7 +78,7 @@ impl Probe {
     /// maps an output to other bytes in the row alone than in the whole buffer: always
     /// admitted, judged on the whole case.
     pub(super) fn admits(&self, p: Precision, qk: usize, bb: usize, decode: WeightDecoder) -> bool {
-        let same_blocks = codec_of(&self.case.format)
+        let same_blocks = self.case.format.codec()
             .is_ok_and(|c| (c.block_elems(), c.block_bytes()) == (qk, bb));
         !same_blocks
             || expected_with(&self.case, p, decode)

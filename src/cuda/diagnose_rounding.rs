@@ -13,7 +13,7 @@
 //! of the weights is far above bf16 accumulation's, so neither is named.
 
 use super::abi::KernelClass;
-use super::cases::{codec_of, KernelCase};
+use super::cases::{KernelCase};
 use super::diagnose::matches;
 use super::expected::{expected, ggml_blocks, Expected};
 use super::judge::{f32_down, f32_up, gamma};
@@ -130,7 +130,7 @@ pub fn accumulator(c: &KernelCase, p: Precision, out: &[u8]) -> Option<&'static 
         return None;
     }
     let e = expected(c, p).ok()?;
-    let codec = codec_of(&c.format).ok()?;
+    let codec = c.format.codec().ok()?;
     let blocks = ggml_blocks(c).ok()?;
     let mut w = vec![0f32; codec.blocks_in(blocks.len()).ok()? * codec.block_elems()];
     codec.decode_reference(&blocks, &mut w).ok()?;
@@ -225,11 +225,11 @@ mod tests {
     use crate::cuda::judge::judge;
 
     fn mmv(i: usize) -> KernelCase {
-        generate::matrix(KernelClass::MulMatVec, "pq2_0").unwrap()[i].clone()
+        generate::matrix(KernelClass::MulMatVec, crate::cuda::format::KernelFormat::PQ2_0).unwrap()[i].clone()
     }
 
     fn terms_of(c: &KernelCase, p: Precision, r: usize) -> Vec<f32> {
-        let codec = codec_of(&c.format).unwrap();
+        let codec = c.format.codec().unwrap();
         let mut w = vec![0f32; c.weights.len() / codec.block_bytes() * codec.block_elems()];
         codec.decode_reference(&c.weights, &mut w).unwrap();
         let k = c.dims.k as usize;

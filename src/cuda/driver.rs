@@ -139,7 +139,7 @@ pub fn run(o: &Options, out: &mut dyn FnMut(&str)) -> crate::Result<Report> {
     k.head(o, out);
     let mut report = json!({
         "source": k.src_path.display().to_string(), "entry": k.entry, "class": k.class.name(),
-        "formats": k.formats, "tier": o.tier.name(), "precision": k.abi.precision.name(),
+        "formats": k.formats.iter().map(|f| f.name()).collect::<Vec<_>>(), "tier": o.tier.name(), "precision": k.abi.precision.name(),
         "random": o.random, "seed": o.seed,
     });
     let t0 = Instant::now();
@@ -194,7 +194,7 @@ struct Kernel {
     entry: String,
     class: KernelClass,
     abi: KernelAbi,
-    formats: Vec<String>,
+    formats: Vec<super::format::KernelFormat>,
     source: String,
     cases: super::CasePlan,
 }
@@ -234,7 +234,11 @@ impl Kernel {
         let precision = o.precision.as_deref().map(Precision::parse).transpose()?;
         let abi = KernelAbi::from_sidecar(class, &sidecar, precision)?;
         let formats = match (&o.format, &sidecar.formats) {
-            (None, Some(f)) => f.clone(),
+            (None, Some(f)) => super::format::KernelFormat::parse_all(
+                f,
+                crate::error::ErrorClass::KernelAbi,
+                "formats",
+            )?,
             (f, _) => super::default_formats(class, f.as_deref())?,
         };
         // Includes confined to the kernel's folder and the -I folders, each file checked before
@@ -258,7 +262,11 @@ impl Kernel {
             "check-kernel {} ({}, {}, precision {}) from {} -- tier {}",
             self.entry,
             self.class.name(),
-            self.formats.join(","),
+            self.formats
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join(","),
             self.abi.precision,
             self.src_path.display(),
             o.tier.name()
@@ -386,7 +394,7 @@ fn summarize(o: &Options, results: &[CaseResult], t0: Instant, out: &mut dyn FnM
 
 /// The case plan of a run: fixed (corpus + generated matrix) or random (built lazily, after
 /// `--case` picked them by name), then the filters.
-fn select_cases(class: KernelClass, formats: &[String], a: &Options) -> crate::Result<super::CasePlan> {
+fn select_cases(class: KernelClass, formats: &[super::format::KernelFormat], a: &Options) -> crate::Result<super::CasePlan> {
     check_random(a.random)?;
     if a.block.is_some() && class != KernelClass::HadamardRotate {
         return Err(usage(
@@ -703,7 +711,7 @@ pub fn demo_step(out: &mut dyn FnMut(&str)) -> crate::Result<bool> {
     let t0 = Instant::now();
     let mut ok = true;
     let class = KernelClass::Dequantize;
-    let cases = super::cases_for(class, &["ptq1_0".to_string()])?;
+    let cases = super::cases_for(class, &[super::format::KernelFormat::PTQ1_0])?;
     let cases = &cases[..1];
     let pairs = [
         ("dequantize.cu", "ref_dequantize_ptq1_0"),

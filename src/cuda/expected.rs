@@ -5,7 +5,7 @@
 //! slack a mode allows (q8_1: the f16 rounding of each block's stored `s`).
 
 use super::abi::KernelClass;
-use super::cases::{codec_of, plane_geometry, KernelCase};
+use super::cases::{plane_geometry, KernelCase};
 use super::precision::{quantize_i8_groups, quantize_q8_1, Dtype, Precision, Q8_1_QK};
 use crate::codec::f16_to_f32;
 use crate::error::{Error, ErrorClass, Result};
@@ -40,7 +40,7 @@ pub type WeightDecoder<'a> = &'a dyn Fn(&[u8], &mut [f32]) -> Result<()>;
 /// The case's weights as ggml blocks (planes objects disassembled).
 pub fn ggml_blocks(c: &KernelCase) -> Result<Vec<u8>> {
     if c.class.is_planes() {
-        let (layout, geom) = plane_geometry(&c.format, c.dims.n, c.dims.k)?;
+        let (layout, geom) = plane_geometry(c.format, c.dims.n, c.dims.k)?;
         planes::disassemble(&layout, &geom, &c.weights)
     } else {
         Ok(c.weights.clone())
@@ -49,7 +49,7 @@ pub fn ggml_blocks(c: &KernelCase) -> Result<Vec<u8>> {
 
 /// Per weight element, the f16 scale of the block holding it (for the q8_1 slack).
 fn element_scales(c: &KernelCase, blocks: &[u8]) -> Result<Vec<f32>> {
-    let codec = codec_of(&c.format)?;
+    let codec = c.format.codec()?;
     let (bb, be) = (codec.block_bytes(), codec.block_elems());
     let so = codec.scale_offset().unwrap_or(0);
     let mut v = Vec::with_capacity(blocks.len() / bb * be);
@@ -118,7 +118,7 @@ pub fn expected_with(c: &KernelCase, p: Precision, decode: WeightDecoder) -> Res
         x_bytes,
     };
     let decode_all = |blocks: &[u8]| -> Result<Vec<f32>> {
-        let codec = codec_of(&c.format)?;
+        let codec = c.format.codec()?;
         let n = codec.blocks_in(blocks.len())? * codec.block_elems();
         let mut out = vec![0f32; n];
         decode(blocks, &mut out)?;
@@ -232,7 +232,7 @@ pub fn expected_with(c: &KernelCase, p: Precision, decode: WeightDecoder) -> Res
 pub fn expected(c: &KernelCase, p: Precision) -> Result<Expected> {
     let codec = match c.class {
         KernelClass::HadamardRotate => None,
-        _ => Some(codec_of(&c.format)?),
+        _ => Some(c.format.codec()?),
     };
     expected_with(c, p, &|b, o| match codec {
         Some(cd) => cd.decode_reference(b, o),

@@ -7,7 +7,8 @@
 //! way llama.cpp's test-backend-ops does and names each case after its seed so it replays.
 
 use super::abi::KernelClass;
-use super::cases::{codec_of, plane_geometry, KernelCase};
+use super::cases::{plane_geometry, KernelCase};
+use super::format::KernelFormat;
 use crate::codec::{f32_to_f16, Codec};
 use crate::error::Result;
 use crate::planes;
@@ -70,7 +71,7 @@ fn activations(r: &mut Rng, n: usize) -> Vec<f32> {
     (0..n).map(|_| unit(r) * 2.0 - 1.0).collect()
 }
 
-fn empty(name: String, class: KernelClass, format: &str, recipe: String) -> KernelCase {
+fn empty(name: String, class: KernelClass, format: KernelFormat, recipe: String) -> KernelCase {
     super::cases::base(&name, class, format, Default::default(), &recipe)
 }
 
@@ -92,7 +93,7 @@ pub struct Shape {
 pub fn build(
     name: String,
     class: KernelClass,
-    format: &str,
+    format: KernelFormat,
     s: &Shape,
     scales: Scales,
     seed: u64,
@@ -102,7 +103,7 @@ pub fn build(
     let mut c;
     match class {
         KernelClass::Dequantize => {
-            let codec = codec_of(format)?;
+            let codec = format.codec()?;
             c = empty(
                 name,
                 class,
@@ -113,7 +114,7 @@ pub fn build(
             c.weights = random_blocks(codec, s.n as usize, scales, &mut r);
         }
         KernelClass::GetRows => {
-            let codec = codec_of(format)?;
+            let codec = format.codec()?;
             let bpr = (s.k / codec.block_elems() as u64) as usize;
             c = empty(name, class, format, format!("{} rows of a [{}, {}] {format} matrix of random bytes, {policy} scales (first, last, repeated ids)", s.extra, s.n, s.k));
             c.dims.n = s.n;
@@ -144,7 +145,7 @@ pub fn build(
             c.ids = ids;
         }
         KernelClass::MulMatVec | KernelClass::MulMat => {
-            let codec = codec_of(format)?;
+            let codec = format.codec()?;
             let bpr = (s.k / codec.block_elems() as u64) as usize;
             let t = if class == KernelClass::MulMat { s.t } else { 1 };
             c = empty(name, class, format, format!("[{}, {}] {format} weights of random bytes, {policy} scales, x {t} token(s) of f32 in [-1, 1) token-major", s.n, s.k));
@@ -155,7 +156,7 @@ pub fn build(
             c.x = activations(&mut r, (s.k * t) as usize);
         }
         KernelClass::MulMatVecPlanes | KernelClass::MulMatPlanes => {
-            let codec = codec_of(format)?;
+            let codec = format.codec()?;
             let (layout, geom) = plane_geometry(format, s.n, s.k)?;
             let bpr = (s.k / codec.block_elems() as u64) as usize;
             let ggml = random_blocks(codec, s.n as usize * bpr, scales, &mut r);
@@ -225,8 +226,8 @@ pub fn sparse_row_width(codec: Codec) -> u64 {
 /// gathered rows exist ([`KernelCase::sparse_rows`]): the last row, the row that straddles byte
 /// 2^31, the first row past it, a row past 65,535 and row 0. A row offset computed in 32 bits
 /// wraps for the rows past 2^31; the table is never materialised (the host tier maps it).
-pub fn sparse_vocab_case(name: String, format: &str, seed: u64) -> Result<KernelCase> {
-    let codec = codec_of(format)?;
+pub fn sparse_vocab_case(name: String, format: KernelFormat, seed: u64) -> Result<KernelCase> {
+    let codec = format.codec()?;
     let (n, k) = (SPARSE_VOCAB_ROWS, sparse_row_width(codec));
     let rb = (k / codec.block_elems() as u64) * codec.block_bytes() as u64;
     let straddle = (1u64 << 31) / rb;
@@ -251,13 +252,13 @@ pub fn sparse_vocab_case(name: String, format: &str, seed: u64) -> Result<Kernel
 }
 
 /// The generated matrix for one class and format (deterministic).
-pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
+pub fn matrix(class: KernelClass, format: KernelFormat) -> Result<Vec<KernelCase>> {
     use KernelClass::*;
-    let f = format.to_lowercase();
+    let f = format.name().to_lowercase();
     let cname = class.name();
     let mut v = Vec::new();
     let seed0 =
-        0x6e74_0000u64 + (class as u64) * 0x1000 + format.bytes().map(|b| b as u64).sum::<u64>();
+        0x6e74_0000u64 + (class as u64) * 0x1000 + format.name().bytes().map(|b| b as u64).sum::<u64>();
     let mut add = |tag: &str, s: Shape, sc: Scales, i: u64| -> Result<()> {
         v.push(build(
             format!("g_{cname}_{f}_{tag}"),
@@ -280,7 +281,7 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
             add("7_blocks", shape(7, 0, 0, 0, 0), Scales::Finite, 5)?;
         }
         GetRows => {
-            let qk = codec_of(format)?.block_elems() as u64;
+            let qk = format.codec()?.block_elems() as u64;
             // 13 one-block rows: one per special scale, every row gathered.
             add(&format!("k{qk}"), shape(13, qk, 0, 15, 0), Scales::All, 1)?;
             add(
@@ -313,7 +314,7 @@ pub fn matrix(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
             )?);
         }
         MulMatVec => {
-            let qk = codec_of(format)?.block_elems() as u64;
+            let qk = format.codec()?.block_elems() as u64;
             add("n1", shape(1, qk, 1, 0, 0), Scales::Signed, 1)?;
             add("n37_k1024", shape(37, 1024, 1, 0, 0), Scales::Finite, 2)?;
             add("n70_k384", shape(70, 384, 1, 0, 0), Scales::Signed, 3)?;
@@ -443,7 +444,7 @@ pub fn is_model_scale(c: &KernelCase) -> bool {
 
 /// The fixed cases of [`matrix`] at a real model's scale ([`is_model_scale`]), which every
 /// `--random` run includes.
-pub fn model_scale(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> {
+pub fn model_scale(class: KernelClass, format: KernelFormat) -> Result<Vec<KernelCase>> {
     Ok(matrix(class, format)?
         .into_iter()
         .filter(is_model_scale)
@@ -452,28 +453,28 @@ pub fn model_scale(class: KernelClass, format: &str) -> Result<Vec<KernelCase>> 
 
 /// `n` random cases of `class` / `format` from `seed`, named `r<seed>_<i>_...` so a failure
 /// names what to replay.
-pub fn random(class: KernelClass, format: &str, n: usize, seed: u64) -> Result<Vec<KernelCase>> {
+pub fn random(class: KernelClass, format: KernelFormat, n: usize, seed: u64) -> Result<Vec<KernelCase>> {
     (0..n).map(|i| random_one(class, format, i, seed)).collect()
 }
 
 /// The name of random case `i` (known without drawing it, so `--case` selects before any
 /// case is built).
-pub fn random_name(class: KernelClass, format: &str, i: usize, seed: u64) -> String {
-    format!("r{seed}_{i}_{}_{}", class.name(), format.to_lowercase())
+pub fn random_name(class: KernelClass, format: KernelFormat, i: usize, seed: u64) -> String {
+    format!("r{seed}_{i}_{}_{}", class.name(), format.name().to_lowercase())
 }
 
 /// Random case `i` of `class` / `format` from `seed` (the same case [`random`] gives at `i`).
-pub fn random_one(class: KernelClass, format: &str, i: usize, seed: u64) -> Result<KernelCase> {
+pub fn random_one(class: KernelClass, format: KernelFormat, i: usize, seed: u64) -> Result<KernelCase> {
     use KernelClass::*;
     let cs = seed
         .wrapping_mul(0x9e37_79b9_7f4a_7c15)
         .wrapping_add((i as u64) << 20)
-        .wrapping_add(class as u64 * 7919 + format.len() as u64);
+        .wrapping_add(class as u64 * 7919 + format.name().len() as u64);
     let mut r = Rng::new(cs);
     let mut pick = |lo: u64, hi: u64| lo + r.next_u64() % (hi - lo + 1);
     let qk = match class {
         HadamardRotate => 1,
-        _ => codec_of(format)?.block_elems() as u64,
+        _ => format.codec()?.block_elems() as u64,
     };
     let scales = match pick(0, 9) {
         0..=5 => Scales::Signed,
@@ -529,7 +530,7 @@ mod tests {
     #[test]
     fn every_class_and_format_gets_code_3_specials_and_varied_shapes() {
         for class in KernelClass::ALL {
-            for f in &class.spec().formats {
+            for f in crate::cuda::format::class_formats(class).unwrap() {
                 let cases = matrix(class, f).unwrap();
                 assert!(cases.len() >= 3, "{} {f}", class.name());
                 if class != KernelClass::HadamardRotate {
@@ -544,20 +545,20 @@ mod tests {
                 }
             }
         }
-        let mm = matrix(KernelClass::MulMat, "pq2_0").unwrap();
+        let mm = matrix(KernelClass::MulMat, crate::cuda::format::KernelFormat::PQ2_0).unwrap();
         let ts: Vec<u64> = mm.iter().map(|c| c.dims.t).collect();
         assert!((1..=9).all(|t| ts.contains(&t)));
         assert!([13, 17, 33].iter().all(|t| ts.contains(t)));
-        let had = matrix(KernelClass::HadamardRotate, "f32").unwrap();
+        let had = matrix(KernelClass::HadamardRotate, crate::cuda::format::KernelFormat::F32).unwrap();
         let bs: Vec<u64> = had.iter().map(|c| c.dims.block).collect();
         assert!([64, 128, 256, 512, 1024].iter().all(|b| bs.contains(b)));
         assert!(had.iter().any(|c| c.dims.t > 4) && had.iter().any(|c| c.dims.k >= 12288));
-        let mmv = matrix(KernelClass::MulMatVec, "ptq1_0").unwrap();
+        let mmv = matrix(KernelClass::MulMatVec, crate::cuda::format::KernelFormat::PTQ1_0).unwrap();
         assert!(mmv.iter().any(|c| c.dims.k > 2048 && c.dims.n > 128));
-        let pl = matrix(KernelClass::MulMatVecPlanes, "PTQ1_0_G128").unwrap();
+        let pl = matrix(KernelClass::MulMatVecPlanes, crate::cuda::format::KernelFormat::Planes(crate::codec::TernaryType::Ptq1_0)).unwrap();
         assert!(pl.iter().any(|c| c.obj_prefix > 4096));
         // mul_mat_planes: T = 1, an odd T, a prefill T, and the FFN widths with few rows.
-        let mp = matrix(KernelClass::MulMatPlanes, "PQ2_0_G128").unwrap();
+        let mp = matrix(KernelClass::MulMatPlanes, crate::cuda::format::KernelFormat::Planes(crate::codec::TernaryType::Pq2_0)).unwrap();
         let ts: Vec<u64> = mp.iter().map(|c| c.dims.t).collect();
         assert!([1, 3, 7, 17].iter().all(|t| ts.contains(t)), "{ts:?}");
         assert!(mp.iter().any(|c| c.dims.k == 17408 && c.dims.n <= 8));
@@ -566,14 +567,14 @@ mod tests {
 
     #[test]
     fn generation_is_deterministic_and_random_cases_replay() {
-        let a = random(KernelClass::MulMat, "ptq1_0", 5, 7).unwrap();
-        let b = random(KernelClass::MulMat, "ptq1_0", 5, 7).unwrap();
+        let a = random(KernelClass::MulMat, crate::cuda::format::KernelFormat::PTQ1_0, 5, 7).unwrap();
+        let b = random(KernelClass::MulMat, crate::cuda::format::KernelFormat::PTQ1_0, 5, 7).unwrap();
         for (x, y) in a.iter().zip(&b) {
             assert_eq!(x.weights, y.weights);
             assert_eq!(x.x, y.x);
             assert_eq!(x.name, y.name);
         }
-        let c = random(KernelClass::MulMat, "ptq1_0", 5, 8).unwrap();
+        let c = random(KernelClass::MulMat, crate::cuda::format::KernelFormat::PTQ1_0, 5, 8).unwrap();
         assert_ne!(a[0].weights, c[0].weights);
     }
 
@@ -584,7 +585,7 @@ mod tests {
     #[test]
     fn model_scale_cases_are_the_fixed_ones_random_shapes_never_reach() {
         for class in KernelClass::ALL {
-            for f in &class.spec().formats {
+            for f in crate::cuda::format::class_formats(class).unwrap() {
                 let m = model_scale(class, f).unwrap();
                 assert!(m.iter().all(is_model_scale));
                 let all = matrix(class, f).unwrap();
@@ -616,7 +617,7 @@ mod tests {
     /// a sparse input of the full length with one run per held row.
     #[test]
     fn the_sparse_vocabulary_table_passes_2_31_bytes_holding_only_its_gathered_rows() {
-        for f in &KernelClass::GetRows.spec().formats {
+        for f in crate::cuda::format::class_formats(KernelClass::GetRows).unwrap() {
             let m = matrix(KernelClass::GetRows, f).unwrap();
             let c = m.iter().find(|c| !c.sparse_rows.is_empty()).unwrap();
             let rb = c.row_bytes().unwrap() as u64;
@@ -631,7 +632,7 @@ mod tests {
             assert_eq!(c.weights.len() as u64, c.sparse_rows.len() as u64 * rb);
             assert_eq!(c.reference.len() as u64, c.dims.n_ids * c.dims.k);
             // A smaller width would not pass 2^31 bytes.
-            let codec = codec_of(f).unwrap();
+            let codec = f.codec().unwrap();
             let k = sparse_row_width(codec) - 1024;
             assert!(SPARSE_VOCAB_ROWS * (k / codec.block_elems() as u64) * codec.block_bytes() as u64 <= 1 << 31);
             // Deterministic: the same bytes and reference again.

@@ -36,7 +36,9 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use super::abi::{KernelClass, Launch, LaunchArg};
+use super::abi::{Launch, LaunchArg};
+#[cfg(any(test, feature = "internals"))]
+use super::abi::KernelClass;
 use super::sources::{HOST_SHIM, HOST_TYPES};
 use crate::contain;
 use crate::error::{Error, ErrorClass, Result};
@@ -158,6 +160,7 @@ pub struct HostBinary {
     /// SHA-256 of `exe` when it was built or checked; re-checked before every start.
     sha: [u8; 32],
     entries: Vec<EntrySig>,
+    #[cfg(any(test, feature = "internals"))]
     ubsan: bool,
     memory_mb: u64,
 }
@@ -187,8 +190,10 @@ const SIG_MARK: &str = "NINFER_SIGNATURE_MISMATCH";
 /// The child's exit code when UBSan stopped it (a misaligned access).
 const UBSAN_EXIT: i32 = 86;
 /// Bytes of guard band around Out/Scratch (as 256 f32 of the guard pattern).
+#[cfg(any(test, feature = "internals"))]
 const BAND: usize = 1024;
 /// The guard pattern of Out.
+#[cfg(any(test, feature = "internals"))]
 const SENTINEL: u32 = 0x7fa5_a5a5;
 
 /// Empty stand-ins for the CUDA headers kernels include with angle brackets; the shim and
@@ -577,6 +582,7 @@ impl HostBinary {
             exe: exe.clone(),
             sha,
             entries: entries.to_vec(),
+            #[cfg(any(test, feature = "internals"))]
             ubsan,
             memory_mb: opts.memory_mb,
         };
@@ -726,6 +732,7 @@ impl HostBinary {
     }
 
     /// Whether misaligned accesses are caught (UBSan's alignment check linked in).
+    #[cfg(any(test, feature = "internals"))]
     pub fn checks_alignment(&self) -> bool {
         self.ubsan
     }
@@ -2020,6 +2027,7 @@ fn misaligned_error(entry: &str, case: &str, l: &Launch, maps: &[BufMap], line: 
 // ---------------------------------------------------------------- the previous API
 
 /// A compiled host-tier kernel (the previous API: one class ABI, one launch per call).
+#[cfg(any(test, feature = "internals"))]
 pub struct HostKernel {
     bin: HostBinary,
     /// The kernel's entry point.
@@ -2028,6 +2036,7 @@ pub struct HostKernel {
     pub class: KernelClass,
 }
 
+#[cfg(any(test, feature = "internals"))]
 impl HostKernel {
     /// Compiles `source` (includes already resolved) with entry `entry` under `class`'s ABI.
     pub fn compile(source: &str, entry: &str, class: KernelClass) -> Result<HostKernel> {

@@ -4,9 +4,10 @@
 //! Also the guard-band check and the coordinates of an output element.
 
 use super::abi::KernelClass;
-use super::cases::{codec_of, KernelCase};
+use super::cases::{KernelCase};
 use super::expected::Expected;
 use super::precision::Dtype;
+#[cfg(any(test, feature = "internals"))]
 use crate::error::{Error, ErrorClass, Result};
 
 /// The first output that breaks the rule.
@@ -153,7 +154,7 @@ pub fn gamma(m: u64) -> f64 {
 
 /// Where output `i` of a case sits: (token, row, block, element) as the class has them.
 pub fn locate(c: &KernelCase, i: usize) -> String {
-    let qk = codec_of(&c.format)
+    let qk = c.format.codec()
         .map(|x| x.block_elems())
         .unwrap_or(1)
         .max(1);
@@ -188,6 +189,7 @@ pub fn locate(c: &KernelCase, i: usize) -> String {
 }
 
 /// Checks the guard bands around the output and returns the output itself.
+#[cfg(any(test, feature = "internals"))]
 pub fn strip_guards<'a>(case: &str, buf: &'a [f32], out_elems: usize) -> Result<&'a [f32]> {
     let g = &crate::spec::get().kernels.guard;
     let sentinel = g.sentinel();
@@ -470,7 +472,7 @@ mod tests {
     /// used to add; a kernel that does use the stored `s` passes, measured against that reference.
     #[test]
     fn q8_1_allowance_is_per_element_only() {
-        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, "pq2_0")
+        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, crate::cuda::format::KernelFormat::PQ2_0)
             .unwrap()
             .into_iter()
             .find(|c| c.name.ends_with("n70_k384"))
@@ -494,7 +496,7 @@ mod tests {
     /// correctly rounded outputs are 0 ULP away (not "max|err|/bound 1.000"), one ULP off is 1.
     #[test]
     fn narrow_outputs_are_reported_in_output_ulps() {
-        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, "pq2_0")
+        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, crate::cuda::format::KernelFormat::PQ2_0)
             .unwrap()
             .into_iter()
             .find(|c| c.name.ends_with("n37_k1024"))
@@ -518,7 +520,7 @@ mod tests {
 
     #[test]
     fn nan_matches_any_nan_and_infinities_must_match() {
-        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, "pq2_0")
+        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, crate::cuda::format::KernelFormat::PQ2_0)
             .unwrap()
             .into_iter()
             .find(|c| c.reference.iter().any(|v| v.is_nan()))

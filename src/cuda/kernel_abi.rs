@@ -7,7 +7,7 @@
 use serde::Deserialize;
 
 use super::abi::{KernelClass, Launch, LaunchArg};
-use super::cases::{codec_of, plane_geometry, KernelCase};
+use super::cases::{plane_geometry, KernelCase};
 use super::expected::Expected;
 use super::launch_expr;
 use super::precision::{Dtype, Precision};
@@ -214,9 +214,9 @@ const INT64: &[&str] = &[
 /// The scalar value of `name` on a case (None: not defined for this class / case).
 pub fn scalar(c: &KernelCase, name: &str) -> Option<i64> {
     let d = c.dims;
-    let qk = codec_of(&c.format).ok().map(|x| x.block_elems() as u64);
-    let bb = codec_of(&c.format).ok().map(|x| x.block_bytes() as u64);
-    let planes = || plane_geometry(&c.format, d.n, d.k).ok().map(|p| p.1);
+    let qk = c.format.codec().ok().map(|x| x.block_elems() as u64);
+    let bb = c.format.codec().ok().map(|x| x.block_bytes() as u64);
+    let planes = || plane_geometry(c.format, d.n, d.k).ok().map(|p| p.1);
     let pre = c.obj_prefix as u64;
     let v = match (c.class, name) {
         (KernelClass::Dequantize, "n_blocks") => d.n_blocks,
@@ -496,7 +496,7 @@ impl KernelAbi {
                     bytes: weights_buffer(c),
                 },
                 Bind::Plane(p) => {
-                    let g = plane_geometry(&c.format, c.dims.n, c.dims.k)?.1;
+                    let g = plane_geometry(c.format, c.dims.n, c.dims.k)?.1;
                     let (o, l) = match *p {
                         "base" => (g.base_offset, g.base_bytes),
                         "high" => (g.high_offset, g.high_bytes),
@@ -690,7 +690,7 @@ mod tests {
     /// byte-identical), for hadamard_rotate only, and never together with a signs parameter.
     #[test]
     fn the_signs_pre_step_signs_x_and_is_refused_where_it_cannot_apply() {
-        let c = crate::cuda::generate::matrix(KernelClass::HadamardRotate, "f32")
+        let c = crate::cuda::generate::matrix(KernelClass::HadamardRotate, crate::cuda::format::KernelFormat::F32)
             .unwrap()
             .remove(0);
         let sc = |j: &str| serde_json::from_str::<AbiSidecar>(j).unwrap();
@@ -790,7 +790,7 @@ mod tests {
                 "void*"
             ]
         );
-        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, "pq2_0")
+        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, crate::cuda::format::KernelFormat::PQ2_0)
             .unwrap()
             .remove(1);
         let e = expected(&c, a.precision).unwrap();

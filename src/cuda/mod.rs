@@ -17,6 +17,7 @@ mod diagnose_probe;
 mod diagnose_rounding;
 pub mod driver;
 pub mod expected;
+pub mod format;
 pub mod generate;
 pub mod host;
 pub mod judge;
@@ -35,12 +36,20 @@ pub mod nvrtc;
 
 use std::time::Duration;
 
-pub use abi::{KernelClass, Launch};
+pub use abi::KernelClass;
 pub use cases::KernelCase;
-pub use driver::{run, Options, Report};
-pub use judge::{judge, Comparison};
-pub use kernel_abi::KernelAbi;
-pub use precision::{Dtype, Precision};
+pub use driver::{run, Options};
+pub use judge::Comparison;
+pub use precision::Precision;
+// The rest of the public surface, used by tests and the `internals` API only.
+#[cfg(any(test, feature = "internals"))]
+pub use {
+    abi::Launch,
+    driver::Report,
+    judge::judge,
+    kernel_abi::KernelAbi,
+    precision::Dtype,
+};
 
 use crate::error::{Error, ErrorClass, Result};
 
@@ -161,6 +170,7 @@ pub enum Role {
         /// The bug, in words.
         mimics: String,
         /// The case property that exposes it.
+        #[cfg(any(test, feature = "internals"))]
         caught_by: String,
     },
 }
@@ -173,7 +183,7 @@ pub struct Builtin {
     /// The kernel's class.
     pub class: KernelClass,
     /// The weight formats it runs over.
-    pub formats: Vec<String>,
+    pub formats: Vec<format::KernelFormat>,
     /// Its source file under `src/cuda/kernels/`.
     pub source: String,
     /// Its ABI (the class ABI unless the table gives a sidecar).
@@ -184,6 +194,7 @@ pub struct Builtin {
 
 impl Builtin {
     /// Whether it must fail.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_wrong(&self) -> bool {
         matches!(self.role, Role::Wrong { .. })
     }
@@ -223,7 +234,11 @@ pub fn builtins() -> Result<Vec<Builtin>> {
         v.push(Builtin {
             entry: r.entry.clone(),
             class,
-            formats: r.formats.clone(),
+            formats: format::KernelFormat::parse_all(
+                &r.formats,
+                ErrorClass::SpecInvalid,
+                &format!("spec/kernels.json {}.formats", r.entry),
+            )?,
             source: r.source.clone(),
             abi: abi_of(class, &None, &r.entry)?,
             role: Role::Reference,
@@ -234,7 +249,11 @@ pub fn builtins() -> Result<Vec<Builtin>> {
         v.push(Builtin {
             entry: u.entry.clone(),
             class,
-            formats: u.formats.clone(),
+            formats: format::KernelFormat::parse_all(
+                &u.formats,
+                ErrorClass::SpecInvalid,
+                &format!("spec/kernel_variants.json {}.formats", u.entry),
+            )?,
             source: u.source.clone(),
             abi: abi_of(class, &u.abi, &u.entry)?,
             role: Role::Unusual {
@@ -247,7 +266,11 @@ pub fn builtins() -> Result<Vec<Builtin>> {
         v.push(Builtin {
             entry: w.entry.clone(),
             class,
-            formats: w.formats.clone(),
+            formats: format::KernelFormat::parse_all(
+                &w.formats,
+                ErrorClass::SpecInvalid,
+                &format!("spec/kernel_variants.json {}.formats", w.entry),
+            )?,
             source: w.source.clone(),
             abi: abi_of(class, &w.abi, &w.entry)?,
             role: Role::Wrong {
@@ -255,6 +278,7 @@ pub fn builtins() -> Result<Vec<Builtin>> {
                 looks_like: w.looks_like.clone(),
                 kind: w.kind.clone(),
                 mimics: w.mimics.clone(),
+                #[cfg(any(test, feature = "internals"))]
                 caught_by: w.caught_by.clone(),
             },
         });
@@ -263,12 +287,12 @@ pub fn builtins() -> Result<Vec<Builtin>> {
 }
 
 /// The corpus cases plus the generated matrix of `class` over `formats`.
-pub fn cases_for(class: KernelClass, formats: &[String]) -> Result<Vec<KernelCase>> {
+pub fn cases_for(class: KernelClass, formats: &[format::KernelFormat]) -> Result<Vec<KernelCase>> {
     let mut v: Vec<KernelCase> = cases::try_all()?
         .into_iter()
         .filter(|c| c.class == class && formats.contains(&c.format))
         .collect();
-    for f in formats {
+    for &f in formats {
         v.extend(generate::matrix(class, f)?);
     }
     Ok(v)
@@ -280,7 +304,7 @@ pub const DEFAULT_RANDOM: usize = 4;
 
 /// The default cases of `class` over `formats`: the fixed ones ([`cases_for`]) plus a batch of
 /// [`DEFAULT_RANDOM`] random cases per format from `seed`.
-pub fn cases_default(class: KernelClass, formats: &[String], seed: u64) -> Result<Vec<KernelCase>> {
+pub fn cases_default(class: KernelClass, formats: &[format::KernelFormat], seed: u64) -> Result<Vec<KernelCase>> {
     let mut v = cases_for(class, formats)?;
     v.extend(random_cases(class, formats, DEFAULT_RANDOM, seed)?);
     Ok(v)
@@ -302,7 +326,7 @@ pub enum CasePlan {
         /// The class.
         class: KernelClass,
         /// Formats, indexed by `picks`.
-        formats: Vec<String>,
+        formats: Vec<format::KernelFormat>,
         /// `--seed`.
         seed: u64,
         /// (format index, case index) in run order.
@@ -320,7 +344,7 @@ impl CasePlan {
     /// `filters` (all when empty).
     pub fn random(
         class: KernelClass,
-        formats: &[String],
+        formats: &[format::KernelFormat],
         n: usize,
         seed: u64,
         filters: &[String],
@@ -328,7 +352,7 @@ impl CasePlan {
     ) -> Result<CasePlan> {
         let named = |name: &str| filters.is_empty() || filters.iter().any(|t| name.contains(t));
         let mut model = Vec::new();
-        for f in formats {
+        for &f in formats {
             model.extend(
                 generate::model_scale(class, f)?
                     .into_iter()
@@ -336,7 +360,7 @@ impl CasePlan {
             );
         }
         let mut picks = Vec::new();
-        for (fi, f) in formats.iter().enumerate() {
+        for (fi, &f) in formats.iter().enumerate() {
             for i in 0..n {
                 if named(&generate::random_name(class, f, i, seed)) {
                     picks.push((fi as u32, i as u32));
@@ -385,7 +409,10 @@ impl CasePlan {
         for chunk in picks.chunks(Self::CHUNK) {
             let mut cs = Vec::with_capacity(chunk.len());
             for &(fi, i) in chunk {
-                let fmt = formats.get(fi as usize).map(String::as_str).unwrap_or("");
+                // cannot miss: `picks` index `formats`, both built together in `random`.
+                let Some(&fmt) = formats.get(fi as usize) else {
+                    continue;
+                };
                 let c = generate::random_one(class, fmt, i as usize, seed)?;
                 if block.is_none_or(|b| c.dims.block == b) {
                     cs.push(c);
@@ -409,41 +436,41 @@ impl CasePlan {
 /// `n` random cases of `class` per format (`--random N --seed S`).
 pub fn random_cases(
     class: KernelClass,
-    formats: &[String],
+    formats: &[format::KernelFormat],
     n: usize,
     seed: u64,
 ) -> Result<Vec<KernelCase>> {
     let mut v = Vec::new();
-    for f in formats {
+    for &f in formats {
         v.extend(generate::random(class, f, n, seed)?);
     }
     Ok(v)
 }
 
 /// The formats a kernel runs over when none is named: the class's only format, or an error.
-pub fn default_formats(class: KernelClass, format: Option<&str>) -> Result<Vec<String>> {
+pub fn default_formats(
+    class: KernelClass,
+    format: Option<&str>,
+) -> Result<Vec<format::KernelFormat>> {
     let fs = &class.spec().formats;
+    let usage = |detail: String| Error::new(ErrorClass::CliUsage, "--format", detail);
     match format {
-        Some(f) if fs.iter().any(|x| x == f) => Ok(vec![f.to_string()]),
-        Some(f) => Err(Error::new(
+        Some(f) if fs.iter().any(|x| x == f) => Ok(vec![format::KernelFormat::parse(
+            f,
             ErrorClass::CliUsage,
             "--format",
-            format!(
-                "class {} has no format {f:?}; one of {}",
-                class.name(),
-                fs.join(", ")
-            ),
-        )),
-        None if fs.len() == 1 => Ok(fs.clone()),
-        None => Err(Error::new(
-            ErrorClass::CliUsage,
-            "--format",
-            format!(
-                "class {} needs --format (one of {})",
-                class.name(),
-                fs.join(", ")
-            ),
-        )),
+        )?]),
+        Some(f) => Err(usage(format!(
+            "class {} has no format {f:?}; one of {}",
+            class.name(),
+            fs.join(", ")
+        ))),
+        None if fs.len() == 1 => format::class_formats(class),
+        None => Err(usage(format!(
+            "class {} needs --format (one of {})",
+            class.name(),
+            fs.join(", ")
+        ))),
     }
 }
 

@@ -195,7 +195,7 @@ pub fn run_builtins_host(
     Ok(out)
 }
 
-type CaseKey = (KernelClass, Vec<String>);
+type CaseKey = (KernelClass, Vec<super::format::KernelFormat>);
 /// Kernels not done yet with a key's cases, and the cases once built.
 type CaseSlot = (usize, Option<Arc<Vec<KernelCase>>>);
 
@@ -218,7 +218,7 @@ impl SharedCases {
         }
     }
 
-    fn get(&self, class: KernelClass, formats: &[String], seed: u64) -> crate::Result<Arc<Vec<KernelCase>>> {
+    fn get(&self, class: KernelClass, formats: &[super::format::KernelFormat], seed: u64) -> crate::Result<Arc<Vec<KernelCase>>> {
         let mut g = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         let slot = g.entry((class, formats.to_vec())).or_default();
         if let Some(v) = &slot.1 {

@@ -11,6 +11,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use ninfer_ternary::cuda::check::{self, HostSetup};
+use ninfer_ternary::cuda::format::KernelFormat;
 use ninfer_ternary::cuda::suite::{markdown_table, run_builtins_host};
 use ninfer_ternary::cuda::{self, KernelAbi, KernelClass, Precision, Role, Status};
 use ninfer_ternary::error::ErrorClass;
@@ -72,7 +73,7 @@ fn every_shipped_kernel_behaves_as_its_table_says_and_kernels_md_shows_that_run(
     // Coverage: every class and spec format has a reference kernel and a wrong variant; every
     // bug kind and every verdict class the checker can give is exercised by some wrong variant.
     for c in KernelClass::ALL {
-        for f in &c.spec().formats {
+        for f in &cuda::format::class_formats(c).unwrap() {
             let has = |wrong: bool| {
                 vs.iter().any(|v| {
                     v.kernel.class == c
@@ -134,8 +135,8 @@ fn every_shipped_kernel_behaves_as_its_table_says_and_kernels_md_shows_that_run(
     );
 }
 
-fn first_case(class: KernelClass, format: &str) -> Vec<cuda::KernelCase> {
-    cuda::cases_for(class, &[format.to_string()]).unwrap()[..1].to_vec()
+fn first_case(class: KernelClass, format: KernelFormat) -> Vec<cuda::KernelCase> {
+    cuda::cases_for(class, &[format]).unwrap()[..1].to_vec()
 }
 
 fn run(
@@ -153,7 +154,7 @@ fn bad_kernels_get_their_error_class() {
         return;
     }
     let d = KernelClass::Dequantize;
-    let cases = first_case(d, "pq2_0");
+    let cases = first_case(d, KernelFormat::PQ2_0);
     let ok_sig = "extern \"C\" __global__ void k(const unsigned char* b, float* y, int n)";
     let refused = |src: &str, entry: &str| {
         cuda::run_host(src, entry, d, &cases, Duration::from_secs(30)).unwrap_err()
@@ -283,6 +284,30 @@ fn check_kernel_cli_locates_and_names_a_failure_and_keeps_its_exit_codes() {
         .concat())
         .0,
         2
+    );
+    // Sidecar formats are parsed once: one no kernel case uses is kernel.abi naming the field;
+    // a known one given only there (no --format) runs as --format would.
+    let sidecar = |formats: &str| {
+        let p = json_dir.path().join(format!("abi_{}.json", formats.len()));
+        std::fs::write(&p, format!(r#"{{"formats": [{formats}]}}"#)).unwrap();
+        let no_format: Vec<&str> = check_wrong
+            .iter()
+            .copied()
+            .filter(|a| !["--format", "ptq1_0"].contains(a))
+            .collect();
+        cli(&[&no_format[..], &["--abi", p.to_str().unwrap()]].concat())
+    };
+    let (code, out) = sidecar(r#""q8_0""#);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("[kernel.abi] formats: no kernel cases use format \"q8_0\""),
+        "{out}"
+    );
+    let (code, out) = sidecar(r#""ptq1_0""#);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("first failing case: y_dequantize_ptq1_0"),
+        "{out}"
     );
     // Random mode: a failure names the case to replay.
     let (code, out) = cli(&[&check_wrong[..], &["--random", "5", "--seed", "9"]].concat());
@@ -650,7 +675,7 @@ fn random_cases_pass_the_references_and_catch_the_wrong_variants() {
 fn model_cases(k: &cuda::Builtin) -> usize {
     k.formats
         .iter()
-        .map(|f| cuda::generate::model_scale(k.class, f).unwrap().len())
+        .map(|f| cuda::generate::model_scale(k.class, *f).unwrap().len())
         .sum()
 }
 
@@ -730,7 +755,7 @@ fn kernels_md_worked_examples_pass_on_the_host_tier() {
         .collect();
     assert!(blocks.len() >= 2, "two cuda examples");
     let class = KernelClass::Dequantize;
-    let cases = cuda::cases_for(class, &["ptq1_0".to_string()]).unwrap();
+    let cases = cuda::cases_for(class, &[KernelFormat::PTQ1_0]).unwrap();
     let rs = cuda::run_host(
         blocks[0],
         "wrapped_dequantize_ptq1_0",
@@ -773,7 +798,7 @@ fn kernels_md_worked_examples_pass_on_the_host_tier() {
             .unwrap();
     let abi = KernelAbi::from_sidecar(KernelClass::MulMatVec, &sidecar, None).unwrap();
     assert_eq!(abi.precision, Precision::parse("bf16-in+bf16-out").unwrap());
-    let cases = cuda::cases_for(KernelClass::MulMatVec, &["pq2_0".to_string()]).unwrap();
+    let cases = cuda::cases_for(KernelClass::MulMatVec, &[KernelFormat::PQ2_0]).unwrap();
     let rs = check::run_host(
         blocks[1],
         sidecar.entry.as_deref().unwrap(),

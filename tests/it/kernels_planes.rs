@@ -6,6 +6,7 @@
 //! cases catch it. Needs a host C++ compiler, like tests/it/kernels.rs.
 
 use ninfer_ternary::cuda::check::{self, HostSetup};
+use ninfer_ternary::cuda::format::KernelFormat;
 use ninfer_ternary::cuda::generate::{self, Scales, Shape};
 use ninfer_ternary::cuda::{self, KernelCase, KernelClass, Role, Status};
 
@@ -22,7 +23,7 @@ fn host_ready() -> bool {
 
 /// The fixed mul_mat_vec_planes shapes (alignment gaps, objects placed past unrelated bytes,
 /// special scales, a 5120-wide row) as one-token mul_mat_planes cases.
-fn one_token_cases(format: &str) -> Vec<KernelCase> {
+fn one_token_cases(format: KernelFormat) -> Vec<KernelCase> {
     generate::matrix(KernelClass::MulMatVecPlanes, format)
         .unwrap()
         .iter()
@@ -92,9 +93,9 @@ fn mul_mat_planes_wrong_kernels_fail_on_a_later_token_and_pass_every_one_token_c
     for k in &kernels {
         let src = cuda::sources::builtin_resolved(&k.source).unwrap();
         let mut cases = Vec::new();
-        for f in &k.formats {
+        for &f in &k.formats {
             cases.extend(one_token_cases(f));
-            cases.extend(cuda::cases_for(KernelClass::MulMatPlanes, &[f.clone()]).unwrap());
+            cases.extend(cuda::cases_for(KernelClass::MulMatPlanes, &[f]).unwrap());
         }
         let rs = check::run_host(&src, &k.entry, &k.abi, &cases, &setup).unwrap();
         assert_eq!(rs.len(), cases.len());

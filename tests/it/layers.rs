@@ -318,8 +318,6 @@ fn every_module_of_lib_rs_has_a_layer_and_once() {
                 .or_else(|| l.strip_prefix("pub(crate) mod "))
                 .or_else(|| l.strip_prefix("internal_mod!("))?;
             let name = l.trim_end_matches(';').trim_end_matches(')');
-            // `internal_mod!(allow_unused cuda)`: the module keeps a dead-code allow.
-            let name = name.strip_prefix("allow_unused ").unwrap_or(name);
             // The macro's own `pub mod $name;` is not a module.
             name.chars()
                 .all(|c| c.is_ascii_lowercase() || c == '_')

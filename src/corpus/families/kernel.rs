@@ -15,7 +15,7 @@ pub fn cases() -> crate::Result<Vec<Case>> {
             let d = k.dims;
             Case::new("kernel", k.name.clone(), "kernel", "kcase", k.to_bundle())
                 .param("class", k.class.name())
-                .param("format", k.format.clone())
+                .param("format", k.format.name())
                 .param("n", d.n)
                 .param("k", d.k)
                 .param("t", d.t)
