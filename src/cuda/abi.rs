@@ -80,7 +80,10 @@ impl KernelClass {
 
     /// Whether the weights are a `.ninfer` row-split object (planes) rather than ggml blocks.
     pub fn is_planes(self) -> bool {
-        matches!(self, KernelClass::MulMatVecPlanes | KernelClass::MulMatPlanes)
+        matches!(
+            self,
+            KernelClass::MulMatVecPlanes | KernelClass::MulMatPlanes
+        )
     }
 
     /// Bit-exact acceptance (dequantize, get_rows) rather than the error bound.

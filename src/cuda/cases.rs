@@ -104,19 +104,26 @@ impl KernelCase {
         } else {
             self.sparse_rows.binary_search(&r).ok()?
         };
-        self.weights.get(i.checked_mul(rb)?..i.checked_add(1)?.checked_mul(rb)?)
+        self.weights
+            .get(i.checked_mul(rb)?..i.checked_add(1)?.checked_mul(rb)?)
     }
 
     /// Checks a sparse table: a `get_rows` case, rows ascending and distinct inside the table,
     /// `weights` exactly those rows, every gathered id one of them.
     fn check_sparse(&self) -> Result<()> {
         if self.class != KernelClass::GetRows {
-            return Err(case_err(self, "only a get_rows case may have a sparse table"));
+            return Err(case_err(
+                self,
+                "only a get_rows case may have a sparse table",
+            ));
         }
         if let Some(w) = self.sparse_rows.windows(2).find(|w| w[0] >= w[1]) {
             return Err(case_err(
                 self,
-                format!("sparse rows must ascend without repeats ({} then {})", w[0], w[1]),
+                format!(
+                    "sparse rows must ascend without repeats ({} then {})",
+                    w[0], w[1]
+                ),
             ));
         }
         if let Some(r) = self.sparse_rows.last().filter(|&&r| r >= self.dims.n) {
@@ -136,11 +143,9 @@ impl KernelCase {
                 ),
             ));
         }
-        if let Some(id) = self
-            .ids
-            .iter()
-            .find(|&&id| u64::try_from(id).map_or(true, |r| self.sparse_rows.binary_search(&r).is_err()))
-        {
+        if let Some(id) = self.ids.iter().find(|&&id| {
+            u64::try_from(id).map_or(true, |r| self.sparse_rows.binary_search(&r).is_err())
+        }) {
             return Err(case_err(
                 self,
                 format!("id {id} gathers a row the sparse table does not hold"),
@@ -276,7 +281,10 @@ impl KernelCase {
             secs.push((
                 "rows",
                 5,
-                self.sparse_rows.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                self.sparse_rows
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect(),
             ));
         }
         if !self.ids.is_empty() {
@@ -791,7 +799,10 @@ mod tests {
         let c = &all()[0];
         let b = c.to_bundle();
         let meta = format!("{} {} {}", c.name, c.class.name(), c.format);
-        let at = b.windows(meta.len()).position(|w| w == meta.as_bytes()).unwrap();
+        let at = b
+            .windows(meta.len())
+            .position(|w| w == meta.as_bytes())
+            .unwrap();
         let mut m = b.clone();
         // Same length as `pq2_0`, so the section lengths still hold.
         let f = at + meta.len() - c.format.name().len();
@@ -897,11 +908,20 @@ mod tests {
             assert_eq!(e.class(), ErrorClass::KernelCase, "{e}");
             assert!(e.detail().contains(want), "{want}: {e}");
         };
-        err(&|x| x.ids[3] = 65_536, "id 65536 gathers a row the sparse table does not hold");
+        err(
+            &|x| x.ids[3] = 65_536,
+            "id 65536 gathers a row the sparse table does not hold",
+        );
         err(&|x| x.sparse_rows.swap(0, 1), "must ascend");
-        err(&|x| *x.sparse_rows.last_mut().unwrap() = 248_320, "outside the table");
+        err(
+            &|x| *x.sparse_rows.last_mut().unwrap() = 248_320,
+            "outside the table",
+        );
         err(&|x| x.weights.truncate(100), "the 5 sparse rows need");
-        err(&|x| x.class = KernelClass::Dequantize, "only a get_rows case");
+        err(
+            &|x| x.class = KernelClass::Dequantize,
+            "only a get_rows case",
+        );
         // The same rows as a dense 5-row table with renumbered ids: the same reference.
         let mut dense = c.clone();
         dense.dims.n = c.sparse_rows.len() as u64;

@@ -13,9 +13,32 @@ use crate::error::{Error, ErrorClass, Result};
 
 /// Folders no include root may be (nor `/`): the system's and everyone's.
 const SYSTEM_ROOTS: &[&str] = &[
-    "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media",
-    "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr",
-    "/var", "/var/tmp", "/usr/include", "/usr/local", "/usr/local/include",
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/media",
+    "/mnt",
+    "/opt",
+    "/proc",
+    "/root",
+    "/run",
+    "/sbin",
+    "/snap",
+    "/srv",
+    "/sys",
+    "/tmp",
+    "/usr",
+    "/var",
+    "/var/tmp",
+    "/usr/include",
+    "/usr/local",
+    "/usr/local/include",
 ];
 
 /// Pseudo file systems: nothing under them is a source file.
@@ -254,7 +277,17 @@ mod tests {
 
     #[test]
     fn system_folders_and_home_are_no_include_roots_project_folders_are() {
-        for d in ["/", "/etc", "/proc", "/proc/self", "/dev", "/sys", "/home", "/root", "/tmp"] {
+        for d in [
+            "/",
+            "/etc",
+            "/proc",
+            "/proc/self",
+            "/dev",
+            "/sys",
+            "/home",
+            "/root",
+            "/tmp",
+        ] {
             assert!(forbidden_root(Path::new(d)).is_some(), "{d}");
         }
         let scratch = std::env::temp_dir().join(format!("nt-confine-{}", std::process::id()));
@@ -267,8 +300,8 @@ mod tests {
         let e = check_include_dir(Path::new("/etc")).unwrap_err();
         assert_eq!(e.class(), ErrorClass::KernelInclude);
         // A device is refused before it is read; a small regular file is read.
-        let e = read_bounded(Path::new("/dev/zero"), 1 << 20, ErrorClass::KernelInclude)
-            .unwrap_err();
+        let e =
+            read_bounded(Path::new("/dev/zero"), 1 << 20, ErrorClass::KernelInclude).unwrap_err();
         assert!(e.detail().contains("not a regular file"), "{e}");
         let f = scratch.join("inc/x.cuh");
         std::fs::write(&f, "X").unwrap();

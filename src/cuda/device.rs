@@ -75,7 +75,9 @@ fn launch(
                     .map_err(|e| drv(what, e))?,
                 0,
             )),
-            LaunchArg::Sparse { name, len, runs } => ins.push(sparse_table(stream, what, name, *len, runs)?),
+            LaunchArg::Sparse { name, len, runs } => {
+                ins.push(sparse_table(stream, what, name, *len, runs)?)
+            }
             LaunchArg::Out { bytes, .. } => {
                 let host: Vec<u8> = (0..bytes + 2 * GUARD).map(|i| OUT_PAT[i % 4]).collect();
                 outs.push((

@@ -145,12 +145,7 @@ type ElemValue = Box<dyn Fn(&[u8], usize) -> i32>;
 
 fn axes(codec: Codec) -> Option<Axes> {
     let (qk, bb) = (codec.block_elems(), codec.block_bytes());
-    let scales = vec![
-        "",
-        "scale.abs",
-        "scale.f16_normal_only",
-        "scale.bf16",
-    ];
+    let scales = vec!["", "scale.abs", "scale.f16_normal_only", "scale.bf16"];
     let mut values: Vec<(&'static str, ElemValue)> = Vec::new();
     match codec {
         Codec::Pq2_0 | Codec::Q2_0G64 => {
@@ -160,7 +155,12 @@ fn axes(codec: Codec) -> Option<Axes> {
                 ("q2.planar", Q2Layout::Planar),
                 ("q2.planar32", Q2Layout::Planar32),
             ] {
-                for m in ["", "q2.code_minus_2", "q2.code3_as_plus1", "q2.code3_as_zero"] {
+                for m in [
+                    "",
+                    "q2.code_minus_2",
+                    "q2.code3_as_plus1",
+                    "q2.code3_as_zero",
+                ] {
                     // One name per value reading; a layout and a map together are two faults,
                     // named by [`composed`] from the pair, so only single ones are listed.
                     if !lname.is_empty() && !m.is_empty() {
@@ -288,266 +288,251 @@ fn element_variants(codec: Codec) -> Variants {
 
 /// The PQ2_0-family readings (sequential 2-bit codes, scale first).
 fn q2_variants(qk: usize, bb: usize, v: &mut Variants) {
-            let q = qk / 4;
-            let code = move |b: &[u8], j: usize| ((b[2 + j / 4] >> (2 * (j % 4))) & 3) as i32;
+    let q = qk / 4;
+    let code = move |b: &[u8], j: usize| ((b[2 + j / 4] >> (2 * (j % 4))) & 3) as i32;
+    v.push((
+        "q2.reversed_bits",
+        qk,
+        bb,
+        Box::new(move |b, j| {
+            ((((b[2 + j / 4] >> (6 - 2 * (j % 4))) & 3) as f32) - 1.0) * f16at(b, 0)
+        }),
+    ));
+    v.push((
+        "q2.planar",
+        qk,
+        bb,
+        Box::new(move |b, j| ((((b[2 + j % q] >> (2 * (j / q))) & 3) as f32) - 1.0) * f16at(b, 0)),
+    ));
+    v.push((
+        "q2.code_minus_2",
+        qk,
+        bb,
+        Box::new(move |b, j| (code(b, j) - 2) as f32 * f16at(b, 0)),
+    ));
+    v.push((
+        "q2.code3_as_plus1",
+        qk,
+        bb,
+        Box::new(move |b, j| (code(b, j).min(2) - 1) as f32 * f16at(b, 0)),
+    ));
+    v.push((
+        "q2.planar32",
+        qk,
+        bb,
+        Box::new(move |b, j| (q2_code(Q2Layout::Planar32, b, 2, qk, j) - 1) as f32 * f16at(b, 0)),
+    ));
+    v.push((
+        "q2.code3_as_zero",
+        qk,
+        bb,
+        Box::new(move |b, j| q2_value("q2.code3_as_zero", code(b, j)) as f32 * f16at(b, 0)),
+    ));
+    v.push((
+        "scale.bf16",
+        qk,
+        bb,
+        Box::new(move |b, j| (code(b, j) - 1) as f32 * scale_read("scale.bf16", b, 0)),
+    ));
+    v.push((
+        "scale.subnormal_flushed",
+        qk,
+        bb,
+        Box::new(move |b, j| (code(b, j) - 1) as f32 * scale_read("scale.subnormal_flushed", b, 0)),
+    ));
+    v.push((
+        "scale.other_end",
+        qk,
+        bb,
+        Box::new(move |b, j| ((((b[j / 4] >> (2 * (j % 4))) & 3) as f32) - 1.0) * f16at(b, bb - 2)),
+    ));
+    v.push((
+        "scale.abs",
+        qk,
+        bb,
+        Box::new(move |b, j| (code(b, j) - 1) as f32 * f16at(b, 0).abs()),
+    ));
+    v.push((
+        "scale.f16_normal_only",
+        qk,
+        bb,
+        Box::new(move |b, j| {
+            (code(b, j) - 1) as f32 * f16_normal_only(u16::from_le_bytes([b[0], b[1]]))
+        }),
+    ));
+    for n in [32usize, 64, 128, 256] {
+        if n != qk {
+            let name = match n {
+                32 => "block.32",
+                64 => "block.64",
+                128 => "block.128",
+                _ => "block.256",
+            };
             v.push((
-                "q2.reversed_bits",
-                qk,
-                bb,
+                name,
+                n,
+                2 + n / 4,
                 Box::new(move |b, j| {
-                    ((((b[2 + j / 4] >> (6 - 2 * (j % 4))) & 3) as f32) - 1.0) * f16at(b, 0)
+                    ((((b[2 + j / 4] >> (2 * (j % 4))) & 3) as f32) - 1.0) * f16at(b, 0)
                 }),
             ));
-            v.push((
-                "q2.planar",
-                qk,
-                bb,
-                Box::new(move |b, j| {
-                    ((((b[2 + j % q] >> (2 * (j / q))) & 3) as f32) - 1.0) * f16at(b, 0)
-                }),
-            ));
-            v.push((
-                "q2.code_minus_2",
-                qk,
-                bb,
-                Box::new(move |b, j| (code(b, j) - 2) as f32 * f16at(b, 0)),
-            ));
-            v.push((
-                "q2.code3_as_plus1",
-                qk,
-                bb,
-                Box::new(move |b, j| (code(b, j).min(2) - 1) as f32 * f16at(b, 0)),
-            ));
-            v.push((
-                "q2.planar32",
-                qk,
-                bb,
-                Box::new(move |b, j| {
-                    (q2_code(Q2Layout::Planar32, b, 2, qk, j) - 1) as f32 * f16at(b, 0)
-                }),
-            ));
-            v.push((
-                "q2.code3_as_zero",
-                qk,
-                bb,
-                Box::new(move |b, j| q2_value("q2.code3_as_zero", code(b, j)) as f32 * f16at(b, 0)),
-            ));
-            v.push((
-                "scale.bf16",
-                qk,
-                bb,
-                Box::new(move |b, j| (code(b, j) - 1) as f32 * scale_read("scale.bf16", b, 0)),
-            ));
-            v.push((
-                "scale.subnormal_flushed",
-                qk,
-                bb,
-                Box::new(move |b, j| {
-                    (code(b, j) - 1) as f32 * scale_read("scale.subnormal_flushed", b, 0)
-                }),
-            ));
-            v.push((
-                "scale.other_end",
-                qk,
-                bb,
-                Box::new(move |b, j| {
-                    ((((b[j / 4] >> (2 * (j % 4))) & 3) as f32) - 1.0) * f16at(b, bb - 2)
-                }),
-            ));
-            v.push((
-                "scale.abs",
-                qk,
-                bb,
-                Box::new(move |b, j| (code(b, j) - 1) as f32 * f16at(b, 0).abs()),
-            ));
-            v.push((
-                "scale.f16_normal_only",
-                qk,
-                bb,
-                Box::new(move |b, j| {
-                    (code(b, j) - 1) as f32 * f16_normal_only(u16::from_le_bytes([b[0], b[1]]))
-                }),
-            ));
-            for n in [32usize, 64, 128, 256] {
-                if n != qk {
-                    let name = match n {
-                        32 => "block.32",
-                        64 => "block.64",
-                        128 => "block.128",
-                        _ => "block.256",
-                    };
-                    v.push((
-                        name,
-                        n,
-                        2 + n / 4,
-                        Box::new(move |b, j| {
-                            ((((b[2 + j / 4] >> (2 * (j % 4))) & 3) as f32) - 1.0) * f16at(b, 0)
-                        }),
-                    ));
-                }
-            }
+        }
+    }
 }
 
 /// The staged base-3 readings (PTQ1_0, TQ1_0; scale last).
 fn base3_variants(codec: Codec, qk: usize, bb: usize, v: &mut Variants) {
-            let w = if codec == Codec::Ptq1_0 {
-                (16, 8, 2)
+    let w = if codec == Codec::Ptq1_0 {
+        (16, 8, 2)
+    } else {
+        (32, 16, 4)
+    };
+    let other = if codec == Codec::Ptq1_0 {
+        (32, 16, 4)
+    } else {
+        (16, 8, 2)
+    };
+    let so = bb - 2;
+    let qs_bytes = w.0 + w.1;
+    let val = move |b: &[u8], e: usize| {
+        let (byte, digit) = staged(e, w);
+        trit(b[byte], digit)
+    };
+    v.push((
+        "ptq1.sequential_digits",
+        qk,
+        bb,
+        Box::new(move |b, e| {
+            let t = if e < 5 * qs_bytes {
+                trit(b[e / 5], (e % 5) as u32)
             } else {
-                (32, 16, 4)
+                let f = e - 5 * qs_bytes;
+                trit(b[qs_bytes + f / 4], (f % 4) as u32)
             };
-            let other = if codec == Codec::Ptq1_0 {
-                (32, 16, 4)
-            } else {
-                (16, 8, 2)
-            };
-            let so = bb - 2;
-            let qs_bytes = w.0 + w.1;
-            let val = move |b: &[u8], e: usize| {
-                let (byte, digit) = staged(e, w);
-                trit(b[byte], digit)
-            };
-            v.push((
-                "ptq1.sequential_digits",
-                qk,
-                bb,
-                Box::new(move |b, e| {
-                    let t = if e < 5 * qs_bytes {
-                        trit(b[e / 5], (e % 5) as u32)
-                    } else {
-                        let f = e - 5 * qs_bytes;
-                        trit(b[qs_bytes + f / 4], (f % 4) as u32)
-                    };
-                    (t - 1) as f32 * f16at(b, so)
-                }),
-            ));
-            v.push((
-                "trit.lsd_first",
-                qk,
-                bb,
-                Box::new(move |b, e| {
-                    let (byte, digit) = staged(e, w);
-                    let digits = if byte >= qs_bytes { 4 } else { 5 };
-                    (trit(b[byte], digits - 1 - digit.min(digits - 1)) - 1) as f32 * f16at(b, so)
-                }),
-            ));
-            v.push((
-                "staged.other_widths",
-                qk,
-                bb,
-                Box::new(move |b, e| {
-                    let (byte, digit) = staged(e, other);
-                    if byte >= bb - 2 {
-                        return f32::NAN;
-                    }
-                    (trit(b[byte], digit) - 1) as f32 * f16at(b, so)
-                }),
-            ));
-            v.push((
-                "scale.other_end",
-                qk,
-                bb,
-                Box::new(move |b, e| {
-                    let (byte, digit) = staged(e, w);
-                    (trit(b[(byte + 2) % bb], digit) - 1) as f32 * f16at(b, 0)
-                }),
-            ));
-            v.push((
-                "scale.abs",
-                qk,
-                bb,
-                Box::new(move |b, e| (val(b, e) - 1) as f32 * f16at(b, so).abs()),
-            ));
-            v.push((
-                "scale.f16_normal_only",
-                qk,
-                bb,
-                Box::new(move |b, e| {
-                    (val(b, e) - 1) as f32 * f16_normal_only(u16::from_le_bytes([b[so], b[so + 1]]))
-                }),
-            ));
-            v.push((
-                "scale.bf16",
-                qk,
-                bb,
-                Box::new(move |b, e| (val(b, e) - 1) as f32 * scale_read("scale.bf16", b, so)),
-            ));
-            v.push((
-                "scale.subnormal_flushed",
-                qk,
-                bb,
-                Box::new(move |b, e| {
-                    (val(b, e) - 1) as f32 * scale_read("scale.subnormal_flushed", b, so)
-                }),
-            ));
-            v.push((
-                "trit.canonical_only",
-                qk,
-                bb,
-                Box::new(move |b, e| {
-                    let (byte, digit) = staged(e, w);
-                    let digits = if byte >= qs_bytes { 4 } else { 5 };
-                    (trit_canonical_only(b[byte], digits, digit) - 1) as f32 * f16at(b, so)
-                }),
-            ));
+            (t - 1) as f32 * f16at(b, so)
+        }),
+    ));
+    v.push((
+        "trit.lsd_first",
+        qk,
+        bb,
+        Box::new(move |b, e| {
+            let (byte, digit) = staged(e, w);
+            let digits = if byte >= qs_bytes { 4 } else { 5 };
+            (trit(b[byte], digits - 1 - digit.min(digits - 1)) - 1) as f32 * f16at(b, so)
+        }),
+    ));
+    v.push((
+        "staged.other_widths",
+        qk,
+        bb,
+        Box::new(move |b, e| {
+            let (byte, digit) = staged(e, other);
+            if byte >= bb - 2 {
+                return f32::NAN;
+            }
+            (trit(b[byte], digit) - 1) as f32 * f16at(b, so)
+        }),
+    ));
+    v.push((
+        "scale.other_end",
+        qk,
+        bb,
+        Box::new(move |b, e| {
+            let (byte, digit) = staged(e, w);
+            (trit(b[(byte + 2) % bb], digit) - 1) as f32 * f16at(b, 0)
+        }),
+    ));
+    v.push((
+        "scale.abs",
+        qk,
+        bb,
+        Box::new(move |b, e| (val(b, e) - 1) as f32 * f16at(b, so).abs()),
+    ));
+    v.push((
+        "scale.f16_normal_only",
+        qk,
+        bb,
+        Box::new(move |b, e| {
+            (val(b, e) - 1) as f32 * f16_normal_only(u16::from_le_bytes([b[so], b[so + 1]]))
+        }),
+    ));
+    v.push((
+        "scale.bf16",
+        qk,
+        bb,
+        Box::new(move |b, e| (val(b, e) - 1) as f32 * scale_read("scale.bf16", b, so)),
+    ));
+    v.push((
+        "scale.subnormal_flushed",
+        qk,
+        bb,
+        Box::new(move |b, e| (val(b, e) - 1) as f32 * scale_read("scale.subnormal_flushed", b, so)),
+    ));
+    v.push((
+        "trit.canonical_only",
+        qk,
+        bb,
+        Box::new(move |b, e| {
+            let (byte, digit) = staged(e, w);
+            let digits = if byte >= qs_bytes { 4 } else { 5 };
+            (trit_canonical_only(b[byte], digits, digit) - 1) as f32 * f16at(b, so)
+        }),
+    ));
 }
 
 /// The TQ2_0 readings (planar 2-bit codes, scale last).
 fn tq2_variants(qk: usize, bb: usize, v: &mut Variants) {
-            let code = |b: &[u8], e: usize| {
-                ((b[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3) as i32
-            };
-            v.push((
-                "tq2.sequential",
-                qk,
-                bb,
-                Box::new(move |b, e| {
-                    ((((b[e / 4] >> (2 * (e % 4))) & 3) as f32) - 1.0) * f16at(b, 64)
-                }),
-            ));
-            v.push((
-                "q2.reversed_bits",
-                qk,
-                bb,
-                Box::new(move |b, e| {
-                    ((((b[(e / 128) * 32 + e % 32] >> (6 - 2 * ((e % 128) / 32))) & 3) as f32)
-                        - 1.0)
-                        * f16at(b, 64)
-                }),
-            ));
-            v.push((
-                "q2.code_minus_2",
-                qk,
-                bb,
-                Box::new(move |b, e| (code(b, e) - 2) as f32 * f16at(b, 64)),
-            ));
-            v.push((
-                "q2.code3_as_plus1",
-                qk,
-                bb,
-                Box::new(move |b, e| (code(b, e).min(2) - 1) as f32 * f16at(b, 64)),
-            ));
-            v.push((
-                "q2.code3_as_zero",
-                qk,
-                bb,
-                Box::new(move |b, e| q2_value("q2.code3_as_zero", code(b, e)) as f32 * f16at(b, 64)),
-            ));
-            v.push((
-                "scale.other_end",
-                qk,
-                bb,
-                Box::new(move |b, e| {
-                    ((((b[2 + (e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3) as f32)
-                        - 1.0)
-                        * f16at(b, 0)
-                }),
-            ));
-            v.push((
-                "scale.abs",
-                qk,
-                bb,
-                Box::new(move |b, e| (code(b, e) - 1) as f32 * f16at(b, 64).abs()),
-            ));
+    let code =
+        |b: &[u8], e: usize| ((b[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3) as i32;
+    v.push((
+        "tq2.sequential",
+        qk,
+        bb,
+        Box::new(move |b, e| ((((b[e / 4] >> (2 * (e % 4))) & 3) as f32) - 1.0) * f16at(b, 64)),
+    ));
+    v.push((
+        "q2.reversed_bits",
+        qk,
+        bb,
+        Box::new(move |b, e| {
+            ((((b[(e / 128) * 32 + e % 32] >> (6 - 2 * ((e % 128) / 32))) & 3) as f32) - 1.0)
+                * f16at(b, 64)
+        }),
+    ));
+    v.push((
+        "q2.code_minus_2",
+        qk,
+        bb,
+        Box::new(move |b, e| (code(b, e) - 2) as f32 * f16at(b, 64)),
+    ));
+    v.push((
+        "q2.code3_as_plus1",
+        qk,
+        bb,
+        Box::new(move |b, e| (code(b, e).min(2) - 1) as f32 * f16at(b, 64)),
+    ));
+    v.push((
+        "q2.code3_as_zero",
+        qk,
+        bb,
+        Box::new(move |b, e| q2_value("q2.code3_as_zero", code(b, e)) as f32 * f16at(b, 64)),
+    ));
+    v.push((
+        "scale.other_end",
+        qk,
+        bb,
+        Box::new(move |b, e| {
+            ((((b[2 + (e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3) as f32) - 1.0)
+                * f16at(b, 0)
+        }),
+    ));
+    v.push((
+        "scale.abs",
+        qk,
+        bb,
+        Box::new(move |b, e| (code(b, e) - 1) as f32 * f16at(b, 64).abs()),
+    ));
 }
 
 /// Decodes a whole stream of `bb`-byte blocks of `qk` elements with `f` into `out`; elements
@@ -774,8 +759,7 @@ fn planes_readings(c: &KernelCase, p: Precision, out: &[u8], hits: &mut Vec<&'st
         return;
     };
     let buf = weights_buffer(c);
-    let need =
-        (c.dims.n * (c.dims.k / codec.block_elems() as u64)) as usize * codec.block_bytes();
+    let need = (c.dims.n * (c.dims.k / codec.block_elems() as u64)) as usize * codec.block_bytes();
     let mut alt = c.clone();
     alt.class = if c.class == KernelClass::MulMatPlanes {
         KernelClass::MulMat
@@ -950,7 +934,11 @@ mod tests {
                 }
             }
         }
-        assert_eq!(seen.len(), new.len(), "every new hint has a format: {seen:?}");
+        assert_eq!(
+            seen.len(),
+            new.len(),
+            "every new hint has a format: {seen:?}"
+        );
     }
 
     /// Two faults at once get both names: a kernel with the planar-32 layout AND the scale read
@@ -1003,11 +991,14 @@ mod tests {
     /// fail are named by it (a reading that passes this case is never diagnosed).
     #[test]
     fn the_flushed_subnormal_hint_names_flushing_in_mat_vec_sums_and_no_other_reading() {
-        let c = generate::matrix(KernelClass::MulMatVec, crate::cuda::format::KernelFormat::PTQ1_0)
-            .unwrap()
-            .into_iter()
-            .find(|c| c.name.ends_with("_n37_k1024"))
-            .unwrap();
+        let c = generate::matrix(
+            KernelClass::MulMatVec,
+            crate::cuda::format::KernelFormat::PTQ1_0,
+        )
+        .unwrap()
+        .into_iter()
+        .find(|c| c.name.ends_with("_n37_k1024"))
+        .unwrap();
         let right = expected(&c, Precision::F32).unwrap();
         let (mut fired, mut others) = (0, 0);
         for (name, qk, bb, fun) in element_variants(Codec::Ptq1_0) {
@@ -1062,10 +1053,14 @@ mod tests {
                         decode_stream(b, o, *qk2, *bb2, fun2);
                         Ok(())
                     };
-                    let full = expected_with(c, Precision::F32, &dec2)
-                        .is_ok_and(|e| matches(c, &e, &out));
+                    let full =
+                        expected_with(c, Precision::F32, &dec2).is_ok_and(|e| matches(c, &e, &out));
                     let admitted = probe.admits(Precision::F32, *qk2, *bb2, &dec2);
-                    assert!(admitted || !full, "{}: {name}'s output, {other} turned away", c.name);
+                    assert!(
+                        admitted || !full,
+                        "{}: {name}'s output, {other} turned away",
+                        c.name
+                    );
                     turned_away += !admitted as usize;
                     matched += full as usize;
                 }

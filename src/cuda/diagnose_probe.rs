@@ -62,9 +62,9 @@ impl Probe {
                 }
                 o
             }
-            KernelClass::MulMatVecPlanes | KernelClass::MulMatPlanes | KernelClass::HadamardRotate => {
-                return None
-            }
+            KernelClass::MulMatVecPlanes
+            | KernelClass::MulMatPlanes
+            | KernelClass::HadamardRotate => return None,
         };
         Some(Probe {
             case: s,
@@ -78,7 +78,10 @@ impl Probe {
     /// maps an output to other bytes in the row alone than in the whole buffer: always
     /// admitted, judged on the whole case.
     pub(super) fn admits(&self, p: Precision, qk: usize, bb: usize, decode: WeightDecoder) -> bool {
-        let same_blocks = self.case.format.codec()
+        let same_blocks = self
+            .case
+            .format
+            .codec()
             .is_ok_and(|c| (c.block_elems(), c.block_bytes()) == (qk, bb));
         !same_blocks
             || expected_with(&self.case, p, decode)

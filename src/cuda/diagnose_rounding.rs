@@ -13,7 +13,7 @@
 //! of the weights is far above bf16 accumulation's, so neither is named.
 
 use super::abi::KernelClass;
-use super::cases::{KernelCase};
+use super::cases::KernelCase;
 use super::diagnose::matches;
 use super::expected::{expected, ggml_blocks, Expected};
 use super::judge::{f32_down, f32_up, gamma};
@@ -225,7 +225,12 @@ mod tests {
     use crate::cuda::judge::judge;
 
     fn mmv(i: usize) -> KernelCase {
-        generate::matrix(KernelClass::MulMatVec, crate::cuda::format::KernelFormat::PQ2_0).unwrap()[i].clone()
+        generate::matrix(
+            KernelClass::MulMatVec,
+            crate::cuda::format::KernelFormat::PQ2_0,
+        )
+        .unwrap()[i]
+            .clone()
     }
 
     fn terms_of(c: &KernelCase, p: Precision, r: usize) -> Vec<f32> {
@@ -272,7 +277,14 @@ mod tests {
         let out = Dtype::F32.encode(&ex.values.iter().map(|&v| v as f32).collect::<Vec<_>>());
         assert_eq!(diagnose(&c, Precision::F32, &out), vec!["x.bf16_truncated"]);
         // And bf16-rounded activations are named rounded, not truncated.
-        let xr = expected(&c, Precision { x: Dtype::Bf16, ..Precision::F32 }).unwrap();
+        let xr = expected(
+            &c,
+            Precision {
+                x: Dtype::Bf16,
+                ..Precision::F32
+            },
+        )
+        .unwrap();
         let out = Dtype::F32.encode(&xr.values.iter().map(|&v| v as f32).collect::<Vec<_>>());
         assert_eq!(diagnose(&c, Precision::F32, &out), vec!["x.bf16_rounded"]);
     }
@@ -330,13 +342,23 @@ mod tests {
             let e = expected(&alias, Precision::F32).unwrap();
             let out = Dtype::F32.encode(&e.values.iter().map(|&v| v as f32).collect::<Vec<_>>());
             if k > 8192 {
-                assert_eq!(accumulator(&c, Precision::F32, &out), None, "{} alias", c.name);
+                assert_eq!(
+                    accumulator(&c, Precision::F32, &out),
+                    None,
+                    "{} alias",
+                    c.name
+                );
             }
             let right = expected(&c, Precision::F32).unwrap();
             let mut one: Vec<f32> = right.values.iter().map(|&v| v as f32).collect();
             one[0] = accumulate(&terms_of(&c, Precision::F32, 0), Dtype::F16, true);
             let out = Dtype::F32.encode(&one);
-            assert_eq!(accumulator(&c, Precision::F32, &out), None, "{} one row", c.name);
+            assert_eq!(
+                accumulator(&c, Precision::F32, &out),
+                None,
+                "{} one row",
+                c.name
+            );
             // A wrong layout (the planar reading) is far above any accumulator's error.
             let mut alt = c.clone();
             alt.weights = c.weights.iter().map(|b| b.rotate_left(2)).collect();

@@ -394,7 +394,11 @@ fn summarize(o: &Options, results: &[CaseResult], t0: Instant, out: &mut dyn FnM
 
 /// The case plan of a run: fixed (corpus + generated matrix) or random (built lazily, after
 /// `--case` picked them by name), then the filters.
-fn select_cases(class: KernelClass, formats: &[super::format::KernelFormat], a: &Options) -> crate::Result<super::CasePlan> {
+fn select_cases(
+    class: KernelClass,
+    formats: &[super::format::KernelFormat],
+    a: &Options,
+) -> crate::Result<super::CasePlan> {
     check_random(a.random)?;
     if a.block.is_some() && class != KernelClass::HadamardRotate {
         return Err(usage(
@@ -533,7 +537,12 @@ fn builtin(a: &Options, out: &mut dyn FnMut(&str)) -> crate::Result<Report> {
     };
     let verdicts = match verdicts {
         Err(e) if e.class() == ErrorClass::KernelTierUnavailable => {
-            say!(out, "SKIPPED: tier {} cannot run here: {}", a.tier.name(), esc(&e));
+            say!(
+                out,
+                "SKIPPED: tier {} cannot run here: {}",
+                a.tier.name(),
+                esc(&e)
+            );
             say!(out, "RESULT: SKIPPED (not a pass)");
             return Ok(Report::new(
                 2,
@@ -590,7 +599,11 @@ fn builtin_lines(
         t0.elapsed().as_secs_f64()
     );
     say!(out, "{} passed, {bad} failed", verdicts.len() - bad);
-    say!(out, "RESULT: {}", if bad == 0 { "PASSED" } else { "FAILED" });
+    say!(
+        out,
+        "RESULT: {}",
+        if bad == 0 { "PASSED" } else { "FAILED" }
+    );
     bad
 }
 
@@ -729,8 +742,9 @@ pub fn demo_step(out: &mut dyn FnMut(&str)) -> crate::Result<bool> {
         for (src, entry) in pairs {
             let text = sources::builtin_resolved(src)?;
             let r = match tier {
-                Tier::Host => super::host::available()
-                    .and_then(|_| super::run_host(&text, entry, class, cases, super::host_timeout())),
+                Tier::Host => super::host::available().and_then(|_| {
+                    super::run_host(&text, entry, class, cases, super::host_timeout())
+                }),
                 _ => super::run_device(&text, entry, &abi, cases),
             };
             match r {
@@ -739,7 +753,7 @@ pub fn demo_step(out: &mut dyn FnMut(&str)) -> crate::Result<bool> {
                         let wrong = entry.starts_with("wrong_");
                         ok &= x.failed() == wrong;
                         say!(
-    out,
+                            out,
                             "kernel     [{}] {entry} on {}: {}{} -- {}",
                             tier.name(),
                             x.case,
@@ -755,7 +769,7 @@ pub fn demo_step(out: &mut dyn FnMut(&str)) -> crate::Result<bool> {
                 }
                 Err(e) if e.class() == ErrorClass::KernelTierUnavailable => {
                     say!(
-    out,
+                        out,
                         "kernel     [{}] SKIPPED (not run): {}",
                         tier.name(),
                         esc(&e)
@@ -767,10 +781,9 @@ pub fn demo_step(out: &mut dyn FnMut(&str)) -> crate::Result<bool> {
         }
     }
     say!(
-    out,
+        out,
         "kernel     reference passes, wrong variant fails {:>41.3}s",
         t0.elapsed().as_secs_f64()
     );
     Ok(ok)
 }
-

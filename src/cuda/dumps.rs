@@ -41,7 +41,6 @@ fn run(src: &str, entry: &str, class: KernelClass, l: Launch) -> Result<Vec<f32>
     device::launch_once(&text, entry, class, &l)
 }
 
-
 /// `y = H_B(s ⊙ x)` on the GPU, x token-major [t][k].
 fn rotate(x: &[f32], signs: &[f32], k: usize, t: usize, block: usize) -> Result<Vec<f32>> {
     if block == 0 || block > 1024 || k % block != 0 {
@@ -106,8 +105,7 @@ fn decode_rows(rows: &mut ArtifactRows<'_>, ids: &[u64], ty: TernaryType) -> Res
 fn inverse(rot: &Rotation, z: &[f32], k: usize, t: usize) -> Result<Vec<f32>> {
     let ones = vec![1f32; k];
     let hz = rotate(z, &ones, k, t, rot.block)?;
-    let s = rot
-        .signs_for(k, false)?;
+    let s = rot.signs_for(k, false)?;
     Ok(hz
         .chunks(k)
         .flat_map(|r| {
@@ -183,13 +181,11 @@ pub fn rewrite_on_device(a: &Artifact<'_>, dir: &Path) -> Result<usize> {
             format!("no reference dequantize kernel for format {}", format.name),
         )
     })?;
-    let blocks =
-        Blocks::for_format(format)?;
+    let blocks = Blocks::for_format(format)?;
     let rot = Rotation::from_artifact(a, &p)?;
     let spec = crate::spec::dumps();
-    let open = |name: &str| -> Result<ArtifactRows<'_>> {
-        ArtifactRows::new(a.row_split(name)?, blocks)
-    };
+    let open =
+        |name: &str| -> Result<ArtifactRows<'_>> { ArtifactRows::new(a.row_split(name)?, blocks) };
     let mut done = 0;
     // Embedding: h = s ⊙ (H · decode(token_embedding[id])).
     let edir = dir.join("embedding");

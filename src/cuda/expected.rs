@@ -137,9 +137,9 @@ pub fn expected_with(c: &KernelCase, p: Precision, decode: WeightDecoder) -> Res
                     .ok()
                     .filter(|&r| r < d.n)
                     .ok_or_else(|| case_err(c, format!("row id {id} outside 0..{}", d.n)))?;
-                let bytes = c.table_row(r).ok_or_else(|| {
-                    case_err(c, format!("row {r} is not in the case's weights"))
-                })?;
+                let bytes = c
+                    .table_row(r)
+                    .ok_or_else(|| case_err(c, format!("row {r} is not in the case's weights")))?;
                 e.values
                     .extend(decode_all(bytes)?.into_iter().map(|v| v as f64));
             }

@@ -160,7 +160,11 @@ pub fn build(
             let (layout, geom) = plane_geometry(format, s.n, s.k)?;
             let bpr = (s.k / codec.block_elems() as u64) as usize;
             let ggml = random_blocks(codec, s.n as usize * bpr, scales, &mut r);
-            let t = if class == KernelClass::MulMatPlanes { s.t } else { 1 };
+            let t = if class == KernelClass::MulMatPlanes {
+                s.t
+            } else {
+                1
+            };
             c = empty(name, class, format, format!("a [{}, {}] {format} row-split object of random blocks (planes at {}, {}, {} of {} bytes), {policy} scales, placed {} bytes into the buffer (offsets include them), x {t} token(s) of k_pad f32 in [-1, 1) token-major", s.n, s.k, geom.base_offset, geom.high_offset, geom.scale_offset, geom.payload_bytes, s.prefix));
             c.dims.n = s.n;
             c.dims.k = s.k;
@@ -257,8 +261,9 @@ pub fn matrix(class: KernelClass, format: KernelFormat) -> Result<Vec<KernelCase
     let f = format.name().to_lowercase();
     let cname = class.name();
     let mut v = Vec::new();
-    let seed0 =
-        0x6e74_0000u64 + (class as u64) * 0x1000 + format.name().bytes().map(|b| b as u64).sum::<u64>();
+    let seed0 = 0x6e74_0000u64
+        + (class as u64) * 0x1000
+        + format.name().bytes().map(|b| b as u64).sum::<u64>();
     let mut add = |tag: &str, s: Shape, sc: Scales, i: u64| -> Result<()> {
         v.push(build(
             format!("g_{cname}_{f}_{tag}"),
@@ -360,15 +365,45 @@ pub fn matrix(class: KernelClass, format: KernelFormat) -> Result<Vec<KernelCase
         MulMatPlanes => {
             // T = 1 (what mul_mat_vec_planes cases show), then token counts where a token
             // stride, a per-token x offset or the token-major output shows.
-            add("n13_k640_t1_gaps", shape(13, 640, 1, 0, 0), Scales::Signed, 1)?;
-            add("n13_k640_t2_gaps", shape(13, 640, 2, 0, 0), Scales::Signed, 2)?;
-            add("n8_k1024_t3_at48", shape(8, 1024, 3, 0, 48), Scales::Finite, 3)?;
-            add("n33_k384_t7_at4112", shape(33, 384, 7, 0, 4112), Scales::Signed, 4)?;
-            add("special_scales_t2_at256", shape(12, 256, 2, 0, 256), Scales::All, 5)?;
+            add(
+                "n13_k640_t1_gaps",
+                shape(13, 640, 1, 0, 0),
+                Scales::Signed,
+                1,
+            )?;
+            add(
+                "n13_k640_t2_gaps",
+                shape(13, 640, 2, 0, 0),
+                Scales::Signed,
+                2,
+            )?;
+            add(
+                "n8_k1024_t3_at48",
+                shape(8, 1024, 3, 0, 48),
+                Scales::Finite,
+                3,
+            )?;
+            add(
+                "n33_k384_t7_at4112",
+                shape(33, 384, 7, 0, 4112),
+                Scales::Signed,
+                4,
+            )?;
+            add(
+                "special_scales_t2_at256",
+                shape(12, 256, 2, 0, 256),
+                Scales::All,
+                5,
+            )?;
             // A prefill batch past a small register tile of tokens.
             add("n6_k256_t17", shape(6, 256, 17, 0, 0), Scales::Signed, 6)?;
             // Real FFN widths (ffn_down k = 17408, k = 12288), few rows, odd token counts.
-            add("n5_k12288_t3_at64", shape(5, 12288, 3, 0, 64), Scales::Signed, 7)?;
+            add(
+                "n5_k12288_t3_at64",
+                shape(5, 12288, 3, 0, 64),
+                Scales::Signed,
+                7,
+            )?;
             add("n3_k17408_t5", shape(3, 17408, 5, 0, 0), Scales::Finite, 8)?;
         }
         MulMat => {
@@ -397,18 +432,8 @@ pub fn matrix(class: KernelClass, format: KernelFormat) -> Result<Vec<KernelCase
                 21,
             )?;
             // Real FFN widths with odd token and row counts.
-            add(
-                "n5_k12288_t3",
-                shape(5, 12288, 3, 0, 0),
-                Scales::Signed,
-                22,
-            )?;
-            add(
-                "n3_k17408_t5",
-                shape(3, 17408, 5, 0, 0),
-                Scales::Finite,
-                23,
-            )?;
+            add("n5_k12288_t3", shape(5, 12288, 3, 0, 0), Scales::Signed, 22)?;
+            add("n3_k17408_t5", shape(3, 17408, 5, 0, 0), Scales::Finite, 23)?;
         }
         HadamardRotate => {
             for (i, b) in [64u64, 128, 256, 512, 1024].into_iter().enumerate() {
@@ -453,18 +478,32 @@ pub fn model_scale(class: KernelClass, format: KernelFormat) -> Result<Vec<Kerne
 
 /// `n` random cases of `class` / `format` from `seed`, named `r<seed>_<i>_...` so a failure
 /// names what to replay.
-pub fn random(class: KernelClass, format: KernelFormat, n: usize, seed: u64) -> Result<Vec<KernelCase>> {
+pub fn random(
+    class: KernelClass,
+    format: KernelFormat,
+    n: usize,
+    seed: u64,
+) -> Result<Vec<KernelCase>> {
     (0..n).map(|i| random_one(class, format, i, seed)).collect()
 }
 
 /// The name of random case `i` (known without drawing it, so `--case` selects before any
 /// case is built).
 pub fn random_name(class: KernelClass, format: KernelFormat, i: usize, seed: u64) -> String {
-    format!("r{seed}_{i}_{}_{}", class.name(), format.name().to_lowercase())
+    format!(
+        "r{seed}_{i}_{}_{}",
+        class.name(),
+        format.name().to_lowercase()
+    )
 }
 
 /// Random case `i` of `class` / `format` from `seed` (the same case [`random`] gives at `i`).
-pub fn random_one(class: KernelClass, format: KernelFormat, i: usize, seed: u64) -> Result<KernelCase> {
+pub fn random_one(
+    class: KernelClass,
+    format: KernelFormat,
+    i: usize,
+    seed: u64,
+) -> Result<KernelCase> {
     use KernelClass::*;
     let cs = seed
         .wrapping_mul(0x9e37_79b9_7f4a_7c15)
@@ -510,7 +549,14 @@ pub fn random_one(class: KernelClass, format: KernelFormat, i: usize, seed: u64)
             shape(0, b * pick(1, 12), pick(1, 9), b, 0)
         }
     };
-    build(random_name(class, format, i, seed), class, format, &s, scales, cs)
+    build(
+        random_name(class, format, i, seed),
+        class,
+        format,
+        &s,
+        scales,
+        cs,
+    )
 }
 
 #[cfg(test)]
@@ -545,20 +591,40 @@ mod tests {
                 }
             }
         }
-        let mm = matrix(KernelClass::MulMat, crate::cuda::format::KernelFormat::PQ2_0).unwrap();
+        let mm = matrix(
+            KernelClass::MulMat,
+            crate::cuda::format::KernelFormat::PQ2_0,
+        )
+        .unwrap();
         let ts: Vec<u64> = mm.iter().map(|c| c.dims.t).collect();
         assert!((1..=9).all(|t| ts.contains(&t)));
         assert!([13, 17, 33].iter().all(|t| ts.contains(t)));
-        let had = matrix(KernelClass::HadamardRotate, crate::cuda::format::KernelFormat::F32).unwrap();
+        let had = matrix(
+            KernelClass::HadamardRotate,
+            crate::cuda::format::KernelFormat::F32,
+        )
+        .unwrap();
         let bs: Vec<u64> = had.iter().map(|c| c.dims.block).collect();
         assert!([64, 128, 256, 512, 1024].iter().all(|b| bs.contains(b)));
         assert!(had.iter().any(|c| c.dims.t > 4) && had.iter().any(|c| c.dims.k >= 12288));
-        let mmv = matrix(KernelClass::MulMatVec, crate::cuda::format::KernelFormat::PTQ1_0).unwrap();
+        let mmv = matrix(
+            KernelClass::MulMatVec,
+            crate::cuda::format::KernelFormat::PTQ1_0,
+        )
+        .unwrap();
         assert!(mmv.iter().any(|c| c.dims.k > 2048 && c.dims.n > 128));
-        let pl = matrix(KernelClass::MulMatVecPlanes, crate::cuda::format::KernelFormat::Planes(crate::codec::TernaryType::Ptq1_0)).unwrap();
+        let pl = matrix(
+            KernelClass::MulMatVecPlanes,
+            crate::cuda::format::KernelFormat::Planes(crate::codec::TernaryType::Ptq1_0),
+        )
+        .unwrap();
         assert!(pl.iter().any(|c| c.obj_prefix > 4096));
         // mul_mat_planes: T = 1, an odd T, a prefill T, and the FFN widths with few rows.
-        let mp = matrix(KernelClass::MulMatPlanes, crate::cuda::format::KernelFormat::Planes(crate::codec::TernaryType::Pq2_0)).unwrap();
+        let mp = matrix(
+            KernelClass::MulMatPlanes,
+            crate::cuda::format::KernelFormat::Planes(crate::codec::TernaryType::Pq2_0),
+        )
+        .unwrap();
         let ts: Vec<u64> = mp.iter().map(|c| c.dims.t).collect();
         assert!([1, 3, 7, 17].iter().all(|t| ts.contains(t)), "{ts:?}");
         assert!(mp.iter().any(|c| c.dims.k == 17408 && c.dims.n <= 8));
@@ -567,14 +633,32 @@ mod tests {
 
     #[test]
     fn generation_is_deterministic_and_random_cases_replay() {
-        let a = random(KernelClass::MulMat, crate::cuda::format::KernelFormat::PTQ1_0, 5, 7).unwrap();
-        let b = random(KernelClass::MulMat, crate::cuda::format::KernelFormat::PTQ1_0, 5, 7).unwrap();
+        let a = random(
+            KernelClass::MulMat,
+            crate::cuda::format::KernelFormat::PTQ1_0,
+            5,
+            7,
+        )
+        .unwrap();
+        let b = random(
+            KernelClass::MulMat,
+            crate::cuda::format::KernelFormat::PTQ1_0,
+            5,
+            7,
+        )
+        .unwrap();
         for (x, y) in a.iter().zip(&b) {
             assert_eq!(x.weights, y.weights);
             assert_eq!(x.x, y.x);
             assert_eq!(x.name, y.name);
         }
-        let c = random(KernelClass::MulMat, crate::cuda::format::KernelFormat::PTQ1_0, 5, 8).unwrap();
+        let c = random(
+            KernelClass::MulMat,
+            crate::cuda::format::KernelFormat::PTQ1_0,
+            5,
+            8,
+        )
+        .unwrap();
         assert_ne!(a[0].weights, c[0].weights);
     }
 
@@ -589,7 +673,11 @@ mod tests {
                 let m = model_scale(class, f).unwrap();
                 assert!(m.iter().all(is_model_scale));
                 let all = matrix(class, f).unwrap();
-                assert!(m.len() < all.len(), "{} {f}: the whole matrix", class.name());
+                assert!(
+                    m.len() < all.len(),
+                    "{} {f}: the whole matrix",
+                    class.name()
+                );
                 if class != KernelClass::Dequantize {
                     assert!(!m.is_empty(), "{} {f}: no model-scale case", class.name());
                 }
@@ -634,15 +722,24 @@ mod tests {
             // A smaller width would not pass 2^31 bytes.
             let codec = f.codec().unwrap();
             let k = sparse_row_width(codec) - 1024;
-            assert!(SPARSE_VOCAB_ROWS * (k / codec.block_elems() as u64) * codec.block_bytes() as u64 <= 1 << 31);
+            assert!(
+                SPARSE_VOCAB_ROWS * (k / codec.block_elems() as u64) * codec.block_bytes() as u64
+                    <= 1 << 31
+            );
             // Deterministic: the same bytes and reference again.
             let again = matrix(KernelClass::GetRows, f).unwrap();
             let d = again.iter().find(|x| x.name == c.name).unwrap();
-            assert_eq!((&d.weights, &d.ids, &d.reference), (&c.weights, &c.ids, &c.reference));
+            assert_eq!(
+                (&d.weights, &d.ids, &d.reference),
+                (&c.weights, &c.ids, &c.reference)
+            );
             assert!(is_model_scale(c));
             let l = c.launch().unwrap();
             let Some(crate::cuda::abi::LaunchArg::Sparse { len, runs, .. }) = l.args.first() else {
-                panic!("{f}: the table is not a sparse input: {:?}", l.args.first().map(|_| ()));
+                panic!(
+                    "{f}: the table is not a sparse input: {:?}",
+                    l.args.first().map(|_| ())
+                );
             };
             assert_eq!(*len as u64, c.dims.n * rb);
             let offs: Vec<u64> = runs.iter().map(|(o, _)| *o as u64).collect();

@@ -36,9 +36,9 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use super::abi::{Launch, LaunchArg};
 #[cfg(any(test, feature = "internals"))]
 use super::abi::KernelClass;
+use super::abi::{Launch, LaunchArg};
 use super::sources::{HOST_SHIM, HOST_TYPES};
 use crate::contain;
 use crate::error::{Error, ErrorClass, Result};
@@ -2044,19 +2044,18 @@ impl HostKernel {
             entry: entry.to_string(),
             params: class.spec().args.iter().map(|a| a.ty.clone()).collect(),
         };
-        let bin =
-            HostBinary::compile(source, &[sig], &HostOptions::default()).map_err(|e| {
-                if e.class() != ErrorClass::KernelSignature {
-                    return e;
-                }
-                e.map_detail(|d| {
-                    format!(
-                        "entry {entry} does not have the {} ABI ({}): {d}",
-                        class.name(),
-                        class.c_signature(),
-                    )
-                })
-            })?;
+        let bin = HostBinary::compile(source, &[sig], &HostOptions::default()).map_err(|e| {
+            if e.class() != ErrorClass::KernelSignature {
+                return e;
+            }
+            e.map_detail(|d| {
+                format!(
+                    "entry {entry} does not have the {} ABI ({}): {d}",
+                    class.name(),
+                    class.c_signature(),
+                )
+            })
+        })?;
         Ok(HostKernel {
             bin,
             entry: entry.into(),

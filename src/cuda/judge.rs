@@ -4,7 +4,7 @@
 //! Also the guard-band check and the coordinates of an output element.
 
 use super::abi::KernelClass;
-use super::cases::{KernelCase};
+use super::cases::KernelCase;
 use super::expected::Expected;
 use super::precision::Dtype;
 #[cfg(any(test, feature = "internals"))]
@@ -154,7 +154,9 @@ pub fn gamma(m: u64) -> f64 {
 
 /// Where output `i` of a case sits: (token, row, block, element) as the class has them.
 pub fn locate(c: &KernelCase, i: usize) -> String {
-    let qk = c.format.codec()
+    let qk = c
+        .format
+        .codec()
         .map(|x| x.block_elems())
         .unwrap_or(1)
         .max(1);
@@ -229,7 +231,14 @@ pub fn f32_nmse_max() -> f64 {
 
 /// Keeps in `worst` the worse of it and this narrow output's (ULP distance from the reference,
 /// ULPs the bound allows on that side), ranked by distance / allowed.
-fn keep_worse_ulps(worst: &mut Option<(u32, u32)>, y: Dtype, want: f64, bits: u32, lo: f64, hi: f64) {
+fn keep_worse_ulps(
+    worst: &mut Option<(u32, u32)>,
+    y: Dtype,
+    want: f64,
+    bits: u32,
+    lo: f64,
+    hi: f64,
+) {
     let r = ord16(y.bits_of(want as f32));
     let d = ord16(bits) - r;
     let side = if d >= 0 {
@@ -472,22 +481,36 @@ mod tests {
     /// used to add; a kernel that does use the stored `s` passes, measured against that reference.
     #[test]
     fn q8_1_allowance_is_per_element_only() {
-        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, crate::cuda::format::KernelFormat::PQ2_0)
-            .unwrap()
-            .into_iter()
-            .find(|c| c.name.ends_with("n70_k384"))
-            .unwrap();
+        let c = crate::cuda::generate::matrix(
+            KernelClass::MulMatVec,
+            crate::cuda::format::KernelFormat::PQ2_0,
+        )
+        .unwrap()
+        .into_iter()
+        .find(|c| c.name.ends_with("n70_k384"))
+        .unwrap();
         let p = Precision::parse("q8_1-in").unwrap();
         let e = expected(&c, p).unwrap();
-        let rounded: Vec<f32> = e.values.iter().map(|&x| Dtype::F16.round(x as f32)).collect();
+        let rounded: Vec<f32> = e
+            .values
+            .iter()
+            .map(|&x| Dtype::F16.round(x as f32))
+            .collect();
         let v = judge(&c, &e, &Dtype::F32.encode(&rounded));
         assert!(!v.pass && v.nmse_exceeded, "{}", v.summary(&c, Dtype::F32));
         let den: f64 = e.values.iter().map(|x| x * x).sum();
         let widened = f32_nmse_max() + e.slack.iter().map(|s| s * s).sum::<f64>() / den;
-        assert!(v.nmse < widened, "the old limit {widened:e} admitted NMSE {:e}", v.nmse);
+        assert!(
+            v.nmse < widened,
+            "the old limit {widened:e} admitted NMSE {:e}",
+            v.nmse
+        );
         let with_s: Vec<f32> = e.values_with_s.iter().map(|&x| x as f32).collect();
         assert_eq!(with_s.len(), e.values.len());
-        assert_ne!(with_s, e.values.iter().map(|&x| x as f32).collect::<Vec<_>>());
+        assert_ne!(
+            with_s,
+            e.values.iter().map(|&x| x as f32).collect::<Vec<_>>()
+        );
         let v = judge(&c, &e, &Dtype::F32.encode(&with_s));
         assert!(v.pass, "{}", v.summary(&c, Dtype::F32));
     }
@@ -496,18 +519,29 @@ mod tests {
     /// correctly rounded outputs are 0 ULP away (not "max|err|/bound 1.000"), one ULP off is 1.
     #[test]
     fn narrow_outputs_are_reported_in_output_ulps() {
-        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, crate::cuda::format::KernelFormat::PQ2_0)
-            .unwrap()
-            .into_iter()
-            .find(|c| c.name.ends_with("n37_k1024"))
-            .unwrap();
+        let c = crate::cuda::generate::matrix(
+            KernelClass::MulMatVec,
+            crate::cuda::format::KernelFormat::PQ2_0,
+        )
+        .unwrap()
+        .into_iter()
+        .find(|c| c.name.ends_with("n37_k1024"))
+        .unwrap();
         for (mode, y) in [("bf16-out", Dtype::Bf16), ("f16-out", Dtype::F16)] {
             let e = expected(&c, Precision::parse(mode).unwrap()).unwrap();
             let f: Vec<f32> = e.values.iter().map(|&x| y.round(x as f32)).collect();
             let v = judge(&c, &e, &y.encode(&f));
-            assert!(v.pass && v.max_err_ratio == 0.0, "{mode}: {}", v.summary(&c, y));
+            assert!(
+                v.pass && v.max_err_ratio == 0.0,
+                "{mode}: {}",
+                v.summary(&c, y)
+            );
             assert_eq!(v.ulps.map(|u| u.0), Some(0), "{mode}");
-            assert!(v.summary(&c, y).contains("reference 0 ULP"), "{}", v.summary(&c, y));
+            assert!(
+                v.summary(&c, y).contains("reference 0 ULP"),
+                "{}",
+                v.summary(&c, y)
+            );
             // One element moved one ULP away from zero.
             let i = f.iter().position(|x| x.is_finite() && *x != 0.0).unwrap();
             let bits = y.bits_of(f[i]);
@@ -520,11 +554,14 @@ mod tests {
 
     #[test]
     fn nan_matches_any_nan_and_infinities_must_match() {
-        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, crate::cuda::format::KernelFormat::PQ2_0)
-            .unwrap()
-            .into_iter()
-            .find(|c| c.reference.iter().any(|v| v.is_nan()))
-            .unwrap();
+        let c = crate::cuda::generate::matrix(
+            KernelClass::MulMatVec,
+            crate::cuda::format::KernelFormat::PQ2_0,
+        )
+        .unwrap()
+        .into_iter()
+        .find(|c| c.reference.iter().any(|v| v.is_nan()))
+        .unwrap();
         let e = expected(&c, Precision::F32).unwrap();
         let mut f: Vec<f32> = e.values.iter().map(|&x| x as f32).collect();
         let i = f.iter().position(|v| v.is_nan()).unwrap();

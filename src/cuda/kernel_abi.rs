@@ -138,12 +138,14 @@ const FLOAT: &[&str] = &["float", "const float"];
 /// Whether an integer parameter's expression uses the float grammar (a decimal literal or
 /// `sqrt`), which only a float parameter takes.
 fn float_only(e: &str) -> bool {
-    e.contains('.') || e.contains("sqrt") || e.bytes().any(|b| b == b'e' || b == b'E') && {
-        // An exponent: a digit right before e/E (names like `k_pad` are not exponents).
-        e.as_bytes()
-            .windows(2)
-            .any(|w| w[0].is_ascii_digit() && matches!(w[1], b'e' | b'E'))
-    }
+    e.contains('.')
+        || e.contains("sqrt")
+        || e.bytes().any(|b| b == b'e' || b == b'E') && {
+            // An exponent: a digit right before e/E (names like `k_pad` are not exponents).
+            e.as_bytes()
+                .windows(2)
+                .any(|w| w[0].is_ascii_digit() && matches!(w[1], b'e' | b'E'))
+        }
 }
 
 /// A kernel's ABI.
@@ -180,7 +182,15 @@ pub fn vocabulary(class: KernelClass) -> (&'static [&'static str], &'static [&'s
         KernelClass::MulMatPlanes => (
             &["obj", "base", "high", "scale", "x", "y"],
             &[
-                "base_off", "high_off", "scale_off", "n", "k", "k_pad", "t", "stride_x", "stride_y",
+                "base_off",
+                "high_off",
+                "scale_off",
+                "n",
+                "k",
+                "k_pad",
+                "t",
+                "stride_x",
+                "stride_y",
             ],
         ),
     }
@@ -448,7 +458,8 @@ impl KernelAbi {
         let ev = |r: &DimRule, what: &str| -> Result<i64> {
             match r {
                 DimRule::N(n) => Ok(*n as i64),
-                DimRule::E(e) => launch_expr::eval(e, &look).map_err(|err| err.with_field(format!("launch.{what}"))),
+                DimRule::E(e) => launch_expr::eval(e, &look)
+                    .map_err(|err| err.with_field(format!("launch.{what}"))),
             }
         };
         let mut grid = [0u32; 3];
@@ -690,9 +701,12 @@ mod tests {
     /// byte-identical), for hadamard_rotate only, and never together with a signs parameter.
     #[test]
     fn the_signs_pre_step_signs_x_and_is_refused_where_it_cannot_apply() {
-        let c = crate::cuda::generate::matrix(KernelClass::HadamardRotate, crate::cuda::format::KernelFormat::F32)
-            .unwrap()
-            .remove(0);
+        let c = crate::cuda::generate::matrix(
+            KernelClass::HadamardRotate,
+            crate::cuda::format::KernelFormat::F32,
+        )
+        .unwrap()
+        .remove(0);
         let sc = |j: &str| serde_json::from_str::<AbiSidecar>(j).unwrap();
         let args = r#""args": ["x", "y", "n_rows", {"bind": "1 / sqrt(block)", "type": "float"}]"#;
         for p in ["f32", "bf16-in"] {
@@ -719,16 +733,23 @@ mod tests {
             assert!(flipped > 0 && flipped < bytes.len() / w, "{p}: {flipped}");
             // Without the pre-step the same parameters get x as it is.
             let j = format!(r#"{{"precision": "{p}", {args}}}"#);
-            let plain = KernelAbi::from_sidecar(KernelClass::HadamardRotate, &sc(&j), None).unwrap();
+            let plain =
+                KernelAbi::from_sidecar(KernelClass::HadamardRotate, &sc(&j), None).unwrap();
             assert!(!plain.pre_signs);
             let l = plain.launch(&c, &e).unwrap();
             assert!(matches!(&l.args[0], LaunchArg::In { bytes, .. } if *bytes == e.x_bytes));
         }
         for (class, bad) in [
-            (KernelClass::HadamardRotate, r#"{"pre": "negate"}"#.to_string()),
+            (
+                KernelClass::HadamardRotate,
+                r#"{"pre": "negate"}"#.to_string(),
+            ),
             (KernelClass::MulMatVec, r#"{"pre": "signs"}"#.to_string()),
             // The class default binds signs: they would be applied twice.
-            (KernelClass::HadamardRotate, r#"{"pre": "signs"}"#.to_string()),
+            (
+                KernelClass::HadamardRotate,
+                r#"{"pre": "signs"}"#.to_string(),
+            ),
             (
                 KernelClass::HadamardRotate,
                 format!(r#"{{"pre": "signs", "args": ["x", "signs", "y", "k", "t", "block"]}}"#),
@@ -790,9 +811,12 @@ mod tests {
                 "void*"
             ]
         );
-        let c = crate::cuda::generate::matrix(KernelClass::MulMatVec, crate::cuda::format::KernelFormat::PQ2_0)
-            .unwrap()
-            .remove(1);
+        let c = crate::cuda::generate::matrix(
+            KernelClass::MulMatVec,
+            crate::cuda::format::KernelFormat::PQ2_0,
+        )
+        .unwrap()
+        .remove(1);
         let e = expected(&c, a.precision).unwrap();
         let l = a.launch(&c, &e).unwrap();
         assert_eq!(l.grid, [5, 1, 1]);

@@ -270,7 +270,9 @@ impl FloatParser<'_> {
             }
             Some(c) if c.is_ascii_digit() || c == b'.' => {
                 let text = self.text;
-                let mut t = self.word(|b| b.is_ascii_alphanumeric() || b == b'.').to_string();
+                let mut t = self
+                    .word(|b| b.is_ascii_alphanumeric() || b == b'.')
+                    .to_string();
                 // An exponent's sign belongs to the number (1e-6).
                 if t.ends_with(['e', 'E']) && matches!(self.s.get(self.pos), Some(b'-' | b'+')) {
                     t.push(self.s[self.pos] as char);
@@ -282,7 +284,9 @@ impl FloatParser<'_> {
                     .map_err(|_| err(text, format!("{t:?} is not a number")))
             }
             Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
-                let name = self.word(|b| b.is_ascii_alphanumeric() || b == b'_').to_string();
+                let name = self
+                    .word(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    .to_string();
                 let func = matches!(name.as_str(), "sqrt" | "ceil" | "floor");
                 if func && self.peek() == Some(b'(') {
                     self.pos += 1;
@@ -330,7 +334,9 @@ mod tests {
         assert_eq!(eval_float("1e-3 + 2.5E+1", &dims).unwrap(), 25.001);
         assert_eq!(eval_float("-(t) / 2", &dims).unwrap(), -1.5);
         assert_eq!(eval_float("ceil(n / 8.0)", &dims).unwrap(), 5.0);
-        for bad in ["1 / 0", "sqrt(-1)", "1..2", "q", "1 +", "2 3", "1e", "sqrtk"] {
+        for bad in [
+            "1 / 0", "sqrt(-1)", "1..2", "q", "1 +", "2 3", "1e", "sqrtk",
+        ] {
             let e = eval_float(bad, &dims).unwrap_err();
             assert_eq!(e.class(), ErrorClass::KernelAbi, "{bad}");
         }

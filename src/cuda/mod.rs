@@ -43,13 +43,7 @@ pub use judge::Comparison;
 pub use precision::Precision;
 // The rest of the public surface, used by tests and the `internals` API only.
 #[cfg(any(test, feature = "internals"))]
-pub use {
-    abi::Launch,
-    driver::Report,
-    judge::judge,
-    kernel_abi::KernelAbi,
-    precision::Dtype,
-};
+pub use {abi::Launch, driver::Report, judge::judge, kernel_abi::KernelAbi, precision::Dtype};
 
 use crate::error::{Error, ErrorClass, Result};
 
@@ -304,7 +298,11 @@ pub const DEFAULT_RANDOM: usize = 4;
 
 /// The default cases of `class` over `formats`: the fixed ones ([`cases_for`]) plus a batch of
 /// [`DEFAULT_RANDOM`] random cases per format from `seed`.
-pub fn cases_default(class: KernelClass, formats: &[format::KernelFormat], seed: u64) -> Result<Vec<KernelCase>> {
+pub fn cases_default(
+    class: KernelClass,
+    formats: &[format::KernelFormat],
+    seed: u64,
+) -> Result<Vec<KernelCase>> {
     let mut v = cases_for(class, formats)?;
     v.extend(random_cases(class, formats, DEFAULT_RANDOM, seed)?);
     Ok(v)

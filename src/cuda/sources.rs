@@ -119,7 +119,9 @@ fn code_lines(text: &str) -> (Vec<bool>, Vec<u8>) {
                 }
                 b'"' if i > 0
                     && b[i - 1] == b'R'
-                    && (i < 2 || !ident(b[i - 2]) || matches!(b[i - 2], b'u' | b'U' | b'L' | b'8')) =>
+                    && (i < 2
+                        || !ident(b[i - 2])
+                        || matches!(b[i - 2], b'u' | b'U' | b'L' | b'8')) =>
                 {
                     let rest = &b[i + 1..];
                     let open = rest.iter().take(17).position(|&x| x == b'(');
@@ -350,7 +352,6 @@ fn resolve_into(
     }
     Ok(())
 }
-
 
 /// The file a quoted `#include "name"` at `at` names: next to `path`, then in the -I folders,
 /// then (bare names only) among the built-in headers; `(where it was found, its text)`.

@@ -218,7 +218,12 @@ impl SharedCases {
         }
     }
 
-    fn get(&self, class: KernelClass, formats: &[super::format::KernelFormat], seed: u64) -> crate::Result<Arc<Vec<KernelCase>>> {
+    fn get(
+        &self,
+        class: KernelClass,
+        formats: &[super::format::KernelFormat],
+        seed: u64,
+    ) -> crate::Result<Arc<Vec<KernelCase>>> {
         let mut g = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         let slot = g.entry((class, formats.to_vec())).or_default();
         if let Some(v) = &slot.1 {
@@ -278,9 +283,9 @@ fn run_source(
                     .and_then(|p| {
                         p.run(&mut |cs| check::run_compiled(&bin, &k.entry, &k.abi, cs, setup))
                     }),
-                None => shared.get(k.class, &k.formats, seed).and_then(|cs| {
-                    check::run_compiled(&bin, &k.entry, &k.abi, &cs, setup)
-                }),
+                None => shared
+                    .get(k.class, &k.formats, seed)
+                    .and_then(|cs| check::run_compiled(&bin, &k.entry, &k.abi, &cs, setup)),
             };
             merged[slot] = Some(match (merged[slot].take(), r) {
                 (_, Err(e)) => Err(e),

@@ -156,7 +156,10 @@ mod tests {
         // A symlink to a FIFO is judged by its target.
         let l = dir.path().join("l");
         std::os::unix::fs::symlink(&fifo, &l).unwrap();
-        assert_eq!(open_input(&l).unwrap_err().class(), ErrorClass::IoNotRegular);
+        assert_eq!(
+            open_input(&l).unwrap_err().class(),
+            ErrorClass::IoNotRegular
+        );
     }
 
     #[test]

@@ -405,6 +405,7 @@ fn feature_tags_are_derived_from_the_bytes() {
         "{:?}",
         al.features
     );
+    assert!(content_tags::check(&al.id, true, &al.features, &ab).is_empty());
     // Legacy id 42: both the id and its resolved meaning are derived.
     let legacy = m
         .cases

@@ -883,7 +883,8 @@ fn a_sparse_table_past_2_31_bytes_catches_a_row_offset_in_32_bits() {
     assert_eq!(e.class(), ErrorClass::KernelOutOfBoundsRead, "{e}");
     assert!(
         e.detail().contains("wrapped to a signed 32-bit offset")
-            && e.detail().contains(&format!("byte {} of `w`", 246_724 * RB))
+            && e.detail()
+                .contains(&format!("byte {} of `w`", 246_724 * RB))
             && e.detail().contains("(row 246724 of 8704-byte rows)"),
         "{e}"
     );
