@@ -9,18 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::common::{cli, repo_root, run_capped, Capped};
-
-fn host_ready() -> bool {
-    match ninfer_ternary::cuda::host::available() {
-        Ok(_) => true,
-        Err(e) if std::env::var("NINFER_SKIP_HOST_KERNELS").as_deref() == Ok("1") => {
-            eprintln!("SKIPPED host kernel tier (NINFER_SKIP_HOST_KERNELS=1): {e}");
-            false
-        }
-        Err(e) => panic!("host kernel tier needs a C++ compiler: {e}"),
-    }
-}
+use crate::common::{cli, host_ready, repo_root, run_capped, Capped};
 
 /// A unique marker for this test's hostile children.
 fn marker(tag: &str) -> String {

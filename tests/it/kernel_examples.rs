@@ -3,18 +3,7 @@
 //! is one the run prints, and each example has a negative control (the same kernel with one
 //! sidecar field wrong fails). Needs a host C++ compiler, like tests/it/kernels.rs.
 
-use crate::common::{cli, repo_root};
-
-fn host_ready() -> bool {
-    match ninfer_ternary::cuda::host::available() {
-        Ok(_) => true,
-        Err(e) if std::env::var("NINFER_SKIP_HOST_KERNELS").as_deref() == Ok("1") => {
-            eprintln!("SKIPPED host kernel tier (NINFER_SKIP_HOST_KERNELS=1): {e}");
-            false
-        }
-        Err(e) => panic!("host kernel tier needs a C++ compiler: {e} (set NINFER_SKIP_HOST_KERNELS=1 to skip explicitly)"),
-    }
-}
+use crate::common::{cli, host_ready, repo_root};
 
 fn read(rel: &str) -> String {
     std::fs::read_to_string(repo_root().join(rel)).unwrap()

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use crate::common::host_ready;
 use ninfer_ternary::cuda::check::{self, HostSetup};
 use ninfer_ternary::cuda::format::KernelFormat;
 use ninfer_ternary::cuda::suite::{markdown_table, run_builtins_host};
@@ -19,17 +20,6 @@ use ninfer_ternary::error::ErrorClass;
 /// Prints past libtest's output capture, so the counts show in a plain `cargo test`.
 fn report(line: String) {
     let _ = writeln!(std::io::stderr(), "{line}");
-}
-
-fn host_ready() -> bool {
-    match cuda::host::available() {
-        Ok(_) => true,
-        Err(e) if std::env::var("NINFER_SKIP_HOST_KERNELS").as_deref() == Ok("1") => {
-            eprintln!("SKIPPED host kernel tier (NINFER_SKIP_HOST_KERNELS=1): {e}");
-            false
-        }
-        Err(e) => panic!("host kernel tier needs a C++ compiler: {e} (set NINFER_SKIP_HOST_KERNELS=1 to skip explicitly)"),
-    }
 }
 
 fn kernels_md() -> String {

@@ -5,21 +5,11 @@
 //! (the mul_mat_vec_planes shapes rebuilt as one-token mul_mat_planes cases), so only the T > 1
 //! cases catch it. Needs a host C++ compiler, like tests/it/kernels.rs.
 
+use crate::common::host_ready;
 use ninfer_ternary::cuda::check::{self, HostSetup};
 use ninfer_ternary::cuda::format::KernelFormat;
 use ninfer_ternary::cuda::generate::{self, Scales, Shape};
 use ninfer_ternary::cuda::{self, KernelCase, KernelClass, Role, Status};
-
-fn host_ready() -> bool {
-    match cuda::host::available() {
-        Ok(_) => true,
-        Err(e) if std::env::var("NINFER_SKIP_HOST_KERNELS").as_deref() == Ok("1") => {
-            eprintln!("SKIPPED host kernel tier (NINFER_SKIP_HOST_KERNELS=1): {e}");
-            false
-        }
-        Err(e) => panic!("host kernel tier needs a C++ compiler: {e} (set NINFER_SKIP_HOST_KERNELS=1 to skip explicitly)"),
-    }
-}
 
 /// The fixed mul_mat_vec_planes shapes (alignment gaps, objects placed past unrelated bytes,
 /// special scales, a 5120-wide row) as one-token mul_mat_planes cases.
