@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::cases::KernelCase;
-use super::diagnose::{describe, diagnose};
+use super::diagnose::{describe, diagnose_failure};
 use super::expected::{expected, Expected};
 use super::host::{EntrySig, HostBinary, HostOptions, Runs};
 use super::judge::{judge, locate};
@@ -239,7 +239,7 @@ pub fn evaluate(c: &KernelCase, e: &Expected, r: Result<Runs>) -> CaseResult {
             looks_like: Vec::new(),
         };
     }
-    let looks = diagnose(c, e.precision, &canon.out);
+    let looks = diagnose_failure(c, e, &canon.out);
     let mut detail = v0.summary(c, y);
     if !looks.is_empty() {
         let named: Vec<String> = looks
