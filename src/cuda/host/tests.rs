@@ -902,3 +902,75 @@ fn a_sparse_table_past_2_31_bytes_catches_a_row_offset_in_32_bits() {
         "{e}"
     );
 }
+
+// ---------------------------------------------------------------- static shared memory
+
+/// Where the arrays of `template_shared_where` lie: 1 inside the runner's static shared
+/// memory (`nt_shared_lo`, `nt_shared_len`: the TLS block it poisons and swaps per block), else 0.
+const SHARED_WHERE: &str = r#"
+template <int N> __device__ char* t_ext() { __shared__ float a[N]; return (char*)a; }
+template <int N> static __device__ char* t_int() { __shared__ float b[N]; return (char*)b; }
+namespace { template <int N> __device__ char* t_anon() { __shared__ float c[N]; return (char*)c; } }
+inline __device__ char* t_inline() { __shared__ float d[8]; return (char*)d; }
+__device__ char* t_plain() { __shared__ float e[8]; return (char*)e; }
+// Not shared memory: a function-local static of a template (global memory) and a __device__ array.
+template <int N> __device__ char* t_global() { static float g[N]; return (char*)g; }
+__device__ float t_dev[8];
+static float inside(char* p) { return p >= nt_shared_lo && p + 32 <= nt_shared_lo + nt_shared_len; }
+extern "C" __global__ void template_shared_where(const float* x, float* y, int n) {
+    if (threadIdx.x != 0) return;
+    char* p[7] = {t_ext<8>(), t_int<8>(), t_anon<8>(), t_inline(), t_plain(), t_global<8>(), (char*)t_dev};
+    for (int i = 0; i < 7; ++i) y[i] = inside(p[i]);
+}
+"#;
+
+/// The shim's `__shared__` as it was (a static in the section `nt_shared`, spelt out here: the
+/// source rewrite folds a `static` next to `__shared__`); 1 where an array lies inside that section.
+const SHARED_WHERE_SECTION: &str = r#"
+#define NT_SECTION_SHARED static __attribute__((section("nt_shared")))
+extern "C" char __start_nt_shared[] __attribute__((weak));
+extern "C" char __stop_nt_shared[] __attribute__((weak));
+template <int N> __device__ char* t_ext() { NT_SECTION_SHARED float a[N]; return (char*)a; }
+template <int N> static __device__ char* t_int() { NT_SECTION_SHARED float b[N]; return (char*)b; }
+__device__ char* t_plain() { NT_SECTION_SHARED float e[8]; return (char*)e; }
+static float inside(char* p) { return p >= __start_nt_shared && p + 32 <= __stop_nt_shared; }
+extern "C" __global__ void template_shared_where(const float* x, float* y, int n) {
+    if (threadIdx.x != 0) return;
+    char* p[3] = {t_ext<8>(), t_int<8>(), t_plain()};
+    for (int i = 0; i < 3; ++i) y[i] = inside(p[i]);
+}
+"#;
+
+fn shared_where(src: &str, n: usize) -> Vec<f32> {
+    let s = [sig("template_shared_where", &["const float*", "float*", "int"])];
+    let b = HostBinary::compile(src, &s, &HostOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let r = b.run(
+        "template_shared_where",
+        &[("c".into(), launch(2, 32, 0, &[0.0; 32], 4 * n, 0))],
+        Duration::from_secs(10),
+        0,
+    );
+    f32s(&agreed(r.into_iter().next().unwrap()))
+}
+
+#[test]
+fn a_static_shared_array_in_a_template_or_inline_function_is_per_block_shared_memory() {
+    if !ready() {
+        return;
+    }
+    // Every `__shared__` array, whatever the linkage of its function, lies in the memory the
+    // runner poisons and swaps per block; a template's plain `static` and a `__device__` array
+    // (global memory) do not.
+    assert_eq!(
+        shared_where(SHARED_WHERE, 7),
+        vec![1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0],
+        "external template, static template, anonymous-namespace template, inline, plain; template static, __device__"
+    );
+    // Negative control, the earlier shim: g++ ignores the section of a template's static (the
+    // blind spot), so only the plain function's array is in `nt_shared`.
+    assert_eq!(
+        shared_where(SHARED_WHERE_SECTION, 3),
+        vec![0.0, 0.0, 1.0],
+        "external template, static template, plain"
+    );
+}
