@@ -974,3 +974,17 @@ fn a_static_shared_array_in_a_template_or_inline_function_is_per_block_shared_me
         "external template, static template, plain"
     );
 }
+
+#[test]
+fn clang_gets_its_own_spelling_of_the_no_source_quoting_flag() {
+    let o = HostOptions::default();
+    let gcc = compile_flags(&o, false, &[], is_clang("g++ (Debian 12.2.0-14+deb12u1) 12.2.0"));
+    let clang = compile_flags(&o, false, &[], is_clang("Debian clang version 14.0.6"));
+    assert!(gcc.iter().any(|f| f == "-fno-diagnostics-show-caret"), "{gcc:?}");
+    assert!(!gcc.iter().any(|f| f == "-fno-caret-diagnostics"), "{gcc:?}");
+    // clang refuses GCC's spelling ("unknown argument"), so no kernel compiled with it.
+    assert!(clang.iter().any(|f| f == "-fno-caret-diagnostics"), "{clang:?}");
+    assert!(!clang.iter().any(|f| f == "-fno-diagnostics-show-caret"), "{clang:?}");
+    assert!(is_clang("Apple clang version 15.0.0 (clang-1500.0.40.1)"));
+    assert!(!is_clang("c++ (GCC) 13.2.1 20230801"));
+}
