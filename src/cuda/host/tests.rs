@@ -917,10 +917,12 @@ __device__ char* t_plain() { __shared__ float e[8]; return (char*)e; }
 template <int N> __device__ char* t_global() { static float g[N]; return (char*)g; }
 __device__ float t_dev[8];
 static float inside(char* p) { return p >= nt_shared_lo && p + 32 <= nt_shared_lo + nt_shared_len; }
-extern "C" __global__ void template_shared_where(const float* x, float* y, int n) {
+// The entry is a template `__global__` with an array of its own (entry `template_shared_where<8>`).
+template <int N> __global__ void template_shared_where(const float* x, float* y, int n) {
+    __shared__ float h[N];
     if (threadIdx.x != 0) return;
-    char* p[7] = {t_ext<8>(), t_int<8>(), t_anon<8>(), t_inline(), t_plain(), t_global<8>(), (char*)t_dev};
-    for (int i = 0; i < 7; ++i) y[i] = inside(p[i]);
+    char* p[8] = {(char*)h, t_ext<N>(), t_int<N>(), t_anon<N>(), t_inline(), t_plain(), t_global<N>(), (char*)t_dev};
+    for (int i = 0; i < 8; ++i) y[i] = inside(p[i]);
 }
 "#;
 
@@ -934,18 +936,19 @@ template <int N> __device__ char* t_ext() { NT_SECTION_SHARED float a[N]; return
 template <int N> static __device__ char* t_int() { NT_SECTION_SHARED float b[N]; return (char*)b; }
 __device__ char* t_plain() { NT_SECTION_SHARED float e[8]; return (char*)e; }
 static float inside(char* p) { return p >= __start_nt_shared && p + 32 <= __stop_nt_shared; }
-extern "C" __global__ void template_shared_where(const float* x, float* y, int n) {
+template <int N> __global__ void template_shared_where(const float* x, float* y, int n) {
+    NT_SECTION_SHARED float h[N];
     if (threadIdx.x != 0) return;
-    char* p[3] = {t_ext<8>(), t_int<8>(), t_plain()};
-    for (int i = 0; i < 3; ++i) y[i] = inside(p[i]);
+    char* p[4] = {(char*)h, t_ext<N>(), t_int<N>(), t_plain()};
+    for (int i = 0; i < 4; ++i) y[i] = inside(p[i]);
 }
 "#;
 
 fn shared_where(src: &str, n: usize) -> Vec<f32> {
-    let s = [sig("template_shared_where", &["const float*", "float*", "int"])];
+    let s = [sig("template_shared_where<8>", &["const float*", "float*", "int"])];
     let b = HostBinary::compile(src, &s, &HostOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     let r = b.run(
-        "template_shared_where",
+        "template_shared_where<8>",
         &[("c".into(), launch(2, 32, 0, &[0.0; 32], 4 * n, 0))],
         Duration::from_secs(10),
         0,
@@ -960,18 +963,19 @@ fn a_static_shared_array_in_a_template_or_inline_function_is_per_block_shared_me
     }
     // Every `__shared__` array, whatever the linkage of its function, lies in the memory the
     // runner poisons and swaps per block; a template's plain `static` and a `__device__` array
-    // (global memory) do not.
+    // (global memory) do not. (With the earlier shim this source did not even compile: the
+    // inline and the plain function's arrays were a "section type conflict".)
     assert_eq!(
-        shared_where(SHARED_WHERE, 7),
-        vec![1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0],
-        "external template, static template, anonymous-namespace template, inline, plain; template static, __device__"
+        shared_where(SHARED_WHERE, 8),
+        vec![1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0],
+        "template __global__, external template, static template, anonymous-namespace template, inline, plain; template static, __device__"
     );
     // Negative control, the earlier shim: g++ ignores the section of a template's static (the
     // blind spot), so only the plain function's array is in `nt_shared`.
     assert_eq!(
-        shared_where(SHARED_WHERE_SECTION, 3),
-        vec![0.0, 0.0, 1.0],
-        "external template, static template, plain"
+        shared_where(SHARED_WHERE_SECTION, 4),
+        vec![0.0, 0.0, 0.0, 1.0],
+        "template __global__, external template, static template, plain"
     );
 }
 
