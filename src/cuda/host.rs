@@ -568,7 +568,7 @@ impl HostBinary {
         let cxx = compiler();
         let ubsan = ubsan_available(&cxx);
         let text = driver_source(&rewrite::rewrite_source(source), entries);
-        let mut flags = compile_flags(opts, ubsan, &include_dirs);
+        let mut flags = compile_flags(opts, ubsan, &include_dirs, is_clang(&version));
         let mut h = Sha256::new();
         h.update(text.as_bytes());
         h.update(prelude().as_bytes());
@@ -1183,15 +1183,30 @@ struct ChildOutcome {
 
 /// The host compiler's flags for a kernel: the spec's, the shim's, the arch, UBSan's alignment
 /// check where the compiler has it, the -D definitions and the checked -I folders.
-fn compile_flags(opts: &HostOptions, ubsan: bool, include_dirs: &[PathBuf]) -> Vec<String> {
+/// Whether the host compiler is clang, from the first line of its `--version`.
+fn is_clang(version: &str) -> bool {
+    version.contains("clang version")
+}
+
+fn compile_flags(
+    opts: &HostOptions,
+    ubsan: bool,
+    include_dirs: &[PathBuf],
+    clang: bool,
+) -> Vec<String> {
     let mut flags: Vec<String> = crate::spec::get().kernels.host.flags.clone();
+    // Diagnostics never quote source lines (the compiler would read them back from whatever
+    // file a `#line` names): GCC's spelling, or clang's (which refuses GCC's).
+    let no_quote = if clang {
+        "-fno-caret-diagnostics"
+    } else {
+        "-fno-diagnostics-show-caret"
+    };
     flags.extend(
         [
             "-fno-threadsafe-statics",
             "-fno-strict-aliasing",
-            // Diagnostics never quote source lines (the compiler would read them back
-            // from whatever file a `#line` names).
-            "-fno-diagnostics-show-caret",
+            no_quote,
             "-fdiagnostics-color=never",
         ]
         .iter()

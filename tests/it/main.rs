@@ -34,6 +34,7 @@ mod hostile_time;
 mod kernel_examples;
 mod kernels;
 mod kernels_planes;
+mod kernels_template_shared;
 mod layers;
 mod layout;
 mod msrv;

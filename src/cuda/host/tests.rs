@@ -902,3 +902,93 @@ fn a_sparse_table_past_2_31_bytes_catches_a_row_offset_in_32_bits() {
         "{e}"
     );
 }
+
+// ---------------------------------------------------------------- static shared memory
+
+/// Where the arrays of `template_shared_where` lie: 1 inside the runner's static shared
+/// memory (`nt_shared_lo`, `nt_shared_len`: the TLS block it poisons and swaps per block), else 0.
+const SHARED_WHERE: &str = r#"
+template <int N> __device__ char* t_ext() { __shared__ float a[N]; return (char*)a; }
+template <int N> static __device__ char* t_int() { __shared__ float b[N]; return (char*)b; }
+namespace { template <int N> __device__ char* t_anon() { __shared__ float c[N]; return (char*)c; } }
+inline __device__ char* t_inline() { __shared__ float d[8]; return (char*)d; }
+__device__ char* t_plain() { __shared__ float e[8]; return (char*)e; }
+// Not shared memory: a function-local static of a template (global memory) and a __device__ array.
+template <int N> __device__ char* t_global() { static float g[N]; return (char*)g; }
+__device__ float t_dev[8];
+static float inside(char* p) { return p >= nt_shared_lo && p + 32 <= nt_shared_lo + nt_shared_len; }
+// The entry is a template `__global__` with an array of its own (entry `template_shared_where<8>`).
+template <int N> __global__ void template_shared_where(const float* x, float* y, int n) {
+    __shared__ float h[N];
+    if (threadIdx.x != 0) return;
+    char* p[8] = {(char*)h, t_ext<N>(), t_int<N>(), t_anon<N>(), t_inline(), t_plain(), t_global<N>(), (char*)t_dev};
+    for (int i = 0; i < 8; ++i) y[i] = inside(p[i]);
+}
+"#;
+
+/// The shim's `__shared__` as it was (a static in the section `nt_shared`, spelt out here: the
+/// source rewrite folds a `static` next to `__shared__`); 1 where an array lies inside that section.
+const SHARED_WHERE_SECTION: &str = r#"
+#define NT_SECTION_SHARED static __attribute__((section("nt_shared")))
+extern "C" char __start_nt_shared[] __attribute__((weak));
+extern "C" char __stop_nt_shared[] __attribute__((weak));
+template <int N> __device__ char* t_ext() { NT_SECTION_SHARED float a[N]; return (char*)a; }
+template <int N> static __device__ char* t_int() { NT_SECTION_SHARED float b[N]; return (char*)b; }
+__device__ char* t_plain() { NT_SECTION_SHARED float e[8]; return (char*)e; }
+static float inside(char* p) { return p >= __start_nt_shared && p + 32 <= __stop_nt_shared; }
+template <int N> __global__ void template_shared_where(const float* x, float* y, int n) {
+    NT_SECTION_SHARED float h[N];
+    if (threadIdx.x != 0) return;
+    char* p[4] = {(char*)h, t_ext<N>(), t_int<N>(), t_plain()};
+    for (int i = 0; i < 4; ++i) y[i] = inside(p[i]);
+}
+"#;
+
+fn shared_where(src: &str, n: usize) -> Vec<f32> {
+    let s = [sig("template_shared_where<8>", &["const float*", "float*", "int"])];
+    let b = HostBinary::compile(src, &s, &HostOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let r = b.run(
+        "template_shared_where<8>",
+        &[("c".into(), launch(2, 32, 0, &[0.0; 32], 4 * n, 0))],
+        Duration::from_secs(10),
+        0,
+    );
+    f32s(&agreed(r.into_iter().next().unwrap()))
+}
+
+#[test]
+fn a_static_shared_array_in_a_template_or_inline_function_is_per_block_shared_memory() {
+    if !ready() {
+        return;
+    }
+    // Every `__shared__` array, whatever the linkage of its function, lies in the memory the
+    // runner poisons and swaps per block; a template's plain `static` and a `__device__` array
+    // (global memory) do not. (With the earlier shim this source did not even compile: the
+    // inline and the plain function's arrays were a "section type conflict".)
+    assert_eq!(
+        shared_where(SHARED_WHERE, 8),
+        vec![1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0],
+        "template __global__, external template, static template, anonymous-namespace template, inline, plain; template static, __device__"
+    );
+    // Negative control, the earlier shim: g++ ignores the section of a template's static (the
+    // blind spot), so only the plain function's array is in `nt_shared`.
+    assert_eq!(
+        shared_where(SHARED_WHERE_SECTION, 4),
+        vec![0.0, 0.0, 0.0, 1.0],
+        "template __global__, external template, static template, plain"
+    );
+}
+
+#[test]
+fn clang_gets_its_own_spelling_of_the_no_source_quoting_flag() {
+    let o = HostOptions::default();
+    let gcc = compile_flags(&o, false, &[], is_clang("g++ (Debian 12.2.0-14+deb12u1) 12.2.0"));
+    let clang = compile_flags(&o, false, &[], is_clang("Debian clang version 14.0.6"));
+    assert!(gcc.iter().any(|f| f == "-fno-diagnostics-show-caret"), "{gcc:?}");
+    assert!(!gcc.iter().any(|f| f == "-fno-caret-diagnostics"), "{gcc:?}");
+    // clang refuses GCC's spelling ("unknown argument"), so no kernel compiled with it.
+    assert!(clang.iter().any(|f| f == "-fno-caret-diagnostics"), "{clang:?}");
+    assert!(!clang.iter().any(|f| f == "-fno-diagnostics-show-caret"), "{clang:?}");
+    assert!(is_clang("Apple clang version 15.0.0 (clang-1500.0.40.1)"));
+    assert!(!is_clang("c++ (GCC) 13.2.1 20230801"));
+}

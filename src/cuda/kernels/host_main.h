@@ -31,12 +31,11 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <ucontext.h>
+#include <link.h>
 #if defined(__linux__)
 #include <sys/prctl.h>
 #endif
 
-extern "C" char __start_nt_shared[] __attribute__((weak));
-extern "C" char __stop_nt_shared[] __attribute__((weak));
 extern "C" char __start_nt_rt[] __attribute__((weak));
 extern "C" char __stop_nt_rt[] __attribute__((weak));
 // The executable's writable static storage (.data and .bss, glibc's crt1 and the linker).
@@ -52,7 +51,27 @@ static NT_RT unsigned* nt_order;
 // not), and a kernel must not rely on what another block or an earlier launch left there. The
 // host process keeps them across runs, so the runner copies the static storage once at
 // start-up and puts it back before every run; the runner's own state (section nt_rt) and the
-// static shared arrays (nt_shared, poisoned per block) are left out.
+// static shared arrays (thread-local storage, poisoned per block) are left out.
+
+// Finds the kernel's static shared memory: the main program's PT_TLS segment (`__shared__` is
+// `static thread_local`, host_shim.h) as this thread sees it. dl_iterate_phdr reports the
+// main program first. Size 0 when the kernel has no static shared array; false when a
+// segment exists but cannot be located.
+static int nt_shared_locate_cb(struct dl_phdr_info* info, size_t, void* ok) {
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        if (info->dlpi_phdr[i].p_type != PT_TLS || info->dlpi_phdr[i].p_memsz == 0) continue;
+        nt_shared_lo = (char*)info->dlpi_tls_data;
+        nt_shared_len = nt_shared_lo ? (size_t)info->dlpi_phdr[i].p_memsz : 0;
+        *(int*)ok = nt_shared_lo != 0;
+    }
+    return 1;
+}
+
+static bool nt_shared_locate() {
+    int ok = 1;
+    dl_iterate_phdr(nt_shared_locate_cb, &ok);
+    return ok;
+}
 
 struct nt_span {
     char* p;
@@ -67,8 +86,8 @@ static void nt_statics_snapshot() {
     char* hs[2][2];
     int nh = 0;
     if (__start_nt_rt && __stop_nt_rt > __start_nt_rt) { hs[nh][0] = __start_nt_rt; hs[nh][1] = __stop_nt_rt; ++nh; }
-    if (__start_nt_shared && __stop_nt_shared > __start_nt_shared) {
-        hs[nh][0] = __start_nt_shared; hs[nh][1] = __stop_nt_shared; ++nh;
+    if (nt_shared_len) {
+        hs[nh][0] = nt_shared_lo; hs[nh][1] = nt_shared_lo + nt_shared_len; ++nh;
     }
     if (nh == 2 && hs[1][0] < hs[0][0]) {
         char* t0 = hs[0][0];
@@ -479,8 +498,7 @@ static void nt_start_block(unsigned long long b, const unsigned* grid, unsigned 
         nt_fiber_reset(&nt_fibers[i]);
     }
     blockIdx = bid;
-    size_t shared_len = (size_t)(__stop_nt_shared - __start_nt_shared);
-    if (shared_len) memset(__start_nt_shared, poison, shared_len);
+    if (nt_shared_len) memset(nt_shared_lo, poison, nt_shared_len);
     if (dyn) memset(nt_dyn_shared_ptr, poison, dyn);
 }
 
@@ -497,12 +515,12 @@ static NT_RT int nt_live_slot;
 static void nt_enter_slot(int s, unsigned dyn) {
     nt_fibers = nt_fiber_pool + (size_t)s * nt_nthreads;
     if (s == nt_live_slot) return;
-    size_t shared_len = (size_t)(__stop_nt_shared - __start_nt_shared);
+    size_t shared_len = nt_shared_len;
     unsigned char* out = nt_slots[nt_live_slot].save;
     unsigned char* in = nt_slots[s].save;
     if (shared_len) {
-        memcpy(out, __start_nt_shared, shared_len);
-        memcpy(__start_nt_shared, in, shared_len);
+        memcpy(out, nt_shared_lo, shared_len);
+        memcpy(nt_shared_lo, in, shared_len);
     }
     if (dyn) {
         memcpy(out + shared_len, nt_dyn_shared_ptr, dyn);
@@ -517,7 +535,7 @@ static void nt_enter_slot(int s, unsigned dyn) {
 // output, gives another result than the sequential schedules. 0, or 1 on deadlock.
 static int nt_run_interleaved(unsigned long long nb, const unsigned long long* perm, unsigned w, const unsigned* grid,
                               unsigned dyn, unsigned long long* rng, unsigned char poison, char* msg, size_t cap) {
-    size_t shared_len = (size_t)(__stop_nt_shared - __start_nt_shared);
+    size_t shared_len = nt_shared_len;
     for (unsigned s = 0; s < w; ++s) {
         nt_slots[s].busy = 0;
         nt_slots[s].save = (unsigned char*)malloc(shared_len + dyn + 1);
@@ -1049,6 +1067,10 @@ int main(int argc, char** argv) {
 
     nt_order = (unsigned*)malloc(1024 * sizeof(unsigned));
     nt_alloc_fibers(1);
+    if (!nt_shared_locate()) {
+        fprintf(stderr, "ninfer host runner: the kernel's static shared memory (the executable's TLS segment) was not found: dl_iterate_phdr gave no dlpi_tls_data\n");
+        return 3;
+    }
     nt_statics_snapshot();
     nt_reader rd{data, data + st.st_size};
     if (st.st_size < 16 || memcmp(data, "NTLAUNCH", 8) != 0) return 2;

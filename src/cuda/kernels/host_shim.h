@@ -9,8 +9,9 @@
 // waits at one. When nothing can run and nothing can be released, the block is deadlocked and
 // the runner says which threads wait where (no timeout needed).
 //
-// `__shared__` is a function-local static placed in the section `nt_shared` so the runner can
-// poison it before each block (reading unwritten shared memory then varies between runs);
+// `__shared__` is a `static thread_local`: every static shared array of the kernel, and nothing
+// else, lies in the executable's TLS block, which the runner poisons before each block
+// (reading unwritten shared memory then varies between runs) and swaps between blocks in flight;
 // `extern __shared__` declarations are rewritten by the runner to point into the per-block
 // dynamic shared buffer `nt_dyn_shared_ptr`.
 //
@@ -63,8 +64,14 @@
 #ifndef __align__
 #define __align__(n) __attribute__((aligned(n)))
 #endif
-// One section for every static shared array, so the runner finds and poisons all of them.
-#define __shared__ static __attribute__((section("nt_shared")))
+// Static shared memory is the executable's thread-local storage. A named section cannot hold
+// it: g++ ignores `section` for a function-local static of a template instantiation or of an
+// inline function (it goes to `.bss` or a COMDAT `.bss._ZZ...`), which made such an array one
+// copy for every block. Every `thread_local` variable, in any function, lands in the TLS
+// segment (PT_TLS), and CUDA device code has no `thread_local` of its own, so that segment is
+// exactly the kernel's static shared memory; the runner finds it (nt_shared_locate) and the
+// fibers, all on one OS thread, share it like the threads of one block.
+#define __shared__ static thread_local
 // The runner's own mutable state lives in the section `nt_rt`: before every run the runner
 // puts the program's other static storage (the kernel's `__device__` globals, function-local
 // `static`s, `__constant__` tables) back to its image at start-up, as a fresh module load has
@@ -104,6 +111,9 @@ union nt_arg {
 };
 static NT_RT nt_arg nt_argv[64];
 static NT_RT unsigned char* nt_dyn_shared_ptr;
+// The kernel's static shared memory (the executable's TLS block; see `__shared__`).
+static NT_RT char* nt_shared_lo;
+static NT_RT size_t nt_shared_len;
 
 // ---------------------------------------------------------------- fibers and the scheduler
 
