@@ -7,8 +7,7 @@
 // conformance/adapters/mainline_fwht/fwht_cuda.abi.json that judges mainline's own file in
 // scripts/mainline-fwht.sh is tested here without the sdist (tests/it/kernel_examples.rs).
 // Lane l holds elements i * 32 + l; butterflies over the lane bits by __shfl_xor_sync, then over
-// the register index (mainline's plan, as its description says; the host tier gives a template
-// kernel's __shared__ array one copy for all blocks, so no shared memory here).
+// the register index (mainline's plan, as its description says), in registers only.
 #include <cstdint>
 
 template <int N, typename T>
