@@ -222,40 +222,101 @@ fn fake_include_dir(cache: &Path) -> Result<PathBuf> {
     Ok(d)
 }
 
-/// Whether `-fsanitize=alignment` compiles and links here (probed once per process).
+/// Whether `-fsanitize=alignment` compiles and links here: probed once per compiler and
+/// remembered in the private kernel cache (the probe compiles, links and runs a program: 0.4 s
+/// at the start of every run otherwise), keyed by the compiler's name, `--version` line and the
+/// binary it resolves to (path, size, modification time), so a changed compiler is probed again.
 fn ubsan_available(cxx: &str) -> bool {
     static PROBE: OnceLock<bool> = OnceLock::new();
-    *PROBE.get_or_init(|| {
-        let Ok(dir) = crate::fsio::scratch_dir("ubsan-probe") else {
-            return false;
-        };
-        let src = dir.path().join("p.cpp");
-        if std::fs::write(
-            &src,
-            "int main(int c, char**) { int a[2] = {c, c}; return a[c - 1] - c; }\n",
-        )
-        .is_err()
-        {
-            return false;
+    *PROBE.get_or_init(|| remembered_probe(ubsan_memo_path(cxx).as_deref(), || probe_ubsan(cxx)))
+}
+
+/// A yes/no probe's answer from `memo` (a private cache file holding `0` or `1`), else from
+/// `probe`, then recorded there. A file that is not ours and private, or holds anything else,
+/// is not believed.
+fn remembered_probe(memo: Option<&Path>, probe: impl FnOnce() -> bool) -> bool {
+    if let Some(v) = memo.and_then(|p| self::cache::read_private(p, 2)) {
+        match v.as_slice() {
+            b"1" => return true,
+            b"0" => return false,
+            _ => {}
         }
-        let exe = dir.path().join("p");
-        let quiet = |j: contain::Job| {
-            contain::run(&j.stdout_cap(0).stderr_cap(0).limits(probe_limits())).end
-                == contain::End::Exited(0)
-        };
-        quiet(
-            contain::Job::new(cxx)
-                .args([
-                    "-fsanitize=alignment",
-                    "-fno-sanitize-recover=alignment",
-                    "-o",
-                ])
-                .arg(&exe)
-                .arg(&src)
-                .env("TMPDIR", dir.path())
-                .current_dir(dir.path()),
-        ) && quiet(contain::Job::new(&exe))
-    })
+    }
+    let v = probe();
+    if let Some(p) = memo {
+        // A cache that cannot be written only costs the next run the probe again.
+        let _ = self::cache::write_private(p, if v { b"1" } else { b"0" });
+    }
+    v
+}
+
+/// Where the UBSan probe's answer for `cxx` is remembered (`None`: the compiler cannot be
+/// identified, so it is probed every run).
+fn ubsan_memo_path(cxx: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let version = available().ok()?;
+    let exe = resolve_program(cxx)?;
+    let m = std::fs::metadata(&exe).ok()?;
+    let mut h = Sha256::new();
+    for part in [cxx.as_bytes(), version.as_bytes(), exe.as_os_str().as_encoded_bytes()] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    h.update(m.len().to_le_bytes());
+    h.update(m.mtime().to_le_bytes());
+    h.update(m.mtime_nsec().to_le_bytes());
+    let key = crate::digest::hex(&h.finalize()[..16]);
+    Some(self::cache::dir().ok()?.join(format!("ubsan-{key}")))
+}
+
+/// The file a program name runs: itself when it holds a `/`, else the first executable of that
+/// name on `PATH`; symbolic links resolved.
+fn resolve_program(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let found = if name.contains('/') {
+        Some(PathBuf::from(name)).filter(|p| runnable(p))
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|d| d.join(name))
+            .find(|p| runnable(p))
+    };
+    std::fs::canonicalize(found?).ok()
+}
+
+/// Compiles, links and runs a program with `-fsanitize=alignment`.
+fn probe_ubsan(cxx: &str) -> bool {
+    let Ok(dir) = crate::fsio::scratch_dir("ubsan-probe") else {
+        return false;
+    };
+    let src = dir.path().join("p.cpp");
+    if std::fs::write(
+        &src,
+        "int main(int c, char**) { int a[2] = {c, c}; return a[c - 1] - c; }\n",
+    )
+    .is_err()
+    {
+        return false;
+    }
+    let exe = dir.path().join("p");
+    let quiet = |j: contain::Job| {
+        contain::run(&j.stdout_cap(0).stderr_cap(0).limits(probe_limits())).end
+            == contain::End::Exited(0)
+    };
+    quiet(
+        contain::Job::new(cxx)
+            .args([
+                "-fsanitize=alignment",
+                "-fno-sanitize-recover=alignment",
+                "-o",
+            ])
+            .arg(&exe)
+            .arg(&src)
+            .env("TMPDIR", dir.path())
+            .current_dir(dir.path()),
+    ) && quiet(contain::Job::new(&exe))
 }
 
 /// The compiler's own search folders for `#include <...>` (canonical), probed once per

@@ -193,6 +193,20 @@ pub fn write_private(p: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Up to `max` bytes of a regular file of ours that nobody else may write; `None` otherwise
+/// (missing, a symbolic link, another owner's, group- or world-writable, unreadable).
+pub fn read_private(p: &Path, max: u64) -> Option<Vec<u8>> {
+    check_private(p, false).ok()?;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(p)
+        .ok()?;
+    let mut v = Vec::new();
+    f.take(max).read_to_end(&mut v).ok()?;
+    Some(v)
+}
+
 /// `p` holds exactly `want` (a regular file of ours), rewriting it when not.
 pub fn ensure_file(p: &Path, want: &[u8]) -> Result<()> {
     let same = check_private(p, false).is_ok()

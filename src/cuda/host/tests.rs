@@ -992,3 +992,58 @@ fn clang_gets_its_own_spelling_of_the_no_source_quoting_flag() {
     assert!(is_clang("Apple clang version 15.0.0 (clang-1500.0.40.1)"));
     assert!(!is_clang("c++ (GCC) 13.2.1 20230801"));
 }
+
+/// The UBSan probe's answer is remembered in a private file and believed only from one: a
+/// second run reads it instead of probing; a file with other content, or one that others may
+/// write, or a symbolic link, is not believed (the probe runs again and rewrites it).
+#[test]
+fn the_ubsan_probe_answer_is_remembered_only_in_a_private_file_of_ours() {
+    use std::cell::Cell;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let memo = dir.path().join("ubsan-k");
+    let calls = Cell::new(0);
+    let calls = &calls;
+    let probe = |answer: bool| {
+        move || {
+            calls.set(calls.get() + 1);
+            answer
+        }
+    };
+    // First run: probed, written.
+    assert!(remembered_probe(Some(&memo), probe(true)));
+    assert_eq!((calls.get(), std::fs::read(&memo).unwrap()), (1, b"1".to_vec()));
+    // Second run: read, not probed (the probe would now say no).
+    assert!(remembered_probe(Some(&memo), probe(false)));
+    assert_eq!(calls.get(), 1);
+    // Negative controls: each makes the probe run again.
+    std::fs::write(&memo, b"yes").unwrap();
+    assert!(!remembered_probe(Some(&memo), probe(false)));
+    assert_eq!((calls.get(), std::fs::read(&memo).unwrap()), (2, b"0".to_vec()));
+    std::fs::set_permissions(&memo, std::fs::Permissions::from_mode(0o666)).unwrap();
+    std::fs::write(&memo, b"1").unwrap();
+    assert!(!remembered_probe(Some(&memo), probe(false)));
+    assert_eq!(calls.get(), 3);
+    let target = dir.path().join("planted");
+    std::fs::write(&target, b"1").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = dir.path().join("ubsan-link");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    assert!(!remembered_probe(Some(&link), probe(false)));
+    assert_eq!(calls.get(), 4);
+    // No place to remember: probed every time.
+    assert!(remembered_probe(None, probe(true)));
+    assert!(remembered_probe(None, probe(true)));
+    assert_eq!(calls.get(), 6);
+}
+
+/// The memo's name follows the compiler: found on PATH and resolved through links; a name that
+/// is no program has none (it is then probed every run).
+#[test]
+fn a_program_name_resolves_to_its_file_on_path() {
+    let sh = resolve_program("sh").expect("sh on PATH");
+    assert!(sh.is_absolute() && std::fs::symlink_metadata(&sh).unwrap().is_file());
+    assert_eq!(resolve_program(sh.to_str().unwrap()), Some(sh.clone()));
+    assert_eq!(resolve_program("no-such-program-ninfer"), None);
+    assert_eq!(resolve_program("/no/such/dir/c++"), None);
+}
