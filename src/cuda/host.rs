@@ -222,6 +222,45 @@ fn fake_include_dir(cache: &Path) -> Result<PathBuf> {
     Ok(d)
 }
 
+/// The private cache's file of per-kernel seconds of the last fixed-case builtin run.
+const DURATIONS: &str = "durations-builtin-host";
+
+/// Seconds per builtin kernel of the last fixed-case run on this machine (only to run the
+/// longest first; empty when none was recorded or the file is not a private one of ours).
+pub fn remembered_durations() -> BTreeMap<String, f64> {
+    let Some(bytes) = self::cache::dir()
+        .ok()
+        .and_then(|d| self::cache::read_private(&d.join(DURATIONS), 1 << 20))
+    else {
+        return BTreeMap::new();
+    };
+    parse_durations(&bytes)
+}
+
+/// `seconds entry` lines; any other line (a damaged or foreign file) is skipped.
+fn parse_durations(bytes: &[u8]) -> BTreeMap<String, f64> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .filter_map(|l| {
+            let (secs, entry) = l.split_once(' ')?;
+            let secs: f64 = secs.parse().ok().filter(|s: &f64| s.is_finite() && *s >= 0.0)?;
+            Some((entry.to_string(), secs))
+        })
+        .collect()
+}
+
+/// Records [`remembered_durations`] for the next run (a cache that cannot be written only
+/// loses the ordering).
+pub fn remember_durations(seconds: &BTreeMap<String, f64>) {
+    let text: String = seconds
+        .iter()
+        .map(|(entry, secs)| format!("{secs:.4} {entry}\n"))
+        .collect();
+    if let Ok(d) = self::cache::dir() {
+        let _ = self::cache::write_private(&d.join(DURATIONS), text.as_bytes());
+    }
+}
+
 /// Whether `-fsanitize=alignment` compiles and links here: probed once per compiler and
 /// remembered in the private kernel cache (the probe compiles, links and runs a program: 0.4 s
 /// at the start of every run otherwise), keyed by the compiler's name, `--version` line and the

@@ -1,6 +1,6 @@
 //! The shipped kernels as a suite: every reference and correct-but-unusual kernel must pass
 //! every case, every wrong variant must be caught with the verdict (and diagnosis)
-//! spec/kernel_variants.json expects. One compilation per source file and arch, two workers.
+//! spec/kernel_variants.json expects. One compilation per source file and arch; each kernel a job.
 //! `check-kernel --builtin` and the tests run it; `markdown_table` is conformance/KERNELS.md's table.
 
 use std::collections::BTreeMap;
@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::abi::KernelClass;
 use super::cases::KernelCase;
 use super::check::{self, HostSetup};
+use super::host::HostBinary;
 use super::kernel_abi::KernelAbi;
 use super::{sources, Builtin, CaseResult, Role, Status};
 use crate::error::{Error, ErrorClass};
@@ -142,7 +143,10 @@ pub fn judge_builtin(k: &Builtin, rs: &[CaseResult], random: bool) -> BuiltinVer
 }
 
 /// Runs every shipped kernel (or `only`) on the host tier: one compilation per source file and
-/// arch, up to four workers on `pool::queue`. Returns the verdicts in table order, or the first compile-level error.
+/// arch, shared by its kernels; each kernel a job of its own on `pool::queue` (up to four
+/// workers), the longest first as the last fixed-case run measured them (a source of many
+/// kernels no longer runs them one after another at the end). Returns the verdicts in table
+/// order, or the first compile-level error.
 pub fn run_builtins_host(
     only: &[String],
     random: Option<usize>,
@@ -157,7 +161,21 @@ pub fn run_builtins_host(
     for (i, k) in kernels.iter().enumerate() {
         by_source.entry(k.source.clone()).or_default().push(i);
     }
-    let jobs: Vec<(String, Vec<usize>)> = by_source.into_iter().collect();
+    let builds: BTreeMap<&str, SourceBuild> = by_source
+        .iter()
+        .map(|(src, idx)| (src.as_str(), SourceBuild::new(idx)))
+        .collect();
+    // Durations only order the work (results keep table order): remembered for fixed cases.
+    let mut seconds = if random.is_none() {
+        super::host::remembered_durations()
+    } else {
+        BTreeMap::new()
+    };
+    let mut jobs: Vec<usize> = by_source.values().flatten().copied().collect();
+    jobs.sort_by(|&a, &b| {
+        let d = |i: usize| seconds.get(&kernels[i].entry).copied().unwrap_or(f64::INFINITY);
+        d(b).total_cmp(&d(a))
+    });
     // The compilers and kernels are child processes, not this process's CPU work: a budget of
     // their own, on the crate's one work queue.
     let workers = crate::pool::available_threads().clamp(1, 4);
@@ -167,24 +185,33 @@ pub fn run_builtins_host(
         ..Default::default()
     };
     let shared = SharedCases::new(&kernels);
-    let mut got: Vec<(usize, crate::Result<Vec<CaseResult>>)> = crate::pool::queue(
+    let mut got: Vec<(usize, crate::Result<Vec<CaseResult>>, f64)> = crate::pool::queue(
         &crate::pool::Budget::new(workers),
         workers,
         jobs.len(),
         std::thread::Builder::new,
         || (),
         |_, j| {
-            let (src, idx) = &jobs[j];
-            run_source(src, idx, &kernels, random, seed, &setup, &shared)
+            let i = jobs[j];
+            let k = &kernels[i];
+            let t0 = std::time::Instant::now();
+            let r = match builds.get(k.source.as_str()) {
+                Some(b) => run_kernel(k, b.get(&k.source, &kernels, &setup), random, seed, &setup, &shared),
+                None => Err(Error::new(ErrorClass::InternalInvariant, &k.entry, "kernel without a source build")),
+            };
+            (i, r, t0.elapsed().as_secs_f64())
         },
         |_| {},
-    )
-    .into_iter()
-    .flatten()
-    .collect();
-    got.sort_by_key(|(i, _)| *i);
+    );
+    got.sort_by_key(|(i, _, _)| *i);
+    if random.is_none() {
+        for (i, _, secs) in &got {
+            seconds.insert(kernels[*i].entry.clone(), *secs);
+        }
+        super::host::remember_durations(&seconds);
+    }
     let mut out = Vec::new();
-    for (i, r) in got {
+    for (i, r, _) in got {
         let k = &kernels[i];
         match r {
             Ok(rs) => out.push(judge_builtin(k, &rs, random.is_some())),
@@ -193,6 +220,79 @@ pub fn run_builtins_host(
         }
     }
     Ok(out)
+}
+
+/// One source file's runners, one per arch it branches on, built by the first of its kernels
+/// that needs them (the others wait) with every entry of the source, as one compile.
+struct SourceBuild {
+    entries: Vec<usize>,
+    built: std::sync::OnceLock<crate::Result<Vec<(u32, HostBinary)>>>,
+}
+
+impl SourceBuild {
+    fn new(entries: &[usize]) -> SourceBuild {
+        SourceBuild {
+            entries: entries.to_vec(),
+            built: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn get(
+        &self,
+        src: &str,
+        kernels: &[Builtin],
+        setup: &HostSetup,
+    ) -> &crate::Result<Vec<(u32, HostBinary)>> {
+        self.built.get_or_init(|| {
+            let text = sources::builtin_resolved(src)?;
+            let entries: Vec<(String, &KernelAbi)> = self
+                .entries
+                .iter()
+                .map(|&i| (kernels[i].entry.clone(), &kernels[i].abi))
+                .collect();
+            check::host_archs(&text)
+                .into_iter()
+                .map(|arch| Ok((arch, check::compile_host(&text, &entries, setup, arch)?)))
+                .collect()
+        })
+    }
+}
+
+/// One kernel over its cases under every arch its source was built for.
+fn run_kernel(
+    k: &Builtin,
+    built: &crate::Result<Vec<(u32, HostBinary)>>,
+    random: Option<usize>,
+    seed: u64,
+    setup: &HostSetup,
+    shared: &SharedCases,
+) -> crate::Result<Vec<CaseResult>> {
+    let r = (|| {
+        let bins = built.as_ref().map_err(Clone::clone)?;
+        let mut merged: Option<Vec<CaseResult>> = None;
+        for (arch, bin) in bins {
+            // Random cases are built a chunk at a time (memory does not grow with --random N).
+            let rs = match random {
+                Some(n) => super::CasePlan::random(k.class, &k.formats, n, seed, &[], None)
+                    .and_then(|p| {
+                        p.run(&mut |cs| check::run_compiled(bin, &k.entry, &k.abi, cs, setup))
+                    })?,
+                None => shared
+                    .get(k.class, &k.formats, seed)
+                    .and_then(|cs| check::run_compiled(bin, &k.entry, &k.abi, &cs, setup))?,
+            };
+            merged = Some(check::merge_arch(merged, rs, *arch, bins.len()));
+        }
+        merged.ok_or_else(|| {
+            Error::new(
+                ErrorClass::KernelTierUnavailable,
+                "host",
+                "no architecture to run",
+            )
+        })
+    })();
+    shared.done(k);
+    r
 }
 
 type CaseKey = (KernelClass, Vec<super::format::KernelFormat>);
@@ -244,75 +344,6 @@ impl SharedCases {
             }
         }
     }
-}
-
-/// One source file: compiled once per arch with all its entries, each entry run over its cases.
-fn run_source(
-    src: &str,
-    idx: &[usize],
-    kernels: &[Builtin],
-    random: Option<usize>,
-    seed: u64,
-    setup: &HostSetup,
-    shared: &SharedCases,
-) -> Vec<(usize, crate::Result<Vec<CaseResult>>)> {
-    let text = match sources::builtin_resolved(src) {
-        Ok(t) => t,
-        Err(e) => return idx.iter().map(|&i| (i, Err(e.clone()))).collect(),
-    };
-    let archs = check::host_archs(&text);
-    let entries: Vec<(String, &KernelAbi)> = idx
-        .iter()
-        .map(|&i| (kernels[i].entry.clone(), &kernels[i].abi))
-        .collect();
-    let mut merged: Vec<Option<crate::Result<Vec<CaseResult>>>> =
-        idx.iter().map(|_| None).collect();
-    for &arch in &archs {
-        let bin = match check::compile_host(&text, &entries, setup, arch) {
-            Ok(b) => b,
-            Err(e) => return idx.iter().map(|&i| (i, Err(e.clone()))).collect(),
-        };
-        for (slot, &i) in idx.iter().enumerate() {
-            let k = &kernels[i];
-            if matches!(merged[slot], Some(Err(_))) {
-                continue;
-            }
-            // Random cases are built a chunk at a time (memory does not grow with --random N).
-            let r = match random {
-                Some(n) => super::CasePlan::random(k.class, &k.formats, n, seed, &[], None)
-                    .and_then(|p| {
-                        p.run(&mut |cs| check::run_compiled(&bin, &k.entry, &k.abi, cs, setup))
-                    }),
-                None => shared
-                    .get(k.class, &k.formats, seed)
-                    .and_then(|cs| check::run_compiled(&bin, &k.entry, &k.abi, &cs, setup)),
-            };
-            merged[slot] = Some(match (merged[slot].take(), r) {
-                (_, Err(e)) => Err(e),
-                (None, Ok(rs)) => Ok(check::merge_arch(None, rs, arch, archs.len())),
-                (Some(Ok(p)), Ok(rs)) => Ok(check::merge_arch(Some(p), rs, arch, archs.len())),
-                (Some(Err(e)), _) => Err(e),
-            });
-        }
-    }
-    for &i in idx {
-        shared.done(&kernels[i]);
-    }
-    idx.iter()
-        .zip(merged)
-        .map(|(&i, r)| {
-            (
-                i,
-                r.unwrap_or_else(|| {
-                    Err(Error::new(
-                        ErrorClass::KernelTierUnavailable,
-                        "host",
-                        "no architecture to run",
-                    ))
-                }),
-            )
-        })
-        .collect()
 }
 
 /// The verdict table of the shipped kernels (conformance/KERNELS.md).

@@ -1047,3 +1047,14 @@ fn a_program_name_resolves_to_its_file_on_path() {
     assert_eq!(resolve_program("no-such-program-ninfer"), None);
     assert_eq!(resolve_program("/no/such/dir/c++"), None);
 }
+
+/// The remembered kernel durations (they only order the builtin run) take well-formed lines
+/// and skip the rest: no number, a negative, NaN or infinite one, no entry.
+#[test]
+fn remembered_durations_skip_every_malformed_line() {
+    let text = b"0.5 ref_a\n1.25 wrong_b\nnot-a-number c\n-1 d\nNaN e\ninf f\n2\n\n0.75 unusual g\n";
+    let d = parse_durations(text);
+    let got: Vec<(&str, f64)> = d.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(got, vec![("ref_a", 0.5), ("unusual g", 0.75), ("wrong_b", 1.25)]);
+    assert!(parse_durations(b"\xff\xfe garbage").is_empty());
+}
