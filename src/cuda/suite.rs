@@ -171,10 +171,16 @@ pub fn run_builtins_host(
     } else {
         BTreeMap::new()
     };
+    // Unknown durations (a first run) tie: then each source's first kernel comes before any
+    // source's second, so two workers compile two sources instead of one waiting for the other.
+    let rank: BTreeMap<usize, usize> = by_source
+        .values()
+        .flat_map(|idx| idx.iter().enumerate().map(|(r, &i)| (i, r)))
+        .collect();
     let mut jobs: Vec<usize> = by_source.values().flatten().copied().collect();
     jobs.sort_by(|&a, &b| {
         let d = |i: usize| seconds.get(&kernels[i].entry).copied().unwrap_or(f64::INFINITY);
-        d(b).total_cmp(&d(a))
+        d(b).total_cmp(&d(a)).then(rank[&a].cmp(&rank[&b]))
     });
     // The compilers and kernels are child processes, not this process's CPU work: a budget of
     // their own, on the crate's one work queue.
