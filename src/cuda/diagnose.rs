@@ -618,7 +618,7 @@ pub fn diagnose(c: &KernelCase, p: Precision, out: &[u8]) -> Vec<&'static str> {
 }
 
 /// The first two-fault weight reading the output meets ([`composed`]).
-#[cfg(any(test, feature = "internals"))]
+#[cfg(feature = "internals")]
 pub fn diagnose_pair(c: &KernelCase, p: Precision, out: &[u8]) -> Option<[&'static str; 2]> {
     diagnose_pair_with(c, p, out, &Probe::of(c, p, out))
 }
