@@ -4,6 +4,12 @@
 //! feature (issue #36). A test here sees `pub(crate)` items; the CLI binary's tests stay in
 //! `tests/it/` (only integration tests get `CARGO_BIN_EXE_*`). One file per former module,
 //! with the same test names; each file's `use` lines name the module it tests.
+//!
+//! Why one folder rather than each module's own `#[cfg(test)] mod tests`: the files moved
+//! whole (names, assertions and negative controls unchanged), several test more than one
+//! module (verify_gates builds its fixtures with the packer and the synthesizer), and the
+//! 80-line limit of `src/{gguf,ninfer,pack,verify}` (tests/it/layout.rs) is for the parsers,
+//! the packer and the verifier, not for their tests (the 150-line limit holds here too).
 
 mod fixtures;
 

@@ -2,7 +2,12 @@
 //! Shared fixtures live in [`common`]. The conformance corpus driver stays its own binary
 //! (`tests/conformance.rs`): it has its own `main` (libtest-mimic, one trial per corpus case).
 //!
-//! Run one area: `cargo test --test it pack::` (module paths prefix the test names).
+//! Run one area: `cargo test --test it cli::` (module paths prefix the test names).
+//!
+//! These tests see the library as a user does (`internals` off, `internals_off`): tests of
+//! crate-private plumbing are crate unit tests (`src/tests/`, `cargo test --lib tests::pack::`),
+//! and those that need `internals` (fuzz replays, mutators, seed coverage) live with
+//! `testkit/` (`scripts/test.sh` runs everything).
 
 mod common;
 
