@@ -1,7 +1,8 @@
 //! Decode throughput of the block codecs, plus the memory-bandwidth yardsticks.
 //!
-//! Run: `cargo bench --bench codec` (settings are short on purpose); `scripts/bench-report.py`
-//! turns the results into the RESULTS.md tables. Bench ids (group/function/size):
+//! Run: `cargo bench --features internals --bench codec` (it reaches `codec::{parallel, simd}`;
+//! settings are short on purpose); `scripts/bench-report.py` turns the results into the
+//! RESULTS.md tables. Bench ids (group/function/size):
 //!
 //! - `decode/{codec}/{path}/{l1,l2,dram}`: every ternary codec on every SIMD path this CPU runs
 //!   (forced with `simd::decode_with_stores`, ordinary stores); `decode/{codec}/{path}+stream/dram`

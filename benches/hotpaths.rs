@@ -11,7 +11,8 @@
 //! - `corpus/generate_and_write`: the conformance corpus generated and written to a fresh temp
 //!   dir; throughput = corpus bytes.
 //!
-//! Run: `cargo bench --bench hotpaths`; `scripts/bench-report.py` tabulates the results.
+//! Run: `cargo bench --features internals --bench hotpaths` (it reaches the synthesizer, the
+//! packer and verifier internals); `scripts/bench-report.py` tabulates the results.
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use ninfer_ternary::spec::HeadTiling;
@@ -148,11 +149,13 @@ fn verify_gates(cr: &mut Criterion) {
     use ninfer_ternary::ninfer::Artifact;
     use ninfer_ternary::spec::GateStep;
     use ninfer_ternary::verify::{self, rows::Blocks, Ctx, Options};
-    let ninfer_ternary_testkit::nano::Fixture {
-        gguf: src,
-        template: tpl,
-        artifact: art,
-    } = ninfer_ternary_testkit::nano::packed(TernaryType::Ptq1_0, 1);
+    // The nano fixture (synth -> template -> pack, default options), as testkit's `nano::packed`
+    // builds it (the testkit crate is not a dependency of this crate: it enables `internals`).
+    let nano = profile("bonsai-nano");
+    let src =
+        ninfer_ternary::synth::model::model_bytes(&nano, TernaryType::Ptq1_0, 1).expect("model");
+    let tpl = ninfer_ternary::synth::template::template_bytes(&nano).expect("template");
+    let art = ninfer_ternary::pack::pack_bytes(&src, &tpl, &Default::default()).expect("pack");
     let dumps = tempfile::tempdir().expect("temp dir");
     let a = Artifact::parse(&art).expect("artifact");
     verify::dumps::write_reference(&a, dumps.path(), None, 0, Default::default()).expect("dumps");

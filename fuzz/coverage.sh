@@ -6,4 +6,4 @@
 #   fuzz/coverage.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-cargo test --quiet --test it fuzz_coverage::report -- --ignored --nocapture 2>/dev/null | grep -v '^test \|^running\|^$'
+(cd testkit && CARGO_TARGET_DIR=../target/testkit cargo test --quiet --test fuzz fuzz_coverage::report -- --ignored --nocapture) 2>/dev/null | grep -v '^test \|^running\|^$'

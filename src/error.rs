@@ -309,7 +309,7 @@ pub fn align_up(x: u64, a: u64, class: ErrorClass, what: &str) -> Result<u64> {
 }
 
 /// Rule switches for the single-fault proof of the conformance corpus
-/// (`tests/it/single_fault.rs`): inside [`rule_switch::with_disabled`] the reference reader's
+/// (`src/tests/single_fault.rs`): inside [`rule_switch::with_disabled`] the reference reader's
 /// checks of the named classes are skipped where the parse can go on without them, so a
 /// must-reject case can be shown to fail for its own rule and no other. Only builds with the
 /// `internals` feature (tests, benches, fuzz) have the switch; elsewhere [`enforced`] is the

@@ -24,7 +24,7 @@ pub use commit::{appeared, rename_into_place};
 pub use input::{not_regular, open_input, read_input, read_input_string, require_file_or_dir};
 pub use output::{OutputFile, WriteMode};
 pub use scratch::{scratch_dir, Scratch};
-#[cfg(any(test, feature = "internals"))]
+#[cfg(feature = "internals")]
 pub use temp::NAME_MAX;
 pub use temp::{install_process_guards, remove_live_temps, remove_stale_temps, temp_path_for};
 

@@ -70,7 +70,7 @@ impl<'a> LeReader<'a> {
     }
 
     /// Skips `n` bytes (checked like [`LeReader::take`]).
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(feature = "internals")]
     pub fn skip(&mut self, n: usize, field: &str) -> Result<()> {
         self.take(n, field).map(|_| ())
     }
@@ -94,7 +94,7 @@ impl<'a> LeReader<'a> {
     }
 
     /// A little-endian `u64`.
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(feature = "internals")]
     pub fn u64(&mut self, field: &str) -> Result<u64> {
         Ok(u64::from_le_bytes(self.array(field)?))
     }
@@ -127,13 +127,13 @@ impl<'a> LeReader<'a> {
 }
 
 /// A `u16` from exactly two little-endian bytes.
-#[cfg(any(test, feature = "internals"))]
+#[cfg(feature = "internals")]
 pub fn u16_of(b: &[u8; 2]) -> u16 {
     u16::from_le_bytes(*b)
 }
 
 /// A `u32` from exactly four little-endian bytes.
-#[cfg(any(test, feature = "internals"))]
+#[cfg(feature = "internals")]
 pub fn u32_of(b: &[u8; 4]) -> u32 {
     u32::from_le_bytes(*b)
 }

@@ -52,12 +52,15 @@
 //! The binary's counting allocator (`src/peak_alloc.rs`) is compiled into the binary only.
 //!
 //! Test-only support (fuzz checks, seeds, fixtures) is not here: it lives in the
-//! `ninfer-ternary-testkit` crate (`testkit/`) and `tests/it/common.rs`.
+//! `ninfer-ternary-testkit` crate (`testkit/`) and `tests/it/common.rs`. Tests of plumbing are
+//! crate unit tests (`src/tests/`, `#[cfg(test)]`), so `cargo test` builds the library without
+//! `internals`.
 
 #![warn(missing_docs)]
 
-/// A module that is part of the library's API only with the `internals` feature (tests,
-/// benches and the fuzz crate enable it, as image-png does for its benchmarks); otherwise it
+/// A module that is part of the library's API only with the `internals` feature (the benches
+/// that reach plumbing, the testkit crate and the fuzz crate enable it, as image-png does for
+/// its benchmarks; `cargo test` does not, `tests/it/internals_off.rs`); otherwise it
 /// is crate-private, so the documented surface is the readers, codecs, geometry, the verifier
 /// and the corpus, not the plumbing behind them.
 macro_rules! internal_mod {
@@ -127,3 +130,7 @@ internal_mod!(synth);
 internal_mod!(text);
 
 pub use error::{Error, ErrorClass, Result};
+
+// Tests of crate-private plumbing (formerly integration tests that needed `internals`).
+#[cfg(test)]
+mod tests;

@@ -48,7 +48,7 @@ pub fn on_signal(stage: Stage, f: impl Fn() + Send + Sync + 'static) -> Registra
 }
 
 /// Whether a stop signal has arrived (long loops may check it to stop starting work).
-#[cfg(any(test, feature = "internals"))]
+#[cfg(feature = "internals")]
 pub fn stopping() -> bool {
     STOPPING.load(Ordering::Acquire)
 }

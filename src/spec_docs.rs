@@ -3,7 +3,7 @@
 //! A document marks a generated region with
 //! `<!-- BEGIN GENERATED: <region> -->` … `<!-- END GENERATED -->`; [`apply`] replaces the text
 //! between the markers with [`region`]`(<region>)`. `ninfer-ternary spec --write` rewrites the
-//! documents, `spec --check` (and `tests/it/spec_docs.rs`) fails when a committed region differs
+//! documents, `spec --check` (and `src/tests/spec_docs.rs`) fails when a committed region differs
 //! from what the tables produce, so prose-side tables cannot drift from the data the code runs on.
 
 use crate::spec::{gates, get, mapping, Dim, LayerSet, Produce, Spec};

@@ -3,7 +3,8 @@
 //! is recomputed here from the case bytes with public items alone — `gguf::parse`,
 //! `Codec::decode_to_vec`, `ninfer::Artifact`, `RowSplitView::ggml_rows`, the error accessors
 //! and `corpus::manifest`. If a test needs something the surface lacks, it does not compile:
-//! that is the point (the root crate's tests enable `internals`, so they cannot show it).
+//! that is the point (the root crate's `cargo test` also builds without `internals`; this
+//! crate shows the same surface suffices from a separate crate, as a user has it).
 
 use std::path::{Path, PathBuf};
 

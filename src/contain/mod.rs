@@ -254,7 +254,7 @@ pub struct Outcome {
     pub leftovers: u32,
     /// Wall time.
     // Read by tests and callers of the `internals` API only; kept so one run type serves both.
-    #[cfg_attr(not(any(test, feature = "internals")), allow(dead_code))]
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     pub elapsed: Duration,
 }
 
@@ -437,7 +437,7 @@ impl Running {
     }
 
     /// The supervisor's pid (the leader of the process group the harness kills last).
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(feature = "internals")]
     pub fn id(&self) -> u32 {
         self.child.id()
     }
@@ -629,7 +629,7 @@ impl Running {
     }
 
     /// Stdout bytes captured and not yet returned as lines.
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(feature = "internals")]
     pub fn stdout_bytes(&self) -> &[u8] {
         &self.out[self.out_taken..]
     }

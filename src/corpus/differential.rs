@@ -1,5 +1,5 @@
 //! `corpus diff-fuzz`: differential fuzzing of a real reader against the reference. Corpus GGUF
-//! files are mutated (the byte model of `tests/it/gguf_hostile.rs`: byte sets, little-endian word
+//! files are mutated (the byte model of `src/tests/gguf_hostile.rs`: byte sets, little-endian word
 //! overwrites with boundary values, truncation), the reference (`protocol::respond`, in process)
 //! and the reader's adapter (a subprocess speaking PROTOCOL.md) each answer, and every
 //! disagreement in accept/reject — or, when both accept, in the observation — is minimized (the

@@ -231,7 +231,7 @@ impl Launch {
 }
 
 /// `a / b` rounded up, as a launch dimension.
-#[cfg(any(test, feature = "internals", feature = "cuda"))]
+#[cfg(any(feature = "internals", feature = "cuda"))]
 pub fn ceil_div(a: u64, b: u64) -> u32 {
     a.div_ceil(b) as u32
 }

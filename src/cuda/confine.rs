@@ -101,7 +101,7 @@ impl IncludeRoots {
     }
 
     /// The canonical folders.
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(feature = "internals")]
     pub fn roots(&self) -> &[PathBuf] {
         &self.roots
     }

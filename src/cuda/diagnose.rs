@@ -630,7 +630,7 @@ pub fn diagnose_failure(c: &KernelCase, e: &Expected, out: &[u8]) -> Vec<&'stati
 }
 
 /// The first two-fault weight reading the output meets ([`composed`]).
-#[cfg(any(test, feature = "internals"))]
+#[cfg(feature = "internals")]
 pub fn diagnose_pair(c: &KernelCase, p: Precision, out: &[u8]) -> Option<[&'static str; 2]> {
     diagnose_pair_with(c, p, out, &probe_of(c, p, out))
 }

@@ -43,7 +43,9 @@ pub use judge::Comparison;
 pub use precision::Precision;
 // The rest of the public surface, used by tests and the `internals` API only.
 #[cfg(any(test, feature = "internals"))]
-pub use {abi::Launch, driver::Report, judge::judge, kernel_abi::KernelAbi, precision::Dtype};
+pub use kernel_abi::KernelAbi;
+#[cfg(feature = "internals")]
+pub use {abi::Launch, driver::Report, judge::judge, precision::Dtype};
 
 use crate::error::{Error, ErrorClass, Result};
 
@@ -164,7 +166,7 @@ pub enum Role {
         /// The bug, in words.
         mimics: String,
         /// The case property that exposes it.
-        #[cfg(any(test, feature = "internals"))]
+        #[cfg(feature = "internals")]
         caught_by: String,
     },
 }
@@ -272,7 +274,7 @@ pub fn builtins() -> Result<Vec<Builtin>> {
                 looks_like: w.looks_like.clone(),
                 kind: w.kind.clone(),
                 mimics: w.mimics.clone(),
-                #[cfg(any(test, feature = "internals"))]
+                #[cfg(feature = "internals")]
                 caught_by: w.caught_by.clone(),
             },
         });

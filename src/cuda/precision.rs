@@ -96,7 +96,7 @@ impl Dtype {
     }
 
     /// The largest finite value; a rounded result above it (by more than half an ulp) is Inf.
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(feature = "internals")]
     pub fn overflow_threshold(self) -> f64 {
         match self {
             Dtype::F32 | Dtype::Q8_1 | Dtype::I8G32F32 | Dtype::I8G32F16 => f32::MAX as f64,

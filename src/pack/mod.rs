@@ -19,7 +19,7 @@ use crate::gguf::Gguf;
 use crate::ninfer::{Artifact, Directory};
 use crate::planes::{append_plane_rows, BlockLayout};
 use crate::spec::{ModelProfile, NumericFormat, Produce, Rule};
-#[cfg(any(test, feature = "internals"))]
+#[cfg(feature = "internals")]
 pub use plan::SourceFacts;
 pub use plan::{check_source, plan_pack, Job, PackOptions, PackPlan};
 use rows::RowRef;
@@ -203,7 +203,7 @@ impl<'a> Packer<'a> {
     }
 
     /// The planned output directory.
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(feature = "internals")]
     pub fn directory(&self) -> &Directory {
         &self.plan.directory
     }
@@ -254,7 +254,7 @@ pub fn pack_file(
 }
 
 /// Names of the objects a body of this kind would hold (for reports).
-#[cfg(any(test, feature = "internals"))]
+#[cfg(feature = "internals")]
 pub fn describe(o: &crate::ninfer::ObjectBody) -> String {
     match o {
         crate::ninfer::ObjectBody::Tensor {

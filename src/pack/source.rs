@@ -5,7 +5,7 @@ use crate::codec::Codec;
 use crate::error::{Error, ErrorClass, Result};
 use crate::gguf::{ArrayView, Gguf, TensorInfo};
 
-#[cfg(any(test, feature = "internals"))]
+#[cfg(feature = "internals")]
 pub use crate::mapping::profile::held_layers;
 pub use crate::mapping::profile::{resolve_profile, ternary_format};
 

@@ -1,7 +1,7 @@
 //! The checking functions behind the fuzz targets.
 //!
 //! No libfuzzer or `arbitrary` dependency: the fuzz crate re-exports this module as
-//! `ninfer_ternary_fuzz::checks`, and the root crate's `tests/it/fuzz_regressions.rs` calls it
+//! `ninfer_ternary_fuzz::checks`, and `testkit/tests/fuzz/fuzz_regressions.rs` calls it
 //! through [`crate::targets`], so every seed and regression input is replayed through exactly
 //! the code the fuzzers run.
 //!

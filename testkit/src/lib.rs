@@ -3,9 +3,11 @@
 //! the table of fuzz targets ([`targets`]), and the one nano synth → template → pack fixture
 //! ([`nano`]).
 //!
-//! Two crates use it: the cargo-fuzz crate in `fuzz/` (its targets call these checks) and the
-//! root crate's integration tests (`tests/it/fuzz_regressions.rs` replays every seed and
-//! finding through the same checks), so a replay runs exactly the code the fuzzers run.
+//! Two users: the cargo-fuzz crate in `fuzz/` (its targets call these checks) and this crate's
+//! own tests (`tests/fuzz/`: `fuzz_regressions.rs` replays every seed and finding through the
+//! same checks), so a replay runs exactly the code the fuzzers run. It depends on the library
+//! with `internals`, so the root crate does not depend on it (its `cargo test` builds the
+//! library without the feature); `scripts/test.sh` runs both.
 
 pub mod boundary_seeds;
 pub mod checks;

@@ -10,9 +10,9 @@
 //! * `gguf_structured`: fixed pseudo-random byte strings (libFuzzer decodes them with
 //!   `arbitrary`; any bytes are a valid description).
 //!
-//! The root crate's `tests/it/fuzz_regressions.rs` fails when the committed seeds differ from
+//! `testkit/tests/fuzz/fuzz_regressions.rs` fails when the committed seeds differ from
 //! [`all`] and regenerates them with
-//! `cargo test --test it fuzz_regressions::regenerate_seeds -- --ignored`.
+//! `(cd testkit && CARGO_TARGET_DIR=../target/testkit cargo test --test fuzz fuzz_regressions::regenerate_seeds -- --ignored)`.
 
 use crate::targets::TARGETS;
 use ninfer_ternary::corpus::catalogs::{gguf_hostile, ninfer_violations};

@@ -1,11 +1,8 @@
 //! Fixtures shared by the integration-test modules: paths into the repository, the CLI binary,
 //! and the nano model packed onto its template. Defined once here so the modules agree on them.
 
+use ninfer_ternary::codec::TernaryType;
 use ninfer_ternary::gguf::{self, GgufWriter, MetaValue, Mode};
-use ninfer_ternary::pack::{pack_bytes, PackOptions};
-use ninfer_ternary::spec::{self, ModelProfile};
-use ninfer_ternary::synth::model::{model_bytes, TernaryType};
-use ninfer_ternary::synth::template::template_bytes;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -24,11 +21,6 @@ pub fn cli() -> Command {
     Command::new(cli_path())
 }
 
-/// The `bonsai-nano` profile: the smallest model of the spec tables.
-pub fn nano() -> ModelProfile {
-    spec::profile("bonsai-nano").unwrap()
-}
-
 /// A synthetic nano model, its template and the artifact packed from both.
 pub struct Packed {
     pub gguf: Vec<u8>,
@@ -36,16 +28,50 @@ pub struct Packed {
     pub artifact: Vec<u8>,
 }
 
-/// The nano model of format `ty` synthesized from `seed`, packed with default options.
+/// The nano model of format `ty` synthesized from `seed`, packed with default options: written
+/// by the binary's own `synth`, `synth-template` and `pack` (the synthesizer and the packer are
+/// not public API; the crate's unit tests build the same bytes in-process).
 pub fn packed_with_seed(ty: TernaryType, seed: u64) -> Packed {
-    let p = nano();
-    let gguf = model_bytes(&p, ty, seed).unwrap();
-    let template = template_bytes(&p).unwrap();
-    let artifact = pack_bytes(&gguf, &template, &PackOptions::default()).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let p = |n: &str| d.path().join(n).to_str().unwrap().to_string();
+    let format = match ty {
+        TernaryType::Pq2_0 => "pq2_0",
+        TernaryType::Ptq1_0 => "ptq1_0",
+    };
+    let seed = seed.to_string();
+    for args in [
+        vec![
+            "synth",
+            "--format",
+            format,
+            "--seed",
+            &seed,
+            "-o",
+            &p("m.gguf"),
+        ],
+        vec!["synth-template", "-o", &p("t.ninfer")],
+        vec![
+            "pack",
+            "--gguf",
+            &p("m.gguf"),
+            "--template",
+            &p("t.ninfer"),
+            "-o",
+            &p("a.ninfer"),
+        ],
+    ] {
+        let o = cli().args(&args).output().unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let read = |n: &str| std::fs::read(d.path().join(n)).unwrap();
     Packed {
-        gguf,
-        template,
-        artifact,
+        gguf: read("m.gguf"),
+        template: read("t.ninfer"),
+        artifact: read("a.ninfer"),
     }
 }
 
@@ -126,13 +152,6 @@ pub fn artifact_parts(bytes: &[u8]) -> (ninfer_ternary::ninfer::Directory, Vec<V
 /// The command line `cmd` followed by `-o out --force`.
 pub fn forced_output<'a>(cmd: &[&'a str], out: &'a str) -> Vec<&'a str> {
     [cmd, &["-o", out, "--force"]].concat()
-}
-
-/// A copy of `bytes` with the byte at `at` set to `value` (a one-byte hostile edit).
-pub fn with_byte(bytes: &[u8], at: usize, value: u8) -> Vec<u8> {
-    let mut b = bytes.to_vec();
-    b[at] = value;
-    b
 }
 
 /// A fresh temporary directory holding a FIFO named `fifo` (a non-regular file that blocks
@@ -339,14 +358,124 @@ pub fn processes_with(marker: &str) -> Vec<String> {
 /// Whether the host kernel tier can run here (a C++ compiler): a missing compiler fails the
 /// test unless `NINFER_SKIP_HOST_KERNELS=1` says to skip, which is printed, never silent.
 pub fn host_ready() -> bool {
-    match ninfer_ternary::cuda::host::available() {
-        Ok(_) => true,
-        Err(e) if std::env::var("NINFER_SKIP_HOST_KERNELS").as_deref() == Ok("1") => {
-            eprintln!("SKIPPED host kernel tier (NINFER_SKIP_HOST_KERNELS=1): {e}");
-            false
+    // The compiler the host tier runs (`NINFER_CXX`, else `c++`), asked directly.
+    let cxx = std::env::var("NINFER_CXX").unwrap_or_else(|_| "c++".into());
+    let probe = Command::new(&cxx)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    let e = match probe {
+        Ok(s) if s.success() => return true,
+        Ok(s) => format!("{cxx} --version: {s}"),
+        Err(e) => format!("{cxx}: {e}"),
+    };
+    if std::env::var("NINFER_SKIP_HOST_KERNELS").as_deref() == Ok("1") {
+        eprintln!("SKIPPED host kernel tier (NINFER_SKIP_HOST_KERNELS=1): {e}");
+        return false;
+    }
+    panic!("host kernel tier needs a C++ compiler: {e} (set NINFER_SKIP_HOST_KERNELS=1 to skip explicitly)")
+}
+
+/// Lower-case hex sha256 (as the corpus manifest and reports write it), computed here with
+/// `sha2`: the crate's digest helper is not public API.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The hostile GGUF cases of the committed corpus (`conformance/MANIFEST.json`, family
+/// `gguf:hostile`), as a reader author gets them: (name without the `n_` prefix, bytes, mode
+/// `strict`/`spec`, expected class, whether it is a decode-phase case). The corpus test
+/// regenerates these files from the catalog byte for byte, so they are the catalog's cases.
+pub fn hostile_gguf_cases() -> Vec<HostileCase> {
+    let root = repo_root().join("conformance");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("MANIFEST.json")).unwrap())
+            .unwrap();
+    let mut out = Vec::new();
+    for c in m["cases"].as_array().unwrap() {
+        let hostile = c["features"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|x| x == "gguf:hostile"));
+        if !hostile || c["expect"]["outcome"] != "reject" {
+            continue;
         }
-        Err(e) => panic!(
-            "host kernel tier needs a C++ compiler: {e} (set NINFER_SKIP_HOST_KERNELS=1 to skip explicitly)"
-        ),
+        let file = c["file"].as_str().unwrap();
+        let stem = file.rsplit('/').next().unwrap().trim_end_matches(".gguf");
+        out.push(HostileCase {
+            name: stem.strip_prefix("n_").unwrap_or(stem).to_string(),
+            bytes: std::fs::read(root.join(file)).unwrap(),
+            strict: c["params"]["mode"] == "strict",
+            class: c["expect"]["class"].as_str().unwrap().to_string(),
+            decode_phase: c["expect"]["phase"] == "decode",
+        });
+    }
+    assert!(!out.is_empty(), "no hostile GGUF case in the manifest");
+    out
+}
+
+/// One hostile GGUF case of the committed corpus (see [`hostile_gguf_cases`]).
+pub struct HostileCase {
+    pub name: String,
+    pub bytes: Vec<u8>,
+    pub strict: bool,
+    pub class: String,
+    pub decode_phase: bool,
+}
+
+/// `artifact` broken by the mutation `kind` (spec/gates.json `mutations`), written by the
+/// binary's `mutate` command (the mutator is not public API); the error is its stderr.
+pub fn mutate_bytes(artifact: &[u8], kind: &str) -> Result<Vec<u8>, String> {
+    let d = tempfile::tempdir().unwrap();
+    let (a, out) = (d.path().join("a.ninfer"), d.path().join("m.ninfer"));
+    std::fs::write(&a, artifact).unwrap();
+    let o = cli()
+        .arg("mutate")
+        .arg(&a)
+        .args(["--kind", kind, "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        return Err(String::from_utf8_lossy(&o.stderr).into_owned());
+    }
+    Ok(std::fs::read(&out).unwrap())
+}
+
+/// Whether `c` must not reach a terminal raw: the rule of `src/text.rs`'s module docs, stated
+/// here again as the tests' own oracle (C0/C1 controls and DEL, U+2028/U+2029, the bidi
+/// embeddings, overrides, isolates and marks, zero-width and other invisible format
+/// characters), so the library's escaping is judged by the rule, not by itself.
+pub fn is_unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{061C}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{2028}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+        )
+}
+
+/// The reference reader's observation of `bytes` as a corpus case of `kind` (no parameters):
+/// `corpus::protocol::respond`, the public face of the corpus observer (the code behind
+/// `ninfer-ternary reader-adapter`); a refusal is its message.
+pub fn observe(kind: &str, bytes: &[u8]) -> Result<serde_json::Value, String> {
+    use ninfer_ternary::corpus::protocol::{respond, Answer};
+    let no_inputs = |name: &str| -> ninfer_ternary::Result<Vec<u8>> {
+        panic!("a {kind} case reads no other input ({name})")
+    };
+    match respond(kind, &serde_json::json!({}), bytes, &no_inputs) {
+        Answer::Accept { observation } => Ok(observation),
+        other => Err(format!("{other:?}")),
     }
 }

@@ -3,14 +3,14 @@
 //! scan and mapped with the geometry's plane offsets; identity, membership, GGUF tensors and
 //! metadata; `same values, different bytes`; the CLI's exit codes and its JSON schema.
 
+use crate::common::mutate_bytes;
 use crate::common::{cli, conforms, edit_tensor, packed, rewrite_gguf, schema};
+use ninfer_ternary::codec::TernaryType;
 use ninfer_ternary::diff::{diff_bytes, DiffReport, ObjectDiff, Verdict};
 use ninfer_ternary::geometry::Plane;
 use ninfer_ternary::gguf::MetaValue;
 use ninfer_ternary::ninfer::Artifact;
 use ninfer_ternary::spec::{self, MutationKind, MutationTarget};
-use ninfer_ternary::synth::model::TernaryType;
-use ninfer_ternary::verify::mutate::mutate_bytes;
 
 fn diff(a: &[u8], b: &[u8]) -> DiffReport {
     diff_bytes("a", a, "b", b).unwrap()

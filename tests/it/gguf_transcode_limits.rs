@@ -7,8 +7,7 @@
 //! The negative control re-runs this test binary as a child that allocates past its cap, and
 //! checks that the harness reports that as a crash.
 
-use ninfer_ternary::corpus::catalogs::gguf_hostile::RawBytes;
-use ninfer_ternary::gguf::{GgufWriter, MetaValue, ValueType};
+use ninfer_ternary::gguf::{GgufWriter, ValueType};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Command;
@@ -72,13 +71,22 @@ fn transcode_capped(input: &Path, output: &Path, args: &[&str]) -> Outcome {
 /// A GGUF whose only payload is a BOOL array of `count` elements: header and KV records
 /// written here, the `count` zero bytes (0 is a valid BOOL) as a sparse extension.
 fn bool_array_file(path: &Path, count: u64) {
-    let b = RawBytes::header(3, 0, 2)
-        .kv("general.architecture", &MetaValue::str("hostile"))
-        .string("hostile.bools")
-        .u32(ValueType::Array.id())
-        .u32(ValueType::Bool.id())
-        .u64(count)
-        .into_vec();
+    // Written byte by byte here (GGUF v3, spec/gguf.md): magic, version, 0 tensors, 2 KVs.
+    let string = |b: &mut Vec<u8>, s: &str| {
+        b.extend((s.len() as u64).to_le_bytes());
+        b.extend(s.as_bytes());
+    };
+    let mut b = b"GGUF".to_vec();
+    b.extend(3u32.to_le_bytes());
+    b.extend(0u64.to_le_bytes());
+    b.extend(2u64.to_le_bytes());
+    string(&mut b, "general.architecture");
+    b.extend(ValueType::String.id().to_le_bytes());
+    string(&mut b, "hostile");
+    string(&mut b, "hostile.bools");
+    b.extend(ValueType::Array.id().to_le_bytes());
+    b.extend(ValueType::Bool.id().to_le_bytes());
+    b.extend(count.to_le_bytes());
     std::fs::write(path, &b).unwrap();
     let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
     f.set_len(b.len() as u64 + count).unwrap();

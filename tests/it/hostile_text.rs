@@ -7,11 +7,11 @@
 //!
 //! Negative control: the same check on a program that prints the name raw must fail.
 
+use crate::common::is_unsafe_char;
 use ninfer_ternary::gguf::{self, GgufWriter, MetaValue, Mode};
 use ninfer_ternary::ninfer::reader::Artifact;
 use ninfer_ternary::ninfer::writer::{plan, to_bytes, PlannedObject};
 use ninfer_ternary::ninfer::Identity;
-use ninfer_ternary::text::is_unsafe_char;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -537,7 +537,8 @@ fn negative_control_raw_names_are_caught() {
     for c in ['\u{1b}', '\u{202e}', '\u{9b}', '\u{2066}'] {
         assert!(raw_hostile_text(&format!("a{c}b\n")).is_some(), "{c:?}");
     }
-    let escaped = format!("{}\n", ninfer_ternary::text::escape(HOSTILE));
+    // The name as the tool escapes it (`\n`, otherwise `\u{XXXX}`; src/text.rs), written out.
+    let escaped = "evil\\u{001b}[2J\\nline\\u{202e}gnp.exe\n".to_string();
     assert_eq!(raw_hostile_text(&escaped), None);
     assert!(shows_escaped(&escaped));
 }

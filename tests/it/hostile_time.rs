@@ -270,7 +270,7 @@ fn many_ternary_objects(n: usize) -> Vec<u8> {
 fn the_corpus_observer_of_many_ternary_objects_is_linear() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let r = growth(Clock::Wall, 10_000, 100_000, 2, many_ternary_objects, |b| {
-        let v = ninfer_ternary::corpus::observe::observe_ninfer(b).unwrap();
+        let v = crate::common::observe("ninfer", b).unwrap();
         assert!(v["objects"][0]["values_sha256"].is_string());
     });
     assert!(r < MAX_RATIO, "observing 10x objects took {r:.1}x the time");
@@ -309,7 +309,7 @@ fn with_borrowed(packed: &super::common::Packed, n: usize) -> (Vec<u8>, Vec<u8>)
 
 #[test]
 fn verify_with_many_borrowed_objects_is_linear() {
-    use ninfer_ternary::synth::model::TernaryType;
+    use ninfer_ternary::codec::TernaryType;
     use ninfer_ternary::verify::{self, Options};
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let packed = super::common::packed(TernaryType::Ptq1_0);

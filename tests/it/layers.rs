@@ -304,26 +304,49 @@ fn every_import_points_down_the_layer_order() {
     );
 }
 
+/// The modules `lib_rs` declares that need a layer: every `mod` / `pub mod` / `internal_mod!`
+/// except a `#[cfg(test)]` one (test code, which may reach anything: `src/tests/`).
+fn layered_modules(lib_rs: &str) -> Vec<String> {
+    let mut prev = "";
+    let mut out = Vec::new();
+    for line in lib_rs.lines() {
+        let l = line.trim();
+        let test_only = prev == "#[cfg(test)]";
+        prev = l;
+        let Some(rest) = l
+            .strip_prefix("pub mod ")
+            .or_else(|| l.strip_prefix("mod "))
+            .or_else(|| l.strip_prefix("pub(crate) mod "))
+            .or_else(|| l.strip_prefix("internal_mod!("))
+        else {
+            continue;
+        };
+        let name = rest.trim_end_matches(';').trim_end_matches(')');
+        // The macro's own `pub mod $name;` is not a module.
+        if !test_only && name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// A `#[cfg(test)]` module needs no layer; the same module without the attribute does (the
+/// control), and so does one after an unrelated attribute.
+#[test]
+fn only_test_modules_are_exempt_from_the_layer_order() {
+    assert!(layered_modules("#[cfg(test)]\nmod tests;\n").is_empty());
+    assert_eq!(layered_modules("mod tests;\n"), vec!["tests".to_string()]);
+    assert_eq!(
+        layered_modules("#[cfg(feature = \"x\")]\npub mod extra;\n"),
+        vec!["extra".to_string()]
+    );
+}
+
 #[test]
 fn every_module_of_lib_rs_has_a_layer_and_once() {
     let lib = std::fs::read_to_string(repo_root().join("src/lib.rs")).unwrap();
     let order = layer_order(&lib);
-    let mods: Vec<String> = lib
-        .lines()
-        .filter_map(|l| {
-            let l = l.trim();
-            let l = l
-                .strip_prefix("pub mod ")
-                .or_else(|| l.strip_prefix("mod "))
-                .or_else(|| l.strip_prefix("pub(crate) mod "))
-                .or_else(|| l.strip_prefix("internal_mod!("))?;
-            let name = l.trim_end_matches(';').trim_end_matches(')');
-            // The macro's own `pub mod $name;` is not a module.
-            name.chars()
-                .all(|c| c.is_ascii_lowercase() || c == '_')
-                .then(|| name.to_string())
-        })
-        .collect();
+    let mods = layered_modules(&lib);
     let mut sorted = order.clone();
     sorted.sort();
     sorted.dedup();

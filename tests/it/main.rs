@@ -2,7 +2,12 @@
 //! Shared fixtures live in [`common`]. The conformance corpus driver stays its own binary
 //! (`tests/conformance.rs`): it has its own `main` (libtest-mimic, one trial per corpus case).
 //!
-//! Run one area: `cargo test --test it pack::` (module paths prefix the test names).
+//! Run one area: `cargo test --test it cli::` (module paths prefix the test names).
+//!
+//! These tests see the library as a user does (`internals` off, `internals_off`): tests of
+//! crate-private plumbing are crate unit tests (`src/tests/`, `cargo test --lib tests::pack::`),
+//! and those that need `internals` (fuzz replays, mutators, seed coverage) live with
+//! `testkit/` (`scripts/test.sh` runs everything).
 
 mod common;
 
@@ -10,16 +15,9 @@ mod check_reader_localize;
 mod cli;
 mod diff;
 mod differential;
-mod doc_numbers;
 mod encoders;
 mod exit_codes;
 mod fn_length;
-mod fuzz_coverage;
-mod fuzz_mutators;
-mod fuzz_regressions;
-mod fuzz_targets;
-mod gguf_big_endian;
-mod gguf_hostile;
 mod gguf_reader_writer;
 mod gguf_rule_layers;
 mod gguf_transcode_limits;
@@ -31,9 +29,9 @@ mod hostile_limits;
 mod hostile_run;
 mod hostile_text;
 mod hostile_time;
+mod internals_off;
 mod kernel_examples;
 mod kernels;
-mod kernels_planes;
 mod kernels_template_shared;
 mod layers;
 mod layout;
@@ -41,14 +39,12 @@ mod msrv;
 mod mutation_score;
 mod ninfer_memory;
 mod ninfer_messages;
-mod pack;
 mod pack_inputs;
 mod persistent;
 mod planted_bugs;
 mod planted_readers;
 mod protocol_mismatch;
 mod schemas;
-mod single_fault;
 mod spec_docs;
 mod verdict_honesty;
 mod verify_gates;

@@ -5,7 +5,7 @@
 //! `scripts/reader_mutants_equivalent.txt`, and that INTEROP.md's score block is exactly the
 //! block the measurement renders.
 
-use ninfer_ternary::corpus::observe::sha256_hex;
+use crate::common::sha256_hex;
 use serde_json::Value;
 
 use crate::common::repo_root;

@@ -4,15 +4,68 @@
 //! Expected offsets are found by plain substring search in the directory text the test itself
 //! wrote, independently of the parser's structured locator.
 
-use ninfer_ternary::corpus::catalogs::ninfer_violations::try_base_artifact;
+use crate::common::is_unsafe_char;
 use ninfer_ternary::ninfer::directory::{parse_directory, validate, DIRECTORY_OFFSET};
 use ninfer_ternary::ninfer::reader::Artifact;
 use ninfer_ternary::ninfer::writer::{plan, to_bytes, PlannedObject};
 use ninfer_ternary::ninfer::{Directory, Identity};
 use ninfer_ternary::spec::LayoutId;
-use ninfer_ternary::text::is_unsafe_char;
 use ninfer_ternary::{Error, ErrorClass};
 use std::process::Command;
+
+/// The valid base artifact of the `.ninfer` violation catalog (a resource and one tensor of
+/// every layout), built here through the public writer as the catalog builds it (the catalog
+/// is not public API).
+fn try_base_artifact() -> ninfer_ternary::Result<(Directory, Vec<Vec<u8>>)> {
+    let objects = vec![
+        PlannedObject::resource("frontend/tokenizer.json", 13),
+        PlannedObject::tensor("w/bf16", vec![4, 8], "BF16", LayoutId::ContiguousLeV1),
+        PlannedObject::tensor("w/scalar", vec![], "FP32", LayoutId::ContiguousLeV1),
+        PlannedObject::tensor(
+            "w/pq2",
+            vec![3, 128],
+            "PQ2_0_G128",
+            LayoutId::RowSplitK128V1,
+        ),
+        PlannedObject::tensor(
+            "w/ptq1",
+            vec![2, 256],
+            "PTQ1_0_G128",
+            LayoutId::RowSplitK128V1,
+        ),
+        PlannedObject::tensor("w/q4", vec![2, 130], "Q4G64_F16S", LayoutId::RowSplitK128V1),
+        PlannedObject::tensor(
+            "w/nvfp4",
+            vec![128, 64],
+            "NVFP4",
+            LayoutId::BlockscaleK16M128x4V1,
+        ),
+        PlannedObject::tensor(
+            "w/fp8",
+            vec![2, 4],
+            "FP8_E4M3FN_ROW_BF16S",
+            LayoutId::RowScaleV1,
+        ),
+    ];
+    let dir = plan(
+        Identity {
+            model_id: "corpus-model".into(),
+            weights_id: "folded-ternary".into(),
+        },
+        objects,
+    )?;
+    let payloads = dir
+        .objects
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            (0..o.bytes)
+                .map(|j| (j as u8).wrapping_mul(31).wrapping_add(i as u8))
+                .collect()
+        })
+        .collect();
+    Ok((dir, payloads))
+}
 
 /// A container whose directory is `json`, over the base artifact's payload.
 fn with_json(json: &str) -> Vec<u8> {

@@ -137,7 +137,7 @@ pub(crate) fn choose(available: &[Path], env: Option<&str>) -> (Path, Option<Str
 }
 
 /// True iff `codec` has per-path kernels here (the other codecs ignore the path).
-#[cfg(any(test, feature = "internals"))]
+#[cfg(feature = "internals")]
 pub const fn has_kernels(codec: Codec) -> bool {
     matches!(
         codec,

@@ -61,12 +61,12 @@ impl RawBytes {
         self
     }
     /// Bytes built so far.
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(feature = "internals")]
     pub fn len(&self) -> usize {
         self.0.len()
     }
     /// Whether nothing was built yet.
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(feature = "internals")]
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

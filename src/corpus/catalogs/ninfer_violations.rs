@@ -397,7 +397,7 @@ pub fn cases() -> crate::Result<Vec<Violation>> {
         Violation {
             name: "shape_zero_dim",
             // bytes 0 with the shape: a zero-element tensor breaks no size rule, only this one
-            // (tests/it/single_fault.rs).
+            // (src/tests/single_fault.rs).
             bytes: redir(&|d| {
                 if let ObjectBody::Tensor { shape, .. } = &mut d.objects[1].body {
                     shape[1] = 0;
@@ -426,7 +426,7 @@ pub fn cases() -> crate::Result<Vec<Violation>> {
         Violation {
             name: "shape_nvfp4_rows",
             // [64,128] has the bytes of [128,64] (codes, scales and divisor alike), so N % 128
-            // is the only rule it breaks (tests/it/single_fault.rs).
+            // is the only rule it breaks (src/tests/single_fault.rs).
             bytes: edit("\"shape\":[128,64]", "\"shape\":[64,128]"),
             class: Some(C::NinferDirShape),
             rule: "NVFP4 N % 128",

@@ -13,7 +13,7 @@
 //! mutations that find everything else.
 //!
 //! Everything here is a pure function of (input, seed), so a mutation sequence replays exactly
-//! and the root crate's tests (`tests/it/fuzz_mutators.rs`) can measure what it reaches.
+//! and this crate's tests (`tests/fuzz/fuzz_mutators.rs`) can measure what it reaches.
 
 pub mod boundary;
 pub mod bundle;

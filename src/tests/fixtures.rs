@@ -1,0 +1,258 @@
+//! Fixtures of the crate's own test files (`src/tests/`): the nano model packed onto its
+//! template and the edited-input builders, as `tests/it/common.rs` has them for the
+//! integration tests, but built in-process through the crate-private packer and synthesizer
+//! (the integration tests build theirs through the CLI binary).
+
+use crate::codec::TernaryType;
+use crate::gguf::{self, GgufWriter, MetaValue, Mode};
+use crate::pack::{pack_bytes, PackOptions};
+use crate::spec::{self, ModelProfile};
+use crate::synth::template::template_bytes;
+use std::path::PathBuf;
+
+/// The repository root (the crate's manifest directory).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The `bonsai-nano` profile: the smallest model of the spec tables.
+pub fn nano() -> ModelProfile {
+    spec::profile("bonsai-nano").unwrap()
+}
+
+/// A synthetic nano model, its template and the artifact packed from both.
+pub struct Packed {
+    pub gguf: Vec<u8>,
+    pub template: Vec<u8>,
+    pub artifact: Vec<u8>,
+}
+
+/// The nano model of format `ty` synthesized from `seed`, packed with default options.
+pub fn packed_with_seed(ty: TernaryType, seed: u64) -> Packed {
+    let gguf = nano_fixture::model(ty, seed);
+    let template = nano_fixture::template();
+    let artifact = pack_bytes(&gguf, &template, &PackOptions::default()).unwrap();
+    Packed {
+        gguf,
+        template,
+        artifact,
+    }
+}
+
+/// [`packed_with_seed`] with seed 5, the packer tests' model.
+pub fn packed(ty: TernaryType) -> Packed {
+    packed_with_seed(ty, 5)
+}
+
+/// The nano model and template one way (the testkit crate's `nano` module, which links the
+/// crate with `internals` and so cannot be used from inside it).
+pub mod nano_fixture {
+    use super::nano;
+    use crate::codec::TernaryType;
+
+    /// The synthetic nano model in format `ty` from `seed`.
+    pub fn model(ty: TernaryType, seed: u64) -> Vec<u8> {
+        crate::synth::model::model_bytes(&nano(), ty, seed).unwrap()
+    }
+
+    /// The nano template.
+    pub fn template() -> Vec<u8> {
+        super::template_bytes(&nano()).unwrap()
+    }
+}
+
+// Builders of edited inputs shared by the pack, hostile-I/O and kernel modules.
+
+/// (name, ne, type id, data) of a tensor being re-written.
+pub type EditTensor = (String, Vec<u64>, u32, Vec<u8>);
+
+/// Re-writes a GGUF with edits to its KVs and tensors (name, dims, type, data).
+pub fn rewrite_gguf(
+    src: &[u8],
+    edit: impl Fn(&mut Vec<(String, MetaValue)>, &mut Vec<EditTensor>),
+) -> Vec<u8> {
+    let g = gguf::parse(src, Mode::Strict).unwrap();
+    let mut kvs: Vec<(String, MetaValue)> = g
+        .kvs
+        .iter()
+        .map(|k| (k.key.to_string(), k.value.to_owned_value()))
+        .collect();
+    let mut ts: Vec<EditTensor> = g
+        .tensors
+        .iter()
+        .map(|t| {
+            (
+                t.name.to_string(),
+                t.dims().to_vec(),
+                t.type_id,
+                g.tensor_data(t).to_vec(),
+            )
+        })
+        .collect();
+    edit(&mut kvs, &mut ts);
+    let mut w = GgufWriter::new();
+    for (k, v) in kvs {
+        w.kv(&k, v);
+    }
+    for (n, d, ty, data) in &ts {
+        w.tensor_raw(gguf::WriterTensor {
+            name: n.clone(),
+            dims: d.clone(),
+            type_id: *ty,
+            nbytes: data.len() as u64,
+            offset: None,
+        });
+    }
+    let data: Vec<&[u8]> = ts.iter().map(|t| t.3.as_slice()).collect();
+    w.to_bytes(&data).unwrap()
+}
+/// `src` with the tensor `name` changed by `edit` (see [`rewrite_gguf`]); the tensor must exist.
+pub fn edit_tensor(src: &[u8], name: &str, edit: impl Fn(&mut EditTensor)) -> Vec<u8> {
+    rewrite_gguf(src, |_, ts| {
+        let t = ts
+            .iter_mut()
+            .find(|t| t.0 == name)
+            .unwrap_or_else(|| panic!("no tensor {name}"));
+        edit(t);
+    })
+}
+
+/// The directory and the object payloads (in directory order) of the artifact `bytes`, to edit
+/// and write again with `ninfer::writer::to_bytes`.
+pub fn artifact_parts(bytes: &[u8]) -> (crate::ninfer::Directory, Vec<Vec<u8>>) {
+    let a = crate::ninfer::Artifact::parse(bytes).unwrap();
+    let payloads = a
+        .directory
+        .objects
+        .iter()
+        .map(|o| a.object_bytes(o).to_vec())
+        .collect();
+    (a.directory, payloads)
+}
+
+/// A copy of `bytes` with the byte at `at` set to `value` (a one-byte hostile edit).
+pub fn with_byte(bytes: &[u8], at: usize, value: u8) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    b[at] = value;
+    b
+}
+
+/// `spec/schemas/<name>.schema.json`.
+pub fn schema(name: &str) -> serde_json::Value {
+    let p = repo_root().join(format!("spec/schemas/{name}.schema.json"));
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Checks `v` against the subset of JSON Schema the report schemas use (type, required,
+/// properties, items, enum, additionalProperties); returns the first violation with its path.
+pub fn conforms(v: &serde_json::Value, s: &serde_json::Value, at: &str) -> Result<(), String> {
+    use serde_json::Value;
+    const KNOWN: &[&str] = &[
+        "$schema",
+        "$id",
+        "title",
+        "description",
+        "type",
+        "required",
+        "properties",
+        "items",
+        "enum",
+        "additionalProperties",
+    ];
+    if let Value::Object(m) = s {
+        if let Some(k) = m.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+            return Err(format!(
+                "{at}: schema keyword {k} is not supported by this checker"
+            ));
+        }
+    }
+    if let Some(Value::Array(allowed)) = s.get("enum") {
+        if !allowed.contains(v) {
+            return Err(format!("{at}: {v} not in {allowed:?}"));
+        }
+    }
+    if let Some(Value::String(t)) = s.get("type") {
+        let ok = match t.as_str() {
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            "string" => v.is_string(),
+            "integer" => v.is_u64() || v.is_i64(),
+            "number" => v.is_number(),
+            "boolean" => v.is_boolean(),
+            "null" => v.is_null(),
+            other => return Err(format!("{at}: type {other} not handled")),
+        };
+        if !ok {
+            return Err(format!("{at}: {v} is not {t}"));
+        }
+    }
+    if let Value::Object(m) = v {
+        for r in s
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if !m.contains_key(r.as_str().unwrap()) {
+                return Err(format!("{at}: missing {r}"));
+            }
+        }
+        let props = s.get("properties").and_then(Value::as_object);
+        for (k, x) in m {
+            match props.and_then(|p| p.get(k)) {
+                Some(ps) => conforms(x, ps, &format!("{at}.{k}"))?,
+                None => match s.get("additionalProperties") {
+                    Some(Value::Bool(false)) => return Err(format!("{at}: unexpected member {k}")),
+                    // A schema for the members `properties` does not name (a map's values).
+                    Some(ap @ Value::Object(_)) => conforms(x, ap, &format!("{at}.{k}"))?,
+                    _ => {}
+                },
+            }
+        }
+    }
+    if let (Value::Array(a), Some(items)) = (v, s.get("items")) {
+        for (i, x) in a.iter().enumerate() {
+            conforms(x, items, &format!("{at}[{i}]"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether the host kernel tier can run here (a C++ compiler): a missing compiler fails the
+/// test unless `NINFER_SKIP_HOST_KERNELS=1` says to skip, which is printed, never silent.
+pub fn host_ready() -> bool {
+    match crate::cuda::host::available() {
+        Ok(_) => true,
+        Err(e) if std::env::var("NINFER_SKIP_HOST_KERNELS").as_deref() == Ok("1") => {
+            eprintln!("SKIPPED host kernel tier (NINFER_SKIP_HOST_KERNELS=1): {e}");
+            false
+        }
+        Err(e) => panic!(
+            "host kernel tier needs a C++ compiler: {e} (set NINFER_SKIP_HOST_KERNELS=1 to skip explicitly)"
+        ),
+    }
+}
+
+/// Live processes (zombies left out) whose command line holds `marker`, as `pid: cmdline`:
+/// the leftover check of the hostile-run tests (each hostile child carries a unique marker).
+pub fn processes_with(marker: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z');
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if !zombie && cmd.contains(marker) {
+            out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+        }
+    }
+    out
+}
