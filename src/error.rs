@@ -245,13 +245,6 @@ impl Error {
         self
     }
 
-    /// The detail rewritten from the old one (a caller that adds what it was doing).
-    #[cfg(any(test, feature = "internals"))]
-    pub(crate) fn map_detail(mut self, f: impl FnOnce(&str) -> String) -> Self {
-        self.detail = f(&self.detail);
-        self
-    }
-
     /// The offset rewritten from the old one (a caller that rebases a relative offset; `None`
     /// where the rebased offset cannot be stated).
     pub(crate) fn map_offset(mut self, f: impl FnOnce(Option<u64>) -> Option<u64>) -> Self {

@@ -91,17 +91,6 @@ impl KernelClass {
         self.spec().acceptance == "exact"
     }
 
-    /// The C argument list, e.g. `const unsigned char* blocks, float* y, int n_blocks`.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn c_signature(self) -> String {
-        self.spec()
-            .args
-            .iter()
-            .map(|a| format!("{} {}", a.ty, a.name))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
     /// The argument kinds in order.
     #[cfg(any(test, feature = "internals"))]
     pub fn arg_kinds(self) -> Vec<ArgKind> {

@@ -1068,8 +1068,16 @@ mod tests {
             (KernelClass::GetRows, KernelFormat::PTQ1_0, 1),
             (KernelClass::MulMatVec, KernelFormat::PQ2_0, 1),
             (KernelClass::MulMat, KernelFormat::PTQ1_0, 3),
-            (KernelClass::MulMatVecPlanes, KernelFormat::Planes(crate::codec::TernaryType::Pq2_0), 1),
-            (KernelClass::MulMatPlanes, KernelFormat::Planes(crate::codec::TernaryType::Ptq1_0), 1),
+            (
+                KernelClass::MulMatVecPlanes,
+                KernelFormat::Planes(crate::codec::TernaryType::Pq2_0),
+                1,
+            ),
+            (
+                KernelClass::MulMatPlanes,
+                KernelFormat::Planes(crate::codec::TernaryType::Ptq1_0),
+                1,
+            ),
         ] {
             let c = &generate::matrix(class, f).unwrap()[i];
             let codec = f.codec().unwrap();

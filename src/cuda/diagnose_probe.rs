@@ -93,7 +93,8 @@ impl<'a> Probe<'a> {
                 let row_bytes = blocks.len() / n.max(1);
                 let segs = spread(i % n.max(1), n);
                 for &r in &segs {
-                    s.weights.extend(blocks.get(r * row_bytes..(r + 1) * row_bytes)?);
+                    s.weights
+                        .extend(blocks.get(r * row_bytes..(r + 1) * row_bytes)?);
                 }
                 for tok in 0..t {
                     for &r in &segs {
@@ -131,8 +132,7 @@ impl<'a> Probe<'a> {
             .codec()
             .is_ok_and(|c| (c.block_elems(), c.block_bytes()) == (qk, bb));
         let meets = |d: WeightDecoder| {
-            expected_with(&self.case, p, d)
-                .is_ok_and(|e| judge(&self.case, &e, &self.out).bad == 0)
+            expected_with(&self.case, p, d).is_ok_and(|e| judge(&self.case, &e, &self.out).bad == 0)
         };
         let Some((stream, segs, seg_elems)) = self.stream.as_ref().filter(|_| !same_blocks) else {
             return meets(decode);

@@ -36,8 +36,6 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-#[cfg(any(test, feature = "internals"))]
-use super::abi::KernelClass;
 use super::abi::{Launch, LaunchArg};
 use super::sources::{HOST_SHIM, HOST_TYPES};
 use crate::contain;
@@ -189,11 +187,8 @@ pub struct ScheduleRun {
 const SIG_MARK: &str = "NINFER_SIGNATURE_MISMATCH";
 /// The child's exit code when UBSan stopped it (a misaligned access).
 const UBSAN_EXIT: i32 = 86;
-/// Bytes of guard band around Out/Scratch (as 256 f32 of the guard pattern).
-#[cfg(any(test, feature = "internals"))]
-const BAND: usize = 1024;
-/// The guard pattern of Out.
-#[cfg(any(test, feature = "internals"))]
+/// The runner's fill of Out before a launch (host_main.h), as the tests read it back.
+#[cfg(test)]
 const SENTINEL: u32 = 0x7fa5_a5a5;
 
 /// Empty stand-ins for the CUDA headers kernels include with angle brackets; the shim and
@@ -243,7 +238,10 @@ fn parse_durations(bytes: &[u8]) -> BTreeMap<String, f64> {
         .lines()
         .filter_map(|l| {
             let (secs, entry) = l.split_once(' ')?;
-            let secs: f64 = secs.parse().ok().filter(|s: &f64| s.is_finite() && *s >= 0.0)?;
+            let secs: f64 = secs
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && *s >= 0.0)?;
             Some((entry.to_string(), secs))
         })
         .collect()
@@ -297,7 +295,11 @@ fn ubsan_memo_path(cxx: &str) -> Option<PathBuf> {
     let exe = resolve_program(cxx)?;
     let m = std::fs::metadata(&exe).ok()?;
     let mut h = Sha256::new();
-    for part in [cxx.as_bytes(), version.as_bytes(), exe.as_os_str().as_encoded_bytes()] {
+    for part in [
+        cxx.as_bytes(),
+        version.as_bytes(),
+        exe.as_os_str().as_encoded_bytes(),
+    ] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part);
     }
@@ -2137,74 +2139,4 @@ fn misaligned_error(entry: &str, case: &str, l: &Launch, maps: &[BufMap], line: 
         case,
         format!("{entry}: {what} misaligned {place} as type '{ty}', which needs {req}-byte alignment ({loc})"),
     )
-}
-
-// ---------------------------------------------------------------- the previous API
-
-/// A compiled host-tier kernel (the previous API: one class ABI, one launch per call).
-#[cfg(any(test, feature = "internals"))]
-pub struct HostKernel {
-    bin: HostBinary,
-    /// The kernel's entry point.
-    pub entry: String,
-    /// The kernel's class (its ABI).
-    pub class: KernelClass,
-}
-
-#[cfg(any(test, feature = "internals"))]
-impl HostKernel {
-    /// Compiles `source` (includes already resolved) with entry `entry` under `class`'s ABI.
-    pub fn compile(source: &str, entry: &str, class: KernelClass) -> Result<HostKernel> {
-        let sig = EntrySig {
-            entry: entry.to_string(),
-            params: class.spec().args.iter().map(|a| a.ty.clone()).collect(),
-        };
-        let bin = HostBinary::compile(source, &[sig], &HostOptions::default()).map_err(|e| {
-            if e.class() != ErrorClass::KernelSignature {
-                return e;
-            }
-            e.map_detail(|d| {
-                format!(
-                    "entry {entry} does not have the {} ABI ({}): {d}",
-                    class.name(),
-                    class.c_signature(),
-                )
-            })
-        })?;
-        Ok(HostKernel {
-            bin,
-            entry: entry.into(),
-            class,
-        })
-    }
-
-    /// Runs one launch; returns the forward run's output with 256 guard floats on each side.
-    pub fn run(&self, case: &str, launch: &Launch, timeout: Duration) -> Result<Vec<f32>> {
-        let r = self
-            .bin
-            .run(
-                &self.entry,
-                &[(case.to_string(), launch.clone())],
-                timeout,
-                0,
-            )
-            .pop()
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorClass::InternalInvariant,
-                    case,
-                    "the kernel host returned no result for a one-launch schedule",
-                )
-            })??;
-        let out = &r.runs[0].out;
-        let guard = BAND / 4;
-        let mut v = Vec::with_capacity(out.len() / 4 + 2 * guard);
-        v.extend(std::iter::repeat_n(f32::from_bits(SENTINEL), guard));
-        v.extend(
-            out.chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-        );
-        v.extend(std::iter::repeat_n(f32::from_bits(SENTINEL), guard));
-        Ok(v)
-    }
 }

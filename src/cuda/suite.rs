@@ -179,7 +179,12 @@ pub fn run_builtins_host(
         .collect();
     let mut jobs: Vec<usize> = by_source.values().flatten().copied().collect();
     jobs.sort_by(|&a, &b| {
-        let d = |i: usize| seconds.get(&kernels[i].entry).copied().unwrap_or(f64::INFINITY);
+        let d = |i: usize| {
+            seconds
+                .get(&kernels[i].entry)
+                .copied()
+                .unwrap_or(f64::INFINITY)
+        };
         d(b).total_cmp(&d(a)).then(rank[&a].cmp(&rank[&b]))
     });
     // The compilers and kernels are child processes, not this process's CPU work: a budget of
@@ -202,8 +207,19 @@ pub fn run_builtins_host(
             let k = &kernels[i];
             let t0 = std::time::Instant::now();
             let r = match builds.get(k.source.as_str()) {
-                Some(b) => run_kernel(k, b.get(&k.source, &kernels, &setup), random, seed, &setup, &shared),
-                None => Err(Error::new(ErrorClass::InternalInvariant, &k.entry, "kernel without a source build")),
+                Some(b) => run_kernel(
+                    k,
+                    b.get(&k.source, &kernels, &setup),
+                    random,
+                    seed,
+                    &setup,
+                    &shared,
+                ),
+                None => Err(Error::new(
+                    ErrorClass::InternalInvariant,
+                    &k.entry,
+                    "kernel without a source build",
+                )),
             };
             (i, r, t0.elapsed().as_secs_f64())
         },

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::*;
 use crate::cuda::abi::{Launch, LaunchArg};
 
-/// The host tier needs a C++ compiler; like tests/it/kernels.rs, its absence fails unless
+/// The host tier needs a C++ compiler; like src/tests/kernels.rs, its absence fails unless
 /// NINFER_SKIP_HOST_KERNELS=1 says to skip.
 fn ready() -> bool {
     match available() {
@@ -945,7 +945,10 @@ template <int N> __global__ void template_shared_where(const float* x, float* y,
 "#;
 
 fn shared_where(src: &str, n: usize) -> Vec<f32> {
-    let s = [sig("template_shared_where<8>", &["const float*", "float*", "int"])];
+    let s = [sig(
+        "template_shared_where<8>",
+        &["const float*", "float*", "int"],
+    )];
     let b = HostBinary::compile(src, &s, &HostOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     let r = b.run(
         "template_shared_where<8>",
@@ -982,13 +985,30 @@ fn a_static_shared_array_in_a_template_or_inline_function_is_per_block_shared_me
 #[test]
 fn clang_gets_its_own_spelling_of_the_no_source_quoting_flag() {
     let o = HostOptions::default();
-    let gcc = compile_flags(&o, false, &[], is_clang("g++ (Debian 12.2.0-14+deb12u1) 12.2.0"));
+    let gcc = compile_flags(
+        &o,
+        false,
+        &[],
+        is_clang("g++ (Debian 12.2.0-14+deb12u1) 12.2.0"),
+    );
     let clang = compile_flags(&o, false, &[], is_clang("Debian clang version 14.0.6"));
-    assert!(gcc.iter().any(|f| f == "-fno-diagnostics-show-caret"), "{gcc:?}");
-    assert!(!gcc.iter().any(|f| f == "-fno-caret-diagnostics"), "{gcc:?}");
+    assert!(
+        gcc.iter().any(|f| f == "-fno-diagnostics-show-caret"),
+        "{gcc:?}"
+    );
+    assert!(
+        !gcc.iter().any(|f| f == "-fno-caret-diagnostics"),
+        "{gcc:?}"
+    );
     // clang refuses GCC's spelling ("unknown argument"), so no kernel compiled with it.
-    assert!(clang.iter().any(|f| f == "-fno-caret-diagnostics"), "{clang:?}");
-    assert!(!clang.iter().any(|f| f == "-fno-diagnostics-show-caret"), "{clang:?}");
+    assert!(
+        clang.iter().any(|f| f == "-fno-caret-diagnostics"),
+        "{clang:?}"
+    );
+    assert!(
+        !clang.iter().any(|f| f == "-fno-diagnostics-show-caret"),
+        "{clang:?}"
+    );
     assert!(is_clang("Apple clang version 15.0.0 (clang-1500.0.40.1)"));
     assert!(!is_clang("c++ (GCC) 13.2.1 20230801"));
 }
@@ -1012,14 +1032,20 @@ fn the_ubsan_probe_answer_is_remembered_only_in_a_private_file_of_ours() {
     };
     // First run: probed, written.
     assert!(remembered_probe(Some(&memo), probe(true)));
-    assert_eq!((calls.get(), std::fs::read(&memo).unwrap()), (1, b"1".to_vec()));
+    assert_eq!(
+        (calls.get(), std::fs::read(&memo).unwrap()),
+        (1, b"1".to_vec())
+    );
     // Second run: read, not probed (the probe would now say no).
     assert!(remembered_probe(Some(&memo), probe(false)));
     assert_eq!(calls.get(), 1);
     // Negative controls: each makes the probe run again.
     std::fs::write(&memo, b"yes").unwrap();
     assert!(!remembered_probe(Some(&memo), probe(false)));
-    assert_eq!((calls.get(), std::fs::read(&memo).unwrap()), (2, b"0".to_vec()));
+    assert_eq!(
+        (calls.get(), std::fs::read(&memo).unwrap()),
+        (2, b"0".to_vec())
+    );
     std::fs::set_permissions(&memo, std::fs::Permissions::from_mode(0o666)).unwrap();
     std::fs::write(&memo, b"1").unwrap();
     assert!(!remembered_probe(Some(&memo), probe(false)));
@@ -1052,9 +1078,13 @@ fn a_program_name_resolves_to_its_file_on_path() {
 /// and skip the rest: no number, a negative, NaN or infinite one, no entry.
 #[test]
 fn remembered_durations_skip_every_malformed_line() {
-    let text = b"0.5 ref_a\n1.25 wrong_b\nnot-a-number c\n-1 d\nNaN e\ninf f\n2\n\n0.75 unusual g\n";
+    let text =
+        b"0.5 ref_a\n1.25 wrong_b\nnot-a-number c\n-1 d\nNaN e\ninf f\n2\n\n0.75 unusual g\n";
     let d = parse_durations(text);
     let got: Vec<(&str, f64)> = d.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-    assert_eq!(got, vec![("ref_a", 0.5), ("unusual g", 0.75), ("wrong_b", 1.25)]);
+    assert_eq!(
+        got,
+        vec![("ref_a", 0.5), ("unusual g", 0.75), ("wrong_b", 1.25)]
+    );
     assert!(parse_durations(b"\xff\xfe garbage").is_empty());
 }
