@@ -141,7 +141,6 @@ pub fn with_byte(bytes: &[u8], at: usize, value: u8) -> Vec<u8> {
 mod schema_check;
 pub use schema_check::{conforms, schema};
 
-
 /// Whether the host kernel tier can run here (a C++ compiler): a missing compiler fails the
 /// test unless `NINFER_SKIP_HOST_KERNELS=1` says to skip, which is printed, never silent.
 pub fn host_ready() -> bool {

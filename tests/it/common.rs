@@ -228,7 +228,6 @@ pub fn run_capped(mut cmd: Command, cap: u64, timeout: std::time::Duration) -> C
 mod schema_check;
 pub use schema_check::{conforms, schema};
 
-
 /// A folder for a fixture that lives as long as the test process (held in a static, and
 /// statics are never dropped, so a `TempDir` there would be left behind): under cargo's
 /// scratch folder for integration tests (`CARGO_TARGET_TMPDIR`, inside `target/`), one per
