@@ -81,60 +81,9 @@ pub fn packed(ty: TernaryType) -> Packed {
 }
 
 // Builders of edited inputs shared by the pack, hostile-I/O and kernel modules.
-
-/// (name, ne, type id, data) of a tensor being re-written.
-pub type EditTensor = (String, Vec<u64>, u32, Vec<u8>);
-
-/// Re-writes a GGUF with edits to its KVs and tensors (name, dims, type, data).
-pub fn rewrite_gguf(
-    src: &[u8],
-    edit: impl Fn(&mut Vec<(String, MetaValue)>, &mut Vec<EditTensor>),
-) -> Vec<u8> {
-    let g = gguf::parse(src, Mode::Strict).unwrap();
-    let mut kvs: Vec<(String, MetaValue)> = g
-        .kvs
-        .iter()
-        .map(|k| (k.key.to_string(), k.value.to_owned_value()))
-        .collect();
-    let mut ts: Vec<EditTensor> = g
-        .tensors
-        .iter()
-        .map(|t| {
-            (
-                t.name.to_string(),
-                t.dims().to_vec(),
-                t.type_id,
-                g.tensor_data(t).to_vec(),
-            )
-        })
-        .collect();
-    edit(&mut kvs, &mut ts);
-    let mut w = GgufWriter::new();
-    for (k, v) in kvs {
-        w.kv(&k, v);
-    }
-    for (n, d, ty, data) in &ts {
-        w.tensor_raw(gguf::WriterTensor {
-            name: n.clone(),
-            dims: d.clone(),
-            type_id: *ty,
-            nbytes: data.len() as u64,
-            offset: None,
-        });
-    }
-    let data: Vec<&[u8]> = ts.iter().map(|t| t.3.as_slice()).collect();
-    w.to_bytes(&data).unwrap()
-}
-/// `src` with the tensor `name` changed by `edit` (see [`rewrite_gguf`]); the tensor must exist.
-pub fn edit_tensor(src: &[u8], name: &str, edit: impl Fn(&mut EditTensor)) -> Vec<u8> {
-    rewrite_gguf(src, |_, ts| {
-        let t = ts
-            .iter_mut()
-            .find(|t| t.0 == name)
-            .unwrap_or_else(|| panic!("no tensor {name}"));
-        edit(t);
-    })
-}
+#[path = "support/gguf_edit.rs"]
+mod gguf_edit;
+pub use gguf_edit::{edit_tensor, rewrite_gguf};
 
 /// The directory and the object payloads (in directory order) of the artifact `bytes`, to edit
 /// and write again with `ninfer::writer::to_bytes`.
